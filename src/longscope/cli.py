@@ -1,0 +1,195 @@
+"""The `longscope` command: parses options, calls the library, prints. No logic of its own."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import click
+import typer
+from rich.console import Console
+
+from longscope.models.base import UsageError
+from longscope.run.store import StoreError
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    help="Measure how far a language model really reads: long-context benchmarks, scored exactly.",
+)
+out = Console()
+err = Console(stderr=True)
+
+
+class _Opt:
+    """Options shared by several commands, declared once."""
+
+    model = Annotated[
+        str, typer.Option("--model", "-m", help="PROVIDER/NAME: llamacpp/gemma3-270m, llamacpp/PATH.gguf, openai/NAME")
+    ]
+    model_args = Annotated[
+        list[str] | None,
+        typer.Option("--model-arg", "-M", help="Backend option KEY=VALUE (context_length, prompt_mode, tokenizer, ...)"),
+    ]
+    output = Annotated[Path | None, typer.Option("--output", "-o", help="Run directory (default: runs/SUITE-MODEL-ID)")]
+    run_dir = Annotated[Path, typer.Argument(help="A run directory written by `longscope run`")]
+
+
+def parse_lengths(text: str) -> tuple[int, ...]:
+    """Parse `4k,16k,32768` into token counts (k = 1024, as the tiers are counted)."""
+    lengths = []
+    for part in text.split(","):
+        part = part.strip().lower()
+        if not part:
+            continue
+        try:
+            lengths.append(int(float(part[:-1]) * 1024) if part.endswith("k") else int(part))
+        except ValueError as exc:
+            raise UsageError(f"bad length {part!r}: use numbers like 4k, 16k or 32768") from exc
+    if not lengths or any(n <= 0 for n in lengths):
+        raise UsageError(f"bad length list {text!r}: use numbers like 4k,16k")
+    return tuple(lengths)
+
+
+def _floats(text: str, what: str) -> tuple[float, ...]:
+    try:
+        values = tuple(float(x) / (100 if float(x) > 1 else 1) for x in text.split(",") if x.strip())
+    except ValueError as exc:
+        raise UsageError(f"bad {what} {text!r}: use fractions like 0.1,0.5 or percents like 10,50") from exc
+    return values
+
+
+def _ints(text: str, what: str) -> tuple[int, ...]:
+    try:
+        return tuple(int(x) for x in text.split(",") if x.strip())
+    except ValueError as exc:
+        raise UsageError(f"bad {what} {text!r}: use a comma-separated list like 1,2") from exc
+
+
+@app.command("run")
+def run_command(
+    suite: Annotated[str, typer.Argument(help="Suite name (see `longscope list`)")],
+    model: _Opt.model,
+    model_arg: _Opt.model_args = None,
+    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")] = None,
+    concurrency: Annotated[int | None, typer.Option(help="Requests in flight (openai backend)")] = None,
+    request_timeout: Annotated[float | None, typer.Option(help="Client timeout per HTTP request, seconds")] = None,
+    tiers: Annotated[str | None, typer.Option(help="LongCtx tiers, e.g. 1,2 (1=4K ... 5=128K)")] = None,
+    lengths: Annotated[str | None, typer.Option(help="Grid mode: context lengths, e.g. 2k,4k,8k")] = None,
+    depths: Annotated[str | None, typer.Option(help="Grid mode: needle depths, e.g. 0.1,0.5,0.9")] = None,
+    types: Annotated[str | None, typer.Option(help="Grid mode: task types, e.g. needle,multi_fact")] = None,
+    language: Annotated[str, typer.Option(help="en or zh")] = "en",
+    limit: Annotated[int | None, typer.Option(help="Run only the first N samples")] = None,
+    repeats: Annotated[int, typer.Option(help="Generations per sample")] = 1,
+    seed: Annotated[int, typer.Option(help="Seed for filler text and sampling")] = 0,
+    max_tokens: Annotated[int | None, typer.Option(help="Override the suite's output budget")] = None,
+    temperature: Annotated[float | None, typer.Option(help="Override the suite's temperature")] = None,
+    output: _Opt.output = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar")] = False,
+    serial: Annotated[bool, typer.Option(help="One request at a time, in order (debugging)")] = False,
+) -> None:
+    """Run a suite on a model, store every generation, score, and print the table."""
+    from longscope.models.registry import create_backend, parse_model_options
+    from longscope.report.terminal import print_summary
+    from longscope.run.runner import RunOptions, run
+    from longscope.suites import create_suite
+
+    params: dict[str, Any] = {"language": language, "seed": seed}
+    if tiers:
+        params["tiers"] = list(_ints(tiers, "tiers"))
+    if lengths:
+        params["lengths"] = list(parse_lengths(lengths))
+        if depths:
+            params["depths"] = list(_floats(depths, "depths"))
+        if types:
+            params["types"] = [t.strip() for t in types.split(",") if t.strip()]
+    elif depths or types:
+        raise UsageError("--depths and --types need --lengths (grid mode)")
+    if repeats < 1 or (limit is not None and limit < 1):
+        raise UsageError("--repeats and --limit must be at least 1")
+    suite_obj = create_suite(suite, params)
+    backend = create_backend(
+        model,
+        parse_model_options(model_arg or []),
+        base_url=base_url,
+        concurrency=concurrency,
+        request_timeout_s=request_timeout,
+    )
+    options = RunOptions(
+        output=output, limit=limit, repeats=repeats, seed=seed, max_tokens=max_tokens,
+        temperature=temperature, concurrency=concurrency, quiet=quiet, serial=serial,
+    )
+    result = run(suite_obj, backend, options)
+    print_summary(result.result.summary, out)
+    out.print(
+        f"run {result.run_id[:12]} stored in {result.run_dir} "
+        f"({result.sent} sent, {result.skipped} skipped this time)"
+    )
+
+
+@app.command("score")
+def score_command(
+    run_dir: _Opt.run_dir,
+    run_id: Annotated[str | None, typer.Option(help="Run id prefix (default: the latest)")] = None,
+) -> None:
+    """Re-score a stored run without a model and print its table."""
+    from longscope.report.terminal import print_summary
+    from longscope.run.scoring import score_run
+
+    result = score_run(run_dir, run_id)
+    print_summary(result.summary, out)
+
+
+@app.command("report")
+def report_command(
+    run_dir: _Opt.run_dir,
+    run_id: Annotated[str | None, typer.Option(help="Run id prefix (default: the latest)")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON")] = False,
+) -> None:
+    """Print a stored run's results (terminal tables, or JSON)."""
+    from longscope.report.terminal import print_summary
+    from longscope.run.scoring import score_run
+
+    result = score_run(run_dir, run_id)
+    if as_json:
+        sys.stdout.write(json.dumps(result.summary, indent=2, ensure_ascii=False) + "\n")
+    else:
+        print_summary(result.summary, out)
+
+
+@app.command("list")
+def list_command() -> None:
+    """List suites and named models."""
+    from longscope.models.registry import KNOWN_MODELS, PROVIDERS
+    from longscope.suites import SUITE_DESCRIPTIONS
+
+    out.print("[bold]Suites[/bold]")
+    for name, text in SUITE_DESCRIPTIONS.items():
+        out.print(f"  {name:<14} {text}")
+    out.print("[bold]Named models[/bold] (llamacpp/NAME; any .gguf path works too)")
+    for name, known in KNOWN_MODELS.items():
+        out.print(f"  {name:<14} {known.description}; prompt mode {known.prompt_mode}")
+    out.print(f"[bold]Providers[/bold] {', '.join(PROVIDERS)} (openai/NAME --base-url URL)")
+
+
+def main() -> None:
+    """Entry point: usage errors print one line and exit 2, never a traceback."""
+    try:
+        app(standalone_mode=False)
+    except (UsageError, StoreError) as exc:
+        err.print(f"error: {exc}", highlight=False, markup=False)
+        raise SystemExit(2) from None
+    except KeyboardInterrupt:
+        err.print("interrupted: stored generations are kept; run the same command again to resume")
+        raise SystemExit(130) from None
+    except click.exceptions.ClickException as exc:
+        exc.show()
+        raise SystemExit(exc.exit_code) from None
+    except click.exceptions.Abort:
+        raise SystemExit(130) from None
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,212 @@
+"""GGUF models on the local machine through llama-cpp-python."""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from longscope.models.base import ModelInfo, UsageError, split_reasoning
+from longscope.models.registry import KNOWN_MODELS, resolve_model_path
+from longscope.text.tokenizers import LlamaTokenizer, Tokenizer
+from longscope.types import Generation, PromptMode, Request
+
+MODEL_LOAD_TIMEOUT_S = 300.0
+_ENGINE_OPTIONS = ("n_threads", "n_batch", "n_ubatch", "n_gpu_layers", "flash_attn", "seed")
+
+
+class LlamaCppBackend:
+    """One llama.cpp model in this process. Requests run one at a time (the engine is not reentrant)."""
+
+    max_concurrency = 1
+
+    def __init__(
+        self,
+        model_path: Path,
+        *,
+        name: str,
+        prompt_mode: PromptMode,
+        n_ctx: int = 0,
+        engine_options: dict[str, Any] | None = None,
+        chat_format: str | None = None,
+    ) -> None:
+        self.name = f"llamacpp/{name}"
+        self.model_path = model_path
+        self.prompt_mode = prompt_mode
+        self.requested_n_ctx = n_ctx
+        self.chat_format = chat_format
+        self.engine_options = {"flash_attn": True, **(engine_options or {})}
+        self._llama: Any = None
+        self._lock = threading.Lock()
+        self._known_sha = None
+
+    @classmethod
+    def from_options(cls, name: str, options: dict[str, Any]) -> LlamaCppBackend:
+        """Build from a model name (registry) or a `.gguf` path and `-M` options."""
+        options = dict(options)
+        if name in KNOWN_MODELS:
+            path = resolve_model_path(name)
+            default_mode = KNOWN_MODELS[name].prompt_mode
+        else:
+            path = Path(name).expanduser()
+            if path.suffix != ".gguf" or not path.is_file():
+                raise UsageError(
+                    f"unknown local model {name!r}: give a named model "
+                    f"({', '.join(sorted(KNOWN_MODELS))}) or the path of an existing .gguf file"
+                )
+            default_mode = "chat"
+        mode = options.pop("prompt_mode", default_mode)
+        if mode not in ("chat", "completion"):
+            raise UsageError(f"bad prompt_mode {mode!r}: use chat or completion")
+        n_ctx = int(options.pop("context_length", options.pop("n_ctx", 0)))
+        chat_format = options.pop("chat_format", None)
+        engine = {k: options.pop(k) for k in _ENGINE_OPTIONS if k in options}
+        if options:
+            raise UsageError(
+                f"unknown llamacpp option(s) {', '.join(sorted(options))}: known are "
+                f"context_length, prompt_mode, chat_format, {', '.join(_ENGINE_OPTIONS)}"
+            )
+        return cls(
+            path,
+            name=name,
+            prompt_mode=mode,
+            n_ctx=n_ctx,
+            engine_options=engine,
+            chat_format=chat_format,
+        )
+
+    def _load(self) -> Any:
+        with self._lock:
+            if self._llama is None:
+                from llama_cpp import Llama
+
+                self._llama = Llama(
+                    model_path=str(self.model_path),
+                    n_ctx=self.requested_n_ctx,
+                    chat_format=self.chat_format,
+                    verbose=False,
+                    **self.engine_options,
+                )
+                if self.prompt_mode == "chat" and not self.chat_format:
+                    if "tokenizer.chat_template" not in self._llama.metadata:
+                        raise UsageError(
+                            f"{self.model_path.name} has no chat template: use "
+                            "-M prompt_mode=completion (base model) or -M chat_format=NAME"
+                        )
+        return self._llama
+
+    async def _ensure_loaded(self) -> Any:
+        if self._llama is not None:
+            return self._llama
+        try:
+            return await asyncio.wait_for(asyncio.to_thread(self._load), MODEL_LOAD_TIMEOUT_S)
+        except TimeoutError as exc:
+            raise UsageError(f"loading {self.model_path} took over {MODEL_LOAD_TIMEOUT_S:.0f}s") from exc
+
+    async def info(self) -> ModelInfo:
+        llama = await self._ensure_loaded()
+        return ModelInfo(
+            model_id=f"gguf:{self.model_path.name}:{self._file_digest()}",
+            context_length=llama.n_ctx(),
+            context_source="user" if self.requested_n_ctx else "n_ctx",
+            prompt_mode=self.prompt_mode,
+            tokenizer=self.name.split("/", 1)[1],
+            details={
+                "path": str(self.model_path),
+                "n_ctx_train": llama.n_ctx_train(),
+                "engine": dict(self.engine_options),
+            },
+        )
+
+    def _file_digest(self) -> str:
+        if self._known_sha is None:
+            # Size plus the first and last MiB: enough to tell files apart, cheap for 100 GB models.
+            digest = hashlib.sha256(str(self.model_path.stat().st_size).encode())
+            with self.model_path.open("rb") as handle:
+                digest.update(handle.read(1 << 20))
+                handle.seek(max(0, self.model_path.stat().st_size - (1 << 20)))
+                digest.update(handle.read(1 << 20))
+            self._known_sha = digest.hexdigest()[:16]
+        return self._known_sha
+
+    def tokenizer(self) -> Tokenizer:
+        return LlamaTokenizer(self._load(), name=self.name.split("/", 1)[1])
+
+    async def generate(self, request: Request) -> Generation:
+        await self._ensure_loaded()
+        return await asyncio.to_thread(self._generate_sync, request)
+
+    def _generate_sync(self, request: Request) -> Generation:
+        llama = self._llama
+        config = request.config
+        started = time.perf_counter()
+        deadline = started + request.timeout_s if request.timeout_s else None
+
+        def past_deadline(_ids: Any, _logits: Any) -> bool:
+            return deadline is not None and time.perf_counter() > deadline
+
+        with self._lock:
+            if request.mode == "completion":
+                n_prompt = len(llama.tokenize(request.prompt.encode("utf-8"), add_bos=True))
+                if n_prompt + config.max_tokens > llama.n_ctx():
+                    return _overflow(n_prompt, config.max_tokens, llama.n_ctx())
+            try:
+                from llama_cpp import StoppingCriteriaList
+
+                common = {
+                    "max_tokens": config.max_tokens,
+                    "temperature": config.temperature,
+                    "top_p": config.top_p,
+                    "seed": config.seed,
+                    "stop": list(config.stop) or None,
+                    "stopping_criteria": StoppingCriteriaList([past_deadline]),
+                }
+                if request.mode == "completion":
+                    out = llama.create_completion(prompt=request.prompt, **common)
+                    choice = out["choices"][0]
+                    text, reasoning = choice["text"], ""
+                else:
+                    messages = [{"role": m.role, "content": m.content} for m in request.messages]
+                    out = llama.create_chat_completion(messages=messages, **common)
+                    choice = out["choices"][0]
+                    text, reasoning = choice["message"].get("content") or "", ""
+            except ValueError as exc:
+                # llama-cpp-python raises ValueError("Requested tokens (...) exceed context window")
+                if "context window" in str(exc):
+                    return Generation(text="", status="context_overflow", error=str(exc))
+                raise
+        latency = time.perf_counter() - started
+        usage = out.get("usage", {})
+        text, reasoning = split_reasoning(text, reasoning)
+        if deadline is not None and time.perf_counter() > deadline:
+            status, error = "timeout", f"exceeded {request.timeout_s:.0f}s"
+        elif choice.get("finish_reason") == "length":
+            status, error = "length", ""
+        else:
+            status, error = "ok", ""
+        return Generation(
+            text=text,
+            reasoning=reasoning,
+            status=status,
+            prompt_tokens=usage.get("prompt_tokens", 0),
+            completion_tokens=usage.get("completion_tokens", 0),
+            latency_s=latency,
+            error=error,
+        )
+
+    async def aclose(self) -> None:
+        if self._llama is not None:
+            self._llama.close()
+            self._llama = None
+
+
+def _overflow(n_prompt: int, max_tokens: int, n_ctx: int) -> Generation:
+    return Generation(
+        text="",
+        status="context_overflow",
+        prompt_tokens=n_prompt,
+        error=f"prompt {n_prompt} + max_tokens {max_tokens} tokens exceed n_ctx {n_ctx}",
+    )

@@ -1,0 +1,60 @@
+"""Terminal tables for a scored run (rich)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+def _breakdown(title: str, rows: dict[str, dict[str, Any]], label: str) -> Table:
+    table = Table(title=title, title_justify="left")
+    table.add_column(label)
+    table.add_column("points", justify="right")
+    table.add_column("max", justify="right")
+    table.add_column("score %", justify="right")
+    for key, value in rows.items():
+        table.add_row(key, f"{value['points']:g}", f"{value['max']:g}", f"{value['percent']:.1f}")
+    return table
+
+
+def print_longctx(summary: dict[str, Any], console: Console) -> None:
+    """Print LongCtx's total, level, tier/type/depth tables and per-task lines."""
+    console.print(
+        f"[bold]LongCtx[/bold] {summary.get('model', '')}  total [bold]{summary['total']:.1f}/100[/bold]"
+        f"  ({summary['level']})  raw points {summary['raw_points']:g} of {summary['max_points']:g}"
+    )
+    if any(k != "None" for k in summary["by_tier"]):
+        console.print(_breakdown("By tier", summary["by_tier"], "tier"))
+    console.print(_breakdown("By length (tokens)", summary["by_length"], "length"))
+    console.print(_breakdown("By task type", summary["by_type"], "type"))
+    if summary["by_depth"]:
+        console.print(_breakdown("Needle depth (position bias)", summary["by_depth"], "depth"))
+    if len(summary["heatmap"]) > 1 or any(len(v) > 1 for v in summary["heatmap"].values()):
+        depths = sorted({d for row in summary["heatmap"].values() for d in row}, key=lambda d: float(d[:-1]))
+        heat = Table(title="Needle score % (length x depth)", title_justify="left")
+        heat.add_column("length")
+        for depth in depths:
+            heat.add_column(depth, justify="right")
+        for length, row in sorted(summary["heatmap"].items(), key=lambda kv: int(kv[0])):
+            heat.add_row(length, *(f"{row[d]:.0f}" if d in row else "" for d in depths))
+        console.print(heat)
+    tasks = Table(title="Per task", title_justify="left")
+    for name in ("id", "type", "length", "points", "status", "reason"):
+        tasks.add_column(name, justify="right" if name in ("length", "points") else "left")
+    for sid, row in summary["per_sample"].items():
+        statuses = ", ".join(f"{k} {v}" if v > 1 else k for k, v in row["statuses"].items())
+        tasks.add_row(sid, row["task"], str(row["length"]), f"{row['points']:g}", statuses,
+                      row.get("reason", ""))
+    console.print(tasks)
+    console.print("statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items())))
+
+
+def print_summary(summary: dict[str, Any], console: Console | None = None) -> None:
+    """Print a run's summary as tables (suites without their own layout get a generic one)."""
+    console = console or Console()
+    if summary.get("suite") == "longctx":
+        print_longctx(summary, console)
+        return
+    console.print_json(data=summary)

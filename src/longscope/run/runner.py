@@ -1,0 +1,242 @@
+"""The runner: builds requests from a suite, schedules them on a backend, stores every generation."""
+
+from __future__ import annotations
+
+import asyncio
+import platform
+import re
+import subprocess
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from longscope import __version__
+from longscope.models.base import Backend, ModelInfo
+from longscope.run.progress import RunProgress
+from longscope.run.scoring import ScoreResult, score_run
+from longscope.run.store import RunStore
+from longscope.suites.base import BuildContext, Suite
+from longscope.types import Generation, GenerationConfig, Request, Sample, stable_hash
+
+# A backend that overruns the suite's own deadline by this much is cut off from the harness side.
+_TIMEOUT_GRACE_S = 30.0
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run: what changes outputs (repeats, seed, generation overrides) and what does not."""
+
+    output: Path | None = None
+    limit: int | None = None
+    repeats: int = 1
+    seed: int = 0
+    max_tokens: int | None = None
+    temperature: float | None = None
+    concurrency: int | None = None
+    quiet: bool = False
+    serial: bool = False
+    """Run requests one by one in order (for stepping through with a debugger)."""
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run_id: str
+    run_dir: Path
+    sent: int
+    """Requests sent to the backend in this invocation (0 when everything was already stored)."""
+    skipped: int
+    result: ScoreResult
+
+
+def run_identity(suite: Suite, info: ModelInfo, config: GenerationConfig) -> str:
+    """Hash of what changes outputs: suite, its params and version, model, prompt mode, settings.
+
+    Transport (URL, concurrency, timeouts, keys) is never part of it, nor are repeats or limit:
+    asking for more repeats or a larger limit extends the same run.
+    """
+    return stable_hash(
+        {
+            "suite": suite.name,
+            "version": suite.version,
+            "params": suite.params(),
+            "model": info.model_id,
+            "prompt_mode": info.prompt_mode,
+            "tokenizer": info.tokenizer,
+            "config": config,
+        }
+    )
+
+
+def default_run_dir(suite: Suite, backend: Backend, run_id: str) -> Path:
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", backend.name).strip("_")
+    return Path("runs") / f"{suite.name}-{slug}-{run_id[:8]}"
+
+
+def _git_revision() -> str:
+    try:
+        out = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"],
+            cwd=Path(__file__).parent,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return out.stdout.strip() or "unknown"
+
+
+def _fits(sample: Sample, info: ModelInfo) -> str:
+    """Return why `sample` cannot fit the backend, or "" when it fits or nothing tells us."""
+    if info.context_length is None or sample.length <= info.context_length:
+        return ""
+    return (
+        f"insufficient_context: needs {sample.length} tokens (prompt and answer), "
+        f"backend holds {info.context_length} ({info.context_source})"
+    )
+
+
+async def run_async(suite: Suite, backend: Backend, options: RunOptions = RunOptions()) -> RunResult:
+    """Run `suite` on `backend`, resuming whatever the output directory already holds."""
+    info = await backend.info()
+    tokenizer = backend.tokenizer()
+    config = suite.default_config
+    overrides: dict[str, Any] = {"seed": options.seed}
+    if options.max_tokens is not None:
+        overrides["max_tokens"] = options.max_tokens
+    if options.temperature is not None:
+        overrides["temperature"] = options.temperature
+    if info.prompt_mode == "completion":
+        overrides["stop"] = suite.template.completion_stop
+    config = replace(config, **overrides)
+    run_id = run_identity(suite, info, config)
+    run_dir = options.output or default_run_dir(suite, backend, run_id)
+
+    started = time.perf_counter()
+    samples = suite.build(BuildContext(tokenizer, info.prompt_mode, config))
+    if options.limit is not None:
+        samples = samples[: options.limit]
+    build_s = time.perf_counter() - started
+
+    with RunStore(run_dir) as store:
+        store.put_run(
+            run_id,
+            suite.name,
+            {
+                "suite": suite.name,
+                "suite_version": suite.version,
+                "params": suite.params(),
+                "model": backend.name,
+                "model_info": {
+                    "model_id": info.model_id,
+                    "context_length": info.context_length,
+                    "context_source": info.context_source,
+                    "prompt_mode": info.prompt_mode,
+                    "tokenizer": info.tokenizer,
+                    "tokenizer_exact": tokenizer.exact,
+                    "details": info.details,
+                },
+                "config": config.__dict__,
+                "longscope": __version__,
+                "git": _git_revision(),
+                "python": platform.python_version(),
+                "platform": platform.platform(),
+            },
+        )
+        store.put_samples(run_id, samples)
+        done = store.done_keys(run_id)
+        todo = [
+            (sample, repeat)
+            for sample in samples
+            for repeat in range(options.repeats)
+            if (sample.id, repeat) not in done
+        ]
+        sent, skipped = await _execute(suite, backend, info, config, store, run_id, todo, options)
+
+    result = score_run(run_dir, run_id)
+    result.summary.setdefault("timing", {})["build_s"] = round(build_s, 3)
+    return RunResult(run_id=run_id, run_dir=run_dir, sent=sent, skipped=skipped, result=result)
+
+
+async def _execute(
+    suite: Suite,
+    backend: Backend,
+    info: ModelInfo,
+    config: GenerationConfig,
+    store: RunStore,
+    run_id: str,
+    todo: list[tuple[Sample, int]],
+    options: RunOptions,
+) -> tuple[int, int]:
+    concurrency = 1 if options.serial else (options.concurrency or backend.max_concurrency)
+    semaphore = asyncio.Semaphore(max(1, concurrency))
+    progress = RunProgress(total=len(todo), quiet=options.quiet, retries=lambda: getattr(backend, "retries_done", 0))
+    counts = {"sent": 0, "skipped": 0}
+
+    async def one(sample: Sample, repeat: int) -> None:
+        reason = _fits(sample, info)
+        if reason:
+            generation = Generation(text="", status="skipped", error=reason)
+            counts["skipped"] += 1
+        else:
+            request = build_request(suite, sample, repeat, info, config)
+            async with semaphore:
+                counts["sent"] += 1
+                generation = await _generate_with_deadline(backend, request)
+        store.put_generation(run_id, sample.id, repeat, generation)
+        progress.advance(generation)
+
+    with progress:
+        if options.serial:
+            for sample, repeat in todo:
+                await one(sample, repeat)
+        else:
+            await asyncio.gather(*(one(sample, repeat) for sample, repeat in todo))
+    return counts["sent"], counts["skipped"]
+
+
+def build_request(
+    suite: Suite, sample: Sample, repeat: int, info: ModelInfo, config: GenerationConfig
+) -> Request:
+    """Render a sample into the request its model's prompt mode needs."""
+    prompt, messages = suite.template.render(sample, info.prompt_mode)
+    # Repeats must differ when sampling; with greedy decoding the seed changes nothing.
+    seeded = replace(config, seed=config.seed + repeat)
+    return Request(
+        sample_id=sample.id,
+        repeat=repeat,
+        mode=info.prompt_mode,
+        prompt=prompt,
+        messages=messages,
+        config=seeded,
+        prompt_tokens=int(sample.meta.get("prompt_tokens", 0)),
+        timeout_s=suite.timeout_s(sample),
+    )
+
+
+async def _generate_with_deadline(backend: Backend, request: Request) -> Generation:
+    started = time.perf_counter()
+    limit = (request.timeout_s or 0) + _TIMEOUT_GRACE_S if request.timeout_s else None
+    try:
+        return await asyncio.wait_for(backend.generate(request), limit)
+    except TimeoutError:
+        return Generation(
+            text="",
+            status="timeout",
+            latency_s=time.perf_counter() - started,
+            error=f"no answer within {limit:.0f}s (task limit {request.timeout_s:.0f}s)",
+        )
+
+
+def run(suite: Suite, backend: Backend, options: RunOptions = RunOptions()) -> RunResult:
+    """Run `suite` on `backend` (blocking) and close the backend afterwards."""
+
+    async def main() -> RunResult:
+        try:
+            return await run_async(suite, backend, options)
+        finally:
+            await backend.aclose()
+
+    return asyncio.run(main())
+

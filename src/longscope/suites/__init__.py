@@ -1,0 +1,39 @@
+"""Suite registry: names to constructors, and reconstruction of a suite from a stored run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from longscope.models.base import UsageError
+from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow, Suite
+
+SUITE_DESCRIPTIONS = {
+    "longctx": "LongCtx: 20 synthetic tasks (needle, position bias, multi-fact, reasoning), 4K-128K",
+}
+
+
+def create_suite(name: str, params: dict[str, Any]) -> Suite:
+    """Return the suite called `name` built from its params (as `Suite.params()` returns them)."""
+    if name == "longctx":
+        from longscope.suites.longctx.suite import GridSpec, LongCtxSuite
+
+        grid = None
+        if params.get("preset") == "grid" or params.get("lengths"):
+            grid = GridSpec(
+                lengths=tuple(params["lengths"]),
+                depths=tuple(params.get("depths") or GridSpec.depths),
+                types=tuple(params.get("types") or GridSpec.types),
+            )
+        try:
+            return LongCtxSuite(
+                tiers=tuple(params.get("tiers") or (1, 2, 3, 4, 5)),
+                language=params.get("language", "en"),
+                seed=int(params.get("seed", 0)),
+                grid=grid,
+            )
+        except ValueError as exc:
+            raise UsageError(str(exc)) from exc
+    raise UsageError(f"unknown suite {name!r}: available are {', '.join(sorted(SUITE_DESCRIPTIONS))}")
+
+
+__all__ = ["SUITE_DESCRIPTIONS", "BuildContext", "PromptTemplate", "ScoredRow", "Suite", "create_suite"]

@@ -1,0 +1,80 @@
+"""The suite protocol and the prompt template shared by suites and the prompt builder."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+from longscope.text.tokenizers import Tokenizer
+from longscope.types import Generation, GenerationConfig, Message, PromptMode, Sample, Score
+
+
+@dataclass(frozen=True)
+class PromptTemplate:
+    """How a suite asks its question, in both prompt modes.
+
+    `body` holds `{context}` and `{question}`; chat mode sends it as one user message, completion
+    mode appends `answer_prefix` so that a base model continues with the answer (as RULER does).
+    """
+
+    body: str
+    answer_prefix: str
+    completion_stop: tuple[str, ...] = ()
+
+    def render(self, sample: Sample, mode: PromptMode) -> tuple[str, tuple[Message, ...]]:
+        """Return (prompt, messages) for `mode`; the other one is empty."""
+        body = self.body.format(context=sample.context, question=sample.question)
+        if mode == "completion":
+            return body + self.answer_prefix, ()
+        return "", (Message("user", body),)
+
+
+@dataclass(frozen=True)
+class BuildContext:
+    """What a suite may know about the model when it builds samples: never the backend itself."""
+
+    tokenizer: Tokenizer
+    prompt_mode: PromptMode
+    config: GenerationConfig
+
+
+@dataclass(frozen=True)
+class ScoredRow:
+    """One stored generation with its sample (without context) and score, as analyses see it."""
+
+    sample: dict[str, Any]
+    repeat: int
+    generation: Generation
+    score: Score | None
+
+
+@runtime_checkable
+class Suite(Protocol):
+    """A benchmark: its samples, how to ask, how to grade, and how to sum up."""
+
+    name: str
+    version: str
+    """Dataset revision or generator version: part of the run identity."""
+    template: PromptTemplate
+    default_config: GenerationConfig
+
+    def params(self) -> dict[str, Any]:
+        """Return the options that change which samples exist or how they read."""
+        ...
+
+    def build(self, ctx: BuildContext) -> list[Sample]:
+        """Return the samples, each sized for `ctx.tokenizer` so that prompt + output fit its length."""
+        ...
+
+    def timeout_s(self, sample: Sample) -> float:
+        """Return how long one request for `sample` may take before it is recorded as a timeout."""
+        ...
+
+    def score(self, sample: dict[str, Any], generation: Generation) -> Score:
+        """Grade a scorable generation against a stored sample (the dict from `Sample.public`)."""
+        ...
+
+    def summarize(self, rows: Sequence[ScoredRow]) -> dict[str, Any]:
+        """Return the suite's totals and breakdowns from scored rows."""
+        ...

@@ -1,0 +1,262 @@
+"""LongCtx: 20 synthetic tasks over 5 tiers (the fixed preset), or any lengths x depths x types grid."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from statistics import mean
+from typing import Any
+
+from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow
+from longscope.suites.longctx.grading import MAX_POINTS, grade
+from longscope.suites.longctx.tasks import TASK_TYPES, TASKS, TASKS_BY_ID, TIERS, TaskSpec
+from longscope.text.haystack import FillerPool, Insert, build_haystack
+from longscope.types import SCORABLE, Generation, GenerationConfig, Sample, Score
+
+TEMPLATES = {
+    "en": PromptTemplate(
+        body=(
+            "Below is a long document. Read it carefully, then answer the question that follows "
+            "it. Answer concisely using only the document.\n\n"
+            "Document:\n{context}\n\nQuestion: {question}"
+        ),
+        answer_prefix="\nAnswer:",
+        completion_stop=("\n\n", "\nQuestion:", "\nDocument:"),
+    ),
+    "zh": PromptTemplate(
+        body="下面是一份很长的文档。请仔细阅读，然后只根据文档简洁地回答后面的问题。\n\n文档：\n{context}\n\n问题：{question}",
+        answer_prefix="\n答案：",
+        completion_stop=("\n\n", "\n问题：", "\n文档："),
+    ),
+}
+# Chat templates wrap the message in role markers we cannot count without the template.
+CHAT_MARGIN_TOKENS = 32
+# Grid cells reuse these tasks' facts (type -> task) unless told otherwise.
+GRID_TASKS = {"needle": "LCB-001", "position_bias": "LCB-003", "multi_fact": "LCB-002",
+              "reasoning": "LCB-004"}
+LEVELS = (
+    (90, "Excellent Retention"),
+    (75, "Strong Retention"),
+    (60, "Functional Retention"),
+    (40, "Partial Retention"),
+    (20, "Limited Retention"),
+    (0, "Severe Context Loss"),
+)
+
+
+def level(total: float) -> str:
+    """Return the seed's level name for a total out of 100."""
+    return next(name for floor, name in LEVELS if total >= floor)
+
+
+@dataclass(frozen=True)
+class GridSpec:
+    """Any lengths x depths x task types, built by the same code as the fixed 20."""
+
+    lengths: tuple[int, ...]
+    depths: tuple[float, ...] = (0.1, 0.3, 0.5, 0.7, 0.9)
+    types: tuple[str, ...] = ("needle",)
+
+
+class LongCtxSuite:
+    """The LongCtx benchmark (seed 003 + specs/longctx.md)."""
+
+    name = "longctx"
+    version = "longctx-1"
+    default_config = GenerationConfig(max_tokens=200, temperature=0.0)
+
+    def __init__(
+        self,
+        tiers: Sequence[int] = (1, 2, 3, 4, 5),
+        language: str = "en",
+        seed: int = 0,
+        grid: GridSpec | None = None,
+    ) -> None:
+        bad = [t for t in tiers if t not in TIERS]
+        if bad:
+            raise ValueError(f"unknown LongCtx tier(s) {bad}: tiers are 1-5 ({_tier_names()})")
+        if language not in TEMPLATES:
+            raise ValueError(f"unknown language {language!r}: use en or zh")
+        if grid is not None:
+            unknown = [t for t in grid.types if t not in TASK_TYPES]
+            if unknown or any(not 0 <= d <= 1 for d in grid.depths):
+                raise ValueError(
+                    f"bad grid: types must be among {', '.join(TASK_TYPES)} and depths in 0..1"
+                )
+        self.tiers = tuple(sorted(set(tiers)))
+        self.language = language
+        self.seed = seed
+        self.grid = grid
+        self.template = TEMPLATES[language]
+
+    def params(self) -> dict[str, Any]:
+        base: dict[str, Any] = {"language": self.language, "seed": self.seed}
+        if self.grid is None:
+            return {**base, "preset": "fixed20", "tiers": list(self.tiers)}
+        return {
+            **base,
+            "preset": "grid",
+            "lengths": list(self.grid.lengths),
+            "depths": list(self.grid.depths),
+            "types": list(self.grid.types),
+        }
+
+    def _cells(self) -> list[tuple[str, TaskSpec, int, float | None]]:
+        """Return (sample id, task, length, depth override) for every sample."""
+        if self.grid is None:
+            return [(t.id, t, t.tokens, None) for t in TASKS if t.tier in self.tiers]
+        cells = []
+        for kind in self.grid.types:
+            task = TASKS_BY_ID[GRID_TASKS[kind]]
+            # Only single-needle tasks move with depth; multi-fact and reasoning keep their layout.
+            depths = self.grid.depths if len(task.facts) == 1 else (None,)
+            for length in self.grid.lengths:
+                for depth in depths:
+                    where = f"d{round(depth * 100):03d}" if depth is not None else "native"
+                    cells.append((f"{kind}-{length}-{where}", task, length, depth))
+        return cells
+
+    def build(self, ctx: BuildContext) -> list[Sample]:
+        pool = FillerPool(ctx.tokenizer, self.language, self.seed)
+        lang = self.language
+        samples = []
+        for sample_id, task, length, depth in self._cells():
+            question = task.question[lang]
+            prompt, messages = self.template.render(
+                Sample("probe", "probe", lang, "", question, ()), ctx.prompt_mode
+            )
+            overhead = pool.count(prompt or messages[0].content) + (
+                CHAT_MARGIN_TOKENS if ctx.prompt_mode == "chat" else 1  # +1: BOS
+            )
+            budget = length - overhead - ctx.config.max_tokens
+            inserts = [
+                Insert(getattr(fact, lang), fact.depth if depth is None else depth)
+                for fact in task.facts
+            ]
+            hay = build_haystack(pool, budget, inserts)
+            samples.append(
+                Sample(
+                    id=sample_id,
+                    task=task.type,
+                    language=lang,
+                    context=hay.text,
+                    question=question,
+                    gold=(task.answer[lang],),
+                    length=length,
+                    meta={
+                        "task_id": task.id,
+                        "tier": task.tier if self.grid is None else None,
+                        "context_tokens": hay.tokens,
+                        "prompt_tokens": hay.tokens + overhead,
+                        "depths": [p.depth for p in hay.inserts],
+                        "actual_depths": [p.actual_depth for p in hay.inserts],
+                        "depth": round(mean(p.depth for p in hay.inserts), 4),
+                    },
+                )
+            )
+        return samples
+
+    def timeout_s(self, sample: Sample) -> float:
+        """The seed's per-task ceiling: 2 minutes plus 2 seconds per 1K context tokens."""
+        return 120.0 + 2.0 * sample.length / 1000.0
+
+    def score(self, sample: dict[str, Any], generation: Generation) -> Score:
+        task = TASKS_BY_ID[sample["meta"]["task_id"]]
+        return grade(task, generation.text, sample["language"])
+
+    def summarize(self, rows: Sequence[ScoredRow]) -> dict[str, Any]:
+        return summarize_longctx(rows)
+
+
+def _tier_names() -> str:
+    return ", ".join(f"{n}={tokens // 1024}K" for n, tokens in TIERS.items())
+
+
+def summarize_longctx(rows: Sequence[ScoredRow]) -> dict[str, Any]:
+    """Total /100 with its level, per tier, per type, per depth, per length, and status counts.
+
+    Each sample's points are the mean over its repeats; a generation that is not scorable (skipped,
+    overflow, timeout, error) counts 0. The raw total keeps reasoning penalties; the total floors at 0.
+    """
+    by_sample: dict[str, list[float]] = defaultdict(list)
+    samples: dict[str, dict[str, Any]] = {}
+    statuses: dict[str, Counter[str]] = defaultdict(Counter)
+    reasons: dict[str, str] = {}
+    for row in rows:
+        sid = row.sample["id"]
+        samples[sid] = row.sample
+        status = row.generation.status
+        statuses[sid][status] += 1
+        if status not in SCORABLE and row.generation.error:
+            reasons[sid] = row.generation.error
+        scorable = status in SCORABLE and row.score is not None
+        by_sample[sid].append(row.score.value if scorable and row.score else 0.0)
+    points = {sid: mean(values) for sid, values in by_sample.items()}
+
+    def group(key: str) -> dict[str, dict[str, float]]:
+        out: dict[str, list[float]] = defaultdict(list)
+        for sid, value in points.items():
+            out[str(_group_value(samples[sid], key))].append(value)
+        return {
+            k: {"points": round(sum(v), 3), "max": MAX_POINTS * len(v),
+                "percent": round(100 * max(0.0, sum(v)) / (MAX_POINTS * len(v)), 1), "n": len(v)}
+            for k, v in sorted(out.items(), key=lambda kv: _sort_key(kv[0]))
+        }
+
+    raw = sum(points.values())
+    max_points = MAX_POINTS * len(points)
+    total = 100 * max(0.0, raw) / max_points if max_points else 0.0
+    heatmap: dict[str, dict[str, float]] = defaultdict(dict)
+    for sid, value in points.items():
+        s = samples[sid]
+        if s["task"] in ("needle", "position_bias"):
+            heatmap[str(s["length"])][f"{round(s['meta']['depth'] * 100)}%"] = round(
+                100 * max(0.0, value) / MAX_POINTS, 1
+            )
+    status_counts = Counter()
+    for counter in statuses.values():
+        status_counts.update(counter)
+    return {
+        "total": round(total, 2),
+        "raw_points": round(raw, 3),
+        "max_points": max_points,
+        "level": level(total),
+        "samples": len(points),
+        "by_tier": group("tier"),
+        "by_length": group("length"),
+        "by_type": group("task"),
+        "by_depth": {
+            k: v for k, v in group("depth_pct").items() if k != "None"
+        },
+        "heatmap": dict(heatmap),
+        "statuses": dict(status_counts),
+        "per_sample": {
+            sid: {
+                "task": samples[sid]["task"],
+                "length": samples[sid]["length"],
+                "points": round(points[sid], 3),
+                "statuses": dict(statuses[sid]),
+                **({"reason": reasons[sid]} if sid in reasons else {}),
+            }
+            for sid in sorted(points, key=_sort_key)
+        },
+    }
+
+
+def _group_value(sample: dict[str, Any], key: str) -> Any:
+    if key == "tier":
+        return sample["meta"].get("tier")
+    if key == "depth_pct":
+        if sample["task"] not in ("needle", "position_bias"):
+            return None
+        return f"{round(sample['meta']['depth'] * 100)}%"
+    return sample[key]
+
+
+def _sort_key(text: str) -> tuple[int, float, str]:
+    digits = "".join(ch for ch in text if ch.isdigit() or ch == ".")
+    try:
+        return (0, float(digits), text)
+    except ValueError:
+        return (1, 0.0, text)

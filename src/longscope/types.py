@@ -1,0 +1,119 @@
+"""The shared vocabulary: what flows between suites, the runner, backends, the store and reports.
+
+Every type here is a frozen dataclass so that a value seen by one stage cannot be changed behind the
+back of another. Long strings (contexts) live in `Sample.context` once; requests and stored rows refer
+to them by hash instead of copying them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+Status = Literal["ok", "length", "context_overflow", "skipped", "timeout", "error"]
+"""Outcome of one generation. Scorers see only `ok` and `length`; reports count the rest per cell."""
+
+STATUSES: tuple[Status, ...] = ("ok", "length", "context_overflow", "skipped", "timeout", "error")
+SCORABLE: frozenset[Status] = frozenset({"ok", "length"})
+# A resumed run redoes these: they say nothing about the model, only about the moment it ran.
+RETRYABLE: frozenset[Status] = frozenset({"skipped", "timeout", "error"})
+
+PromptMode = Literal["chat", "completion"]
+"""Chat models take messages through their own template; base models take a plain prompt that ends
+in an answer prefix (as RULER prompts base models)."""
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One benchmark item: the context to read, the question, and what counts as right."""
+
+    id: str
+    task: str
+    language: str
+    context: str
+    question: str
+    gold: tuple[str, ...]
+    length: int = 0
+    """Target length in tokens (the tier or bucket this sample belongs to)."""
+    meta: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    def public(self) -> dict[str, Any]:
+        """Return everything but the context, as stored beside the generations."""
+        data = asdict(self)
+        del data["context"]
+        data["gold"] = list(self.gold)
+        return data
+
+
+@dataclass(frozen=True)
+class Message:
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+@dataclass(frozen=True)
+class GenerationConfig:
+    """Settings that change what a model writes; part of a run's identity."""
+
+    max_tokens: int = 200
+    temperature: float = 0.0
+    top_p: float = 1.0
+    seed: int = 0
+    stop: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Request:
+    """What a backend is asked: either a plain prompt (completion mode) or chat messages."""
+
+    sample_id: str
+    repeat: int
+    mode: PromptMode
+    prompt: str = ""
+    messages: tuple[Message, ...] = ()
+    config: GenerationConfig = GenerationConfig()
+    prompt_tokens: int = 0
+    """Prompt length counted by the harness (0 if unknown); compared with what the server reports."""
+    timeout_s: float | None = None
+
+    @property
+    def text(self) -> str:
+        """Return the prompt text, whatever the mode (for counting and display)."""
+        if self.mode == "completion":
+            return self.prompt
+        return "\n".join(m.content for m in self.messages)
+
+
+@dataclass(frozen=True)
+class Generation:
+    """What came back for one request, successful or not."""
+
+    text: str
+    status: Status
+    reasoning: str = ""
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+    error: str = ""
+    """Why a non-ok status happened (e.g. `insufficient_context: needs 65536 tokens, holds 32768`)."""
+
+
+@dataclass(frozen=True)
+class Score:
+    """A graded answer: value out of max, with the evidence a person can check."""
+
+    value: float
+    max: float
+    evidence: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+
+    @property
+    def fraction(self) -> float:
+        return self.value / self.max if self.max else 0.0
+
+
+def stable_hash(obj: Any, length: int = 16) -> str:
+    """Return a short sha256 hex digest of a JSON-serialisable object with sorted keys."""
+    data = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
+    return hashlib.sha256(data.encode("utf-8")).hexdigest()[:length]
