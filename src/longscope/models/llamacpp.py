@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 import threading
 import time
 from pathlib import Path
@@ -15,7 +16,7 @@ from longscope.text.tokenizers import LlamaTokenizer, Tokenizer
 from longscope.types import Generation, PromptMode, Request
 
 MODEL_LOAD_TIMEOUT_S = 300.0
-_ENGINE_OPTIONS = ("n_threads", "n_batch", "n_ubatch", "n_gpu_layers", "flash_attn", "seed")
+_ENGINE_OPTIONS = ("n_threads", "n_threads_batch", "n_batch", "n_ubatch", "n_gpu_layers", "flash_attn", "seed")
 
 
 class LlamaCppBackend:
@@ -38,7 +39,14 @@ class LlamaCppBackend:
         self.prompt_mode = prompt_mode
         self.requested_n_ctx = n_ctx
         self.chat_format = chat_format
-        self.engine_options = {"flash_attn": True, **(engine_options or {})}
+        # llama-cpp-python defaults to half the cores; prefill is compute-bound, so use them all.
+        cores = os.cpu_count() or 1
+        self.engine_options = {
+            "flash_attn": True,
+            "n_threads": cores,
+            "n_threads_batch": cores,
+            **(engine_options or {}),
+        }
         self._llama: Any = None
         self._lock = threading.Lock()
         self._known_sha = None
@@ -116,7 +124,7 @@ class LlamaCppBackend:
             tokenizer=self.name.split("/", 1)[1],
             details={
                 "path": str(self.model_path),
-                "n_ctx_train": llama.n_ctx_train(),
+                "n_ctx_train": llama._model.n_ctx_train(),
                 "engine": dict(self.engine_options),
             },
         )

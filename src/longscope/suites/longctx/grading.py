@@ -11,9 +11,12 @@ from longscope.types import Score
 MAX_POINTS = 5.0
 CONCISE_WORDS = 60
 WRONG_CONCLUSION_PENALTY = -5.0
+# Words that link a cited fact to the conclusion ("requires 4 ... only 3", "because", "so").
 _CHAIN = re.compile(
     r"\b(because|since|therefore|thus|hence|so|as a result|which (is|means|exceeds)|given that|than"
-    r"|exceed\w*|after|before|means)\b|因为|由于|所以|因此|超过|低于|少于|早于|晚于|大于|小于|届满"
+    r"|exceed\w*|after|before|means|requires?|required|needs?|only|at least|ended|passed|within"
+    r"|below|above|over|older|newer|lower|higher|later|earlier|beyond|past)\b"
+    r"|因为|由于|所以|因此|超过|低于|少于|多于|早于|晚于|大于|小于|届满|要求|只有|仅|以内|之内|期限内|已过"
 )
 
 

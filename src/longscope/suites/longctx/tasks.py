@@ -120,7 +120,7 @@ TASKS: tuple[TaskSpec, ...] = (
          "zh": "Alpha-12号设备的安全审核是否已经逾期？请简要说明。"},
         {"en": "Yes, overdue: the 18-month interval from March 1, 2024 ended September 1, 2025",
          "zh": "是的，已逾期：自2024年3月1日起的18个月期限已于2025年9月1日届满"},
-        (Key("18-month interval", r"18\s*months?|18\s*个月|eighteen months|十八个月"),
+        (Key("18-month interval", r"18[\s-]*months?|18\s*个月|eighteen months|十八个月"),
          Key("last audit date", r"2024-03(-01)?")),
         correct=_YES + r"|\boverdue\b|已经?逾期|逾期了|超期",
         wrong=_NO + r"|not overdue|not yet due|未逾期|没有逾期|不逾期|没有超期",
