@@ -1,0 +1,148 @@
+"""End to end on the real embedded model: in-process, through llama.cpp's server, and after kill -9."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from longscope.models.registry import create_backend
+from longscope.run.runner import RunOptions, run
+from longscope.suites import create_suite
+
+from ..conftest import free_port
+
+pytestmark = pytest.mark.model
+
+
+def _rows(run_dir: Path) -> list[tuple]:
+    db = sqlite3.connect(run_dir / "longscope.sqlite")
+    return db.execute("SELECT sample_id, repeat, status, text, error FROM generations ORDER BY 1, 2").fetchall()
+
+
+def test_longctx_tier1_on_embedded_model_and_big_tiers_skipped(tmp_path: Path) -> None:
+    suite = create_suite("longctx", {"tiers": [1, 4, 5]})
+    backend = create_backend("llamacpp/gemma3-270m")
+    result = run(suite, backend, RunOptions(output=tmp_path, quiet=True))
+    summary = result.result.summary
+    rows = {r[0]: r for r in _rows(tmp_path)}
+    assert len(rows) == 12
+    for task in ("LCB-001", "LCB-002", "LCB-003", "LCB-004"):
+        assert rows[task][2] in ("ok", "length"), rows[task]
+    for task in [f"LCB-{i:03d}" for i in range(13, 21)]:
+        status, error = rows[task][2], rows[task][4]
+        assert status == "skipped"
+        assert error.startswith("insufficient_context: needs") and "holds 32768" in error
+        assert summary["per_sample"][task]["points"] == 0
+    assert result.sent == 4 and result.skipped == 8
+    assert summary["statuses"]["skipped"] == 8
+    assert 0 <= summary["total"] <= 100 and summary["level"]
+    assert summary["by_tier"]["1"]["max"] == 20
+    # the prompt the model saw fits the tier: the engine's own count, with the 200-token answer
+    db = sqlite3.connect(tmp_path / "longscope.sqlite")
+    for (prompt_tokens,) in db.execute("SELECT prompt_tokens FROM generations WHERE status != 'skipped'"):
+        assert 3500 < prompt_tokens <= 4096 - 200
+    assert json.loads((tmp_path / "summary.json").read_text())["total"] == summary["total"]
+
+
+@pytest.fixture(scope="module")
+def llama_server(model_path: Path, tmp_path_factory: pytest.TempPathFactory):
+    port = free_port()
+    # A file, not a pipe: llama.cpp logs enough to fill a pipe and block the server.
+    log_path = tmp_path_factory.mktemp("server") / "server.log"
+    log = log_path.open("wb")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--host", "127.0.0.1",
+         "--port", str(port), "--n_ctx", "8192", "--flash_attn", "true",
+         "--n_threads", str(os.cpu_count() or 1), "--model_alias", "gemma3-270m"],
+        stdout=log, stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.time() + 180
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"llama_cpp.server exited: {log_path.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"{url}/models", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        raise RuntimeError("llama_cpp.server did not start within 180 s")
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+def test_longctx_tier1_through_real_llama_server(llama_server: str, tmp_path: Path) -> None:
+    suite = create_suite("longctx", {"tiers": [1, 2]})
+    backend = create_backend(
+        "openai/gemma3-270m",
+        # llama-cpp-python's server reports no context length: state it, as a user would.
+        {"prompt_mode": "completion", "context_length": 8192, "tokenizer": "gemma3-270m"},
+        base_url=llama_server,
+        concurrency=1,
+    )
+    result = run(suite, backend, RunOptions(output=tmp_path, quiet=True))
+    rows = {r[0]: r for r in _rows(tmp_path)}
+    for task in ("LCB-001", "LCB-002", "LCB-003", "LCB-004"):
+        assert rows[task][2] in ("ok", "length"), rows[task]
+    for task in ("LCB-005", "LCB-006", "LCB-007", "LCB-008"):
+        assert rows[task][2] == "skipped" and "holds 8192 (user)" in rows[task][4]
+    assert result.result.header["model_info"]["context_source"] == "user"
+    # the server counted the same prompt the harness built (no silent truncation)
+    db = sqlite3.connect(tmp_path / "longscope.sqlite")
+    counted = dict(db.execute("SELECT sample_id, prompt_tokens FROM generations WHERE status='ok'"))
+    samples = {sid: json.loads(d)["meta"]["prompt_tokens"] for sid, d in db.execute("SELECT sample_id, data FROM samples")}
+    for sid, seen in counted.items():
+        assert abs(seen - samples[sid]) <= 2
+
+
+GRID = ["--lengths", "1k", "--depths", "0.1,0.3,0.5,0.7,0.9", "--types", "needle", "-q"]
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "longscope.cli", "run", "longctx", "--model", "llamacpp/gemma3-270m", *args]
+
+
+def test_killed_run_resumes_to_the_same_result_without_duplicates(tmp_path: Path) -> None:
+    reference, resumed = tmp_path / "reference", tmp_path / "resumed"
+    subprocess.run(_cli(*GRID, "-o", str(reference)), check=True, capture_output=True, timeout=600)
+
+    proc = subprocess.Popen(_cli(*GRID, "-o", str(resumed)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    store = resumed / "longscope.sqlite"
+    deadline = time.time() + 300
+    while time.time() < deadline:
+        if store.exists():
+            try:
+                n = sqlite3.connect(store).execute("SELECT COUNT(*) FROM generations").fetchone()[0]
+            except sqlite3.OperationalError:
+                n = 0
+            if n >= 2:
+                break
+        time.sleep(0.2)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    stored_before = len(_rows(resumed))
+    assert 2 <= stored_before < 5, "the kill must land mid-run"
+
+    out = subprocess.run(_cli(*GRID, "-o", str(resumed)), check=True, capture_output=True, text=True, timeout=600)
+    assert f"({5 - stored_before} sent, 0 skipped this time)" in " ".join(out.stdout.split())
+    rows = _rows(resumed)
+    assert len(rows) == len({(r[0], r[1]) for r in rows}) == 5
+    assert rows == _rows(reference)
+    again = subprocess.run(_cli(*GRID, "-o", str(resumed)), check=True, capture_output=True, text=True, timeout=600)
+    assert "(0 sent, 0 skipped this time)" in " ".join(again.stdout.split())
