@@ -9,7 +9,9 @@ import pytest
 
 
 @pytest.fixture(autouse=True)
-def _isolated_cache(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
+def _isolated_cache(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # One cache per test session: token counts are computed once, never shared with the user's.
     monkeypatch.setenv("LONGSCOPE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
 

@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 from typing import Annotated, Any
 
-import click
 import typer
 from rich.console import Console
 
@@ -27,13 +26,25 @@ class _Opt:
     """Options shared by several commands, declared once."""
 
     model = Annotated[
-        str, typer.Option("--model", "-m", help="PROVIDER/NAME: llamacpp/gemma3-270m, llamacpp/PATH.gguf, openai/NAME")
+        str,
+        typer.Option(
+            "--model",
+            "-m",
+            help="PROVIDER/NAME: llamacpp/gemma3-270m, llamacpp/PATH.gguf, openai/NAME",
+        ),
     ]
     model_args = Annotated[
         list[str] | None,
-        typer.Option("--model-arg", "-M", help="Backend option KEY=VALUE (context_length, prompt_mode, tokenizer, ...)"),
+        typer.Option(
+            "--model-arg",
+            "-M",
+            help="Backend option KEY=VALUE (context_length, prompt_mode, tokenizer, ...)",
+        ),
     ]
-    output = Annotated[Path | None, typer.Option("--output", "-o", help="Run directory (default: runs/SUITE-MODEL-ID)")]
+    output = Annotated[
+        Path | None,
+        typer.Option("--output", "-o", help="Run directory (default: runs/SUITE-MODEL-ID)"),
+    ]
     run_dir = Annotated[Path, typer.Argument(help="A run directory written by `longscope run`")]
 
 
@@ -55,9 +66,13 @@ def parse_lengths(text: str) -> tuple[int, ...]:
 
 def _floats(text: str, what: str) -> tuple[float, ...]:
     try:
-        values = tuple(float(x) / (100 if float(x) > 1 else 1) for x in text.split(",") if x.strip())
+        values = tuple(
+            float(x) / (100 if float(x) > 1 else 1) for x in text.split(",") if x.strip()
+        )
     except ValueError as exc:
-        raise UsageError(f"bad {what} {text!r}: use fractions like 0.1,0.5 or percents like 10,50") from exc
+        raise UsageError(
+            f"bad {what} {text!r}: use fractions like 0.1,0.5 or percents like 10,50"
+        ) from exc
     return values
 
 
@@ -73,22 +88,42 @@ def run_command(
     suite: Annotated[str, typer.Argument(help="Suite name (see `longscope list`)")],
     model: _Opt.model,
     model_arg: _Opt.model_args = None,
-    base_url: Annotated[str | None, typer.Option(help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")] = None,
-    concurrency: Annotated[int | None, typer.Option(help="Requests in flight (openai backend)")] = None,
-    request_timeout: Annotated[float | None, typer.Option(help="Client timeout per HTTP request, seconds")] = None,
-    tiers: Annotated[str | None, typer.Option(help="LongCtx tiers, e.g. 1,2 (1=4K ... 5=128K)")] = None,
-    lengths: Annotated[str | None, typer.Option(help="Grid mode: context lengths, e.g. 2k,4k,8k")] = None,
-    depths: Annotated[str | None, typer.Option(help="Grid mode: needle depths, e.g. 0.1,0.5,0.9")] = None,
-    types: Annotated[str | None, typer.Option(help="Grid mode: task types, e.g. needle,multi_fact")] = None,
+    base_url: Annotated[
+        str | None, typer.Option(help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
+    ] = None,
+    concurrency: Annotated[
+        int | None, typer.Option(help="Requests in flight (openai backend)")
+    ] = None,
+    request_timeout: Annotated[
+        float | None, typer.Option(help="Client timeout per HTTP request, seconds")
+    ] = None,
+    tiers: Annotated[
+        str | None, typer.Option(help="LongCtx tiers, e.g. 1,2 (1=4K ... 5=128K)")
+    ] = None,
+    lengths: Annotated[
+        str | None, typer.Option(help="Grid mode: context lengths, e.g. 2k,4k,8k")
+    ] = None,
+    depths: Annotated[
+        str | None, typer.Option(help="Grid mode: needle depths, e.g. 0.1,0.5,0.9")
+    ] = None,
+    types: Annotated[
+        str | None, typer.Option(help="Grid mode: task types, e.g. needle,multi_fact")
+    ] = None,
     language: Annotated[str, typer.Option(help="en or zh")] = "en",
     limit: Annotated[int | None, typer.Option(help="Run only the first N samples")] = None,
     repeats: Annotated[int, typer.Option(help="Generations per sample")] = 1,
     seed: Annotated[int, typer.Option(help="Seed for filler text and sampling")] = 0,
-    max_tokens: Annotated[int | None, typer.Option(help="Override the suite's output budget")] = None,
-    temperature: Annotated[float | None, typer.Option(help="Override the suite's temperature")] = None,
+    max_tokens: Annotated[
+        int | None, typer.Option(help="Override the suite's output budget")
+    ] = None,
+    temperature: Annotated[
+        float | None, typer.Option(help="Override the suite's temperature")
+    ] = None,
     output: _Opt.output = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar")] = False,
-    serial: Annotated[bool, typer.Option(help="One request at a time, in order (debugging)")] = False,
+    serial: Annotated[
+        bool, typer.Option(help="One request at a time, in order (debugging)")
+    ] = False,
 ) -> None:
     """Run a suite on a model, store every generation, score, and print the table."""
     from longscope.models.registry import create_backend, parse_model_options
@@ -118,8 +153,15 @@ def run_command(
         request_timeout_s=request_timeout,
     )
     options = RunOptions(
-        output=output, limit=limit, repeats=repeats, seed=seed, max_tokens=max_tokens,
-        temperature=temperature, concurrency=concurrency, quiet=quiet, serial=serial,
+        output=output,
+        limit=limit,
+        repeats=repeats,
+        seed=seed,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        concurrency=concurrency,
+        quiet=quiet,
+        serial=serial,
     )
     result = run(suite_obj, backend, options)
     print_summary(result.result.summary, out)
@@ -179,16 +221,19 @@ def main() -> None:
     try:
         app(standalone_mode=False)
     except (UsageError, StoreError) as exc:
-        err.print(f"error: {exc}", highlight=False, markup=False)
+        # Plain write: one line however narrow the terminal (rich would wrap it).
+        sys.stderr.write(f"error: {exc}\n")
         raise SystemExit(2) from None
     except KeyboardInterrupt:
         err.print("interrupted: stored generations are kept; run the same command again to resume")
         raise SystemExit(130) from None
-    except click.exceptions.ClickException as exc:
+    except typer.Exit as exc:
+        raise SystemExit(exc.exit_code) from None
+    except typer.Abort:
+        raise SystemExit(130) from None
+    except typer.TyperException as exc:  # bad options and arguments: typer's own usage errors
         exc.show()
         raise SystemExit(exc.exit_code) from None
-    except click.exceptions.Abort:
-        raise SystemExit(130) from None
 
 
 if __name__ == "__main__":

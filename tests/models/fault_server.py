@@ -13,16 +13,23 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 
-def completion_body(text: str, *, reasoning: str | None = None, prompt_tokens: int = 10,
-                    finish: str = "stop") -> dict[str, Any]:
+def completion_body(
+    text: str, *, reasoning: str | None = None, prompt_tokens: int = 10, finish: str = "stop"
+) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": text}
     if reasoning is not None:
         message["reasoning_content"] = reasoning
     return {
-        "id": "x", "object": "chat.completion", "created": 0, "model": "m",
+        "id": "x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "m",
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": 3,
-                  "total_tokens": prompt_tokens + 3},
+        "usage": {
+            "prompt_tokens": prompt_tokens,
+            "completion_tokens": 3,
+            "total_tokens": prompt_tokens + 3,
+        },
     }
 
 
@@ -51,14 +58,22 @@ class FaultServer:
 
             def do_GET(self) -> None:
                 extra = {"max_model_len": server.max_model_len} if server.max_model_len else {}
-                self._send(200, {"object": "list", "data": [
-                    {"id": "m", "object": "model", "created": 0, "owned_by": "me", **extra}]})
+                self._send(
+                    200,
+                    {
+                        "object": "list",
+                        "data": [
+                            {"id": "m", "object": "model", "created": 0, "owned_by": "me", **extra}
+                        ],
+                    },
+                )
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
-                server.requests.append({"path": self.path, "body": body,
-                                        "auth": self.headers.get("Authorization")})
+                server.requests.append(
+                    {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
+                )
                 kind, arg = server.script.popleft() if server.script else ("ok", "default")
                 if kind == "drop":
                     self.close_connection = True
@@ -72,7 +87,9 @@ class FaultServer:
                     self._send(200, arg)
                 else:  # ("status", (code, message, headers))
                     code, message, headers = arg
-                    self._send(code, {"error": {"message": message, "type": "x", "code": code}}, headers)
+                    self._send(
+                        code, {"error": {"message": message, "type": "x", "code": code}}, headers
+                    )
 
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True

@@ -25,7 +25,9 @@ pytestmark = pytest.mark.model
 
 def _rows(run_dir: Path) -> list[tuple]:
     db = sqlite3.connect(run_dir / "longscope.sqlite")
-    return db.execute("SELECT sample_id, repeat, status, text, error FROM generations ORDER BY 1, 2").fetchall()
+    return db.execute(
+        "SELECT sample_id, repeat, status, text, error FROM generations ORDER BY 1, 2"
+    ).fetchall()
 
 
 def test_longctx_tier1_on_embedded_model_and_big_tiers_skipped(tmp_path: Path) -> None:
@@ -48,7 +50,9 @@ def test_longctx_tier1_on_embedded_model_and_big_tiers_skipped(tmp_path: Path) -
     assert summary["by_tier"]["1"]["max"] == 20
     # the prompt the model saw fits the tier: the engine's own count, with the 200-token answer
     db = sqlite3.connect(tmp_path / "longscope.sqlite")
-    for (prompt_tokens,) in db.execute("SELECT prompt_tokens FROM generations WHERE status != 'skipped'"):
+    for (prompt_tokens,) in db.execute(
+        "SELECT prompt_tokens FROM generations WHERE status != 'skipped'"
+    ):
         assert 3500 < prompt_tokens <= 4096 - 200
     assert json.loads((tmp_path / "summary.json").read_text())["total"] == summary["total"]
 
@@ -60,10 +64,27 @@ def llama_server(model_path: Path, tmp_path_factory: pytest.TempPathFactory):
     log_path = tmp_path_factory.mktemp("server") / "server.log"
     log = log_path.open("wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--host", "127.0.0.1",
-         "--port", str(port), "--n_ctx", "8192", "--flash_attn", "true",
-         "--n_threads", str(os.cpu_count() or 1), "--model_alias", "gemma3-270m"],
-        stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(model_path),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "8192",
+            "--flash_attn",
+            "true",
+            "--n_threads",
+            str(os.cpu_count() or 1),
+            "--model_alias",
+            "gemma3-270m",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}/v1"
     deadline = time.time() + 180
@@ -106,7 +127,10 @@ def test_longctx_tier1_through_real_llama_server(llama_server: str, tmp_path: Pa
     # the server counted the same prompt the harness built (no silent truncation)
     db = sqlite3.connect(tmp_path / "longscope.sqlite")
     counted = dict(db.execute("SELECT sample_id, prompt_tokens FROM generations WHERE status='ok'"))
-    samples = {sid: json.loads(d)["meta"]["prompt_tokens"] for sid, d in db.execute("SELECT sample_id, data FROM samples")}
+    samples = {
+        sid: json.loads(d)["meta"]["prompt_tokens"]
+        for sid, d in db.execute("SELECT sample_id, data FROM samples")
+    }
     for sid, seen in counted.items():
         assert abs(seen - samples[sid]) <= 2
 
@@ -115,14 +139,25 @@ GRID = ["--lengths", "1k", "--depths", "0.1,0.3,0.5,0.7,0.9", "--types", "needle
 
 
 def _cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "longscope.cli", "run", "longctx", "--model", "llamacpp/gemma3-270m", *args]
+    return [
+        sys.executable,
+        "-m",
+        "longscope.cli",
+        "run",
+        "longctx",
+        "--model",
+        "llamacpp/gemma3-270m",
+        *args,
+    ]
 
 
 def test_killed_run_resumes_to_the_same_result_without_duplicates(tmp_path: Path) -> None:
     reference, resumed = tmp_path / "reference", tmp_path / "resumed"
     subprocess.run(_cli(*GRID, "-o", str(reference)), check=True, capture_output=True, timeout=600)
 
-    proc = subprocess.Popen(_cli(*GRID, "-o", str(resumed)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        _cli(*GRID, "-o", str(resumed)), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     store = resumed / "longscope.sqlite"
     deadline = time.time() + 300
     while time.time() < deadline:
@@ -139,10 +174,14 @@ def test_killed_run_resumes_to_the_same_result_without_duplicates(tmp_path: Path
     stored_before = len(_rows(resumed))
     assert 2 <= stored_before < 5, "the kill must land mid-run"
 
-    out = subprocess.run(_cli(*GRID, "-o", str(resumed)), check=True, capture_output=True, text=True, timeout=600)
+    out = subprocess.run(
+        _cli(*GRID, "-o", str(resumed)), check=True, capture_output=True, text=True, timeout=600
+    )
     assert f"({5 - stored_before} sent, 0 skipped this time)" in " ".join(out.stdout.split())
     rows = _rows(resumed)
     assert len(rows) == len({(r[0], r[1]) for r in rows}) == 5
     assert rows == _rows(reference)
-    again = subprocess.run(_cli(*GRID, "-o", str(resumed)), check=True, capture_output=True, text=True, timeout=600)
+    again = subprocess.run(
+        _cli(*GRID, "-o", str(resumed)), check=True, capture_output=True, text=True, timeout=600
+    )
     assert "(0 sent, 0 skipped this time)" in " ".join(again.stdout.split())

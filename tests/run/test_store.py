@@ -32,7 +32,9 @@ def test_contexts_are_stored_once(tmp_path) -> None:
         assert store.context("r1", "s3") == "shared context"
     db = sqlite3.connect(tmp_path / "longscope.sqlite")
     assert db.execute("SELECT COUNT(*) FROM contexts").fetchone()[0] == 1
-    assert "shared context" not in db.execute("SELECT group_concat(data) FROM samples").fetchone()[0]
+    assert (
+        "shared context" not in db.execute("SELECT group_concat(data) FROM samples").fetchone()[0]
+    )
 
 
 def test_scores_are_replaced_not_appended(tmp_path) -> None:

@@ -22,7 +22,9 @@ def test_haystack_length_is_exact_and_within_one_sentence(tokenizer, language, t
 
 def test_inserts_sit_at_sentence_boundaries_at_their_depth(qwen_tokenizer, tmp_path):
     pool = FillerPool(qwen_tokenizer, "en", seed=0, cache_dir=tmp_path)
-    inserts = [Insert(f"Fact number {i} is {i * 7}.", d) for i, d in enumerate((0.9, 0.1, 0.5, 0.95))]
+    inserts = [
+        Insert(f"Fact number {i} is {i * 7}.", d) for i, d in enumerate((0.9, 0.1, 0.5, 0.95))
+    ]
     hay = build_haystack(pool, 16384, inserts)
     assert [p.depth for p in hay.inserts] == [0.1, 0.5, 0.9, 0.95]
     for placed in hay.inserts:

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import os
+import sys
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from longscope.models.base import ModelInfo, UsageError, split_reasoning
 from longscope.models.registry import KNOWN_MODELS, resolve_model_path
@@ -16,7 +20,15 @@ from longscope.text.tokenizers import LlamaTokenizer, Tokenizer
 from longscope.types import Generation, PromptMode, Request
 
 MODEL_LOAD_TIMEOUT_S = 300.0
-_ENGINE_OPTIONS = ("n_threads", "n_threads_batch", "n_batch", "n_ubatch", "n_gpu_layers", "flash_attn", "seed")
+_ENGINE_OPTIONS = (
+    "n_threads",
+    "n_threads_batch",
+    "n_batch",
+    "n_ubatch",
+    "n_gpu_layers",
+    "flash_attn",
+    "seed",
+)
 
 
 class LlamaCppBackend:
@@ -91,19 +103,32 @@ class LlamaCppBackend:
             if self._llama is None:
                 from llama_cpp import Llama
 
-                self._llama = Llama(
-                    model_path=str(self.model_path),
-                    n_ctx=self.requested_n_ctx,
-                    chat_format=self.chat_format,
-                    verbose=False,
-                    **self.engine_options,
-                )
-                if self.prompt_mode == "chat" and not self.chat_format:
-                    if "tokenizer.chat_template" not in self._llama.metadata:
-                        raise UsageError(
-                            f"{self.model_path.name} has no chat template: use "
-                            "-M prompt_mode=completion (base model) or -M chat_format=NAME"
+                with _engine_log() as log:
+                    try:
+                        llama = Llama(
+                            model_path=str(self.model_path),
+                            n_ctx=self.requested_n_ctx,
+                            chat_format=self.chat_format,
+                            verbose=False,
+                            **self.engine_options,
                         )
+                    except ValueError as exc:
+                        log.seek(0)
+                        said = [line for line in log.read().splitlines() if line.strip()]
+                        detail = f" (llama.cpp: {said[-1].strip()})" if said else ""
+                        raise UsageError(
+                            f"cannot load {self.model_path} as a GGUF model{detail}"
+                        ) from exc
+                # Without a template llama-cpp-python silently falls back to a generic format and
+                # base models echo the prompt: refuse rather than guess.
+                has_template = "tokenizer.chat_template" in llama.metadata
+                if self.prompt_mode == "chat" and not self.chat_format and not has_template:
+                    llama.close()
+                    raise UsageError(
+                        f"{self.model_path.name} has no chat template: use "
+                        "-M prompt_mode=completion (base model) or -M chat_format=NAME"
+                    )
+                self._llama = llama
         return self._llama
 
     async def _ensure_loaded(self) -> Any:
@@ -112,7 +137,9 @@ class LlamaCppBackend:
         try:
             return await asyncio.wait_for(asyncio.to_thread(self._load), MODEL_LOAD_TIMEOUT_S)
         except TimeoutError as exc:
-            raise UsageError(f"loading {self.model_path} took over {MODEL_LOAD_TIMEOUT_S:.0f}s") from exc
+            raise UsageError(
+                f"loading {self.model_path} took over {MODEL_LOAD_TIMEOUT_S:.0f}s"
+            ) from exc
 
     async def info(self) -> ModelInfo:
         llama = await self._ensure_loaded()
@@ -209,6 +236,24 @@ class LlamaCppBackend:
         if self._llama is not None:
             self._llama.close()
             self._llama = None
+
+
+@contextlib.contextmanager
+def _engine_log() -> Iterator[IO[str]]:
+    """Send what llama.cpp prints to stderr while loading into a temporary file (read on failure).
+
+    Some of its load-time notices bypass llama-cpp-python's `verbose=False`.
+    """
+    with tempfile.TemporaryFile("w+") as log:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(log.fileno(), 2)
+        try:
+            yield log
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            log.seek(0)
 
 
 def _overflow(n_prompt: int, max_tokens: int, n_ctx: int) -> Generation:

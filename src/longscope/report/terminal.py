@@ -32,7 +32,9 @@ def print_longctx(summary: dict[str, Any], console: Console) -> None:
     if summary["by_depth"]:
         console.print(_breakdown("Needle depth (position bias)", summary["by_depth"], "depth"))
     if len(summary["heatmap"]) > 1 or any(len(v) > 1 for v in summary["heatmap"].values()):
-        depths = sorted({d for row in summary["heatmap"].values() for d in row}, key=lambda d: float(d[:-1]))
+        depths = sorted(
+            {d for row in summary["heatmap"].values() for d in row}, key=lambda d: float(d[:-1])
+        )
         heat = Table(title="Needle score % (length x depth)", title_justify="left")
         heat.add_column("length")
         for depth in depths:
@@ -45,10 +47,18 @@ def print_longctx(summary: dict[str, Any], console: Console) -> None:
         tasks.add_column(name, justify="right" if name in ("length", "points") else "left")
     for sid, row in summary["per_sample"].items():
         statuses = ", ".join(f"{k} {v}" if v > 1 else k for k, v in row["statuses"].items())
-        tasks.add_row(sid, row["task"], str(row["length"]), f"{row['points']:g}", statuses,
-                      row.get("reason", ""))
+        tasks.add_row(
+            sid,
+            row["task"],
+            str(row["length"]),
+            f"{row['points']:g}",
+            statuses,
+            row.get("reason", ""),
+        )
     console.print(tasks)
-    console.print("statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items())))
+    console.print(
+        "statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items()))
+    )
 
 
 def print_summary(summary: dict[str, Any], console: Console | None = None) -> None:

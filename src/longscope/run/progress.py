@@ -16,7 +16,9 @@ from longscope.types import Generation
 class RunProgress:
     """Counts finished generations by status and shows prompt+completion tokens per second."""
 
-    def __init__(self, total: int, quiet: bool = False, retries: Callable[[], int] = lambda: 0) -> None:
+    def __init__(
+        self, total: int, quiet: bool = False, retries: Callable[[], int] = lambda: 0
+    ) -> None:
         self.total = total
         self.quiet = quiet
         self.retries = retries
@@ -33,8 +35,10 @@ class RunProgress:
                 BarColumn(),
                 MofNCompleteColumn(),
                 TimeRemainingColumn(),
-                TextColumn("{task.fields[rate]} tok/s  retries {task.fields[retries]}  "
-                           "skipped {task.fields[skipped]}  failed {task.fields[failed]}"),
+                TextColumn(
+                    "{task.fields[rate]} tok/s  retries {task.fields[retries]}  "
+                    "skipped {task.fields[skipped]}  failed {task.fields[failed]}"
+                ),
                 console=Console(stderr=True),
                 transient=False,
             )

@@ -97,7 +97,9 @@ def _fits(sample: Sample, info: ModelInfo) -> str:
     )
 
 
-async def run_async(suite: Suite, backend: Backend, options: RunOptions = RunOptions()) -> RunResult:
+async def run_async(
+    suite: Suite, backend: Backend, options: RunOptions = RunOptions()
+) -> RunResult:
     """Run `suite` on `backend`, resuming whatever the output directory already holds."""
     info = await backend.info()
     tokenizer = backend.tokenizer()
@@ -171,7 +173,9 @@ async def _execute(
 ) -> tuple[int, int]:
     concurrency = 1 if options.serial else (options.concurrency or backend.max_concurrency)
     semaphore = asyncio.Semaphore(max(1, concurrency))
-    progress = RunProgress(total=len(todo), quiet=options.quiet, retries=lambda: getattr(backend, "retries_done", 0))
+    progress = RunProgress(
+        total=len(todo), quiet=options.quiet, retries=lambda: getattr(backend, "retries_done", 0)
+    )
     counts = {"sent": 0, "skipped": 0}
 
     async def one(sample: Sample, repeat: int) -> None:
@@ -239,4 +243,3 @@ def run(suite: Suite, backend: Backend, options: RunOptions = RunOptions()) -> R
             await backend.aclose()
 
     return asyncio.run(main())
-

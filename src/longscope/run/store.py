@@ -87,7 +87,9 @@ class RunStore:
             with self._db:
                 self._db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
         elif int(row[0]) != SCHEMA_VERSION:
-            raise StoreError(f"{self.path} has store schema {row[0]}, this longscope reads {SCHEMA_VERSION}")
+            raise StoreError(
+                f"{self.path} has store schema {row[0]}, this longscope reads {SCHEMA_VERSION}"
+            )
 
     def close(self) -> None:
         self._db.close()
@@ -168,8 +170,17 @@ class RunStore:
     def put_generation(self, run_id: str, sample_id: str, repeat: int, gen: Generation) -> None:
         """Store one generation now; a final one is never overwritten, a retryable one may be."""
         values = (
-            run_id, sample_id, repeat, gen.status, gen.text, gen.reasoning, gen.prompt_tokens,
-            gen.completion_tokens, gen.latency_s, gen.error, time.time(),
+            run_id,
+            sample_id,
+            repeat,
+            gen.status,
+            gen.text,
+            gen.reasoning,
+            gen.prompt_tokens,
+            gen.completion_tokens,
+            gen.latency_s,
+            gen.error,
+            time.time(),
         )
         placeholders = ",".join("?" * len(RETRYABLE))
         with self._db:
@@ -190,8 +201,19 @@ class RunStore:
             (run_id,),
         )
         return [
-            (sid, rep, Generation(text=t, status=st, reasoning=r, prompt_tokens=pt,
-                                  completion_tokens=ct, latency_s=lat, error=err))
+            (
+                sid,
+                rep,
+                Generation(
+                    text=t,
+                    status=st,
+                    reasoning=r,
+                    prompt_tokens=pt,
+                    completion_tokens=ct,
+                    latency_s=lat,
+                    error=err,
+                ),
+            )
             for sid, rep, st, t, r, pt, ct, lat, err in rows
         ]
 

@@ -33,7 +33,16 @@ def create_suite(name: str, params: dict[str, Any]) -> Suite:
             )
         except ValueError as exc:
             raise UsageError(str(exc)) from exc
-    raise UsageError(f"unknown suite {name!r}: available are {', '.join(sorted(SUITE_DESCRIPTIONS))}")
+    raise UsageError(
+        f"unknown suite {name!r}: available are {', '.join(sorted(SUITE_DESCRIPTIONS))}"
+    )
 
 
-__all__ = ["SUITE_DESCRIPTIONS", "BuildContext", "PromptTemplate", "ScoredRow", "Suite", "create_suite"]
+__all__ = [
+    "SUITE_DESCRIPTIONS",
+    "BuildContext",
+    "PromptTemplate",
+    "ScoredRow",
+    "Suite",
+    "create_suite",
+]

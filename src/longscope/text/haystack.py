@@ -164,7 +164,9 @@ def _assemble(
         # Filler tokens wanted before this insert, so that it sits at `depth` of the full context.
         want = ins.depth * target_tokens - inserted_tokens
         boundary = min(max(bisect_left(cumulative, want), used), n_filler)
-        if boundary > 0 and abs(cumulative[boundary - 1] - want) <= abs(cumulative[boundary] - want):
+        if boundary > 0 and abs(cumulative[boundary - 1] - want) <= abs(
+            cumulative[boundary] - want
+        ):
             boundary = max(boundary - 1, used)
         parts.extend(pool.sentences[used:boundary])
         used = boundary
@@ -174,12 +176,10 @@ def _assemble(
         inserted_tokens += ins_tokens
     parts.extend(pool.sentences[used:n_filler])
     text = "".join(pool.separator + part for part in parts)
-    if pool.additive:
-        tokens = cumulative[n_filler] + inserted_tokens
-    else:
-        tokens = pool.count(text)
+    tokens = cumulative[n_filler] + inserted_tokens if pool.additive else pool.count(text)
     total = max(tokens, 1)
     placed = [
-        PlacedInsert(p.text, p.depth, p.token_offset, round(p.token_offset / total, 4)) for p in placed
+        PlacedInsert(p.text, p.depth, p.token_offset, round(p.token_offset / total, 4))
+        for p in placed
     ]
     return text, placed, tokens

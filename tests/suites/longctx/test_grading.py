@@ -24,7 +24,12 @@ CASES = [
     ("LCB-019", "1 December 2034", 5, "exact, concise"),
     ("LCB-019", "2034-12-01", 5, "exact, concise"),
     ("LCB-019", "December 2, 2034", 0, "wrong or off-topic"),
-    ("LCB-019", "The endurance test ended on December 2, 2034.", 1, "topic mentioned, wrong answer"),
+    (
+        "LCB-019",
+        "The endurance test ended on December 2, 2034.",
+        1,
+        "topic mentioned, wrong answer",
+    ),
     ("LCB-003", "94分钟", 5, "exact, concise"),
     ("LCB-003", "194 minutes", 2, "overlap 0.3-0.6"),
 ]
@@ -53,11 +58,17 @@ def test_multi_fact_five_facts_one_point_each() -> None:
 
 def test_reasoning_full_marks_needs_conclusion_citations_and_chain() -> None:
     task = TASKS_BY_ID["LCB-004"]
-    full = grade(task, "Yes. The policy requires an audit every 18 months; the last was March 1, 2024, "
-                       "so it was due September 2025.")
+    full = grade(
+        task,
+        "Yes. The policy requires an audit every 18 months; the last was March 1, 2024, "
+        "so it was due September 2025.",
+    )
     assert full.value == 5.0
     bare = grade(task, "Yes.")
-    assert bare.value == 2.0 and bare.evidence["not_cited"] == ["18-month interval", "last audit date"]
+    assert bare.value == 2.0 and bare.evidence["not_cited"] == [
+        "18-month interval",
+        "last audit date",
+    ]
 
 
 def test_reasoning_wrong_conclusion_costs_five() -> None:

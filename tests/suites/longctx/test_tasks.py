@@ -43,7 +43,10 @@ def test_twenty_tasks_four_per_tier_five_per_type() -> None:
     assert [t.id for t in TASKS] == [f"LCB-{i:03d}" for i in range(1, 21)]
     for tier in TIERS:
         assert sorted(t.type for t in TASKS if t.tier == tier) == [
-            "multi_fact", "needle", "position_bias", "reasoning"
+            "multi_fact",
+            "needle",
+            "position_bias",
+            "reasoning",
         ]
     assert TIERS == {1: 4096, 2: 16384, 3: 32768, 4: 65536, 5: 131072}
 

@@ -33,8 +33,12 @@ TEMPLATES = {
 # Chat templates wrap the message in role markers we cannot count without the template.
 CHAT_MARGIN_TOKENS = 32
 # Grid cells reuse these tasks' facts (type -> task) unless told otherwise.
-GRID_TASKS = {"needle": "LCB-001", "position_bias": "LCB-003", "multi_fact": "LCB-002",
-              "reasoning": "LCB-004"}
+GRID_TASKS = {
+    "needle": "LCB-001",
+    "position_bias": "LCB-003",
+    "multi_fact": "LCB-002",
+    "reasoning": "LCB-004",
+}
 LEVELS = (
     (90, "Excellent Retention"),
     (75, "Strong Retention"),
@@ -199,8 +203,12 @@ def summarize_longctx(rows: Sequence[ScoredRow]) -> dict[str, Any]:
         for sid, value in points.items():
             out[str(_group_value(samples[sid], key))].append(value)
         return {
-            k: {"points": round(sum(v), 3), "max": MAX_POINTS * len(v),
-                "percent": round(100 * max(0.0, sum(v)) / (MAX_POINTS * len(v)), 1), "n": len(v)}
+            k: {
+                "points": round(sum(v), 3),
+                "max": MAX_POINTS * len(v),
+                "percent": round(100 * max(0.0, sum(v)) / (MAX_POINTS * len(v)), 1),
+                "n": len(v),
+            }
             for k, v in sorted(out.items(), key=lambda kv: _sort_key(kv[0]))
         }
 
@@ -226,9 +234,7 @@ def summarize_longctx(rows: Sequence[ScoredRow]) -> dict[str, Any]:
         "by_tier": group("tier"),
         "by_length": group("length"),
         "by_type": group("task"),
-        "by_depth": {
-            k: v for k, v in group("depth_pct").items() if k != "None"
-        },
+        "by_depth": {k: v for k, v in group("depth_pct").items() if k != "None"},
         "heatmap": dict(heatmap),
         "statuses": dict(status_counts),
         "per_sample": {

@@ -1,0 +1,108 @@
+"""The CLI: usage errors are one line and exit 2; score and report work on a stored run, no model."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from longscope.run.store import RunStore
+from longscope.suites import create_suite
+from longscope.suites.base import BuildContext
+from longscope.text.tokenizers import QwenTokenizer
+from longscope.types import Generation, GenerationConfig
+
+
+def _longscope(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "longscope.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["run", "nosuch", "--model", "llamacpp/gemma3-270m"], "unknown suite 'nosuch'"),
+        (["run", "longctx", "--model", "gemma3-270m"], "bad model spec 'gemma3-270m'"),
+        (["run", "longctx", "--model", "vllm/x"], "bad model spec 'vllm/x'"),
+        (["run", "longctx", "--model", "llamacpp/nosuch"], "unknown local model 'nosuch'"),
+        (
+            ["run", "longctx", "--model", "openai/m", "-M", "context_length"],
+            "malformed model option",
+        ),
+        (
+            ["run", "longctx", "--model", "openai/m", "-M", "colour=red"],
+            "unknown openai option(s) colour",
+        ),
+        (["run", "longctx", "--model", "openai/m", "--tiers", "9"], "unknown LongCtx tier(s) [9]"),
+        (["run", "longctx", "--model", "openai/m", "--lengths", "4q"], "bad length '4q'"),
+        (
+            ["run", "longctx", "--model", "openai/m", "--base-url", "http://127.0.0.1:9/v1"],
+            "cannot reach server at http://127.0.0.1:9/v1",
+        ),
+        (["report", "/nonexistent/run"], "no longscope run in /nonexistent/run"),
+    ],
+)
+def test_usage_errors_are_one_line_and_exit_2(args: list[str], message: str) -> None:
+    result = _longscope(*args)
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and message in lines[0], result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_unknown_option_is_a_usage_error() -> None:
+    result = _longscope("run", "longctx", "--model", "openai/m", "--colour", "red")
+    assert result.returncode == 2 and "No such option" in result.stderr
+
+
+def test_list_names_suites_and_models() -> None:
+    result = _longscope("list")
+    assert result.returncode == 0
+    assert "longctx" in result.stdout and "gemma3-270m" in result.stdout
+
+
+def _stored_run(run_dir: Path) -> None:
+    """A run as `longscope run` leaves it, written through the store (no model involved)."""
+    suite = create_suite("longctx", {"tiers": [1]})
+    samples = suite.build(BuildContext(QwenTokenizer(), "chat", GenerationConfig()))
+    answers = {
+        "LCB-001": ("0.003 arc-seconds", "ok"),
+        "LCB-002": ("3, July 14, 2019", "ok"),
+        "LCB-003": ("", "timeout"),
+        "LCB-004": ("No, it is not overdue.", "ok"),
+    }
+    with RunStore(run_dir) as store:
+        store.put_run("abc123", "longctx", {"params": suite.params(), "model": "openai/m"})
+        store.put_samples("abc123", samples)
+        for sample in samples:
+            text, status = answers[sample.id]
+            store.put_generation("abc123", sample.id, 0, Generation(text, status))
+
+
+def test_score_and_report_a_stored_run_without_a_model(tmp_path: Path) -> None:
+    _stored_run(tmp_path)
+    scored = _longscope("score", str(tmp_path))
+    assert scored.returncode == 0, scored.stderr
+    assert "LCB-001" in scored.stdout
+    report = _longscope("report", str(tmp_path), "--json")
+    summary = json.loads(report.stdout)
+    points = {sid: row["points"] for sid, row in summary["per_sample"].items()}
+    assert points == {
+        "LCB-001": 5,
+        "LCB-002": pytest.approx(10 / 3, abs=1e-3),
+        "LCB-003": 0,
+        "LCB-004": -5,
+    }
+    # raw keeps the -5; the total floors at 0 only as a whole: (5 + 3.333 + 0 - 5) / 20
+    assert summary["raw_points"] == pytest.approx(3.333, abs=1e-3)
+    assert summary["total"] == pytest.approx(16.67, abs=0.01)
+    assert summary["level"] == "Severe Context Loss"
+    assert summary["statuses"] == {"ok": 3, "timeout": 1}
+    assert json.loads((tmp_path / "summary.json").read_text())["total"] == summary["total"]
