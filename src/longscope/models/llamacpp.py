@@ -184,10 +184,6 @@ class LlamaCppBackend:
             return deadline is not None and time.perf_counter() > deadline
 
         with self._lock:
-            if request.mode == "completion":
-                n_prompt = len(llama.tokenize(request.prompt.encode("utf-8"), add_bos=True))
-                if n_prompt + config.max_tokens > llama.n_ctx():
-                    return _overflow(n_prompt, config.max_tokens, llama.n_ctx())
             try:
                 from llama_cpp import StoppingCriteriaList
 
@@ -254,12 +250,3 @@ def _engine_log() -> Iterator[IO[str]]:
             os.dup2(saved, 2)
             os.close(saved)
             log.seek(0)
-
-
-def _overflow(n_prompt: int, max_tokens: int, n_ctx: int) -> Generation:
-    return Generation(
-        text="",
-        status="context_overflow",
-        prompt_tokens=n_prompt,
-        error=f"prompt {n_prompt} + max_tokens {max_tokens} tokens exceed n_ctx {n_ctx}",
-    )

@@ -130,9 +130,12 @@ class LongCtxSuite:
             prompt, messages = self.template.render(
                 Sample("probe", "probe", lang, "", question, ()), ctx.prompt_mode
             )
-            overhead = pool.count(prompt or messages[0].content) + (
-                CHAT_MARGIN_TOKENS if ctx.prompt_mode == "chat" else 1  # +1: BOS
-            )
+            # What we can count (template, question, BOS) plus what we cannot (a chat template's
+            # role markers), both against the tier; only the counted part is reported as sent.
+            counted = pool.count(prompt or messages[0].content)
+            if ctx.prompt_mode == "completion":
+                counted += 1  # BOS
+            overhead = counted + (CHAT_MARGIN_TOKENS if ctx.prompt_mode == "chat" else 0)
             budget = length - overhead - ctx.config.max_tokens
             inserts = [
                 Insert(getattr(fact, lang), fact.depth if depth is None else depth)
@@ -152,7 +155,7 @@ class LongCtxSuite:
                         "task_id": task.id,
                         "tier": task.tier if self.grid is None else None,
                         "context_tokens": hay.tokens,
-                        "prompt_tokens": hay.tokens + overhead,
+                        "prompt_tokens": hay.tokens + counted,
                         "depths": [p.depth for p in hay.inserts],
                         "actual_depths": [p.actual_depth for p in hay.inserts],
                         "depth": round(mean(p.depth for p in hay.inserts), 4),

@@ -1,0 +1,83 @@
+"""Harness overhead per request: everything but the model.
+
+An instant backend (it exists only here) answers at once, so the time between two consecutive calls
+in serial mode is the harness's own work per request: rendering the request, the SQLite commit of
+the generation, progress, scheduling. Scoring and sample building are timed separately.
+
+    .venv/bin/python benchmarks/bench_overhead.py [--samples 400]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from longscope.models.base import ModelInfo
+from longscope.run.runner import RunOptions, run_async
+from longscope.suites.longctx.suite import GridSpec, LongCtxSuite
+from longscope.text.tokenizers import QwenTokenizer, Tokenizer
+from longscope.types import Generation, Request
+
+
+class InstantBackend:
+    """Answers every request immediately with the right needle answer; records call times."""
+
+    name = "bench/instant"
+    max_concurrency = 1
+
+    def __init__(self) -> None:
+        self.calls: list[float] = []
+        self._tokenizer = QwenTokenizer()
+
+    async def info(self) -> ModelInfo:
+        return ModelInfo("bench:instant", 1 << 20, "user", "completion", self._tokenizer.name)
+
+    def tokenizer(self) -> Tokenizer:
+        return self._tokenizer
+
+    async def generate(self, request: Request) -> Generation:
+        self.calls.append(time.perf_counter())
+        return Generation(
+            "0.003 arc-seconds", "ok", prompt_tokens=request.prompt_tokens, completion_tokens=5
+        )
+
+    async def aclose(self) -> None:
+        pass
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--samples", type=int, default=400)
+    args = parser.parse_args()
+    depths = tuple(round((i + 0.5) / args.samples, 6) for i in range(args.samples))
+    suite = LongCtxSuite(grid=GridSpec(lengths=(4096,), depths=depths, types=("needle",)))
+    backend = InstantBackend()
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.perf_counter()
+        result = asyncio.run(
+            run_async(suite, backend, RunOptions(output=Path(tmp) / "run", quiet=True, serial=True))
+        )
+        total = time.perf_counter() - started
+    gaps = [b - a for a, b in zip(backend.calls, backend.calls[1:], strict=False)]
+    print(
+        f"# {platform.node()} {platform.machine()}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}"
+    )
+    print(f"requests: {len(backend.calls)} (4K-token needle prompts, serial)")
+    print(
+        f"per-request harness overhead: median {1000 * statistics.median(gaps):.2f} ms, "
+        f"p90 {1000 * statistics.quantiles(gaps, n=10)[-1]:.2f} ms"
+    )
+    print(
+        f"sample build: {result.result.summary['timing']['build_s']:.2f} s for {args.samples} samples; "
+        f"whole run incl. build and scoring: {total:.2f} s"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,94 @@
+"""Embedded backend prefill tokens/s against bare llama-cpp-python on the same prompts.
+
+Both load the same GGUF with the same engine settings (n_ctx 32768, flash attention, all cores) and
+generate one token; each trial starts with a unique word so no KV prefix is reused. Variants
+alternate per trial so drift on this shared machine hits both alike.
+
+    .venv/bin/python benchmarks/bench_prefill.py [--lengths 4k,16k,32k] [--trials 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import time
+
+from llama_cpp import Llama
+
+from longscope.models.llamacpp import LlamaCppBackend
+from longscope.models.registry import resolve_model_path
+from longscope.text.haystack import FillerPool, build_haystack
+from longscope.text.tokenizers import GGUFTokenizer
+from longscope.types import GenerationConfig, Request
+
+WORDS = (
+    "alpha",
+    "bravo",
+    "charlie",
+    "delta",
+    "echo",
+    "foxtrot",
+    "golf",
+    "hotel",
+    "india",
+    "juliet",
+)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--lengths", default="4k,16k,32k")
+    parser.add_argument("--trials", type=int, default=1)
+    args = parser.parse_args()
+    lengths = [int(x[:-1]) * 1024 if x.endswith("k") else int(x) for x in args.lengths.split(",")]
+    path = resolve_model_path("gemma3-270m")
+    cores = os.cpu_count() or 1
+    settings = {"n_ctx": 32768, "flash_attn": True, "n_threads": cores, "n_threads_batch": cores}
+    bare = Llama(model_path=str(path), verbose=False, **settings)
+    ours = LlamaCppBackend(path, name="gemma3-270m", prompt_mode="completion", n_ctx=32768)
+    asyncio.run(ours.info())
+    pool = FillerPool(GGUFTokenizer(path), "en", seed=7)
+    print(
+        f"# {platform.node()} {platform.processor() or platform.machine()}, {cores} cores, "
+        f"{time.strftime('%Y-%m-%d')}"
+    )
+    print("| length | prompt tokens | bare tok/s | longscope tok/s | longscope / bare |")
+    print("|---|---|---|---|---|")
+    for length in lengths:
+        context = build_haystack(pool, length - 64, []).text
+        rates: dict[str, list[float]] = {"bare": [], "ours": []}
+        n_tokens = 0
+        for trial in range(args.trials):
+            for variant in ("bare", "ours") if trial % 2 == 0 else ("ours", "bare"):
+                prompt = f"{WORDS[(trial * 2 + len(rates[variant])) % len(WORDS)]} {variant}{trial}.{context}\nAnswer:"
+                started = time.perf_counter()
+                if variant == "bare":
+                    out = bare.create_completion(prompt=prompt, max_tokens=1, temperature=0.0)
+                    n_tokens = out["usage"]["prompt_tokens"]
+                else:
+                    gen = asyncio.run(
+                        ours.generate(
+                            Request(
+                                "b",
+                                0,
+                                "completion",
+                                prompt=prompt,
+                                config=GenerationConfig(max_tokens=1, temperature=0.0),
+                            )
+                        )
+                    )
+                    n_tokens = gen.prompt_tokens
+                rates[variant].append(n_tokens / (time.perf_counter() - started))
+        bare_rate = sum(rates["bare"]) / len(rates["bare"])
+        ours_rate = sum(rates["ours"]) / len(rates["ours"])
+        print(
+            f"| {length // 1024}K | {n_tokens} | {bare_rate:.0f} | {ours_rate:.0f} | "
+            f"{ours_rate / bare_rate:.3f} |",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,34 @@
+import pytest
+
+from longscope.models.base import UsageError, split_reasoning
+from longscope.models.registry import parse_model_options, split_model_spec
+
+
+@pytest.mark.parametrize(
+    ("text", "answer", "reasoning"),
+    [
+        ("plain answer", "plain answer", ""),
+        ("<think>a</think>b", "b", "a"),
+        ("<think>\na\n</think>\n\nb", "b", "a"),
+        ("a</think>b", "b", "a"),  # template opened the block in the prompt
+        ("<think>unfinished", "", "unfinished"),
+    ],
+)
+def test_split_reasoning(text: str, answer: str, reasoning: str) -> None:
+    assert split_reasoning(text) == (answer, reasoning)
+
+
+def test_model_options_are_typed() -> None:
+    assert parse_model_options(["context_length=8192", "flash_attn=false", "prompt_mode=chat"]) == {
+        "context_length": 8192,
+        "flash_attn": False,
+        "prompt_mode": "chat",
+    }
+    with pytest.raises(UsageError, match="malformed model option"):
+        parse_model_options(["=3"])
+
+
+def test_model_spec_keeps_slashes_in_the_name() -> None:
+    assert split_model_spec("openai/Qwen/Qwen2.5-7B") == ("openai", "Qwen/Qwen2.5-7B")
+    with pytest.raises(UsageError, match="bad model spec"):
+        split_model_spec("hf/x")

@@ -1,0 +1,70 @@
+"""The llama.cpp backend on the real embedded model (small contexts: fast)."""
+
+import pytest
+
+from longscope.models.base import UsageError
+from longscope.models.llamacpp import LlamaCppBackend
+from longscope.models.registry import create_backend
+from longscope.types import GenerationConfig, Message, Request
+
+pytestmark = pytest.mark.model
+
+
+@pytest.fixture(scope="module")
+def small_backend():
+    backend = create_backend("llamacpp/gemma3-270m", {"context_length": 512})
+    yield backend
+
+
+def _request(prompt: str, max_tokens: int = 8, timeout_s: float | None = None) -> Request:
+    return Request(
+        "s",
+        0,
+        "completion",
+        prompt=prompt,
+        config=GenerationConfig(max_tokens=max_tokens, stop=("\n",)),
+        timeout_s=timeout_s,
+    )
+
+
+async def test_info_reports_the_context_it_holds(small_backend) -> None:
+    info = await small_backend.info()
+    assert (info.context_length, info.context_source, info.prompt_mode) == (
+        512,
+        "user",
+        "completion",
+    )
+    assert info.model_id.startswith("gguf:gemma-3-270m-q4_k_m.gguf:")
+    assert info.details["n_ctx_train"] == 32768
+
+
+async def test_completion_answers_with_usage(small_backend) -> None:
+    gen = await small_backend.generate(_request("The capital of France is the city of"))
+    assert gen.status in ("ok", "length") and gen.text.strip()
+    assert gen.prompt_tokens > 5 and 0 < gen.completion_tokens <= 8 and gen.latency_s > 0
+
+
+async def test_prompt_that_cannot_fit_is_overflow_not_text(small_backend) -> None:
+    gen = await small_backend.generate(_request("word " * 600))
+    assert gen.status == "context_overflow" and gen.text == ""
+    assert "exceed context window" in gen.error
+
+
+async def test_deadline_is_recorded_as_timeout(small_backend) -> None:
+    gen = await small_backend.generate(
+        _request("Count: one, two, three,", max_tokens=64, timeout_s=1e-6)
+    )
+    assert gen.status == "timeout" and "exceeded" in gen.error
+
+
+async def test_chat_mode_without_template_is_refused() -> None:
+    backend = create_backend("llamacpp/gemma3-270m", {"prompt_mode": "chat", "context_length": 256})
+    with pytest.raises(UsageError, match="has no chat template"):
+        await backend.generate(Request("s", 0, "chat", messages=(Message("user", "hi"),)))
+
+
+def test_unknown_options_and_paths_are_usage_errors(tmp_path) -> None:
+    with pytest.raises(UsageError, match="unknown llamacpp option"):
+        LlamaCppBackend.from_options("gemma3-270m", {"colour": "red"})
+    with pytest.raises(UsageError, match="unknown local model"):
+        LlamaCppBackend.from_options(str(tmp_path / "missing.gguf"), {})
