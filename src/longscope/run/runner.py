@@ -116,7 +116,15 @@ async def run_async(
     run_dir = options.output or default_run_dir(suite, backend, run_id)
 
     started = time.perf_counter()
-    samples = suite.build(BuildContext(tokenizer, info.prompt_mode, config))
+    samples = suite.build(
+        BuildContext(
+            tokenizer,
+            info.prompt_mode,
+            config,
+            context_length=info.context_length,
+            max_tokens_override=options.max_tokens,
+        )
+    )
     if options.limit is not None:
         samples = samples[: options.limit]
     build_s = time.perf_counter() - started
@@ -206,7 +214,11 @@ def build_request(
     """Render a sample into the request its model's prompt mode needs."""
     prompt, messages = suite.template.render(sample, info.prompt_mode)
     # Repeats must differ when sampling; with greedy decoding the seed changes nothing.
-    seeded = replace(config, seed=config.seed + repeat)
+    seeded = replace(
+        config,
+        seed=config.seed + repeat,
+        max_tokens=int(sample.meta.get("max_tokens", config.max_tokens)),
+    )
     return Request(
         sample_id=sample.id,
         repeat=repeat,

@@ -24,13 +24,19 @@ class ScoreResult:
     rows: list[ScoredRow]
 
 
-def score_run(run_dir: str | Path, run_id: str | None = None) -> ScoreResult:
-    """Grade every scorable generation of a stored run, store the scores, write summary.json."""
+def score_run(
+    run_dir: str | Path, run_id: str | None = None, scoring: dict[str, Any] | None = None
+) -> ScoreResult:
+    """Grade every scorable generation of a stored run, store the scores, write summary.json.
+
+    `scoring` overrides options that change scores but not generations (e.g. the embedder).
+    """
     with RunStore(run_dir, create=False) as store:
         run = store.run(run_id)
         run_id = run["run_id"]
         header = run["header"]
-        suite = create_suite(run["suite"], header["params"])
+        overrides = {k: v for k, v in (scoring or {}).items() if v is not None}
+        suite = create_suite(run["suite"], {**header["params"], **overrides})
         samples = store.samples(run_id)
         rows: list[ScoredRow] = []
         scores = []

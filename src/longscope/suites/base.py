@@ -37,6 +37,10 @@ class BuildContext:
     tokenizer: Tokenizer
     prompt_mode: PromptMode
     config: GenerationConfig
+    context_length: int | None = None
+    """Tokens the model can hold (prompt + output), when known: for suites that truncate to fit."""
+    max_tokens_override: int | None = None
+    """The user's `--max-tokens`, which wins over any per-sample output budget."""
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,7 @@ class Suite(Protocol):
     """Dataset revision or generator version: part of the run identity."""
     template: PromptTemplate
     default_config: GenerationConfig
+    default_repeats: int
 
     def params(self) -> dict[str, Any]:
         """Return the options that change which samples exist or how they read."""

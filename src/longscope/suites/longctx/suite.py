@@ -67,6 +67,7 @@ class LongCtxSuite:
     """The LongCtx benchmark (seed 003 + specs/longctx.md)."""
 
     name = "longctx"
+    default_repeats = 1
     version = "longctx-1"
     default_config = GenerationConfig(max_tokens=200, temperature=0.0)
 

