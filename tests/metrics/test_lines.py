@@ -80,7 +80,9 @@ def test_ndcg_hand_computed() -> None:
 
 def test_ndcg_is_cut_at_the_gold_length() -> None:
     # k = 2: the third prediction line is not counted even though it is relevant
-    assert ndcg(["x", "b", "a"], ["a", "b"]) == pytest.approx((1 / math.log2(3)) / (2 + 1 / math.log2(3)))
+    assert ndcg(["x", "b", "a"], ["a", "b"]) == pytest.approx(
+        (1 / math.log2(3)) / (2 + 1 / math.log2(3))
+    )
 
 
 def test_ndcg_repeated_line_keeps_its_last_position() -> None:

@@ -7,11 +7,19 @@ import pytest
 
 from longscope.metrics.rouge import rouge_l, split_sentences
 
-WORDS = "the a model reads long context and finds facts in every part of it quickly or slowly".split()
+WORDS = (
+    "the a model reads long context and finds facts in every part of it quickly or slowly".split()
+)
 
 
 def _text(rng: random.Random, sentences: int, words: int) -> str:
-    return ". ".join(" ".join(rng.choice(WORDS) for _ in range(rng.randint(1, words))) for _ in range(sentences)) + "."
+    return (
+        ". ".join(
+            " ".join(rng.choice(WORDS) for _ in range(rng.randint(1, words)))
+            for _ in range(sentences)
+        )
+        + "."
+    )
 
 
 def test_matches_the_official_package_on_random_texts() -> None:
@@ -22,7 +30,9 @@ def test_matches_the_official_package_on_random_texts() -> None:
         hyp, ref = _text(rng, rng.randint(1, 4), 12), _text(rng, rng.randint(1, 4), 12)
         official = scorer.get_scores(hyp, ref)[0]["rouge-l"]
         ours = rouge_l(hyp, ref)
-        assert (ours.f, ours.p, ours.r) == pytest.approx((official["f"], official["p"], official["r"])), (hyp, ref)
+        assert (ours.f, ours.p, ours.r) == pytest.approx(
+            (official["f"], official["p"], official["r"])
+        ), (hyp, ref)
         assert not ours.official_fails
 
 

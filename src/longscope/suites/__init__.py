@@ -36,6 +36,25 @@ def create_suite(name: str, params: dict[str, Any]) -> Suite:
             )
         except ValueError as exc:
             raise UsageError(str(exc)) from exc
+    if name == "longbench-pro":
+        from longscope.suites.longbench_pro.suite import LongBenchProSuite
+
+        if not params.get("data"):
+            raise UsageError(
+                "longbench-pro needs --data FILE (.json/.jsonl/.parquet) or --data hub"
+            )
+        try:
+            return LongBenchProSuite(
+                params["data"],
+                modes=tuple(params.get("modes") or ("nonthinking",)),
+                filters=params.get("filters") or {},
+                truncate_with=params.get("truncate_with") or "qwen2.5",
+                max_input_tokens=params.get("max_input_tokens"),
+                temperature=float(params.get("temperature", 1.0)),
+                **{k: params[k] for k in SCORING_OPTIONS if params.get(k) is not None},
+            )
+        except ValueError as exc:
+            raise UsageError(str(exc)) from exc
     raise UsageError(
         f"unknown suite {name!r}: available are {', '.join(sorted(SUITE_DESCRIPTIONS))}"
     )

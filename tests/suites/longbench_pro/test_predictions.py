@@ -1,0 +1,76 @@
+"""Scoring predictions made elsewhere against the hand-written fixture, with hand-scored values."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from longscope.suites.longbench_pro.predictions import score_predictions
+
+FIXTURES = Path(__file__).parents[2] / "fixtures"
+DATA = FIXTURES / "longbench_pro_mini.json"
+PREDICTIONS = FIXTURES / "longbench_pro_mini_predictions.jsonl"
+
+
+@pytest.fixture(scope="module")
+def scored(tmp_path_factory):
+    return score_predictions(str(DATA), PREDICTIONS, tmp_path_factory.mktemp("pred"))
+
+
+def test_every_hand_scored_prediction(scored) -> None:
+    expected = {}
+    for line in PREDICTIONS.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        mode = "thinking" if row.get("thinking") else "nonthinking"
+        expected.setdefault(f"{row['id']}#{mode}", []).append(row["expected"])
+    got: dict[str, list[float]] = {}
+    for row in sorted(scored.rows, key=lambda r: (r.sample["id"], r.repeat)):
+        got.setdefault(row.sample["id"], []).append(row.score.value if row.score else 0.0)
+    assert got.keys() == expected.keys()
+    for sample_id, values in expected.items():
+        assert got[sample_id] == pytest.approx(values, abs=1e-5), sample_id
+
+
+def test_summary_has_the_official_keys_and_bon(scored) -> None:
+    summary = scored.summary["modes"]["nonthinking"]
+    for key in (
+        "date",
+        "total_questions_num",
+        "inference_iterations",
+        "total_samples_num",
+        "fail_samples_num",
+        "average_overall_metric",
+        "inference_iteration_1_overall_metric",
+        "average_token_length_metric",
+        "average_difficulty_metric",
+        "average_language_metric",
+        "average_primary_task_metric",
+        "average_contextual_requirement_metric",
+        "average_secondary_task_metric",
+        "average_language_x_length_metric",
+        "BoN-1",
+        "pass@1",
+        "BoN-2",
+        "pass@2",
+    ):
+        assert key in summary, key
+    assert summary["total_questions_num"] == 17 and summary["total_samples_num"] == 18
+    assert summary["inference_iterations"] == 2
+    assert summary["fail_samples_num"] == 1  # the empty prediction
+    # T11.1: run 1 right, run 2 wrong -> mean 0.5; best of 2 keeps the 1.0
+    per_task = summary["average_secondary_task_metric"]
+    assert per_task["T11.1 Long-Range Entity & Commitment Tracking"] == 50.0
+    assert (
+        summary["BoN-2"]["secondary_task_metric"]["T11.1 Long-Range Entity & Commitment Tracking"]
+        == 100.0
+    )
+    assert "thinking" in scored.summary["modes"]
+
+
+def test_unknown_prediction_id_names_file_row_and_field(tmp_path) -> None:
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"id": "mini-T1.1-en", "prediction": "x"}\n{"id": "nope", "prediction": "y"}\n')
+    from longscope.models.base import UsageError
+
+    with pytest.raises(UsageError, match=r"bad.jsonl: row 2: field 'id': 'nope' is not in"):
+        score_predictions(str(DATA), bad, tmp_path / "out")
