@@ -7,9 +7,25 @@ import pytest
 
 from longscope.metrics.rouge import rouge_l, split_sentences
 
-WORDS = (
-    "the a model reads long context and finds facts in every part of it quickly or slowly".split()
-)
+WORDS = [
+    "the",
+    "a",
+    "model",
+    "reads",
+    "long",
+    "context",
+    "and",
+    "finds",
+    "facts",
+    "in",
+    "every",
+    "part",
+    "of",
+    "it",
+    "quickly",
+    "or",
+    "slowly",
+]
 
 
 def _text(rng: random.Random, sentences: int, words: int) -> str:
