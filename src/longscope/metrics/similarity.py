@@ -86,7 +86,22 @@ def load_embedder(spec: str = DEFAULT_EMBEDDER, base_url: str | None = None) -> 
     return SentenceTransformerEmbedder(spec)
 
 
+_CACHE: dict[tuple[str, str], np.ndarray] = {}
+_CACHE_LIMIT = 20000
+
+
+def embed_cached(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
+    """Embed texts, reusing vectors already computed in this process (references recur per run)."""
+    missing = list(dict.fromkeys(t for t in texts if (embedder.name, t) not in _CACHE))
+    if missing:
+        if len(_CACHE) + len(missing) > _CACHE_LIMIT:
+            _CACHE.clear()
+        for text, vector in zip(missing, embedder.embed(missing), strict=True):
+            _CACHE[(embedder.name, text)] = vector
+    return np.stack([_CACHE[(embedder.name, t)] for t in texts])
+
+
 def max_cosine(embedder: Embedder, prediction: str, references: Sequence[str]) -> float:
     """Return the highest cosine similarity between the prediction and any reference."""
-    vectors = embedder.embed([prediction, *references])
+    vectors = embed_cached(embedder, [prediction, *references])
     return float(np.max(vectors[1:] @ vectors[0]))
