@@ -1,5 +1,6 @@
 """LongBench Pro loading, filters, prompts, truncation, and a few rows on the embedded model."""
 
+import itertools
 import json
 import subprocess
 import sys
@@ -107,7 +108,7 @@ def test_prompt_is_context_four_newlines_question_in_one_user_message() -> None:
     assert by_id["mini-T3.2-en#thinking"].meta["max_tokens"] == 8192
     # requests sharing a context run back to back: both languages' documents form two blocks
     contexts = [s.context for s in samples]
-    assert sum(1 for a, b in zip(contexts, contexts[1:], strict=False) if a != b) == 1
+    assert sum(1 for a, b in itertools.pairwise(contexts) if a != b) == 1
 
 
 def test_thinking_budget_for_256k_models() -> None:
