@@ -106,3 +106,42 @@ def test_score_and_report_a_stored_run_without_a_model(tmp_path: Path) -> None:
     assert summary["level"] == "Severe Context Loss"
     assert summary["statuses"] == {"ok": 3, "timeout": 1}
     assert json.loads((tmp_path / "summary.json").read_text())["total"] == summary["total"]
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def test_score_predictions_made_elsewhere(tmp_path: Path) -> None:
+    result = _longscope(
+        "score",
+        "longbench-pro",
+        "--data",
+        str(FIXTURES / "longbench_pro_mini.json"),
+        "--predictions",
+        str(FIXTURES / "longbench_pro_mini_predictions.jsonl"),
+        "-o",
+        str(tmp_path),
+    )
+    assert result.returncode == 0, result.stderr
+    assert "LongBench Pro" in result.stdout and "BoN" in result.stdout
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["modes"]["nonthinking"]["total_questions_num"] == 17
+
+
+def test_malformed_longbench_pro_data_is_one_line(tmp_path: Path) -> None:
+    rows = json.loads((FIXTURES / "longbench_pro_mini.json").read_text(encoding="utf-8"))
+    del rows[4]["difficulty"]
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps(rows), encoding="utf-8")
+    result = _longscope(
+        "run",
+        "longbench-pro",
+        "--data",
+        str(bad),
+        "--model",
+        "openai/m",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+    )
+    assert result.returncode == 2
+    assert result.stderr.strip() == f"error: {bad}: row 5: field 'difficulty': missing"

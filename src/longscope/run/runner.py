@@ -101,6 +101,7 @@ async def run_async(
     suite: Suite, backend: Backend, options: RunOptions = RunOptions()
 ) -> RunResult:
     """Run `suite` on `backend`, resuming whatever the output directory already holds."""
+    suite.prepare()
     info = await backend.info()
     tokenizer = backend.tokenizer()
     config = suite.default_config

@@ -68,6 +68,10 @@ class Suite(Protocol):
         """Return the options that change which samples exist or how they read."""
         ...
 
+    def prepare(self) -> None:
+        """Load and validate inputs that need no model (data files), so bad input fails first."""
+        ...
+
     def build(self, ctx: BuildContext) -> list[Sample]:
         """Return the samples, each sized for `ctx.tokenizer` so that prompt + output fit its length."""
         ...

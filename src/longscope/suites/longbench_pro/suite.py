@@ -11,7 +11,7 @@ from typing import Any
 from longscope.metrics.similarity import DEFAULT_EMBEDDER, load_embedder
 from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow
 from longscope.suites.longbench_pro.loader import Dataset, load, select
-from longscope.suites.longbench_pro.schema import LENGTHS, Row
+from longscope.suites.longbench_pro.schema import DIFFICULTIES, LENGTHS, Row
 from longscope.suites.longbench_pro.scoring import score_prediction, solved
 from longscope.text.tokenizers import QwenTokenizer, Tokenizer
 from longscope.types import SCORABLE, Generation, GenerationConfig, Sample, Score
@@ -97,6 +97,10 @@ class LongBenchProSuite:
     @property
     def version(self) -> str:
         return f"longbench-pro-1/{self.dataset.revision}"
+
+    def prepare(self) -> None:
+        """Load and validate the data file and the filters before any model is contacted."""
+        self.rows()
 
     def rows(self) -> list[Row]:
         """Return the dataset rows that pass the suite's filters."""
@@ -226,10 +230,12 @@ def _breakdowns(per_sample: dict[str, float], samples: dict[str, dict[str, Any]]
 
 
 def _order(item: tuple[str, Any]) -> tuple[int, str]:
+    """Length buckets short to long, difficulty easy to extreme, the rest alphabetically."""
     key = item[0]
-    for index, bucket in enumerate(LENGTHS):
-        if key == bucket or key.endswith(" " + bucket):
-            return (index, key)
+    for ranks in (LENGTHS, DIFFICULTIES):
+        for index, name in enumerate(ranks):
+            if key == name or key.endswith(" " + name):
+                return (index, key)
     return (len(LENGTHS), key)
 
 

@@ -95,6 +95,9 @@ class LongCtxSuite:
         self.grid = grid
         self.template = TEMPLATES[language]
 
+    def prepare(self) -> None:
+        """Nothing to load: LongCtx generates its data."""
+
     def params(self) -> dict[str, Any]:
         base: dict[str, Any] = {"language": self.language, "seed": self.seed}
         if self.grid is None:
