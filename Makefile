@@ -4,7 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: install demo test test-slow lint format bench clean
+.PHONY: install browser demo test test-slow lint format bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,11 +19,19 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 install: $(STAMP)
 
+# Debian's Chromium for the HTML report's browser test (headless; never downloads its own browser).
+browser:
+	@command -v chromium >/dev/null 2>&1 || { \
+	  echo "installing Debian's chromium for the browser test"; \
+	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium) >/dev/null \
+	  || echo "could not install chromium (needs root and apt): the browser test will be skipped"; }
+
 demo: install
 	$(BIN)/longscope run longctx --model llamacpp/gemma3-270m --tiers 1,2 --output runs/demo
-	@echo "Re-print with: $(BIN)/longscope report runs/demo"
+	$(BIN)/longscope report runs/demo --html runs/demo/report.html
+	@echo "Stored in runs/demo; open runs/demo/report.html, or re-print with: $(BIN)/longscope report runs/demo"
 
-test: install
+test: install browser
 	$(BIN)/pytest -q
 
 test-slow: install
@@ -38,6 +46,7 @@ format: install
 	$(BIN)/ruff check --fix src tests benchmarks
 
 bench: install
+	$(BIN)/python benchmarks/bench_longbench_pro.py
 	$(BIN)/python benchmarks/bench_prompts.py
 	$(BIN)/python benchmarks/bench_overhead.py
 	$(BIN)/python benchmarks/bench_prefill.py

@@ -89,7 +89,7 @@ def main() -> None:
         bare_rate = statistics.median(rates["bare"])
         ours_rate = statistics.median(rates["ours"])
         print(
-            f"| {length // 1024}K | {n_tokens} | {bare_rate:.0f} | {ours_rate:.0f} | "
+            f"| {length // 1024}K | {n_trials} | {n_tokens} | {bare_rate:.0f} | {ours_rate:.0f} | "
             f"{ours_rate / bare_rate:.3f} |",
             flush=True,
         )

@@ -313,19 +313,35 @@ def score_command(
 
 @app.command("report")
 def report_command(
-    run_dir: _Opt.run_dir,
+    run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories")],
     run_id: Annotated[str | None, typer.Option(help="Run id prefix (default: the latest)")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as JSON")] = False,
+    html: Annotated[
+        Path | None, typer.Option(help="Write a self-contained HTML report here")
+    ] = None,
+    markdown: Annotated[Path | None, typer.Option(help="Write a Markdown report here")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summaries as JSON")] = False,
 ) -> None:
-    """Print a stored run's results (terminal tables, or JSON)."""
+    """Print stored runs' results (tables or JSON) and optionally write HTML / Markdown."""
     from longscope.report.terminal import print_summary
     from longscope.run.scoring import score_run
 
-    result = score_run(run_dir, run_id)
+    results = [(run_dir, score_run(run_dir, run_id)) for run_dir in run_dirs]
+    if html is not None or markdown is not None:
+        from longscope.report.html import render_html, render_markdown
+
+        if html is not None:
+            html.write_text(render_html(results), encoding="utf-8")
+            err.print(f"wrote {html}")
+        if markdown is not None:
+            markdown.write_text(render_markdown(results), encoding="utf-8")
+            err.print(f"wrote {markdown}")
     if as_json:
-        sys.stdout.write(json.dumps(result.summary, indent=2, ensure_ascii=False) + "\n")
-    else:
-        print_summary(result.summary, out)
+        summaries = [result.summary for _, result in results]
+        payload = summaries[0] if len(summaries) == 1 else summaries
+        sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+    elif html is None and markdown is None:
+        for _, result in results:
+            print_summary(result.summary, out)
 
 
 @app.command("list")

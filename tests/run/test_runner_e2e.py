@@ -185,3 +185,17 @@ def test_killed_run_resumes_to_the_same_result_without_duplicates(tmp_path: Path
         _cli(*GRID, "-o", str(resumed)), check=True, capture_output=True, text=True, timeout=600
     )
     assert "(0 sent, 0 skipped this time)" in " ".join(again.stdout.split())
+
+
+@pytest.mark.slow
+def test_all_longctx_tiers_on_the_embedded_model(tmp_path: Path) -> None:
+    """Tiers 1-3 run (the 32K tier exactly fills the 32K model); 4 and 5 are skipped, never cut."""
+    result = run(
+        create_suite("longctx", {}),
+        create_backend("llamacpp/gemma3-270m"),
+        RunOptions(output=tmp_path, quiet=True),
+    )
+    rows = {r[0]: r for r in _rows(tmp_path)}
+    assert all(rows[f"LCB-{i:03d}"][2] in ("ok", "length") for i in range(1, 13))
+    assert all(rows[f"LCB-{i:03d}"][2] == "skipped" for i in range(13, 21))
+    assert result.result.summary["max_points"] == 100

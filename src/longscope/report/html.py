@@ -1,0 +1,335 @@
+"""One self-contained HTML file per report: plots inlined as PNG, every stored string escaped.
+
+Model answers and dataset text are untrusted: jinja2 autoescaping is on for the whole template and
+nothing is marked safe except the base64 images this module draws itself.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from longscope import __version__
+from longscope.analysis.effective import RULER_THRESHOLD, effective_length
+from longscope.run.scoring import ScoreResult
+from longscope.run.store import RunStore
+
+HEAD_TAIL_CHARS = 400
+
+
+def _figure_png(fig: Any) -> str:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=110, bbox_inches="tight")
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
+
+
+def _plt():  # type: ignore[no-untyped-def]
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def heatmap_png(heatmap: dict[str, dict[str, float]], title: str) -> str:
+    """Depth x length heatmap on a fixed 0-100 scale (blank where a cell was not run)."""
+    import numpy as np
+
+    plt = _plt()
+    lengths = sorted(heatmap, key=int)
+    depths = sorted(
+        {d for row in heatmap.values() for d in row}, key=lambda d: float(d.rstrip("%"))
+    )
+    grid = np.full((len(depths), len(lengths)), np.nan)
+    for j, length in enumerate(lengths):
+        for i, depth in enumerate(depths):
+            if depth in heatmap[length]:
+                grid[i, j] = heatmap[length][depth]
+    fig, ax = plt.subplots(figsize=(1.2 + 1.1 * len(lengths), 1.0 + 0.45 * len(depths)))
+    image = ax.imshow(grid, cmap="RdYlGn", vmin=0, vmax=100, aspect="auto")
+    ax.set_xticks(
+        range(len(lengths)), [f"{int(n) // 1024}K" if int(n) >= 1024 else n for n in lengths]
+    )
+    ax.set_yticks(range(len(depths)), depths)
+    ax.set_xlabel("context length (tokens)")
+    ax.set_ylabel("needle depth")
+    for i in range(len(depths)):
+        for j in range(len(lengths)):
+            if not np.isnan(grid[i, j]):
+                ax.text(j, i, f"{grid[i, j]:.0f}", ha="center", va="center", fontsize=8)
+    fig.colorbar(image, ax=ax, label="score %")
+    ax.set_title(title)
+    return _figure_png(fig)
+
+
+def curve_png(curves: dict[str, dict[int, float]], threshold: float, title: str) -> str:
+    """Score vs length, one line per model, with the effective-length threshold drawn."""
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 3.2))
+    for label, points in curves.items():
+        xs = sorted(points)
+        ax.plot(xs, [points[x] for x in xs], marker="o", label=label)
+    ax.axhline(
+        threshold, color="grey", linestyle="--", linewidth=1, label=f"threshold {threshold:g}"
+    )
+    ax.set_xscale("log", base=2)
+    all_x = sorted({x for points in curves.values() for x in points})
+    ax.set_xticks(all_x, [f"{x // 1024}K" if x >= 1024 else str(x) for x in all_x])
+    ax.set_ylim(0, 100)
+    ax.set_xlabel("context length (tokens)")
+    ax.set_ylabel("score %")
+    ax.set_title(title)
+    ax.legend(fontsize=7)
+    return _figure_png(fig)
+
+
+def bars_png(values: dict[str, float], title: str) -> str:
+    """Horizontal bars on a 0-100 scale."""
+    plt = _plt()
+    labels = list(values)
+    fig, ax = plt.subplots(figsize=(6, 0.6 + 0.35 * len(labels)))
+    ax.barh(labels, [values[k] for k in labels], color="#4c72b0")
+    ax.set_xlim(0, 100)
+    ax.invert_yaxis()
+    ax.set_xlabel("score %")
+    ax.set_title(title)
+    return _figure_png(fig)
+
+
+def _head_tail(text: str) -> tuple[str, str]:
+    if len(text) <= 2 * HEAD_TAIL_CHARS:
+        return text, ""
+    return text[:HEAD_TAIL_CHARS], text[-HEAD_TAIL_CHARS:]
+
+
+def _drilldown(result: ScoreResult, run_dir: Path) -> list[dict[str, Any]]:
+    items = []
+    with RunStore(run_dir, create=False) as store:
+        for row in result.rows:
+            sample = row.sample
+            context = store.context(result.run_id, sample["id"])
+            head, tail = _head_tail(context + "\n\n" + sample.get("question", ""))
+            items.append(
+                {
+                    "id": sample["id"],
+                    "repeat": row.repeat,
+                    "task": sample["task"],
+                    "language": sample["language"],
+                    "length": sample.get("length"),
+                    "status": row.generation.status,
+                    "error": row.generation.error,
+                    "score": None if row.score is None else row.score.value,
+                    "max": None if row.score is None else row.score.max,
+                    "evidence": json.dumps(
+                        row.score.evidence if row.score else {}, ensure_ascii=False
+                    ),
+                    "answer": row.generation.text,
+                    "reasoning": row.generation.reasoning,
+                    "gold": " | ".join(sample.get("gold", [])),
+                    "prompt_head": head,
+                    "prompt_tail": tail,
+                }
+            )
+    return items
+
+
+def _longctx_section(result: ScoreResult) -> dict[str, Any]:
+    summary = result.summary
+    by_length = {int(k): v["percent"] for k, v in summary["by_length"].items()}
+    eff = effective_length(by_length, RULER_THRESHOLD)
+    claimed = result.header.get("model_info", {}).get("context_length")
+    images = []
+    if summary["heatmap"]:
+        images.append(
+            (
+                "Needle score by depth and length",
+                heatmap_png(summary["heatmap"], "needle / position-bias score %"),
+            )
+        )
+    if len(by_length) > 1:
+        images.append(
+            (
+                "Score vs length",
+                curve_png(
+                    {summary.get("model") or "model": by_length},
+                    RULER_THRESHOLD,
+                    "LongCtx score by length",
+                ),
+            )
+        )
+    images.append(
+        (
+            "By task type",
+            bars_png(
+                {k: v["percent"] for k, v in summary["by_type"].items()}, "score % by task type"
+            ),
+        )
+    )
+    tables = [
+        ("By tier", "tier", summary["by_tier"]),
+        ("By length (tokens)", "length", summary["by_length"]),
+        ("By task type", "type", summary["by_type"]),
+        ("By needle depth", "depth", summary["by_depth"]),
+    ]
+    status_cells: dict[str, dict[str, int]] = {}
+    for row in summary["per_sample"].values():
+        cell = status_cells.setdefault(str(row["length"]), {})
+        for status, count in row["statuses"].items():
+            cell[status] = cell.get(status, 0) + count
+    return {
+        "headline": f"{summary['total']:.1f} / 100 ({summary['level']})",
+        "facts": [
+            ("raw points", f"{summary['raw_points']:g} of {summary['max_points']:g}"),
+            ("effective length (>= 85.6)", eff.label),
+            ("claimed / held context", str(claimed)),
+        ],
+        "images": images,
+        "tables": [
+            (title, label, rows)
+            for title, label, rows in tables
+            if rows and any(k != "None" for k in rows)
+        ],
+        "status_cells": status_cells,
+    }
+
+
+def _longbench_pro_section(result: ScoreResult) -> dict[str, Any]:
+    images = []
+    facts = []
+    tables = []
+    for mode, data in result.summary["modes"].items():
+        facts.append((f"{mode} overall", f"{data['average_overall_metric']:.2f}"))
+        facts.append(
+            (
+                f"{mode} failed / truncated",
+                f"{data['fail_samples_num']} / {data['truncated_questions_num']}",
+            )
+        )
+        for dimension in ("language", "difficulty", "contextual_requirement", "primary_task"):
+            values = data[f"average_{dimension}_metric"]
+            images.append(
+                (
+                    f"{mode}: by {dimension}",
+                    bars_png(values, f"{mode}: score by {dimension.replace('_', ' ')}"),
+                )
+            )
+        lengths = {int(k[:-1]) * 1024: v for k, v in data["average_token_length_metric"].items()}
+        if len(lengths) > 1:
+            images.append(
+                (
+                    f"{mode}: score vs length",
+                    curve_png({mode: lengths}, RULER_THRESHOLD, "LongBench Pro score by length"),
+                )
+            )
+        for dimension in ("token_length", "secondary_task", "language_x_length"):
+            rows = {k: {"percent": v} for k, v in data[f"average_{dimension}_metric"].items()}
+            tables.append((f"{mode}: by {dimension.replace('_', ' ')}", dimension, rows))
+    return {
+        "headline": "; ".join(f"{k} {v}" for k, v in facts[::2]),
+        "facts": facts,
+        "images": images,
+        "tables": tables,
+        "status_cells": {},
+    }
+
+
+SECTIONS = {"longctx": _longctx_section, "longbench-pro": _longbench_pro_section}
+
+_TEMPLATE = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined).from_string(
+    """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'">
+<title>longscope report</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:2rem;max-width:1100px;color:#222}
+h1{margin-bottom:0} .sub{color:#666;margin-top:.2rem}
+table{border-collapse:collapse;margin:.5rem 0 1rem} td,th{border:1px solid #ccc;padding:.2rem .5rem;text-align:left}
+td.num{text-align:right} .fig{display:inline-block;margin:.5rem 1rem .5rem 0;vertical-align:top}
+details{border:1px solid #ddd;margin:.2rem 0;padding:.2rem .5rem} pre{white-space:pre-wrap;background:#f6f6f6;padding:.4rem;max-height:18rem;overflow:auto}
+.status-ok{color:#2a7} .status-skipped,.status-context_overflow,.status-timeout,.status-error{color:#c33}
+</style></head><body>
+<h1>longscope report</h1>
+<p class="sub">longscope {{ version }} &middot; {{ runs|length }} run(s)</p>
+{% for run in runs %}
+<section>
+<h2>{{ run.suite }}: {{ run.model }}</h2>
+<p class="sub">run {{ run.run_id }} &middot; {{ run.run_dir }}</p>
+<p><strong>{{ run.section.headline }}</strong></p>
+<table>{% for name, value in run.section.facts %}<tr><th>{{ name }}</th><td>{{ value }}</td></tr>{% endfor %}</table>
+{% for caption, src in run.section.images %}<figure class="fig"><img alt="{{ caption }}" src="{{ src }}"><figcaption>{{ caption }}</figcaption></figure>{% endfor %}
+{% for title, label, rows in run.section.tables %}
+<h3>{{ title }}</h3>
+<table><tr><th>{{ label }}</th>{% if rows.values()|first is mapping and 'points' in (rows.values()|first) %}<th>points</th><th>max</th>{% endif %}<th>score %</th></tr>
+{% for key, row in rows.items() %}<tr><td>{{ key }}</td>{% if 'points' in row %}<td class="num">{{ row.points }}</td><td class="num">{{ row.max }}</td>{% endif %}<td class="num">{{ row.percent }}</td></tr>{% endfor %}
+</table>
+{% endfor %}
+{% if run.section.status_cells %}<h3>Statuses per length</h3>
+<table><tr><th>length</th><th>statuses</th></tr>{% for length, counts in run.section.status_cells.items() %}<tr><td>{{ length }}</td><td>{% for status, n in counts.items() %}<span class="status-{{ status }}">{{ status }} {{ n }}</span> {% endfor %}</td></tr>{% endfor %}</table>{% endif %}
+<h3>Samples</h3>
+{% for item in run.samples %}
+<details><summary>{{ item.id }} (repeat {{ item.repeat }}) &middot; {{ item.task }} &middot; <span class="status-{{ item.status }}">{{ item.status }}</span> &middot; score {{ item.score if item.score is not none else "-" }}{% if item.max %} / {{ item.max }}{% endif %}</summary>
+{% if item.error %}<p>reason: {{ item.error }}</p>{% endif %}
+<p>gold: {{ item.gold }}</p>
+<p>answer:</p><pre>{{ item.answer }}</pre>
+{% if item.reasoning %}<p>reasoning:</p><pre>{{ item.reasoning }}</pre>{% endif %}
+<p>evidence:</p><pre>{{ item.evidence }}</pre>
+<p>prompt (head{% if item.prompt_tail %} and tail{% endif %}):</p><pre>{{ item.prompt_head }}</pre>{% if item.prompt_tail %}<pre>&hellip;{{ item.prompt_tail }}</pre>{% endif %}
+</details>
+{% endfor %}
+</section>
+{% endfor %}
+</body></html>
+"""
+)
+
+
+def render_html(results: list[tuple[Path, ScoreResult]]) -> str:
+    """Return one self-contained HTML page for one or more scored runs."""
+    runs = []
+    for run_dir, result in results:
+        build = SECTIONS.get(result.suite)
+        if build is None:
+            continue
+        runs.append(
+            {
+                "suite": result.suite,
+                "model": result.summary.get("model") or "",
+                "run_id": result.run_id,
+                "run_dir": str(run_dir),
+                "section": build(result),
+                "samples": _drilldown(result, run_dir),
+            }
+        )
+    return _TEMPLATE.render(version=__version__, runs=runs)
+
+
+def render_markdown(results: list[tuple[Path, ScoreResult]]) -> str:
+    """Return the headline numbers and breakdown tables of each run as Markdown."""
+    lines = []
+    for run_dir, result in results:
+        build = SECTIONS.get(result.suite)
+        if build is None:
+            continue
+        section = build(result)
+        lines += [
+            f"## {result.suite}: {result.summary.get('model') or ''}",
+            "",
+            f"run `{result.run_id}` in `{run_dir}`",
+            "",
+            f"**{section['headline']}**",
+            "",
+        ]
+        lines += [f"- {name}: {value}" for name, value in section["facts"]] + [""]
+        for title, label, rows in section["tables"]:
+            lines += [f"### {title}", "", f"| {label} | score % |", "|---|---|"]
+            lines += [f"| {key} | {row['percent']} |" for key, row in rows.items()] + [""]
+    return "\n".join(lines)

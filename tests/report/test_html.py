@@ -1,0 +1,134 @@
+"""The HTML report: self-contained, escaped, and rendered by a real headless Chromium."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from longscope.report.html import render_html, render_markdown
+from longscope.run.scoring import score_run
+from longscope.run.store import RunStore
+from longscope.suites import create_suite
+from longscope.suites.base import BuildContext
+from longscope.text.tokenizers import QwenTokenizer
+from longscope.types import Generation, GenerationConfig
+
+HOSTILE = '<script>document.title="pwned"</script><img src=x onerror="document.title=\'pwned\'">'
+
+
+def _grid_run(run_dir: Path) -> None:
+    """A stored LongCtx grid run whose model answers include hostile markup."""
+    params = {
+        "lengths": [1024, 2048],
+        "depths": [0.1, 0.5, 0.9],
+        "types": ["needle"],
+        "language": "en",
+        "seed": 0,
+    }
+    suite = create_suite("longctx", params)
+    samples = suite.build(BuildContext(QwenTokenizer(), "chat", GenerationConfig()))
+    with RunStore(run_dir) as store:
+        store.put_run(
+            "hostile1",
+            "longctx",
+            {
+                "params": suite.params(),
+                "model": "openai/test-model",
+                "model_info": {"context_length": 2048},
+            },
+        )
+        store.put_samples("hostile1", samples)
+        for index, sample in enumerate(samples):
+            text = "0.003 arc-seconds" if index % 2 == 0 else HOSTILE
+            store.put_generation(
+                "hostile1", sample.id, 0, Generation(text, "ok", reasoning=HOSTILE)
+            )
+
+
+@pytest.fixture
+def report(tmp_path: Path) -> Path:
+    _grid_run(tmp_path / "run")
+    html = render_html([(tmp_path / "run", score_run(tmp_path / "run"))])
+    path = tmp_path / "report.html"
+    path.write_text(html, encoding="utf-8")
+    return path
+
+
+def test_report_is_self_contained_and_escapes_model_text(report: Path) -> None:
+    html = report.read_text(encoding="utf-8")
+    assert "<script" not in html and "onerror=" not in html.replace("onerror=&#34;", "")
+    assert "&lt;script&gt;document.title=&#34;pwned&#34;&lt;/script&gt;" in html
+    # no network: every image is inline, no external reference at all
+    assert re.findall(r'src="([^"]+)"', html) and all(
+        src.startswith("data:image/png;base64,") for src in re.findall(r'src="([^"]+)"', html)
+    )
+    assert "http://" not in html and "https://" not in html
+    assert "Needle score by depth and length" in html
+
+
+def test_markdown_report(tmp_path: Path) -> None:
+    _grid_run(tmp_path / "run")
+    text = render_markdown([(tmp_path / "run", score_run(tmp_path / "run"))])
+    assert "## longctx: openai/test-model" in text and "| 1024 |" in text
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--hide-scrollbars",
+]
+
+
+def test_report_renders_in_headless_chromium_with_plots_and_no_script(
+    report: Path, tmp_path: Path
+) -> None:
+    if CHROMIUM is None:
+        if os.environ.get("LONGSCOPE_REQUIRE_BROWSER"):
+            pytest.fail("chromium is required here (LONGSCOPE_REQUIRE_BROWSER) but not installed")
+        pytest.skip("chromium is not installed (make test installs it)")
+    profile = tmp_path / "profile"
+    shot = tmp_path / "shot.png"
+    subprocess.run(
+        [
+            CHROMIUM,
+            *FLAGS,
+            f"--user-data-dir={profile}",
+            f"--screenshot={shot}",
+            "--window-size=1200,1600",
+            report.as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    dom = subprocess.run(
+        [CHROMIUM, *FLAGS, f"--user-data-dir={profile}", "--dump-dom", report.as_uri()],
+        check=True,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    assert "<title>longscope report</title>" in dom  # no injected script changed it
+    assert "pwned</title>" not in dom
+    assert "<h1>longscope report</h1>" in dom and "longctx: openai/test-model" in dom
+    assert dom.count('src="data:image/png;base64,') >= 2
+    from PIL import Image
+
+    image = Image.open(shot).convert("RGB")
+    assert image.size == (1200, 1600)
+    colours = image.getcolors(maxcolors=1 << 20)
+    assert colours is not None and len(colours) > 200, "the page rendered blank"
+    # the heatmap's red-yellow-green cells are on screen
+    assert any(r > 150 and g < 120 and b < 100 for _, (r, g, b) in colours)
