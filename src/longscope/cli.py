@@ -320,12 +320,16 @@ def report_command(
     ] = None,
     markdown: Annotated[Path | None, typer.Option(help="Write a Markdown report here")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summaries as JSON")] = False,
+    difficulty_labels: Annotated[
+        str | None, typer.Option(help="Labels from `longscope calibrate` instead of the dataset's")
+    ] = None,
 ) -> None:
     """Print stored runs' results (tables or JSON) and optionally write HTML / Markdown."""
     from longscope.report.terminal import print_summary
     from longscope.run.scoring import score_run
 
-    results = [(run_dir, score_run(run_dir, run_id)) for run_dir in run_dirs]
+    scoring = {"difficulty_labels": difficulty_labels}
+    results = [(run_dir, score_run(run_dir, run_id, scoring)) for run_dir in run_dirs]
     if html is not None or markdown is not None:
         from longscope.report.html import render_html, render_markdown
 
@@ -342,6 +346,87 @@ def report_command(
     elif html is None and markdown is None:
         for _, result in results:
             print_summary(result.summary, out)
+
+
+@app.command("compare")
+def compare_command(
+    run_dirs: Annotated[list[Path], typer.Argument(help="Run directories to rank side by side")],
+    as_json: Annotated[bool, typer.Option("--json", help="Print the leaderboard as JSON")] = False,
+) -> None:
+    """Leaderboard across runs: overall, languages, difficulties, lengths, claimed vs effective."""
+    from rich.table import Table
+
+    from longscope.analysis.profile import leaderboard
+    from longscope.run.scoring import score_run
+
+    rows = leaderboard([score_run(run_dir) for run_dir in run_dirs])
+    if as_json:
+        sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
+        return
+    columns = list(dict.fromkeys(k for row in rows for k in row if k != "lengths"))
+    lengths = list(dict.fromkeys(k for row in rows for k in row["lengths"]))
+    table = Table(title="Leaderboard", title_justify="left")
+    for column in [*columns, *lengths]:
+        table.add_column(column if column not in lengths else f"{int(column) // 1024}K")
+    for row in rows:
+        cells = [str(row.get(c, "")) for c in columns] + [
+            str(row["lengths"].get(n, "")) for n in lengths
+        ]
+        table.add_row(*cells)
+    Console(width=max(120, 12 * (len(columns) + len(lengths)))).print(table)
+
+
+@app.command("profile")
+def profile_command(
+    run_dirs: Annotated[list[Path], typer.Argument(help="Runs of one model with a length sweep")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write PROFILE.json")],
+    threshold: Annotated[float, typer.Option(help="Absolute threshold (RULER: 85.6)")] = 85.6,
+    relative: Annotated[
+        float, typer.Option(help="Relative threshold: fraction of the shortest length's score")
+    ] = 0.9,
+) -> None:
+    """Write a model profile (claimed vs effective context) from stored runs."""
+    from longscope.analysis.profile import model_profile
+    from longscope.run.scoring import score_run
+
+    try:
+        profile = model_profile([score_run(d) for d in run_dirs], threshold, relative)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    output.write_text(json.dumps(profile, indent=2) + "\n", encoding="utf-8")
+    out.print(
+        f"{profile['model']}: claimed {profile['claimed_context']}, effective {profile['effective_context']} -> {output}"
+    )
+
+
+@app.command("calibrate")
+def calibrate_command(
+    high: Annotated[list[Path], typer.Option(help="Runs of high-tier models (repeatable)")],
+    mid: Annotated[list[Path], typer.Option(help="Runs of mid-tier models (repeatable)")],
+    low: Annotated[list[Path], typer.Option(help="Runs of low-tier models (repeatable)")],
+    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the labels JSON")],
+) -> None:
+    """Write model-calibrated LongBench Pro difficulty labels (use with --difficulty-labels)."""
+    from longscope.analysis.calibrate import difficulty_labels
+    from longscope.run.scoring import score_run
+
+    try:
+        labels = difficulty_labels(
+            {
+                t: [score_run(d) for d in dirs]
+                for t, dirs in (("high", high), ("mid", mid), ("low", low))
+            }
+        )
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    output.write_text(json.dumps(labels, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    counts: dict[str, int] = {}
+    for label in labels["labels"].values():
+        counts[label] = counts.get(label, 0) + 1
+    out.print(
+        f"{len(labels['labels'])} labels -> {output}: "
+        + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+    )
 
 
 @app.command("list")

@@ -11,7 +11,7 @@ SUITE_DESCRIPTIONS = {
     "longctx": "LongCtx: 20 synthetic tasks (needle, position bias, multi-fact, reasoning), 4K-128K",
     "longbench-pro": "LongBench Pro: 1,500 bilingual samples, 11/25 tasks, 8K-256K (--data FILE or hub)",
 }
-SCORING_OPTIONS = ("embedder", "embed_base_url", "rouge_parity")
+SCORING_OPTIONS = ("embedder", "embed_base_url", "rouge_parity", "difficulty_labels")
 """Options that change scores but not generations: never part of a run's identity."""
 
 

@@ -69,6 +69,7 @@ class LongBenchProSuite:
         embedder: str = DEFAULT_EMBEDDER,
         embed_base_url: str | None = None,
         rouge_parity: bool = False,
+        difficulty_labels: str | None = None,
     ) -> None:
         bad = [m for m in modes if m not in MODES]
         if bad or not modes:
@@ -86,6 +87,7 @@ class LongBenchProSuite:
         self.embedder = embedder
         self.embed_base_url = embed_base_url
         self.rouge_parity = rouge_parity
+        self.difficulty_labels = difficulty_labels
         self._dataset: Dataset | None = None
 
     @property
@@ -187,6 +189,8 @@ class LongBenchProSuite:
         )
 
     def summarize(self, rows: Sequence[ScoredRow]) -> dict[str, Any]:
+        if self.difficulty_labels:
+            rows = _relabel(rows, self.difficulty_labels)
         by_mode: dict[str, list[ScoredRow]] = defaultdict(list)
         for row in rows:
             by_mode[row.sample["meta"]["mode"]].append(row)
@@ -195,7 +199,24 @@ class LongBenchProSuite:
         }
         summary["embedder"] = self.embedder
         summary["rouge_parity"] = self.rouge_parity
+        summary["difficulty_source"] = self.difficulty_labels or "dataset"
         return summary
+
+
+def _relabel(rows: Sequence[ScoredRow], path: str) -> list[ScoredRow]:
+    """Replace each sample's difficulty with calibrated labels (unlabelled samples keep theirs)."""
+    from longscope.analysis.calibrate import load_labels
+
+    labels = load_labels(path)
+    out = []
+    for row in rows:
+        label = labels.get(row.sample["id"])
+        if label is None:
+            out.append(row)
+            continue
+        sample = {**row.sample, "meta": {**row.sample["meta"], "difficulty": label}}
+        out.append(ScoredRow(sample, row.repeat, row.generation, row.score))
+    return out
 
 
 def _value(row: ScoredRow) -> float:
