@@ -19,8 +19,8 @@ from longscope.run.scoring import ScoreResult, score_run
 from longscope.run.store import RunStore
 from longscope.suites.longbench_pro.loader import load
 from longscope.suites.longbench_pro.schema import describe_error
-from longscope.suites.longbench_pro.suite import LongBenchProSuite
-from longscope.types import Generation, Sample, stable_hash
+from longscope.suites.longbench_pro.suite import LongBenchProSuite, row_sample
+from longscope.types import Generation, stable_hash
 
 
 class PredictionRow(BaseModel):
@@ -72,25 +72,7 @@ def score_predictions(
         order = pred.run if pred.run is not None else pred.bon_idx
         grouped[f"{row.id}#{mode}"].append((order if order is not None else number, number, pred))
     samples = [
-        Sample(
-            id=f"{row.id}#{mode}",
-            task=row.secondary_task,
-            language=row.language,
-            context=row.context,
-            question=row.question_thinking if mode == "thinking" else row.question_nonthinking,
-            gold=tuple(row.answer),
-            meta={
-                "row_id": row.id,
-                "mode": mode,
-                "metric": row.metric,
-                "token_length": row.token_length,
-                "primary_task": row.primary_task,
-                "secondary_task": row.secondary_task,
-                "contextual_requirement": row.contextual_requirement,
-                "difficulty": row.difficulty,
-                "truncated": False,
-            },
-        )
+        row_sample(row, mode)
         for row in dataset.rows
         for mode in modes
         if f"{row.id}#{mode}" in grouped

@@ -33,6 +33,34 @@ DIMENSIONS = (
 )
 
 
+def row_sample(
+    row: Row, mode: str, *, context: str | None = None, question: str | None = None, **meta: Any
+) -> Sample:
+    """Return the sample of one dataset row in one prompt mode (`meta` adds run-time facts)."""
+    if question is None:
+        question = row.question_thinking if mode == "thinking" else row.question_nonthinking
+    return Sample(
+        id=f"{row.id}#{mode}",
+        task=row.secondary_task,
+        language=row.language,
+        context=row.context if context is None else context,
+        question=question,
+        gold=tuple(row.answer),
+        meta={
+            "row_id": row.id,
+            "mode": mode,
+            "metric": row.metric,
+            "token_length": row.token_length,
+            "primary_task": row.primary_task,
+            "secondary_task": row.secondary_task,
+            "contextual_requirement": row.contextual_requirement,
+            "difficulty": row.difficulty,
+            "truncated": False,
+            **meta,
+        },
+    )
+
+
 def middle_truncate(text: str, limit: int, tokenizer: Tokenizer) -> tuple[str, int, bool]:
     """Keep the first and last limit/2 tokens of `text`; return (text, tokens, truncated)."""
     # A token is at least one byte: text of at most `limit` bytes always fits, no tokenizing needed.
@@ -148,29 +176,14 @@ class LongBenchProSuite:
                         head, sep, tail = text.rpartition(SEPARATOR)
                         context, question = (head, tail) if sep else (text, "")
                 samples.append(
-                    Sample(
-                        id=f"{row.id}#{mode}",
-                        task=row.secondary_task,
-                        language=row.language,
+                    row_sample(
+                        row,
+                        mode,
                         context=context,
                         question=question,
-                        gold=tuple(row.answer),
-                        length=0,
-                        meta={
-                            "row_id": row.id,
-                            "mode": mode,
-                            "metric": row.metric,
-                            "token_length": row.token_length,
-                            "primary_task": row.primary_task,
-                            "secondary_task": row.secondary_task,
-                            "contextual_requirement": row.contextual_requirement,
-                            "difficulty": row.difficulty,
-                            "truncated": truncated,
-                            "prompt_tokens": tokens
-                            if tokens > 0 and counter is ctx.tokenizer
-                            else 0,
-                            "max_tokens": budget,
-                        },
+                        truncated=truncated,
+                        prompt_tokens=tokens if tokens > 0 and counter is ctx.tokenizer else 0,
+                        max_tokens=budget,
                     )
                 )
         return samples
