@@ -429,6 +429,69 @@ def calibrate_command(
     )
 
 
+@app.command("longscore")
+def longscore_command(
+    run_dirs: Annotated[
+        list[Path], typer.Argument(help="Runs with a length sweep (hundred, LongCtx grid)")
+    ],
+    base: Annotated[str, typer.Option(help="Base lengths, e.g. 2k,4k,6k")] = "2k,4k,6k",
+    floor: Annotated[
+        float, typer.Option(help="Base Ability below this leaves LongScore undefined")
+    ] = 5.0,
+) -> None:
+    """Base Ability, per-length raw score and LongScore, averages, and both rankings across runs."""
+    from rich.table import Table
+
+    from longscope.analysis.longscore import longscore
+    from longscope.analysis.profile import length_curve
+    from longscope.run.scoring import score_run
+
+    base_lengths = parse_lengths(base)
+    ranking = []
+    for run_dir in run_dirs:
+        result = score_run(run_dir)
+        if result.suite == "hundred":
+            curves = {
+                task: {int(k): v for k, v in s.items()}
+                for task, s in result.summary["by_task"].items()
+            }
+            curves["overall"] = {int(k): v for k, v in result.summary["by_length"].items()}
+        else:
+            curves = {"overall": length_curve(result).scores}
+        model = result.summary.get("model") or str(run_dir)
+        lengths = sorted({n for c in curves.values() for n in c})
+        table = Table(title=f"{model} ({result.suite}, {run_dir})", title_justify="left")
+        for column in [
+            "task",
+            "Base",
+            *[f"{n // 1024}K raw" for n in lengths],
+            *[f"{n // 1024}K LC" for n in lengths if n not in base_lengths],
+            "avg raw",
+            "LongScore",
+        ]:
+            table.add_column(column, justify="right")
+        for task, scores in curves.items():
+            ls = longscore(scores, base_lengths, floor)
+            cells = [task, "-" if ls.base is None else f"{ls.base:.1f}"]
+            cells += [f"{scores[n]:.1f}" if n in scores else "" for n in lengths]
+            cells += [
+                f"{ls.lc[n]:+.1f}" if n in ls.lc else "" for n in lengths if n not in base_lengths
+            ]
+            cells += [
+                "-" if ls.raw_average is None else f"{ls.raw_average:.1f}",
+                ls.undefined or ("-" if ls.average is None else f"{ls.average:+.1f}"),
+            ]
+            table.add_row(*cells)
+            if task == "overall":
+                ranking.append((model, ls))
+        Console(width=max(120, 11 * (len(lengths) * 2 + 4))).print(table)
+    if len(ranking) > 1:
+        by_raw = sorted(ranking, key=lambda r: -(r[1].raw_average or 0.0))
+        by_ls = sorted(ranking, key=lambda r: -(r[1].average if r[1].average is not None else -1e9))
+        out.print("ranking by raw average:  " + " > ".join(m for m, _ in by_raw))
+        out.print("ranking by LongScore:    " + " > ".join(m for m, _ in by_ls))
+
+
 @app.command("list")
 def list_command() -> None:
     """List suites and named models."""

@@ -10,6 +10,7 @@ from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow, Suite
 SUITE_DESCRIPTIONS = {
     "longctx": "LongCtx: 20 synthetic tasks (needle, position bias, multi-fact, reasoning), 4K-128K",
     "longbench-pro": "LongBench Pro: 1,500 bilingual samples, 11/25 tasks, 8K-256K (--data FILE or hub)",
+    "hundred": "100-LongBench: length-controllable real contexts, LongScore (synthetic tasks so far)",
 }
 SCORING_OPTIONS = ("embedder", "embed_base_url", "rouge_parity", "difficulty_labels")
 """Options that change scores but not generations: never part of a run's identity."""
@@ -52,6 +53,19 @@ def create_suite(name: str, params: dict[str, Any]) -> Suite:
                 max_input_tokens=params.get("max_input_tokens"),
                 temperature=float(params.get("temperature", 1.0)),
                 **{k: params[k] for k in SCORING_OPTIONS if params.get(k) is not None},
+            )
+        except ValueError as exc:
+            raise UsageError(str(exc)) from exc
+    if name == "hundred":
+        from longscope.suites.hundred.suite import SYNTHETIC_TASKS, HundredSuite
+
+        try:
+            return HundredSuite(
+                tasks=tuple(params.get("tasks") or SYNTHETIC_TASKS),
+                lengths=tuple(params.get("lengths") or (2048, 4096, 6144, 8192, 16384)),
+                samples=int(params.get("samples") or 10),
+                seed=int(params.get("seed", 0)),
+                pool=params.get("pool") or "pydoc",
             )
         except ValueError as exc:
             raise UsageError(str(exc)) from exc
