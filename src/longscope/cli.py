@@ -245,7 +245,7 @@ def run_command(
     options = RunOptions(
         output=output,
         limit=limit,
-        repeats=repeats,
+        repeats=repeats or suite_obj.default_repeats,
         seed=seed,
         max_tokens=max_tokens,
         temperature=temperature,
@@ -284,6 +284,10 @@ def score_command(
     rouge_parity: Annotated[
         bool, typer.Option(help="Reproduce the official ROUGE-L zeros")
     ] = False,
+    difficulty_labels: Annotated[
+        str | None,
+        typer.Option(help="Labels from `longscope calibrate` instead of the dataset's"),
+    ] = None,
 ) -> None:
     """Re-score a stored run without a model, or score predictions made elsewhere."""
     from longscope.report.terminal import print_summary
@@ -293,6 +297,7 @@ def score_command(
         "embedder": embedder,
         "embed_base_url": embed_base_url,
         "rouge_parity": rouge_parity or None,
+        "difficulty_labels": difficulty_labels,
     }
     if Path(target).is_dir():
         result = score_run(target, run_id, scoring)
