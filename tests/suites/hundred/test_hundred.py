@@ -158,3 +158,45 @@ def test_longscore_hand_computed_and_guarded() -> None:
     assert result.average == -35.0 and result.raw_average == 45.5
     guarded = longscore({2048: 2, 4096: 0, 6144: 1, 8192: 0})
     assert guarded.average is None and "below the floor 5" in guarded.undefined
+
+
+@pytest.mark.model
+def test_sweep_on_the_embedded_model_and_longscore(tmp_path) -> None:
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "longscope.cli",
+            "run",
+            "hundred",
+            "--model",
+            "llamacpp/gemma3-270m",
+            "--tasks",
+            "kv_retrieval,counting_stars,passage_count",
+            "--lengths",
+            "1k,2k,3k",
+            "--samples",
+            "1",
+            "-o",
+            str(tmp_path),
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    scored = subprocess.run(
+        [sys.executable, "-m", "longscope.cli", "longscore", str(tmp_path), "--base", "1k,2k"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert scored.returncode == 0, scored.stderr
+    text = " ".join(scored.stdout.split())
+    assert "Base" in text and "3K LC" in text and "LongScore" in text
+    for task in ("kv_retrieval", "counting_stars", "passage_count", "overall"):
+        assert task in text
