@@ -145,3 +145,17 @@ def test_malformed_longbench_pro_data_is_one_line(tmp_path: Path) -> None:
     )
     assert result.returncode == 2
     assert result.stderr.strip() == f"error: {bad}: row 5: field 'difficulty': missing"
+
+
+def test_compare_and_profile_on_stored_runs(tmp_path: Path) -> None:
+    _stored_run(tmp_path / "a")
+    board = _longscope("compare", str(tmp_path / "a"), "--json")
+    assert board.returncode == 0, board.stderr
+    rows = json.loads(board.stdout)
+    assert rows[0]["suite"] == "longctx" and rows[0]["effective"] == "<4096"
+    assert rows[0]["lengths"] == {"4096": 16.7}
+    profile = tmp_path / "profile.json"
+    made = _longscope("profile", str(tmp_path / "a"), "-o", str(profile))
+    assert made.returncode == 0, made.stderr
+    data = json.loads(profile.read_text())
+    assert data["model"] == "openai/m" and data["measured"][0]["effective_label"] == "<4096"
