@@ -132,3 +132,32 @@ def test_report_renders_in_headless_chromium_with_plots_and_no_script(
     assert colours is not None and len(colours) > 200, "the page rendered blank"
     # the heatmap's red-yellow-green cells are on screen
     assert any(r > 150 and g < 120 and b < 100 for _, (r, g, b) in colours)
+
+
+def test_every_suite_renders(tmp_path: Path) -> None:
+    from longscope.suites.longbench_pro.predictions import score_predictions
+
+    fixtures = Path(__file__).parents[1] / "fixtures"
+    lbp = score_predictions(
+        str(fixtures / "longbench_pro_mini.json"),
+        fixtures / "longbench_pro_mini_predictions.jsonl",
+        tmp_path / "lbp",
+    )
+    suite = create_suite("hundred", {"lengths": [2048, 4096, 6144, 8192], "samples": 1})
+    samples = suite.build(
+        BuildContext(QwenTokenizer(), "completion", GenerationConfig(max_tokens=64))
+    )
+    with RunStore(tmp_path / "h") as store:
+        store.put_run("h1", "hundred", {"params": suite.params(), "model": "openai/x"})
+        store.put_samples("h1", samples)
+        for sample in samples:
+            right = sample.meta["target_length"] <= 4096
+            store.put_generation(
+                "h1", sample.id, 0, Generation(sample.gold[0] if right else "0", "ok")
+            )
+    hundred = score_run(tmp_path / "h")
+    # base = mean(100, 100, 0) at 2K/4K/6K; 8K scores 0: LongScore (0 - base) / base = -100%
+    assert hundred.summary["longscore"]["overall"]["lc"] == {"8192": -100.0}
+    html = render_html([(tmp_path / "lbp", lbp), (tmp_path / "h", hundred)])
+    assert "longbench-pro: predictions:" in html and "hundred: openai/x" in html
+    assert "overall LongScore -100.0" in html

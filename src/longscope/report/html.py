@@ -242,7 +242,64 @@ def _longbench_pro_section(result: ScoreResult) -> dict[str, Any]:
     }
 
 
-SECTIONS = {"longctx": _longctx_section, "longbench-pro": _longbench_pro_section}
+def _hundred_section(result: ScoreResult) -> dict[str, Any]:
+    summary = result.summary
+    curves = {
+        task: {int(k): v for k, v in scores.items()} for task, scores in summary["by_task"].items()
+    }
+    overall = {int(k): v for k, v in summary["by_length"].items()}
+    scores = summary["longscore"]
+    images = []
+    if len(overall) > 1:
+        images.append(
+            (
+                "Score vs length per task",
+                curve_png(
+                    {**curves, "overall": overall}, RULER_THRESHOLD, "100-LongBench score by length"
+                ),
+            )
+        )
+    defined = {task: ls["average"] for task, ls in scores.items() if ls["average"] is not None}
+    if defined:
+        # LongScore is a relative change (%): shift to a 0-100 bar where 100 means no loss.
+        images.append(
+            (
+                "LongScore (100 = no loss vs base)",
+                bars_png(
+                    {k: max(0.0, 100 + v) for k, v in defined.items()}, "100 + average LongScore"
+                ),
+            )
+        )
+    facts = [
+        (f"{task} LongScore", ls["undefined"] or f"{ls['average']:+.1f} (base {ls['base']})")
+        for task, ls in scores.items()
+        if ls["average"] is not None or ls["undefined"]
+    ]
+    tables = [
+        (f"{task}: score by target length", "length", {k: {"percent": v} for k, v in s.items()})
+        for task, s in summary["by_task"].items()
+    ]
+    facts += [(f"tokens sent at target {k}", str(v)) for k, v in summary["achieved_length"].items()]
+    head = scores.get("overall", {})
+    headline = (
+        f"overall LongScore {head['average']:+.1f}"
+        if head.get("average") is not None
+        else "LongScore undefined"
+    )
+    return {
+        "headline": headline,
+        "facts": facts,
+        "images": images,
+        "tables": tables,
+        "status_cells": {},
+    }
+
+
+SECTIONS = {
+    "longctx": _longctx_section,
+    "longbench-pro": _longbench_pro_section,
+    "hundred": _hundred_section,
+}
 
 _TEMPLATE = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined).from_string(
     """<!doctype html>

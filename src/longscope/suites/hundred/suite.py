@@ -158,11 +158,18 @@ class HundredSuite:
             passages = self._repeated(rng, pool, budget, meta)
         else:
             passages = [pool.documents[i].text for i in fill(rng, pool.counts, budget)]
+        if not passages:
+            raise UsageError(
+                f"{length} tokens leave no room for a single document: use a longer length"
+            )
         if task != "passage_count":
-            # Ground-truth sentences go before randomly chosen passages.
-            for sentence, where in zip(
-                inserts, rng.sample(range(len(passages)), len(inserts)), strict=True
-            ):
+            # Ground-truth sentences go before randomly chosen passages (distinct ones when there
+            # are enough; short contexts hold fewer passages than sentences).
+            if len(passages) >= len(inserts):
+                places = rng.sample(range(len(passages)), len(inserts))
+            else:
+                places = [rng.randrange(len(passages)) for _ in inserts]
+            for sentence, where in zip(inserts, places, strict=True):
                 passages[where] = sentence + " " + passages[where]
             rng.shuffle(passages)
         context = "".join(WRAP.format(index=i + 1, text=text) for i, text in enumerate(passages))
