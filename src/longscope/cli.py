@@ -108,6 +108,25 @@ def _suite_params(suite: str, raw: dict[str, Any]) -> dict[str, Any]:
             "rouge_parity",
         )
         return {"modes": modes, "filters": filters, **{k: raw[k] for k in keys}}
+    if suite == "hundred":
+        sources = {}
+        for pair in raw["source"] or []:
+            task, sep, path = pair.partition("=")
+            if not sep or not task.strip() or not path.strip():
+                raise UsageError(f"bad --source {pair!r}: expected TASK=FILE.jsonl")
+            sources[task.strip()] = path.strip()
+        hundred: dict[str, Any] = {
+            "seed": raw["seed"],
+            "tasks": _csv(raw["tasks"]),
+            "pool": raw["pool"],
+            "samples": raw["samples"],
+            "sources": sources,
+            "metric": raw["metric"],
+            "qa_filter": raw["qa_filter"],
+        }
+        if raw["lengths"]:
+            hundred["lengths"] = list(parse_lengths(raw["lengths"]))
+        return hundred
     params: dict[str, Any] = {"language": raw["language"] or "en", "seed": raw["seed"]}
     if raw["tiers"]:
         params["tiers"] = list(_ints(raw["tiers"], "tiers"))
@@ -140,7 +159,8 @@ def run_command(
         str | None, typer.Option(help="LongCtx tiers, e.g. 1,2 (1=4K ... 5=128K)")
     ] = None,
     lengths: Annotated[
-        str | None, typer.Option(help="Grid mode: context lengths, e.g. 2k,4k,8k")
+        str | None,
+        typer.Option(help="LongCtx grid / 100-LongBench: context lengths, e.g. 2k,4k,8k"),
     ] = None,
     depths: Annotated[
         str | None, typer.Option(help="Grid mode: needle depths, e.g. 0.1,0.5,0.9")
@@ -186,6 +206,27 @@ def run_command(
     rouge_parity: Annotated[
         bool, typer.Option(help="Reproduce the official ROUGE-L zeros (RecursionError)")
     ] = False,
+    tasks: Annotated[
+        str | None, typer.Option(help="100-LongBench tasks, e.g. kv_retrieval,counting_stars")
+    ] = None,
+    samples: Annotated[
+        int | None, typer.Option(help="100-LongBench samples per task and length (default 10)")
+    ] = None,
+    pool: Annotated[
+        str | None,
+        typer.Option(help="100-LongBench document pool: pydoc (default) or a JSONL file"),
+    ] = None,
+    source: Annotated[
+        list[str] | None,
+        typer.Option(help="100-LongBench QA/summary source TASK=FILE.jsonl (LongBench v1 rows)"),
+    ] = None,
+    metric: Annotated[
+        str, typer.Option(help="100-LongBench QA/summary metric: deterministic (judge: not yet)")
+    ] = "deterministic",
+    qa_filter: Annotated[
+        float,
+        typer.Option(help="100-LongBench: drop QA samples answered this well with no context"),
+    ] = 0.5,
     limit: Annotated[int | None, typer.Option(help="Run only the first N samples")] = None,
     repeats: Annotated[
         int | None, typer.Option(help="Generations per sample (LongCtx 1, LongBench Pro 3)")
@@ -230,6 +271,12 @@ def run_command(
             "embedder": embedder,
             "embed_base_url": embed_base_url,
             "rouge_parity": rouge_parity or None,
+            "tasks": tasks,
+            "samples": samples,
+            "pool": pool,
+            "source": source,
+            "metric": metric,
+            "qa_filter": qa_filter,
         },
     )
     if (repeats is not None and repeats < 1) or (limit is not None and limit < 1):

@@ -66,6 +66,9 @@ def create_suite(name: str, params: dict[str, Any]) -> Suite:
                 samples=int(params.get("samples") or 10),
                 seed=int(params.get("seed", 0)),
                 pool=params.get("pool") or "pydoc",
+                sources=params.get("sources") or {},
+                metric=params.get("metric") or "deterministic",
+                qa_filter=float(params.get("qa_filter", 0.5)),
             )
         except ValueError as exc:
             raise UsageError(str(exc)) from exc

@@ -121,9 +121,9 @@ def test_grading(task, answer, gold, value) -> None:
     assert grade(task, answer, gold).value == value
 
 
-def test_qa_and_summary_tasks_say_what_is_missing() -> None:
-    with pytest.raises(UsageError, match="need a QA/summary source and the LLM judge"):
-        create_suite("hundred", {"tasks": ["single_doc_qa"]})
+def test_passage_retrieval_says_what_is_missing() -> None:
+    with pytest.raises(UsageError, match="passage_retrieval needs a summary per document"):
+        create_suite("hundred", {"tasks": ["passage_retrieval"]})
 
 
 def test_small_default_pool_refuses_rather_than_repeating(qwen_tokenizer) -> None:

@@ -1,8 +1,9 @@
 """100-LongBench: length-controllable contexts from real documents, and LongScore.
 
-This module holds the synthetic tasks (kv_retrieval, counting_stars, passage_count), which run on the
-embedded default pool. The QA and summary tasks, the LLM judge and the QA filter are not built yet:
-asking for them stops with a message.
+The synthetic tasks (kv_retrieval, counting_stars, passage_count) run on the embedded default pool.
+The QA and summary tasks need a real source (LongBench v1 rows) and are scored with the
+deterministic metrics (token F1, ROUGE-L); the LLM judge is not built yet and asking for it stops
+with a message. passage_retrieval needs per-document summaries that no pool offers yet.
 """
 
 from __future__ import annotations
@@ -17,13 +18,23 @@ from statistics import mean
 from typing import Any
 
 from longscope.analysis.longscore import DEFAULT_BASE_LENGTHS, longscore
+from longscope.metrics.qa import best_f1, normalize_qa
+from longscope.metrics.rouge import rouge_l
 from longscope.models.base import UsageError
 from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow
 from longscope.suites.hundred.pool import DEFAULT_POOL, WRAP, CountedPool, load_pool
+from longscope.suites.hundred.sources import (
+    QA_TASKS,
+    SUM_TASKS,
+    Source,
+    SourceRow,
+    load_source,
+    split_documents,
+)
 from longscope.types import SCORABLE, Generation, GenerationConfig, Sample, Score
 
 SYNTHETIC_TASKS = ("kv_retrieval", "counting_stars", "passage_count")
-NOT_YET = ("passage_retrieval", "single_doc_qa", "multi_doc_qa", "single_doc_sum", "multi_doc_sum")
+REAL_TASKS = (*QA_TASKS, *SUM_TASKS)
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 _INT = re.compile(r"\d+")
 # Passage wrappers of real indices can be a token shorter or longer than the counted upper bound.
@@ -98,16 +109,38 @@ class HundredSuite:
         seed: int = 0,
         pool: str = DEFAULT_POOL,
         base_lengths: Sequence[int] = DEFAULT_BASE_LENGTHS,
+        sources: dict[str, str] | None = None,
+        metric: str = "deterministic",
+        qa_filter: float = 0.5,
     ) -> None:
-        later = [t for t in tasks if t in NOT_YET]
-        if later:
+        if metric != "deterministic":
             raise ValueError(
-                f"task(s) {', '.join(later)} need a QA/summary source and the LLM judge, which this "
-                f"version does not have yet; available: {', '.join(SYNTHETIC_TASKS)}"
+                f"metric {metric!r} is not available yet: the LLM judge is not built; "
+                "use --metric deterministic (token F1 for QA, ROUGE-L for summaries)"
             )
-        unknown = [t for t in tasks if t not in SYNTHETIC_TASKS]
+        unknown = [
+            t for t in tasks if t not in (*SYNTHETIC_TASKS, *REAL_TASKS, "passage_retrieval")
+        ]
         if unknown or not tasks:
-            raise ValueError(f"unknown task(s) {unknown}: use {', '.join(SYNTHETIC_TASKS)}")
+            raise ValueError(
+                f"unknown task(s) {unknown}: use {', '.join((*SYNTHETIC_TASKS, *REAL_TASKS))}"
+            )
+        if "passage_retrieval" in tasks:
+            raise ValueError(
+                "passage_retrieval needs a summary per document and no pool offers one yet "
+                "(the default pydoc pool has none)"
+            )
+        sources = dict(sources or {})
+        missing = [t for t in tasks if t in REAL_TASKS and t not in sources]
+        if missing:
+            raise ValueError(
+                f"task(s) {', '.join(missing)} need a real source: pass --source TASK=FILE.jsonl with "
+                "LongBench v1 rows (input, context, answers), e.g. qasper or hotpotqa for QA, "
+                "gov_report or multi_news for summaries"
+            )
+        self.sources = {t: p for t, p in sources.items() if t in tasks}
+        self.metric = metric
+        self.qa_filter = qa_filter
         self.tasks = tuple(tasks)
         self.lengths = tuple(sorted(set(lengths)))
         self.samples = samples
@@ -122,20 +155,132 @@ class HundredSuite:
             "samples": self.samples,
             "seed": self.seed,
             "pool": self.pool,
+            "sources": {t: str(p) for t, p in sorted(self.sources.items())},
+            "metric": self.metric,
+            "qa_filter": self.qa_filter,
         }
 
     def prepare(self) -> None:
         load_pool(self.pool)
+        for path in self.sources.values():
+            load_source(path)
 
     def build(self, ctx: BuildContext) -> list[Sample]:
         documents, source_id = load_pool(self.pool)
         pool = CountedPool(documents, source_id, ctx.tokenizer)
+        sources = {t: load_source(p) for t, p in self.sources.items()}
         out = []
         for task in self.tasks:
             for length in self.lengths:
                 for row in range(self.samples):
-                    out.append(self._sample(task, length, row, pool, ctx))
+                    if task in REAL_TASKS:
+                        out.append(self._real_sample(task, length, row, pool, sources[task], ctx))
+                    else:
+                        out.append(self._sample(task, length, row, pool, ctx))
+        # The QA filter: each QA question once more with no context at all.
+        asked: set[tuple[str, str]] = set()
+        for sample in list(out):
+            key = (sample.task, sample.meta.get("source_row", ""))
+            if sample.task in QA_TASKS and key not in asked:
+                asked.add(key)
+                out.append(self._no_context(sample, ctx))
         return out
+
+    def _real_sample(
+        self,
+        task: str,
+        length: int,
+        row: int,
+        pool: CountedPool,
+        source: Source,
+        ctx: BuildContext,
+    ) -> Sample:
+        """A QA or summary sample: the gold document(s) among distractors, named by position."""
+        rng = random.Random(f"{self.seed}:{task}:{length}:{row}")
+        order = list(range(len(source.rows)))
+        rng.shuffle(order)
+        probe_question = self._real_question(task, source.rows[order[0]], [999, 998, 997])
+        probe = Sample("p", task, "English", "", probe_question, ())
+        prompt, messages = self.template.render(probe, ctx.prompt_mode)
+        overhead = len(ctx.tokenizer.encode(prompt or messages[0].content)) + _SLACK
+        for index in order:
+            picked = source.rows[index]
+            golds = (
+                [picked.context] if task.startswith("single") else split_documents(picked.context)
+            )
+            gold_tokens = sum(
+                len(ctx.tokenizer.encode(WRAP.format(index=999, text=d))) for d in golds
+            )
+            budget = length - overhead - gold_tokens
+            if budget >= 0:
+                break
+        else:
+            raise UsageError(f"no {task} source row fits in {length} tokens: use longer lengths")
+        passages = [pool.documents[i].text for i in fill(rng, pool.counts, budget)]
+        places = sorted(rng.sample(range(len(passages) + len(golds)), len(golds)))
+        for where, text in zip(places, golds, strict=True):
+            passages.insert(where, text)
+        gold_passages = [where + 1 for where in places]
+        question = self._real_question(task, picked, gold_passages)
+        context = "".join(WRAP.format(index=i + 1, text=text) for i, text in enumerate(passages))
+        sample = Sample(f"{task}-{length}-{row:03d}", task, "English", context, question, ())
+        rendered, messages = self.template.render(sample, ctx.prompt_mode)
+        achieved = len(ctx.tokenizer.encode(rendered or messages[0].content))
+        max_tokens = 256 if task in SUM_TASKS else ctx.config.max_tokens
+        return Sample(
+            sample.id,
+            task,
+            "English",
+            context,
+            question,
+            tuple(picked.answers),
+            length=achieved + max_tokens,
+            meta={
+                "metric": "rouge_l" if task in SUM_TASKS else "f1",
+                "source_row": picked.id or str(index),
+                "question_text": picked.input,
+                "gold_passages": gold_passages,
+                "target_length": length,
+                "achieved_length": achieved,
+                "passages": len(passages),
+                "prompt_tokens": achieved + 1,
+                "max_tokens": max_tokens,
+            },
+        )
+
+    @staticmethod
+    def _real_question(task: str, row: SourceRow, where: list[int]) -> str:
+        named = ", ".join(str(n) for n in where)
+        if task == "single_doc_qa":
+            return f"Answer the question based on Passage {where[0]}. Answer concisely.\nQuestion: {row.input}"
+        if task == "multi_doc_qa":
+            return f"Answer the question based on Passages {named}. Answer concisely.\nQuestion: {row.input}"
+        if task == "single_doc_sum":
+            return f"Question: Write a summary of Passage {where[0]} in a few sentences."
+        return f"Question: Write one summary of Passages {named} together in a few sentences."
+
+    def _no_context(self, sample: Sample, ctx: BuildContext) -> Sample:
+        question = (
+            "Answer the question concisely from what you know. If it cannot be answered, write "
+            f"unanswerable.\nQuestion: {sample.meta['question_text']}"
+        )
+        return Sample(
+            f"{sample.task}-nocontext-{sample.meta['source_row']}",
+            sample.task,
+            "English",
+            "",
+            question,
+            sample.gold,
+            length=0,
+            meta={
+                "metric": "f1",
+                "no_context": True,
+                "source_row": sample.meta["source_row"],
+                "target_length": 0,
+                "achieved_length": 0,
+                "max_tokens": ctx.config.max_tokens,
+            },
+        )
 
     def _sample(
         self, task: str, length: int, row: int, pool: CountedPool, ctx: BuildContext
@@ -248,10 +393,18 @@ class HundredSuite:
         return 120.0 + 2.0 * sample.length / 1000.0
 
     def score(self, sample: dict[str, Any], generation: Generation) -> Score:
+        metric = sample["meta"].get("metric")
+        if metric == "f1":
+            value = best_f1(generation.text, sample["gold"])
+            return Score(value, 1.0, {"metric": "token F1", "gold": sample["gold"][:5]})
+        if metric == "rouge_l":
+            # The whole summary is scored: never only its first line.
+            value = max(rouge_l(generation.text.lower(), g.lower()).f for g in sample["gold"])
+            return Score(value, 1.0, {"metric": "ROUGE-L F"})
         return grade(sample["task"], generation.text, str(sample["meta"]["answer"]))
 
     def summarize(self, rows: Sequence[ScoredRow]) -> dict[str, Any]:
-        return summarize_hundred(rows, self.base_lengths)
+        return summarize_hundred(rows, self.base_lengths, self.qa_filter)
 
 
 def grade(task: str, answer: str, gold: str) -> Score:
@@ -270,13 +423,35 @@ def grade(task: str, answer: str, gold: str) -> Score:
     )
 
 
-def summarize_hundred(rows: Sequence[ScoredRow], base_lengths: Sequence[int]) -> dict[str, Any]:
-    """Per task x length scores (x100), achieved lengths, statuses, and LongScore per task."""
+def _answered_from_memory(rows: Sequence[ScoredRow], threshold: float) -> set[tuple[str, str]]:
+    """(task, source row) pairs the model answers with no context (score >= threshold)."""
+    known = set()
+    for row in rows:
+        meta = row.sample["meta"]
+        if not meta.get("no_context") or row.score is None or row.generation.status not in SCORABLE:
+            continue
+        said = normalize_qa(row.generation.text.split("\n", 1)[0])
+        if row.score.value >= threshold and "unanswerable" not in said:
+            known.add((row.sample["task"], meta["source_row"]))
+    return known
+
+
+def summarize_hundred(
+    rows: Sequence[ScoredRow], base_lengths: Sequence[int], qa_filter: float = 0.5
+) -> dict[str, Any]:
+    """Per task x length scores (x100), achieved lengths, statuses, QA filter, LongScore per task."""
     cells: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
     achieved: dict[int, list[int]] = defaultdict(list)
     statuses: dict[str, int] = defaultdict(int)
+    known = _answered_from_memory(rows, qa_filter)
+    dropped: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for row in rows:
         meta = row.sample["meta"]
+        if meta.get("no_context"):
+            continue
+        if (row.sample["task"], meta.get("source_row")) in known:
+            dropped[row.sample["task"]][str(meta["target_length"])] += 1
+            continue
         ok = row.generation.status in SCORABLE and row.score is not None
         cells[row.sample["task"]][meta["target_length"]].append(
             row.score.value if ok and row.score else 0.0
@@ -300,4 +475,5 @@ def summarize_hundred(rows: Sequence[ScoredRow], base_lengths: Sequence[int]) ->
             for task, scores in {**tasks, "overall": overall}.items()
         },
         "statuses": dict(statuses),
+        "qa_filter": {"threshold": qa_filter, "dropped": {t: dict(v) for t, v in dropped.items()}},
     }
