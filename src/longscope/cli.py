@@ -227,6 +227,10 @@ def run_command(
         float,
         typer.Option(help="100-LongBench: drop QA samples answered this well with no context"),
     ] = 0.5,
+    judge_model: Annotated[
+        str | None, typer.Option(help="Judge for --metric judge (default: the evaluated model)")
+    ] = None,
+    judge_base_url: Annotated[str | None, typer.Option(help="Endpoint of an openai/ judge")] = None,
     limit: Annotated[int | None, typer.Option(help="Run only the first N samples")] = None,
     repeats: Annotated[
         int | None, typer.Option(help="Generations per sample (LongCtx 1, LongBench Pro 3)")
@@ -301,11 +305,47 @@ def run_command(
         serial=serial,
     )
     result = run(suite_obj, backend, options)
-    print_summary(result.result.summary, out)
+    summary = result.result.summary
+    if getattr(suite_obj, "metric", None) == "judge":
+        if judge_model is None:
+            err.print("warning: no --judge-model given: the evaluated model judges its own answers")
+        summary = _judge_and_rescore(
+            result.run_dir, judge_model or model, judge_base_url, model_arg
+        )
+    print_summary(summary, out)
     out.print(
         f"run {result.run_id[:12]} stored in {result.run_dir} "
         f"({result.sent} sent, {result.skipped} skipped this time)"
     )
+
+
+def _judge_and_rescore(
+    run_dir: Path, judge_spec: str, base_url: str | None, model_arg: list[str] | None
+) -> dict[str, Any]:
+    from longscope.models.registry import create_backend, parse_model_options
+    from longscope.run.judge import judge
+    from longscope.run.scoring import score_run
+
+    options = parse_model_options(model_arg or []) if base_url is None else {}
+    counts = judge(run_dir, create_backend(judge_spec, options, base_url=base_url))
+    err.print(
+        f"judge {judge_spec}: {counts['judged']} judged, {counts['failed']} failed "
+        f"(recorded, not scored as 0), {counts['cached']} already judged"
+    )
+    return score_run(run_dir).summary
+
+
+@app.command("judge")
+def judge_command(
+    run_dir: _Opt.run_dir,
+    judge_model: Annotated[str, typer.Option(help="Judge model spec, e.g. openai/NAME")],
+    judge_base_url: Annotated[str | None, typer.Option(help="Endpoint of an openai/ judge")] = None,
+    model_arg: _Opt.model_args = None,
+) -> None:
+    """Judge a stored 100-LongBench run's QA and summary answers (resumable), then re-score."""
+    from longscope.report.terminal import print_summary
+
+    print_summary(_judge_and_rescore(run_dir, judge_model, judge_base_url, model_arg), out)
 
 
 @app.command("score")

@@ -95,6 +95,44 @@ def print_longbench_pro(summary: dict[str, Any], console: Console) -> None:
     )
 
 
+def print_hundred(summary: dict[str, Any], console: Console) -> None:
+    """Print 100-LongBench scores per task and length, LongScore, QA filter and judge failures."""
+    lengths = list(summary["by_length"])
+    table = Table(
+        title=f"100-LongBench {summary.get('model', '')}: score % by length", title_justify="left"
+    )
+    table.add_column("task")
+    for length in lengths:
+        table.add_column(
+            f"{int(length) // 1024}K" if int(length) >= 1024 else length, justify="right"
+        )
+    table.add_column("Base", justify="right")
+    table.add_column("LongScore", justify="right")
+    rows = {**summary["by_task"], "overall": summary["by_length"]}
+    for task, scores in rows.items():
+        ls = summary["longscore"].get(task, {})
+        score = ls.get("undefined") or (
+            "-" if ls.get("average") is None else f"{ls['average']:+.1f}"
+        )
+        base = "-" if ls.get("base") is None else f"{ls['base']:.1f}"
+        table.add_row(
+            task, *(f"{scores[n]:.1f}" if n in scores else "" for n in lengths), base, score
+        )
+    console.print(table)
+    console.print(
+        "tokens sent per target length: "
+        + ", ".join(f"{k}: {v}" for k, v in summary["achieved_length"].items())
+    )
+    dropped = summary.get("qa_filter", {}).get("dropped") or {}
+    if dropped:
+        console.print(f"QA filter (>= {summary['qa_filter']['threshold']}) dropped: {dropped}")
+    if summary.get("judge_failures"):
+        console.print(f"judge failures (not scored): {summary['judge_failures']}")
+    console.print(
+        "statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items()))
+    )
+
+
 def print_summary(summary: dict[str, Any], console: Console | None = None) -> None:
     """Print a run's summary as tables (suites without their own layout get a generic one)."""
     console = console or Console()
@@ -103,5 +141,8 @@ def print_summary(summary: dict[str, Any], console: Console | None = None) -> No
         return
     if summary.get("suite") == "longbench-pro":
         print_longbench_pro(summary, console)
+        return
+    if summary.get("suite") == "hundred":
+        print_hundred(summary, console)
         return
     console.print_json(data=summary)

@@ -38,12 +38,15 @@ def score_run(
         overrides = {k: v for k, v in (scoring or {}).items() if v is not None}
         suite = create_suite(run["suite"], {**header["params"], **overrides})
         samples = store.samples(run_id)
+        judgements = store.judgements(run_id)
         rows: list[ScoredRow] = []
         scores = []
         for sample_id, repeat, generation in store.generations(run_id):
             sample = samples.get(sample_id)
             if sample is None:
                 continue
+            if judgements:
+                sample = {**sample, "judgement": judgements.get((sample_id, repeat))}
             score = suite.score(sample, generation) if generation.status in SCORABLE else None
             if score is not None:
                 scores.append((sample_id, repeat, score))

@@ -50,6 +50,17 @@ CREATE TABLE IF NOT EXISTS generations (
     created REAL NOT NULL,
     PRIMARY KEY (run_id, sample_id, repeat)
 );
+CREATE TABLE IF NOT EXISTS judgements (
+    run_id TEXT NOT NULL,
+    sample_id TEXT NOT NULL,
+    repeat INTEGER NOT NULL,
+    judge TEXT NOT NULL,
+    value REAL,
+    text TEXT NOT NULL,
+    attempts INTEGER NOT NULL,
+    error TEXT NOT NULL,
+    PRIMARY KEY (run_id, sample_id, repeat, judge)
+);
 CREATE TABLE IF NOT EXISTS scores (
     run_id TEXT NOT NULL,
     sample_id TEXT NOT NULL,
@@ -220,6 +231,40 @@ class RunStore:
     def count_generations(self, run_id: str) -> int:
         row = self._db.execute("SELECT COUNT(*) FROM generations WHERE run_id=?", (run_id,))
         return int(row.fetchone()[0])
+
+    # judgements ---------------------------------------------------------------------------------
+    def judged_keys(self, run_id: str, judge: str) -> set[tuple[str, int]]:
+        """Return (sample, repeat) pairs this judge has already ruled on (failures included)."""
+        rows = self._db.execute(
+            "SELECT sample_id, repeat FROM judgements WHERE run_id=? AND judge=?", (run_id, judge)
+        )
+        return {(sid, rep) for sid, rep in rows}
+
+    def put_judgement(
+        self,
+        run_id: str,
+        sample_id: str,
+        repeat: int,
+        judge: str,
+        value: float | None,
+        text: str,
+        attempts: int,
+        error: str,
+    ) -> None:
+        with self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO judgements VALUES (?,?,?,?,?,?,?,?)",
+                (run_id, sample_id, repeat, judge, value, text, attempts, error),
+            )
+
+    def judgements(self, run_id: str) -> dict[tuple[str, int], tuple[float | None, str, str]]:
+        """Return {(sample, repeat): (value or None, judge, error)} (the latest judge wins)."""
+        rows = self._db.execute(
+            "SELECT sample_id, repeat, value, judge, error FROM judgements WHERE run_id=? "
+            "ORDER BY rowid",
+            (run_id,),
+        )
+        return {(sid, rep): (value, judge, error) for sid, rep, value, judge, error in rows}
 
     # scores -------------------------------------------------------------------------------------
     def put_scores(self, run_id: str, scores: Iterable[tuple[str, int, Score]]) -> None:

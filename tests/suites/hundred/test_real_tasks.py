@@ -100,8 +100,9 @@ def test_summaries_are_scored_whole_not_first_line(qwen_tokenizer) -> None:
 def test_metric_flag_is_parsed_not_truthy() -> None:
     # The reference code parsed "--original_metric False" as True; here the value is the name.
     assert _suite(metric="deterministic").metric == "deterministic"
-    with pytest.raises(UsageError, match="metric 'judge' is not available yet"):
-        _suite(metric="judge")
+    assert _suite(metric="judge").metric == "judge"
+    with pytest.raises(UsageError, match="unknown metric 'False'"):
+        _suite(metric="False")
 
 
 def test_real_tasks_without_a_source_say_how_to_get_one() -> None:

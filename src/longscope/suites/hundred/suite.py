@@ -113,11 +113,8 @@ class HundredSuite:
         metric: str = "deterministic",
         qa_filter: float = 0.5,
     ) -> None:
-        if metric != "deterministic":
-            raise ValueError(
-                f"metric {metric!r} is not available yet: the LLM judge is not built; "
-                "use --metric deterministic (token F1 for QA, ROUGE-L for summaries)"
-            )
+        if metric not in ("deterministic", "judge"):
+            raise ValueError(f"unknown metric {metric!r}: use deterministic or judge")
         unknown = [
             t for t in tasks if t not in (*SYNTHETIC_TASKS, *REAL_TASKS, "passage_retrieval")
         ]
@@ -394,6 +391,15 @@ class HundredSuite:
 
     def score(self, sample: dict[str, Any], generation: Generation) -> Score:
         metric = sample["meta"].get("metric")
+        judged = self.metric == "judge" and metric in ("f1", "rouge_l")
+        if judged and not sample["meta"].get("no_context"):
+            verdict = sample.get("judgement")
+            if verdict is None:
+                return Score(0.0, 1.0, {"metric": "judge", "judge_failed": "not judged yet"})
+            value, judge, error = verdict
+            if value is None:
+                return Score(0.0, 1.0, {"metric": "judge", "judge": judge, "judge_failed": error})
+            return Score(value, 1.0, {"metric": "judge", "judge": judge})
         if metric == "f1":
             value = best_f1(generation.text, sample["gold"])
             return Score(value, 1.0, {"metric": "token F1", "gold": sample["gold"][:5]})
@@ -445,12 +451,17 @@ def summarize_hundred(
     statuses: dict[str, int] = defaultdict(int)
     known = _answered_from_memory(rows, qa_filter)
     dropped: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    judge_failures: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for row in rows:
         meta = row.sample["meta"]
         if meta.get("no_context"):
             continue
         if (row.sample["task"], meta.get("source_row")) in known:
             dropped[row.sample["task"]][str(meta["target_length"])] += 1
+            continue
+        if row.score is not None and row.score.evidence.get("judge_failed"):
+            # A judge failure is neither right nor wrong: it leaves the cell and is counted.
+            judge_failures[row.sample["task"]][str(meta["target_length"])] += 1
             continue
         ok = row.generation.status in SCORABLE and row.score is not None
         cells[row.sample["task"]][meta["target_length"]].append(
@@ -475,5 +486,6 @@ def summarize_hundred(
             for task, scores in {**tasks, "overall": overall}.items()
         },
         "statuses": dict(statuses),
+        "judge_failures": {t: dict(v) for t, v in judge_failures.items()},
         "qa_filter": {"threshold": qa_filter, "dropped": {t: dict(v) for t, v in dropped.items()}},
     }
