@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from longscope.jsonl import iter_jsonl
 from longscope.models.base import UsageError
 from longscope.text.haystack import default_cache_dir
 from longscope.text.tokenizers import Tokenizer
@@ -48,21 +49,11 @@ def pydoc_pool() -> list[Document]:
 
 def jsonl_pool(path: str | Path) -> list[Document]:
     """Documents from JSONL: plain `{id, context}` rows or LongBench v1 rows (`_id`, `context`)."""
-    path = Path(path)
-    if not path.is_file():
-        raise UsageError(f"pool file {path} does not exist")
     documents = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UsageError(f"{path}: row {number}: not valid JSON ({exc.msg})") from exc
-            if not isinstance(row, dict) or not isinstance(row.get("context"), str):
-                raise UsageError(f"{path}: row {number}: field 'context': expected a string")
-            documents.append(Document(str(row.get("id", row.get("_id", number))), row["context"]))
+    for number, row in iter_jsonl(path, "pool file"):
+        if not isinstance(row, dict) or not isinstance(row.get("context"), str):
+            raise UsageError(f"{path}: row {number}: field 'context': expected a string")
+        documents.append(Document(str(row.get("id", row.get("_id", number))), row["context"]))
     if not documents:
         raise UsageError(f"{path}: holds no documents")
     return documents

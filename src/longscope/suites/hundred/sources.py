@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from longscope.jsonl import iter_jsonl
 from longscope.models.base import UsageError
 from longscope.suites.longbench_pro.schema import describe_error
 
@@ -38,26 +38,17 @@ class Source:
 
 def load_source(path: str | Path) -> Source:
     """Load a JSONL source; a bad row fails with file, row and field."""
-    path = Path(path)
-    if not path.is_file():
-        raise UsageError(f"source file {path} does not exist")
     rows = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                raw = json.loads(line)
-                if "_id" not in raw and "id" in raw:
-                    raw["_id"] = str(raw["id"])
-                rows.append(SourceRow.model_validate(raw))
-            except json.JSONDecodeError as exc:
-                raise UsageError(f"{path}: row {number}: not valid JSON ({exc.msg})") from exc
-            except ValidationError as exc:
-                raise UsageError(f"{path}: row {number}: {describe_error(exc)}") from exc
+    for number, raw in iter_jsonl(path, "source file"):
+        if isinstance(raw, dict) and "_id" not in raw and "id" in raw:
+            raw["_id"] = str(raw["id"])
+        try:
+            rows.append(SourceRow.model_validate(raw))
+        except ValidationError as exc:
+            raise UsageError(f"{path}: row {number}: {describe_error(exc)}") from exc
     if not rows:
         raise UsageError(f"{path}: holds no rows")
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
     return Source(tuple(rows), f"file:{digest}")
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from longscope.jsonl import iter_jsonl
 from longscope.models.base import UsageError
 from longscope.suites.longbench_pro.schema import (
     DIFFICULTIES,
@@ -44,13 +45,7 @@ def _file_digest(path: Path) -> str:
 def _raw_rows(path: Path) -> Iterator[tuple[int, Any]]:
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
-        with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if line.strip():
-                    try:
-                        yield number, json.loads(line)
-                    except json.JSONDecodeError as exc:
-                        raise UsageError(f"{path}:{number}: not valid JSON ({exc.msg})") from exc
+        yield from iter_jsonl(path, "data file")
     elif suffix == ".json":
         try:
             data = json.loads(path.read_text(encoding="utf-8"))

@@ -7,13 +7,13 @@ breakdown and re-score works on them exactly as on a run made here.
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from longscope.jsonl import iter_jsonl
 from longscope.models.base import UsageError
 from longscope.run.scoring import ScoreResult, score_run
 from longscope.run.store import RunStore
@@ -34,19 +34,12 @@ class PredictionRow(BaseModel):
 
 
 def _read(path: Path) -> list[tuple[int, PredictionRow]]:
-    if not path.is_file():
-        raise UsageError(f"predictions file {path} does not exist")
     rows = []
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                rows.append((number, PredictionRow.model_validate(json.loads(line))))
-            except json.JSONDecodeError as exc:
-                raise UsageError(f"{path}: row {number}: not valid JSON ({exc.msg})") from exc
-            except ValidationError as exc:
-                raise UsageError(f"{path}: row {number}: {describe_error(exc)}") from exc
+    for number, raw in iter_jsonl(path, "predictions file"):
+        try:
+            rows.append((number, PredictionRow.model_validate(raw)))
+        except ValidationError as exc:
+            raise UsageError(f"{path}: row {number}: {describe_error(exc)}") from exc
     if not rows:
         raise UsageError(f"{path}: holds no predictions")
     return rows
