@@ -2,8 +2,9 @@
 
 The synthetic tasks (kv_retrieval, counting_stars, passage_count) run on the embedded default pool.
 The QA and summary tasks need a real source (LongBench v1 rows) and are scored with the
-deterministic metrics (token F1, ROUGE-L); the LLM judge is not built yet and asking for it stops
-with a message. passage_retrieval needs per-document summaries that no pool offers yet.
+deterministic metrics (token F1, ROUGE-L) or, with `metric="judge"`, by the verdicts that
+`longscope.run.judge` stores beside the generations. passage_retrieval needs per-document summaries
+that no pool offers yet.
 """
 
 from __future__ import annotations
