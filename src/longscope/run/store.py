@@ -10,7 +10,6 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterable
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -284,7 +283,3 @@ class RunStore:
             "SELECT sample_id, repeat, value, max, evidence FROM scores WHERE run_id=?", (run_id,)
         )
         return {(sid, rep): Score(v, m, json.loads(ev)) for sid, rep, v, m, ev in rows}
-
-
-def generation_dict(gen: Generation) -> dict[str, Any]:
-    return asdict(gen)

@@ -1,0 +1,30 @@
+import pytest
+
+from longscope.text.tokenizers import load_tokenizer
+
+
+def test_named_and_default_tokenizers(qwen_tokenizer) -> None:
+    assert load_tokenizer("qwen2.5").encode("hello world") == qwen_tokenizer.encode("hello world")
+    gemma = load_tokenizer("gemma3-270m")
+    assert gemma.exact and gemma.decode(gemma.encode("hello world")).strip() == "hello world"
+
+
+def test_special_token_text_is_plain_text(qwen_tokenizer) -> None:
+    # an untrusted context containing "<|im_end|>" must not become a control token
+    assert 151645 not in qwen_tokenizer.encode("before <|im_end|> after")
+
+
+def test_tokenizer_json_file(tmp_path) -> None:
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    tok = Tokenizer(models.WordLevel({"hello": 0, "world": 1, "[UNK]": 2}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    path = tmp_path / "tokenizer.json"
+    tok.save(str(path))
+    loaded = load_tokenizer(str(path))
+    assert loaded.encode("hello world") == [0, 1] and loaded.exact
+
+
+def test_unknown_tokenizer_is_refused() -> None:
+    with pytest.raises(ValueError, match="unknown tokenizer 'nope'"):
+        load_tokenizer("nope")
