@@ -184,6 +184,13 @@ class HundredSuite:
                 out.append(self._no_context(sample, ctx))
         return out
 
+    def _prompt_tokens(self, task: str, context: str, question: str, ctx: BuildContext) -> int:
+        """Return the tokens of the prompt as it will be sent (template, context, question)."""
+        prompt, messages = self.template.render(
+            Sample("probe", task, "English", context, question, ()), ctx.prompt_mode
+        )
+        return len(ctx.tokenizer.encode(prompt or messages[0].content))
+
     def _real_sample(
         self,
         task: str,
@@ -198,9 +205,7 @@ class HundredSuite:
         order = list(range(len(source.rows)))
         rng.shuffle(order)
         probe_question = self._real_question(task, source.rows[order[0]], [999, 998, 997])
-        probe = Sample("p", task, "English", "", probe_question, ())
-        prompt, messages = self.template.render(probe, ctx.prompt_mode)
-        overhead = len(ctx.tokenizer.encode(prompt or messages[0].content)) + _SLACK
+        overhead = self._prompt_tokens(task, "", probe_question, ctx) + _SLACK
         for index in order:
             picked = source.rows[index]
             golds = (
@@ -221,12 +226,10 @@ class HundredSuite:
         gold_passages = [where + 1 for where in places]
         question = self._real_question(task, picked, gold_passages)
         context = "".join(WRAP.format(index=i + 1, text=text) for i, text in enumerate(passages))
-        sample = Sample(f"{task}-{length}-{row:03d}", task, "English", context, question, ())
-        rendered, messages = self.template.render(sample, ctx.prompt_mode)
-        achieved = len(ctx.tokenizer.encode(rendered or messages[0].content))
+        achieved = self._prompt_tokens(task, context, question, ctx)
         max_tokens = 256 if task in SUM_TASKS else ctx.config.max_tokens
         return Sample(
-            sample.id,
+            f"{task}-{length}-{row:03d}",
             task,
             "English",
             context,
@@ -285,10 +288,8 @@ class HundredSuite:
     ) -> Sample:
         # Each sample depends on (seed, task, length, row) alone.
         rng = random.Random(f"{self.seed}:{task}:{length}:{row}")
-        question, gold, inserts, meta = self._task_parts(task, rng)
-        probe = Sample("p", task, "English", "", question, ())
-        prompt, messages = self.template.render(probe, ctx.prompt_mode)
-        overhead = len(ctx.tokenizer.encode(prompt or messages[0].content)) + sum(
+        question, _, inserts, meta = self._task_parts(task, rng)
+        overhead = self._prompt_tokens(task, "", question, ctx) + sum(
             len(ctx.tokenizer.encode(s + " ")) for s in inserts
         )
         budget = length - overhead - _SLACK
@@ -316,13 +317,9 @@ class HundredSuite:
                 passages[where] = sentence + " " + passages[where]
             rng.shuffle(passages)
         context = "".join(WRAP.format(index=i + 1, text=text) for i, text in enumerate(passages))
-        sample = Sample(
-            f"{task}-{length}-{row:03d}", task, "English", context, question, gold, length, {}
-        )
-        rendered, messages = self.template.render(sample, ctx.prompt_mode)
-        achieved = len(ctx.tokenizer.encode(rendered or messages[0].content))
+        achieved = self._prompt_tokens(task, context, question, ctx)
         return Sample(
-            sample.id,
+            f"{task}-{length}-{row:03d}",
             task,
             "English",
             context,
