@@ -49,6 +49,34 @@ def test_length_counts_everything_sent_and_is_recorded(qwen_tokenizer) -> None:
         assert sample.meta["target_length"] - 200 < sent <= sample.meta["target_length"]
 
 
+class _PairTokenizer:
+    """Two characters per token: counts of parts do not add up to the count of their join."""
+
+    name, exact = "pairs", True
+
+    def encode(self, text: str) -> list[int]:
+        return list(range((len(text) + 1) // 2))
+
+
+@pytest.mark.parametrize("tokenizer", ["qwen_tokenizer", "pairs"])
+def test_length_is_exact_whether_or_not_the_pool_is_additive(tokenizer, request) -> None:
+    tokenizer = _PairTokenizer() if tokenizer == "pairs" else request.getfixturevalue(tokenizer)
+    documents, source = load_pool("pydoc")
+    assert CountedPool(documents, source, tokenizer).additive is (tokenizer.name != "pairs")
+    suite = create_suite("hundred", {"lengths": [3000, 6000], "samples": 3, "seed": 5})
+    for sample in suite.build(BuildContext(tokenizer, "chat", GenerationConfig(max_tokens=64))):
+        _, messages = suite.template.render(sample, "chat")
+        assert sample.meta["achieved_length"] == len(tokenizer.encode(messages[0].content))
+
+
+@pytest.mark.model
+def test_length_is_exact_in_the_embedded_models_tokenizer(gemma_tokenizer) -> None:
+    suite = create_suite("hundred", {"lengths": [2048, 4096], "samples": 2})
+    for sample in suite.build(BuildContext(gemma_tokenizer, *CTX_ARGS)):
+        prompt, _ = suite.template.render(sample, "completion")
+        assert sample.meta["achieved_length"] == len(gemma_tokenizer.encode(prompt))
+
+
 def test_distractors_are_drawn_without_replacement(qwen_tokenizer) -> None:
     for sample in _build(
         qwen_tokenizer, tasks=["kv_retrieval", "counting_stars"], lengths=[16384], samples=3

@@ -43,6 +43,8 @@ def test_gold_passages_are_named_and_present(qwen_tokenizer) -> None:
             assert f"Passage {where}:" in sample.context
             assert str(where) in sample.question
         assert sample.meta["achieved_length"] <= sample.meta["target_length"]
+        prompt, _ = suite.template.render(sample, "completion")
+        assert sample.meta["achieved_length"] == len(qwen_tokenizer.encode(prompt))
 
 
 def test_multi_document_contexts_split_on_their_marks() -> None:

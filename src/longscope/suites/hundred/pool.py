@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from longscope.jsonl import iter_jsonl
 from longscope.models.base import UsageError
@@ -19,6 +20,8 @@ DEFAULT_POOL = "pydoc"
 """Real English prose that ships with every CPython: the Python reference manual's topics."""
 CHUNK_WORDS = 400
 WRAP = "Passage {index}:\n{text}\n\n"
+_HEADER, _TAIL = WRAP.split("{text}")
+_COUNT_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -72,32 +75,65 @@ def load_pool(source: str) -> tuple[list[Document], str]:
 
 
 class CountedPool:
-    """Documents with their token counts (wrapped as passages), counted once per tokenizer."""
+    """Documents with their token counts, counted once per (source, tokenizer) and cached on disk.
+
+    `counts` are upper bounds of a wrapped passage (a 3-digit index), used to choose documents.
+    `bodies` count a document's text with its trailing blank line alone. When the whole pool,
+    wrapped with real indices and concatenated, counts exactly the sum of its headers and bodies
+    (`additive`, checked once), a finished context is counted from these parts without tokenizing
+    it again; otherwise every prompt is counted whole.
+    """
 
     def __init__(self, documents: Sequence[Document], source_id: str, tokenizer: Tokenizer) -> None:
         self.documents = list(documents)
         self.tokenizer = tokenizer
+        self._headers: dict[int, int] = {}
         fingerprint = stable_hash(tokenizer.encode("Passage 12:\nThe value of x is y.\n\n"))
-        key = stable_hash([source_id, tokenizer.name, fingerprint, WRAP])
+        key = stable_hash([_COUNT_VERSION, source_id, tokenizer.name, fingerprint, WRAP])
         path = default_cache_dir() / f"docs-{key}.json"
-        counts: list[int] | None = None
-        if path.is_file():
-            try:
-                counts = [int(n) for n in json.loads(path.read_text())]
-            except (ValueError, TypeError):
-                counts = None
-        if counts is None or len(counts) != len(self.documents):
-            # The wrapper's index varies; counting with a 3-digit index keeps the count an upper bound.
-            counts = [
-                len(tokenizer.encode(WRAP.format(index=999, text=d.text))) for d in self.documents
-            ]
+        cached = _read_counts(path, len(self.documents))
+        if cached is None:
+            cached = self._count_all()
             try:
                 path.parent.mkdir(parents=True, exist_ok=True)
-                path.write_text(json.dumps(counts))
+                tmp = path.with_suffix(".tmp")
+                tmp.write_text(json.dumps(cached))
+                tmp.replace(path)
             except OSError:
-                pass
-        self.counts = counts
+                pass  # a read-only cache only costs time
+        self.counts: list[int] = cached["counts"]
+        self.bodies: list[int] = cached["bodies"]
+        self.additive: bool = cached["additive"]
+
+    def _count_all(self) -> dict[str, Any]:
+        encode = self.tokenizer.encode
+        counts = [len(encode(WRAP.format(index=999, text=d.text))) for d in self.documents]
+        bodies = [len(encode(d.text + _TAIL)) for d in self.documents]
+        whole = "".join(WRAP.format(index=i + 1, text=d.text) for i, d in enumerate(self.documents))
+        parts = sum(bodies) + sum(self.header(i + 1) for i in range(len(self.documents)))
+        return {"counts": counts, "bodies": bodies, "additive": len(encode(whole)) == parts}
+
+    def header(self, index: int) -> int:
+        """Tokens of the `Passage {index}:` line that opens a wrapped passage."""
+        if index not in self._headers:
+            self._headers[index] = len(self.tokenizer.encode(_HEADER.format(index=index)))
+        return self._headers[index]
 
     @property
     def total_tokens(self) -> int:
         return sum(self.counts)
+
+
+def _read_counts(path: Path, documents: int) -> dict[str, Any] | None:
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text())
+        counts = [int(n) for n in data["counts"]]
+        bodies = [int(n) for n in data["bodies"]]
+        additive = bool(data["additive"])
+    except (ValueError, TypeError, KeyError):
+        return None
+    if len(counts) != documents or len(bodies) != documents:
+        return None
+    return {"counts": counts, "bodies": bodies, "additive": additive}

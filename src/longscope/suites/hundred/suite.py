@@ -40,6 +40,7 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 _INT = re.compile(r"\d+")
 # Passage wrappers of real indices can be a token shorter or longer than the counted upper bound.
 _SLACK = 16
+_CONTEXT_MARK = "\x00context\x00"
 
 
 def fill(
@@ -191,6 +192,42 @@ class HundredSuite:
         )
         return len(ctx.tokenizer.encode(prompt or messages[0].content))
 
+    def _frame(self, task: str, question: str, ctx: BuildContext) -> tuple[str, str]:
+        """The prompt's text before and after the context, as it will be sent."""
+        prompt, messages = self.template.render(
+            Sample("probe", task, "English", _CONTEXT_MARK, question, ()), ctx.prompt_mode
+        )
+        head, tail = (prompt or messages[0].content).split(_CONTEXT_MARK)
+        return head, tail
+
+    def _sent(
+        self,
+        task: str,
+        pieces: Sequence[tuple[str, int | None]],
+        question: str,
+        pool: CountedPool,
+        ctx: BuildContext,
+    ) -> tuple[str, int]:
+        """Return the context of `pieces` (text, pool index or None) and the prompt's exact length.
+
+        With an additive pool the length is the sum of the cached passage counts, and only the
+        first and last passages (where they meet the template) and edited passages are tokenized.
+        """
+        wrapped = [WRAP.format(index=i + 1, text=text) for i, (text, _) in enumerate(pieces)]
+        context = "".join(wrapped)
+        if not pool.additive or len(pieces) < 2:
+            return context, self._prompt_tokens(task, context, question, ctx)
+        encode = ctx.tokenizer.encode
+        head, tail = self._frame(task, question, ctx)
+        total = len(encode(head + wrapped[0])) + len(encode(wrapped[-1] + tail))
+        for i in range(1, len(pieces) - 1):
+            document = pieces[i][1]
+            if document is None:
+                total += len(encode(wrapped[i]))
+            else:
+                total += pool.header(i + 1) + pool.bodies[document]
+        return context, total
+
     def _real_sample(
         self,
         task: str,
@@ -219,14 +256,15 @@ class HundredSuite:
                 break
         else:
             raise UsageError(f"no {task} source row fits in {length} tokens: use longer lengths")
-        passages = [pool.documents[i].text for i in fill(rng, pool.counts, budget)]
-        places = sorted(rng.sample(range(len(passages) + len(golds)), len(golds)))
+        pieces: list[tuple[str, int | None]] = [
+            (pool.documents[i].text, i) for i in fill(rng, pool.counts, budget)
+        ]
+        places = sorted(rng.sample(range(len(pieces) + len(golds)), len(golds)))
         for where, text in zip(places, golds, strict=True):
-            passages.insert(where, text)
+            pieces.insert(where, (text, None))
         gold_passages = [where + 1 for where in places]
         question = self._real_question(task, picked, gold_passages)
-        context = "".join(WRAP.format(index=i + 1, text=text) for i, text in enumerate(passages))
-        achieved = self._prompt_tokens(task, context, question, ctx)
+        context, achieved = self._sent(task, pieces, question, pool, ctx)
         max_tokens = 256 if task in SUM_TASKS else ctx.config.max_tokens
         return Sample(
             f"{task}-{length}-{row:03d}",
@@ -243,7 +281,7 @@ class HundredSuite:
                 "gold_passages": gold_passages,
                 "target_length": length,
                 "achieved_length": achieved,
-                "passages": len(passages),
+                "passages": len(pieces),
                 "prompt_tokens": achieved + 1,
                 "max_tokens": max_tokens,
             },
@@ -299,25 +337,24 @@ class HundredSuite:
                 "contexts without repeating documents: give a larger pool (--pool FILE.jsonl)"
             )
         if task == "passage_count":
-            passages = self._repeated(rng, pool, budget, meta)
+            pieces = self._repeated(rng, pool, budget, meta)
         else:
-            passages = [pool.documents[i].text for i in fill(rng, pool.counts, budget)]
-        if not passages:
+            pieces = [(pool.documents[i].text, i) for i in fill(rng, pool.counts, budget)]
+        if not pieces:
             raise UsageError(
                 f"{length} tokens leave no room for a single document: use a longer length"
             )
         if task != "passage_count":
             # Ground-truth sentences go before randomly chosen passages (distinct ones when there
             # are enough; short contexts hold fewer passages than sentences).
-            if len(passages) >= len(inserts):
-                places = rng.sample(range(len(passages)), len(inserts))
+            if len(pieces) >= len(inserts):
+                places = rng.sample(range(len(pieces)), len(inserts))
             else:
-                places = [rng.randrange(len(passages)) for _ in inserts]
+                places = [rng.randrange(len(pieces)) for _ in inserts]
             for sentence, where in zip(inserts, places, strict=True):
-                passages[where] = sentence + " " + passages[where]
-            rng.shuffle(passages)
-        context = "".join(WRAP.format(index=i + 1, text=text) for i, text in enumerate(passages))
-        achieved = self._prompt_tokens(task, context, question, ctx)
+                pieces[where] = (sentence + " " + pieces[where][0], None)
+            rng.shuffle(pieces)
+        context, achieved = self._sent(task, pieces, question, pool, ctx)
         return Sample(
             f"{task}-{length}-{row:03d}",
             task,
@@ -330,16 +367,16 @@ class HundredSuite:
                 **meta,
                 "target_length": length,
                 "achieved_length": achieved,
-                "passages": len(passages),
+                "passages": len(pieces),
                 "prompt_tokens": achieved + 1,
             },
         )
 
     def _repeated(
         self, rng: random.Random, pool: CountedPool, budget: int, meta: dict[str, Any]
-    ) -> list[str]:
+    ) -> list[tuple[str, int | None]]:
         """Distinct documents, each repeated 1-3 times, shuffled; records the unique count."""
-        chosen: list[str] = []
+        chosen: list[tuple[str, int | None]] = []
         remaining = budget
         order = list(range(len(pool.documents)))
         rng.shuffle(order)
@@ -349,7 +386,7 @@ class HundredSuite:
             cost = copies * pool.counts[index]
             if cost > remaining:
                 continue
-            chosen += [pool.documents[index].text] * copies
+            chosen += [(pool.documents[index].text, index)] * copies
             remaining -= cost
             unique += 1
         rng.shuffle(chosen)
