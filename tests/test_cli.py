@@ -47,6 +47,18 @@ def _longscope(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[
             "cannot reach server at http://127.0.0.1:9/v1",
         ),
         (["report", "/nonexistent/run"], "no longscope run in /nonexistent/run"),
+        (
+            ["run", "hundred", "--model", "openai/m", "--tasks", "passage_retrieval"],
+            "passage_retrieval needs a summary per document",
+        ),
+        (
+            ["run", "hundred", "--model", "openai/m", "--tasks", "single_doc_qa"],
+            "need a real source: pass --source TASK=FILE.jsonl",
+        ),
+        (
+            ["run", "hundred", "--model", "openai/m", "--tasks", "x", "--source", "qa"],
+            "bad --source 'qa': expected TASK=FILE.jsonl or TASK=hub:NAME[:CONFIG]",
+        ),
     ],
 )
 def test_usage_errors_are_one_line_and_exit_2(args: list[str], message: str) -> None:
@@ -55,6 +67,26 @@ def test_usage_errors_are_one_line_and_exit_2(args: list[str], message: str) -> 
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and message in lines[0], result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_unreachable_hub_source_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("datasets")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    result = _longscope(
+        "run",
+        "hundred",
+        "--model",
+        "llamacpp/gemma3-270m",
+        "--tasks",
+        "single_doc_qa",
+        "--source",
+        "single_doc_qa=hub:THUDM/LongBench:qasper",
+    )
+    assert result.returncode == 2, result.stderr
+    lines = [line for line in result.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, result.stderr
+    assert "cannot load THUDM/LongBench (qasper) from the Hub" in lines[0]
+    assert "pass --source TASK=FILE.jsonl" in lines[0]
 
 
 def test_unknown_option_is_a_usage_error() -> None:

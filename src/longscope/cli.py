@@ -113,7 +113,9 @@ def _suite_params(suite: str, raw: dict[str, Any]) -> dict[str, Any]:
         for pair in raw["source"] or []:
             task, sep, path = pair.partition("=")
             if not sep or not task.strip() or not path.strip():
-                raise UsageError(f"bad --source {pair!r}: expected TASK=FILE.jsonl")
+                raise UsageError(
+                    f"bad --source {pair!r}: expected TASK=FILE.jsonl or TASK=hub:NAME[:CONFIG]"
+                )
             sources[task.strip()] = path.strip()
         hundred: dict[str, Any] = {
             "seed": raw["seed"],
@@ -218,10 +220,17 @@ def run_command(
     ] = None,
     source: Annotated[
         list[str] | None,
-        typer.Option(help="100-LongBench QA/summary source TASK=FILE.jsonl (LongBench v1 rows)"),
+        typer.Option(
+            help="100-LongBench source for passage_retrieval and the QA/summary tasks: "
+            "TASK=FILE.jsonl (LongBench v1 rows or {id, context, answers}) or TASK=hub:NAME[:CONFIG]"
+        ),
     ] = None,
     metric: Annotated[
-        str, typer.Option(help="100-LongBench QA/summary metric: deterministic (judge: not yet)")
+        str,
+        typer.Option(
+            help="100-LongBench QA/summary metric: deterministic (token F1, ROUGE-L) or judge "
+            "(an LLM judge, see --judge-model)"
+        ),
     ] = "deterministic",
     qa_filter: Annotated[
         float,
@@ -375,6 +384,16 @@ def score_command(
         str | None,
         typer.Option(help="Labels from `longscope calibrate` instead of the dataset's"),
     ] = None,
+    metric: Annotated[
+        str | None,
+        typer.Option(
+            help="100-LongBench: re-score with deterministic or judge (verdicts from `longscope judge`)"
+        ),
+    ] = None,
+    qa_filter: Annotated[
+        float | None,
+        typer.Option(help="100-LongBench: QA filter threshold for this scoring"),
+    ] = None,
 ) -> None:
     """Re-score a stored run without a model, or score predictions made elsewhere."""
     from longscope.report.terminal import print_summary
@@ -387,7 +406,7 @@ def score_command(
         "difficulty_labels": difficulty_labels,
     }
     if Path(target).is_dir():
-        result = score_run(target, run_id, scoring)
+        result = score_run(target, run_id, {**scoring, "metric": metric, "qa_filter": qa_filter})
     elif target == "longbench-pro":
         if not data or not predictions:
             raise UsageError("scoring predictions needs --data FILE and --predictions FILE")

@@ -33,7 +33,7 @@ def test_parse_verdict(kind, text, value) -> None:
     assert parse_verdict(kind, text) == (pytest.approx(value) if value is not None else None)
 
 
-def _qa_run(run_dir: Path, qwen_tokenizer) -> None:
+def _qa_run(run_dir: Path, qwen_tokenizer, answer: str | None = None) -> None:
     params = {
         "tasks": ["single_doc_qa"],
         "lengths": [1024],
@@ -52,7 +52,10 @@ def _qa_run(run_dir: Path, qwen_tokenizer) -> None:
                 sample.id,
                 0,
                 Generation(
-                    "unanswerable" if sample.meta.get("no_context") else sample.gold[0], "ok"
+                    "unanswerable"
+                    if sample.meta.get("no_context")
+                    else (sample.gold[0] if answer is None else answer),
+                    "ok",
                 ),
             )
 
@@ -90,3 +93,42 @@ def test_embedded_model_as_judge_records_what_it_says(tmp_path: Path, qwen_token
     assert len(verdicts) == 2
     for value, judge_id, error in verdicts.values():
         assert judge_id.startswith("gguf:") and (value is not None or error)
+
+
+def _text_completion(text: str) -> dict:
+    return {
+        "id": "x",
+        "object": "text_completion",
+        "created": 0,
+        "model": "m",
+        "choices": [{"index": 0, "text": text, "finish_reason": "stop", "logprobs": None}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13},
+    }
+
+
+def test_a_base_model_judge_is_handed_the_verdicts_opening(tmp_path: Path, qwen_tokenizer) -> None:
+    _qa_run(tmp_path, qwen_tokenizer)
+    with FaultServer() as server:
+        server.script.extend(
+            [
+                ("ok", _text_completion(' 2, "correctness": 3')),  # stopped before "}"
+                ("ok", _text_completion(" very fluent indeed")),
+                ("ok", _text_completion(' 1, "correctness": 0}')),
+            ]
+        )
+        backend = OpenAIBackend("m", base_url=server.url, prompt_mode="completion")
+        assert judge(tmp_path, backend) == {"judged": 2, "failed": 0, "cached": 0}
+    first, retry = server.requests[0]["body"], server.requests[2]["body"]
+    assert first["prompt"].endswith('Verdict: {"fluency":') and first["stop"] == ["}"]
+    assert first["temperature"] == 0.0 and retry["temperature"] > 0  # a retry may differ
+    with RunStore(tmp_path, create=False) as store:
+        values = sorted(v for v, _, _ in store.judgements("j1").values())
+    assert values == [0.0, 1.0]
+
+
+def test_an_empty_answer_scores_0_without_asking_the_judge(tmp_path: Path, qwen_tokenizer) -> None:
+    _qa_run(tmp_path, qwen_tokenizer, answer="  \n")
+    with FaultServer() as server:
+        assert judge(tmp_path, OpenAIBackend("m", base_url=server.url))["judged"] == 2
+        assert server.requests == []
+    assert score_run(tmp_path).summary["by_task"]["single_doc_qa"]["1024"] == 0.0

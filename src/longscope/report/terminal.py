@@ -123,6 +123,15 @@ def print_hundred(summary: dict[str, Any], console: Console) -> None:
         "tokens sent per target length: "
         + ", ".join(f"{k}: {v}" for k, v in summary["achieved_length"].items())
     )
+    present = {
+        *summary["by_task"],
+        *summary.get("judge_failures", {}),
+        *summary.get("qa_filter", {}).get("dropped", {}),
+    }
+    judged = sorted(t for t in present if t.endswith(("_qa", "_sum")))
+    if judged:
+        names = "LLM judge" if summary.get("metric") == "judge" else "token F1 / ROUGE-L"
+        console.print(f"QA and summary metric: {names} ({', '.join(judged)})")
     dropped = summary.get("qa_filter", {}).get("dropped") or {}
     if dropped:
         console.print(f"QA filter (>= {summary['qa_filter']['threshold']}) dropped: {dropped}")

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from longscope.models.base import Backend
@@ -37,6 +37,9 @@ Summary to grade: {answer}
 Decide whether the summary is fluent (1) or not (0). Then count its sentences and how many of them
 are supported by the reference. Explain briefly, then end with exactly one JSON object:
 {{"fluency": <0 or 1>, "sentences": <number of sentences>, "supported": <supported sentences>}}"""
+
+
+VERDICT_OPENING = 'Verdict: {"fluency":'
 
 
 @dataclass(frozen=True)
@@ -80,19 +83,31 @@ def judge_prompt(kind: str, question: str, gold: list[str], answer: str) -> str:
 
 
 async def judge_one(backend: Backend, kind: str, prompt: str, mode: str) -> Verdict:
-    """Ask the judge, retrying unparsable replies twice."""
+    """Ask the judge, retrying unparsable replies twice.
+
+    A completion-mode judge (a base model) is handed the opening of the JSON verdict and stops at
+    its closing brace: base models rarely volunteer JSON, but they continue it.
+    """
     text, error = "", ""
+    opening = VERDICT_OPENING if mode == "completion" else ""
     for attempt in range(1, JUDGE_RETRIES + 2):
+        # Greedy first; a retry samples, or a deterministic judge would repeat its reply.
+        temperature = 0.0 if attempt == 1 else 0.7
+        config = GenerationConfig(max_tokens=256, temperature=temperature, seed=attempt)
+        if mode == "completion":
+            config = replace(config, max_tokens=48, stop=("}",))
         request = Request(
             "judge",
             attempt,
             mode,  # type: ignore[arg-type]
-            prompt=prompt if mode == "completion" else "",
+            prompt=prompt + "\n" + opening if mode == "completion" else "",
             messages=(Message("user", prompt),) if mode == "chat" else (),
-            config=GenerationConfig(max_tokens=256, temperature=0.0, seed=attempt),
+            config=config,
         )
         generation = await backend.generate(request)
-        text = generation.text
+        text = opening + generation.text
+        if mode == "completion" and "}" not in generation.text:
+            text += "}"  # the stop sequence is not part of the reply
         if generation.status not in SCORABLE:
             error = f"judge {generation.status}: {generation.error}"
             continue
@@ -127,10 +142,14 @@ async def judge_run(
             kind = "qa" if sample["meta"]["metric"] == "f1" else "summary"
             if generation.status not in SCORABLE:
                 continue
-            prompt = judge_prompt(
-                kind, sample["meta"].get("question_text", ""), sample["gold"], generation.text
-            )
-            verdict = await judge_one(backend, kind, prompt, info.prompt_mode)
+            if not generation.text.strip():
+                # Nothing to grade: a wrong answer, not a judge's opinion (small judges rate it 1).
+                verdict = Verdict(0.0, "empty answer: 0 without asking the judge", 0)
+            else:
+                prompt = judge_prompt(
+                    kind, sample["meta"].get("question_text", ""), sample["gold"], generation.text
+                )
+                verdict = await judge_one(backend, kind, prompt, info.prompt_mode)
             store.put_judgement(
                 run_id,
                 sample_id,

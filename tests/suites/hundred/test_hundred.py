@@ -150,7 +150,9 @@ def test_grading(task, answer, gold, value) -> None:
 
 
 def test_passage_retrieval_says_what_is_missing() -> None:
-    with pytest.raises(UsageError, match="passage_retrieval needs a summary per document"):
+    with pytest.raises(
+        UsageError, match="needs a summary per document, which the default pydoc pool does not have"
+    ):
         create_suite("hundred", {"tasks": ["passage_retrieval"]})
 
 

@@ -1,14 +1,18 @@
 """100-LongBench QA and summary tasks on hand-written LongBench v1 fixtures, and the QA filter."""
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from longscope.metrics.qa import best_f1, token_f1
 from longscope.models.base import UsageError
+from longscope.run.store import RunStore
 from longscope.suites import create_suite
 from longscope.suites.base import BuildContext, ScoredRow
-from longscope.suites.hundred.sources import split_documents
+from longscope.suites.hundred.sources import load_source, split_documents
 from longscope.types import Generation, GenerationConfig
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"
@@ -110,3 +114,110 @@ def test_metric_flag_is_parsed_not_truthy() -> None:
 def test_real_tasks_without_a_source_say_how_to_get_one() -> None:
     with pytest.raises(UsageError, match=r"need a real source: pass --source TASK=FILE\.jsonl"):
         create_suite("hundred", {"tasks": ["single_doc_qa"]})
+
+
+GOV_REPORT = str(FIXTURES / "longbench_v1_gov_report.jsonl")
+
+
+def test_passage_retrieval_asks_for_the_summarised_passage(qwen_tokenizer) -> None:
+    suite = create_suite(
+        "hundred",
+        {
+            "tasks": ["passage_retrieval"],
+            "lengths": [2048],
+            "samples": 4,
+            "sources": {"passage_retrieval": GOV_REPORT},
+        },
+    )
+    rows = {r["_id"]: r for r in map(json.loads, Path(GOV_REPORT).read_text().splitlines())}
+    samples = suite.build(
+        BuildContext(qwen_tokenizer, "completion", GenerationConfig(max_tokens=64))
+    )
+    assert len(samples) == 4  # no no-context twins: the QA filter is for QA tasks
+    for sample in samples:
+        row = rows[sample.meta["source_row"]]
+        (gold,) = sample.gold
+        assert sample.meta["gold_passages"] == [int(gold)]
+        assert f"Passage {gold}:\n{row['context']}\n\n" in sample.context
+        assert row["answers"][0] in sample.question
+        # the other summarised document of the same source is a distractor, once
+        (other,) = [r for r in rows.values() if r is not row]
+        assert sample.context.count(other["context"]) == 1
+        assert sample.meta["source_distractors"] == 1
+        prompt, _ = suite.template.render(sample, "completion")
+        assert sample.meta["achieved_length"] == len(qwen_tokenizer.encode(prompt))
+        assert suite.score(sample.public(), Generation(f"Passage {gold}", "ok")).value == 1.0
+        wrong = str(int(gold) % sample.meta["passages"] + 1)
+        assert suite.score(sample.public(), Generation(wrong, "ok")).value == 0.0
+
+
+def test_sources_are_only_for_tasks_that_use_them() -> None:
+    with pytest.raises(UsageError, match="--source is for passage_retrieval and the QA/summary"):
+        create_suite(
+            "hundred", {"tasks": ["kv_retrieval"], "sources": {"kv_retrieval": GOV_REPORT}}
+        )
+
+
+def test_hub_sources_load_through_datasets(tmp_path, qwen_tokenizer, monkeypatch) -> None:
+    pytest.importorskip("datasets")
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    folder = tmp_path / "gov_report"
+    folder.mkdir()
+    (folder / "test.jsonl").write_text(Path(GOV_REPORT).read_text())
+    source = load_source(f"hub:{folder}")
+    assert [r.id for r in source.rows] == ["s1", "s2"] and source.identity.startswith("hub:")
+    with pytest.raises(
+        UsageError, match=r"cannot load THUDM/LongBench \(gov_report\) from the Hub"
+    ):
+        load_source("hub:THUDM/LongBench:gov_report")
+
+
+def _longscope(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "longscope.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.mark.model
+def test_source_tasks_run_on_the_embedded_model_with_both_metrics(tmp_path) -> None:
+    sources = {**SOURCES, "passage_retrieval": GOV_REPORT}
+    args = [f"--source={task}={path}" for task, path in sources.items()]
+    tasks = ",".join(sources)
+    run = _longscope(
+        "run", "hundred", "--model", "llamacpp/gemma3-270m", "--tasks", tasks,
+        "--lengths", "1k", "--samples", "1", "--max-tokens", "48", "-o", str(tmp_path), "-q",
+        *args,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    deterministic = json.loads((tmp_path / "summary.json").read_text())
+    assert deterministic["metric"] == "deterministic"
+    kept = set(deterministic["by_task"])
+    dropped = set(deterministic["qa_filter"]["dropped"])
+    assert kept | dropped == set(sources) and "passage_retrieval" in kept
+
+    judged = _longscope("judge", str(tmp_path), "--judge-model", "llamacpp/gemma3-270m")
+    assert judged.returncode == 0, judged.stderr[-2000:]
+    assert "judged" in judged.stderr and "failed (recorded, not scored as 0)" in judged.stderr
+    rescored = _longscope("score", str(tmp_path), "--metric", "judge")
+    assert rescored.returncode == 0, rescored.stderr[-2000:]
+    assert "QA and summary metric: LLM judge" in " ".join(rescored.stdout.split())
+    by_judge = json.loads((tmp_path / "summary.json").read_text())
+    assert by_judge["metric"] == "judge"
+    for task in set(SOURCES) - dropped:
+        # each judged answer is either a judged score or a counted judge failure, never a silent 0
+        assert (task in by_judge["by_task"]) != (task in by_judge["judge_failures"]), task
+    with RunStore(tmp_path, create=False) as store:
+        verdicts = store.judgements(store.run()["run_id"])
+    assert len(verdicts) == len(set(SOURCES) - dropped)
+    assert by_judge["by_task"]["passage_retrieval"] == deterministic["by_task"]["passage_retrieval"]
+
+    back = _longscope("score", str(tmp_path), "--metric", "deterministic")
+    assert back.returncode == 0
+    assert (
+        json.loads((tmp_path / "summary.json").read_text())["by_task"] == deterministic["by_task"]
+    )

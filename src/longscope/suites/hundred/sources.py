@@ -4,17 +4,21 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from longscope.hub import load_hub_rows
 from longscope.jsonl import iter_jsonl
 from longscope.models.base import UsageError
 from longscope.suites.longbench_pro.schema import describe_error
 
 QA_TASKS = ("single_doc_qa", "multi_doc_qa")
 SUM_TASKS = ("single_doc_sum", "multi_doc_sum")
+HUB_PREFIX = "hub:"
 # LongBench v1 multi-document contexts mark their documents like this.
 _DOC_MARK = re.compile(r"(?:^|\n)\s*(?:Passage|Document)\s+\d+\s*:\s*\n?", re.IGNORECASE)
 
@@ -36,20 +40,38 @@ class Source:
     identity: str
 
 
-def load_source(path: str | Path) -> Source:
-    """Load a JSONL source; a bad row fails with file, row and field."""
+def load_source(spec: str | Path) -> Source:
+    """Load a source: a JSONL file, or `hub:NAME[:CONFIG]` (a Hub dataset or a local dataset folder).
+
+    A bad row fails with file, row and field.
+    """
+    text = str(spec)
+    if text.startswith(HUB_PREFIX):
+        name, _, config = text[len(HUB_PREFIX) :].partition(":")
+        hub = load_hub_rows(
+            name,
+            config or None,
+            instead="download the LongBench v1 JSONL files and pass --source TASK=FILE.jsonl",
+        )
+        rows = _validated(text, enumerate(hub.rows, start=1))
+        return Source(rows, hub.identity)
+    rows = _validated(text, iter_jsonl(spec, "source file"))
+    digest = hashlib.sha256(Path(spec).read_bytes()).hexdigest()[:16]
+    return Source(rows, f"file:{digest}")
+
+
+def _validated(where: str, numbered: Iterable[tuple[int, Any]]) -> tuple[SourceRow, ...]:
     rows = []
-    for number, raw in iter_jsonl(path, "source file"):
+    for number, raw in numbered:
         if isinstance(raw, dict) and "_id" not in raw and "id" in raw:
             raw["_id"] = str(raw["id"])
         try:
             rows.append(SourceRow.model_validate(raw))
         except ValidationError as exc:
-            raise UsageError(f"{path}: row {number}: {describe_error(exc)}") from exc
+            raise UsageError(f"{where}: row {number}: {describe_error(exc)}") from exc
     if not rows:
-        raise UsageError(f"{path}: holds no rows")
-    digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
-    return Source(tuple(rows), f"file:{digest}")
+        raise UsageError(f"{where}: holds no rows")
+    return tuple(rows)
 
 
 def split_documents(context: str) -> list[str]:

@@ -1,10 +1,11 @@
 """100-LongBench: length-controllable contexts from real documents, and LongScore.
 
 The synthetic tasks (kv_retrieval, counting_stars, passage_count) run on the embedded default pool.
-The QA and summary tasks need a real source (LongBench v1 rows) and are scored with the
-deterministic metrics (token F1, ROUGE-L) or, with `metric="judge"`, by the verdicts that
-`longscope.run.judge` stores beside the generations. passage_retrieval needs per-document summaries
-that no pool offers yet.
+passage_retrieval needs a summary per document, which the default pool does not have: its source is
+a summarisation set (LongBench v1 gov_report rows), whose other documents are its distractors. The
+QA and summary tasks need a real source (LongBench v1 rows) and are scored with the deterministic
+metrics (token F1, ROUGE-L) or, with `metric="judge"`, by the verdicts that `longscope.run.judge`
+stores beside the generations.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from longscope.metrics.qa import best_f1, normalize_qa
 from longscope.metrics.rouge import rouge_l
 from longscope.models.base import UsageError
 from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow
-from longscope.suites.hundred.pool import DEFAULT_POOL, WRAP, CountedPool, load_pool
+from longscope.suites.hundred.pool import DEFAULT_POOL, WRAP, CountedPool, Document, load_pool
 from longscope.suites.hundred.sources import (
     QA_TASKS,
     SUM_TASKS,
@@ -36,11 +37,14 @@ from longscope.types import SCORABLE, Generation, GenerationConfig, Sample, Scor
 
 SYNTHETIC_TASKS = ("kv_retrieval", "counting_stars", "passage_count")
 REAL_TASKS = (*QA_TASKS, *SUM_TASKS)
+RETRIEVAL_TASK = "passage_retrieval"
+ALL_TASKS = (*SYNTHETIC_TASKS, RETRIEVAL_TASK, *REAL_TASKS)
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
 _INT = re.compile(r"\d+")
 # Passage wrappers of real indices can be a token shorter or longer than the counted upper bound.
 _SLACK = 16
 _CONTEXT_MARK = "\x00context\x00"
+_ONE_GOLD = ("single_doc_qa", "single_doc_sum", RETRIEVAL_TASK)
 
 
 def fill(
@@ -117,25 +121,27 @@ class HundredSuite:
     ) -> None:
         if metric not in ("deterministic", "judge"):
             raise ValueError(f"unknown metric {metric!r}: use deterministic or judge")
-        unknown = [
-            t for t in tasks if t not in (*SYNTHETIC_TASKS, *REAL_TASKS, "passage_retrieval")
-        ]
+        unknown = [t for t in tasks if t not in ALL_TASKS]
         if unknown or not tasks:
-            raise ValueError(
-                f"unknown task(s) {unknown}: use {', '.join((*SYNTHETIC_TASKS, *REAL_TASKS))}"
-            )
-        if "passage_retrieval" in tasks:
-            raise ValueError(
-                "passage_retrieval needs a summary per document and no pool offers one yet "
-                "(the default pydoc pool has none)"
-            )
+            raise ValueError(f"unknown task(s) {unknown}: use {', '.join(ALL_TASKS)}")
         sources = dict(sources or {})
+        if "passage_retrieval" in tasks and "passage_retrieval" not in sources:
+            raise ValueError(
+                "passage_retrieval needs a summary per document, which the default pydoc pool does "
+                "not have: pass --source passage_retrieval=FILE.jsonl with rows whose answers "
+                "summarise their context (LongBench v1 gov_report, or {id, context, answers})"
+            )
         missing = [t for t in tasks if t in REAL_TASKS and t not in sources]
         if missing:
             raise ValueError(
                 f"task(s) {', '.join(missing)} need a real source: pass --source TASK=FILE.jsonl with "
                 "LongBench v1 rows (input, context, answers), e.g. qasper or hotpotqa for QA, "
                 "gov_report or multi_news for summaries"
+            )
+        unused = [t for t in sources if t not in (RETRIEVAL_TASK, *REAL_TASKS)]
+        if unused:
+            raise ValueError(
+                f"--source is for passage_retrieval and the QA/summary tasks, not {', '.join(unused)}"
             )
         self.sources = {t: p for t, p in sources.items() if t in tasks}
         self.metric = metric
@@ -146,6 +152,7 @@ class HundredSuite:
         self.seed = seed
         self.pool = pool
         self.base_lengths = tuple(base_lengths)
+        self._source_pools: dict[tuple[str, str], CountedPool] = {}
 
     def params(self) -> dict[str, Any]:
         return {
@@ -172,7 +179,7 @@ class HundredSuite:
         for task in self.tasks:
             for length in self.lengths:
                 for row in range(self.samples):
-                    if task in REAL_TASKS:
+                    if task in sources:
                         out.append(self._real_sample(task, length, row, pool, sources[task], ctx))
                     else:
                         out.append(self._sample(task, length, row, pool, ctx))
@@ -207,25 +214,23 @@ class HundredSuite:
         question: str,
         pool: CountedPool,
         ctx: BuildContext,
+        additive: bool | None = None,
     ) -> tuple[str, int]:
-        """Return the context of `pieces` (text, pool index or None) and the prompt's exact length.
+        """Return the context of `pieces` (text, body tokens or None) and the prompt's exact length.
 
         With an additive pool the length is the sum of the cached passage counts, and only the
         first and last passages (where they meet the template) and edited passages are tokenized.
         """
         wrapped = [WRAP.format(index=i + 1, text=text) for i, (text, _) in enumerate(pieces)]
         context = "".join(wrapped)
-        if not pool.additive or len(pieces) < 2:
+        if not (pool.additive if additive is None else additive) or len(pieces) < 2:
             return context, self._prompt_tokens(task, context, question, ctx)
         encode = ctx.tokenizer.encode
         head, tail = self._frame(task, question, ctx)
         total = len(encode(head + wrapped[0])) + len(encode(wrapped[-1] + tail))
         for i in range(1, len(pieces) - 1):
-            document = pieces[i][1]
-            if document is None:
-                total += len(encode(wrapped[i]))
-            else:
-                total += pool.header(i + 1) + pool.bodies[document]
+            body = pieces[i][1]
+            total += len(encode(wrapped[i])) if body is None else pool.header(i + 1) + body
         return context, total
 
     def _real_sample(
@@ -237,45 +242,61 @@ class HundredSuite:
         source: Source,
         ctx: BuildContext,
     ) -> Sample:
-        """A QA or summary sample: the gold document(s) among distractors, named by position."""
+        """A sample around real document(s): the gold among distractors, named by position.
+
+        passage_retrieval draws its distractors from the other documents of its own source first
+        (same domain, so the summary must tell them apart), then from the pool.
+        """
         rng = random.Random(f"{self.seed}:{task}:{length}:{row}")
         order = list(range(len(source.rows)))
         rng.shuffle(order)
-        probe_question = self._real_question(task, source.rows[order[0]], [999, 998, 997])
-        overhead = self._prompt_tokens(task, "", probe_question, ctx) + _SLACK
         for index in order:
             picked = source.rows[index]
-            golds = (
-                [picked.context] if task.startswith("single") else split_documents(picked.context)
-            )
+            golds = [picked.context] if task in _ONE_GOLD else split_documents(picked.context)
+            probe = self._real_question(task, picked, [999, 998, 997][: len(golds)])
             gold_tokens = sum(
                 len(ctx.tokenizer.encode(WRAP.format(index=999, text=d))) for d in golds
             )
-            budget = length - overhead - gold_tokens
+            budget = length - self._prompt_tokens(task, "", probe, ctx) - _SLACK - gold_tokens
             if budget >= 0:
                 break
         else:
             raise UsageError(f"no {task} source row fits in {length} tokens: use longer lengths")
-        pieces: list[tuple[str, int | None]] = [
-            (pool.documents[i].text, i) for i in fill(rng, pool.counts, budget)
-        ]
+        pieces: list[tuple[str, int | None]] = []
+        additive = pool.additive
+        if task == RETRIEVAL_TASK:
+            same = self._source_pool(source, ctx)
+            additive = additive and same.additive
+            chosen = fill(rng, same.counts, budget, exclude={index})
+            pieces += [(same.documents[i].text, same.bodies[i]) for i in chosen]
+            budget -= sum(same.counts[i] for i in chosen)
+        from_source = len(pieces)
+        pieces += [(pool.documents[i].text, pool.bodies[i]) for i in fill(rng, pool.counts, budget)]
+        if from_source:
+            rng.shuffle(pieces)
         places = sorted(rng.sample(range(len(pieces) + len(golds)), len(golds)))
         for where, text in zip(places, golds, strict=True):
             pieces.insert(where, (text, None))
         gold_passages = [where + 1 for where in places]
         question = self._real_question(task, picked, gold_passages)
-        context, achieved = self._sent(task, pieces, question, pool, ctx)
+        context, achieved = self._sent(task, pieces, question, pool, ctx, additive)
         max_tokens = 256 if task in SUM_TASKS else ctx.config.max_tokens
+        if task == RETRIEVAL_TASK:
+            gold = (str(gold_passages[0]),)
+            metric = {"answer": gold[0], "source_distractors": from_source}
+        else:
+            gold = tuple(picked.answers)
+            metric = {"metric": "rouge_l" if task in SUM_TASKS else "f1"}
         return Sample(
             f"{task}-{length}-{row:03d}",
             task,
             "English",
             context,
             question,
-            tuple(picked.answers),
+            gold,
             length=achieved + max_tokens,
             meta={
-                "metric": "rouge_l" if task in SUM_TASKS else "f1",
+                **metric,
                 "source_row": picked.id or str(index),
                 "question_text": picked.input,
                 "gold_passages": gold_passages,
@@ -287,9 +308,22 @@ class HundredSuite:
             },
         )
 
+    def _source_pool(self, source: Source, ctx: BuildContext) -> CountedPool:
+        """A source's own documents as a counted pool (counts cached on disk like any pool)."""
+        key = (source.identity, ctx.tokenizer.name)
+        if key not in self._source_pools:
+            documents = [Document(r.id or str(i), r.context) for i, r in enumerate(source.rows)]
+            self._source_pools[key] = CountedPool(documents, source.identity, ctx.tokenizer)
+        return self._source_pools[key]
+
     @staticmethod
     def _real_question(task: str, row: SourceRow, where: list[int]) -> str:
         named = ", ".join(str(n) for n in where)
+        if task == RETRIEVAL_TASK:
+            return (
+                "Question: Which passage above does the following summary describe? Answer with "
+                f"the passage number only.\nSummary: {row.answers[0]}"
+            )
         if task == "single_doc_qa":
             return f"Answer the question based on Passage {where[0]}. Answer concisely.\nQuestion: {row.input}"
         if task == "multi_doc_qa":
@@ -339,7 +373,9 @@ class HundredSuite:
         if task == "passage_count":
             pieces = self._repeated(rng, pool, budget, meta)
         else:
-            pieces = [(pool.documents[i].text, i) for i in fill(rng, pool.counts, budget)]
+            pieces = [
+                (pool.documents[i].text, pool.bodies[i]) for i in fill(rng, pool.counts, budget)
+            ]
         if not pieces:
             raise UsageError(
                 f"{length} tokens leave no room for a single document: use a longer length"
@@ -386,7 +422,7 @@ class HundredSuite:
             cost = copies * pool.counts[index]
             if cost > remaining:
                 continue
-            chosen += [(pool.documents[index].text, index)] * copies
+            chosen += [(pool.documents[index].text, pool.bodies[index])] * copies
             remaining -= cost
             unique += 1
         rng.shuffle(chosen)
@@ -445,7 +481,7 @@ class HundredSuite:
         return grade(sample["task"], generation.text, str(sample["meta"]["answer"]))
 
     def summarize(self, rows: Sequence[ScoredRow]) -> dict[str, Any]:
-        return summarize_hundred(rows, self.base_lengths, self.qa_filter)
+        return {"metric": self.metric, **summarize_hundred(rows, self.base_lengths, self.qa_filter)}
 
 
 def grade(task: str, answer: str, gold: str) -> Score:

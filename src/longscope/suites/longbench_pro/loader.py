@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from longscope.hub import load_hub_rows
 from longscope.jsonl import iter_jsonl
 from longscope.models.base import UsageError
 from longscope.suites.longbench_pro.schema import (
@@ -93,28 +94,18 @@ def load_file(path: str | Path) -> Dataset:
 
 def load_hub(revision: str | None = None) -> Dataset:
     """Load the Hub dataset (needs `datasets` and network access)."""
-    try:
-        from datasets import load_dataset
-    except ImportError as exc:
-        raise UsageError(
-            f"loading {HUB_DATASET} from the Hub needs `pip install datasets`; "
-            "or download longbench_pro.json and pass --data FILE"
-        ) from exc
-    try:
-        data = load_dataset(HUB_DATASET, split="test", revision=revision)
-    except Exception as exc:  # the Hub client raises many unrelated types when offline
-        raise UsageError(
-            f"cannot load {HUB_DATASET} from the Hub ({type(exc).__name__}); "
-            "download longbench_pro.json elsewhere and pass --data FILE"
-        ) from exc
+    hub = load_hub_rows(
+        HUB_DATASET,
+        revision=revision,
+        instead="download longbench_pro.json elsewhere and pass --data FILE",
+    )
     rows = []
-    for number, raw in enumerate(data, start=1):
+    for number, raw in enumerate(hub.rows, start=1):
         try:
             rows.append(Row.model_validate(raw))
         except ValidationError as exc:
             raise UsageError(f"{HUB_DATASET}: row {number}: {describe_error(exc)}") from exc
-    fingerprint = getattr(data, "_fingerprint", "unknown")
-    return Dataset(tuple(rows), HUB_DATASET, f"hub:{revision or 'main'}:{fingerprint}")
+    return Dataset(tuple(rows), HUB_DATASET, hub.identity)
 
 
 def load(source: str) -> Dataset:
