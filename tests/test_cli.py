@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,14 +13,9 @@ from longscope.suites.base import BuildContext
 from longscope.text.tokenizers import QwenTokenizer
 from longscope.types import Generation, GenerationConfig
 
+from .cli_helper import longscope
 
-def _longscope(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "longscope.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+_longscope = longscope
 
 
 @pytest.mark.parametrize(

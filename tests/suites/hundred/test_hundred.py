@@ -12,6 +12,8 @@ from longscope.suites.hundred.pool import WRAP, CountedPool, load_pool
 from longscope.suites.hundred.suite import fill, grade, star_options
 from longscope.types import GenerationConfig
 
+from ...cli_helper import longscope
+
 CTX_ARGS = ("completion", GenerationConfig(max_tokens=64))
 
 
@@ -192,39 +194,13 @@ def test_longscore_hand_computed_and_guarded() -> None:
 
 @pytest.mark.model
 def test_sweep_on_the_embedded_model_and_longscore(tmp_path) -> None:
-    import subprocess
-    import sys
-
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "longscope.cli",
-            "run",
-            "hundred",
-            "--model",
-            "llamacpp/gemma3-270m",
-            "--tasks",
-            "kv_retrieval,counting_stars,passage_count",
-            "--lengths",
-            "1k,2k,3k",
-            "--samples",
-            "1",
-            "-o",
-            str(tmp_path),
-            "-q",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    run = longscope(
+        "run", "hundred", "--model", "llamacpp/gemma3-270m",
+        "--tasks", "kv_retrieval,counting_stars,passage_count", "--lengths", "1k,2k,3k",
+        "--samples", "1", "-o", str(tmp_path), "-q", timeout=600,
+    )  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
-    scored = subprocess.run(
-        [sys.executable, "-m", "longscope.cli", "longscore", str(tmp_path), "--base", "1k,2k"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    scored = longscope("longscore", str(tmp_path), "--base", "1k,2k")
     assert scored.returncode == 0, scored.stderr
     text = " ".join(scored.stdout.split())
     assert "Base" in text and "3K LC" in text and "LongScore" in text

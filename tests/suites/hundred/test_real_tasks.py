@@ -1,8 +1,6 @@
 """100-LongBench QA and summary tasks on hand-written LongBench v1 fixtures, and the QA filter."""
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -14,6 +12,8 @@ from longscope.suites import create_suite
 from longscope.suites.base import BuildContext, ScoredRow
 from longscope.suites.hundred.sources import load_source, split_documents
 from longscope.types import Generation, GenerationConfig
+
+from ...cli_helper import longscope
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"
 SOURCES = {
@@ -174,24 +174,15 @@ def test_hub_sources_load_through_datasets(tmp_path, qwen_tokenizer, monkeypatch
         load_source("hub:THUDM/LongBench:gov_report")
 
 
-def _longscope(*args: str, timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "longscope.cli", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
-
-
 @pytest.mark.model
 def test_source_tasks_run_on_the_embedded_model_with_both_metrics(tmp_path) -> None:
     sources = {**SOURCES, "passage_retrieval": GOV_REPORT}
     args = [f"--source={task}={path}" for task, path in sources.items()]
     tasks = ",".join(sources)
-    run = _longscope(
+    run = longscope(
         "run", "hundred", "--model", "llamacpp/gemma3-270m", "--tasks", tasks,
         "--lengths", "1k", "--samples", "1", "--max-tokens", "48", "-o", str(tmp_path), "-q",
-        *args,
+        *args, timeout=600,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
     deterministic = json.loads((tmp_path / "summary.json").read_text())
@@ -200,10 +191,10 @@ def test_source_tasks_run_on_the_embedded_model_with_both_metrics(tmp_path) -> N
     dropped = set(deterministic["qa_filter"]["dropped"])
     assert kept | dropped == set(sources) and "passage_retrieval" in kept
 
-    judged = _longscope("judge", str(tmp_path), "--judge-model", "llamacpp/gemma3-270m")
+    judged = longscope("judge", str(tmp_path), "--judge-model", "llamacpp/gemma3-270m", timeout=600)
     assert judged.returncode == 0, judged.stderr[-2000:]
     assert "judged" in judged.stderr and "failed (recorded, not scored as 0)" in judged.stderr
-    rescored = _longscope("score", str(tmp_path), "--metric", "judge")
+    rescored = longscope("score", str(tmp_path), "--metric", "judge")
     assert rescored.returncode == 0, rescored.stderr[-2000:]
     assert "QA and summary metric: LLM judge" in " ".join(rescored.stdout.split())
     by_judge = json.loads((tmp_path / "summary.json").read_text())
@@ -216,7 +207,7 @@ def test_source_tasks_run_on_the_embedded_model_with_both_metrics(tmp_path) -> N
     assert len(verdicts) == len(set(SOURCES) - dropped)
     assert by_judge["by_task"]["passage_retrieval"] == deterministic["by_task"]["passage_retrieval"]
 
-    back = _longscope("score", str(tmp_path), "--metric", "deterministic")
+    back = longscope("score", str(tmp_path), "--metric", "deterministic")
     assert back.returncode == 0
     assert (
         json.loads((tmp_path / "summary.json").read_text())["by_task"] == deterministic["by_task"]
