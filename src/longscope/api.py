@@ -20,11 +20,15 @@ def evaluate(
     suite_params: dict[str, Any] | None = None,
     model_options: dict[str, Any] | None = None,
     base_url: str | None = None,
+    router: str | None = None,
+    router_options: dict[str, Any] | None = None,
     **run_options: Any,
 ) -> RunResult:
     """Run a suite on a model and return the stored, scored result.
 
     `evaluate("longctx", "llamacpp/gemma3-270m", suite_params={"tiers": [1]}, output=Path("runs/x"))`
+    With `router="profile.json"` the model runs behind the context-budget router
+    (`router_options`: strategy, basis, length).
     """
     suite_obj = create_suite(suite, suite_params or {}) if isinstance(suite, str) else suite
     backend = (
@@ -32,6 +36,10 @@ def evaluate(
         if isinstance(model, str)
         else model
     )
+    if router is not None or (router_options or {}).get("length"):
+        from longscope.router import with_router
+
+        backend = with_router(backend, router, **(router_options or {}))
     if run_options.get("output") is not None:
         run_options["output"] = Path(run_options["output"])
     return run(suite_obj, backend, RunOptions(**run_options))

@@ -256,6 +256,21 @@ def run_command(
     serial: Annotated[
         bool, typer.Option(help="One request at a time, in order (debugging)")
     ] = False,
+    router: Annotated[
+        Path | None,
+        typer.Option(
+            help="Keep the model inside its effective length: a profile from `longscope profile`"
+        ),
+    ] = None,
+    router_strategy: Annotated[
+        str, typer.Option(help="Router: map-reduce (split, ask each part, combine) or truncate")
+    ] = "map-reduce",
+    router_basis: Annotated[
+        str, typer.Option(help="Router: the profile's absolute (85.6) or relative effective length")
+    ] = "absolute",
+    router_length: Annotated[
+        str | None, typer.Option(help="Router: a token budget instead of the profile's, e.g. 4k")
+    ] = None,
 ) -> None:
     """Run a suite on a model, store every generation, score, and print the table."""
     from longscope.models.registry import create_backend, parse_model_options
@@ -302,6 +317,18 @@ def run_command(
         concurrency=concurrency,
         request_timeout_s=request_timeout,
     )
+    if router is not None or router_length is not None:
+        from longscope.router import with_router
+
+        if router_basis not in ("absolute", "relative"):
+            raise UsageError(f"bad --router-basis {router_basis!r}: use absolute or relative")
+        backend = with_router(
+            backend,
+            str(router) if router is not None else None,
+            strategy=router_strategy,  # type: ignore[arg-type]
+            basis=router_basis,  # type: ignore[arg-type]
+            length=parse_lengths(router_length)[0] if router_length else None,
+        )
     options = RunOptions(
         output=output,
         limit=limit,

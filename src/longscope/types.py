@@ -65,6 +65,19 @@ class GenerationConfig:
 
 
 @dataclass(frozen=True)
+class PromptParts:
+    """A rendered prompt cut around its context: `head + context + tail` is the text sent.
+
+    Lets a backend wrapper (the router) re-render the same prompt around part of the context
+    without knowing the suite that made it.
+    """
+
+    head: str
+    context: str
+    tail: str
+
+
+@dataclass(frozen=True)
 class Request:
     """What a backend is asked: either a plain prompt (completion mode) or chat messages."""
 
@@ -77,6 +90,8 @@ class Request:
     prompt_tokens: int = 0
     """Prompt length counted by the harness (0 if unknown); compared with what the server reports."""
     timeout_s: float | None = None
+    parts: PromptParts | None = field(default=None, repr=False)
+    """The prompt (or the single user message) cut around its context, when the suite has one."""
 
     @property
     def text(self) -> str:
@@ -98,6 +113,8 @@ class Generation:
     latency_s: float = 0.0
     error: str = ""
     """Why a non-ok status happened (e.g. `insufficient_context: needs 65536 tokens, holds 32768`)."""
+    route: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    """What a router decided for this request (pass, truncate, map-reduce and its chunk plan)."""
 
 
 @dataclass(frozen=True)

@@ -229,9 +229,15 @@ class LlamaCppBackend:
         )
 
     async def aclose(self) -> None:
-        if self._llama is not None:
-            self._llama.close()
-            self._llama = None
+        # A generation abandoned at its deadline may still run in a worker thread: wait for it,
+        # or the model is freed under it.
+        await asyncio.to_thread(self._close)
+
+    def _close(self) -> None:
+        with self._lock:
+            if self._llama is not None:
+                self._llama.close()
+                self._llama = None
 
 
 @contextlib.contextmanager

@@ -229,12 +229,17 @@ def build_request(
         config=seeded,
         prompt_tokens=int(sample.meta.get("prompt_tokens", 0)),
         timeout_s=suite.timeout_s(sample),
+        parts=suite.template.parts(sample, info.prompt_mode) if sample.context else None,
     )
 
 
 async def _generate_with_deadline(backend: Backend, request: Request) -> Generation:
     started = time.perf_counter()
     limit = (request.timeout_s or 0) + _TIMEOUT_GRACE_S if request.timeout_s else None
+    calls = getattr(backend, "calls_for", None)
+    if limit is not None and calls is not None:
+        # A backend that answers one request with several calls (the router) gets a limit per call.
+        limit *= calls(request)
     try:
         return await asyncio.wait_for(backend.generate(request), limit)
     except TimeoutError:

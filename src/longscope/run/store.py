@@ -60,6 +60,13 @@ CREATE TABLE IF NOT EXISTS judgements (
     error TEXT NOT NULL,
     PRIMARY KEY (run_id, sample_id, repeat, judge)
 );
+CREATE TABLE IF NOT EXISTS routes (
+    run_id TEXT NOT NULL,
+    sample_id TEXT NOT NULL,
+    repeat INTEGER NOT NULL,
+    plan TEXT NOT NULL,
+    PRIMARY KEY (run_id, sample_id, repeat)
+);
 CREATE TABLE IF NOT EXISTS scores (
     run_id TEXT NOT NULL,
     sample_id TEXT NOT NULL,
@@ -203,6 +210,18 @@ class RunStore:
                 f"WHERE generations.status IN ({placeholders})",
                 (*values, *sorted(RETRYABLE)),
             )
+            if gen.route:
+                self._db.execute(
+                    "INSERT OR REPLACE INTO routes VALUES (?,?,?,?)",
+                    (run_id, sample_id, repeat, json.dumps(gen.route, ensure_ascii=False)),
+                )
+
+    def routes(self, run_id: str) -> dict[tuple[str, int], dict[str, Any]]:
+        """Return what a router decided per (sample, repeat), for routed runs."""
+        rows = self._db.execute(
+            "SELECT sample_id, repeat, plan FROM routes WHERE run_id=?", (run_id,)
+        )
+        return {(sid, rep): json.loads(plan) for sid, rep, plan in rows}
 
     def generations(self, run_id: str) -> list[tuple[str, int, Generation]]:
         rows = self._db.execute(

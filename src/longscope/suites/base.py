@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
 from longscope.text.tokenizers import Tokenizer
-from longscope.types import Generation, GenerationConfig, Message, PromptMode, Sample, Score
+from longscope.types import (
+    Generation,
+    GenerationConfig,
+    Message,
+    PromptMode,
+    PromptParts,
+    Sample,
+    Score,
+)
+
+_CONTEXT_MARK = "\x00context\x00"
 
 
 @dataclass(frozen=True)
@@ -21,6 +31,13 @@ class PromptTemplate:
     body: str
     answer_prefix: str
     completion_stop: tuple[str, ...] = ()
+
+    def parts(self, sample: Sample, mode: PromptMode) -> PromptParts:
+        """Return the text `render` sends (prompt or user message) cut around the context."""
+        probe = replace(sample, context=_CONTEXT_MARK)
+        prompt, messages = self.render(probe, mode)
+        head, _, tail = (prompt or messages[0].content).partition(_CONTEXT_MARK)
+        return PromptParts(head, sample.context, tail)
 
     def render(self, sample: Sample, mode: PromptMode) -> tuple[str, tuple[Message, ...]]:
         """Return (prompt, messages) for `mode`; the other one is empty."""

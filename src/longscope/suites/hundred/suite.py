@@ -43,7 +43,6 @@ _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12
 _INT = re.compile(r"\d+")
 # Passage wrappers of real indices can be a token shorter or longer than the counted upper bound.
 _SLACK = 16
-_CONTEXT_MARK = "\x00context\x00"
 _ONE_GOLD = ("single_doc_qa", "single_doc_sum", RETRIEVAL_TASK)
 
 
@@ -199,14 +198,6 @@ class HundredSuite:
         )
         return len(ctx.tokenizer.encode(prompt or messages[0].content))
 
-    def _frame(self, task: str, question: str, ctx: BuildContext) -> tuple[str, str]:
-        """The prompt's text before and after the context, as it will be sent."""
-        prompt, messages = self.template.render(
-            Sample("probe", task, "English", _CONTEXT_MARK, question, ()), ctx.prompt_mode
-        )
-        head, tail = (prompt or messages[0].content).split(_CONTEXT_MARK)
-        return head, tail
-
     def _sent(
         self,
         task: str,
@@ -226,7 +217,9 @@ class HundredSuite:
         if not (pool.additive if additive is None else additive) or len(pieces) < 2:
             return context, self._prompt_tokens(task, context, question, ctx)
         encode = ctx.tokenizer.encode
-        head, tail = self._frame(task, question, ctx)
+        probe = Sample("probe", task, "English", "", question, ())
+        frame = self.template.parts(probe, ctx.prompt_mode)
+        head, tail = frame.head, frame.tail
         total = len(encode(head + wrapped[0])) + len(encode(wrapped[-1] + tail))
         for i in range(1, len(pieces) - 1):
             body = pieces[i][1]

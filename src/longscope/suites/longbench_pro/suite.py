@@ -14,6 +14,7 @@ from longscope.suites.longbench_pro.loader import Dataset, load, select
 from longscope.suites.longbench_pro.schema import DIFFICULTIES, LENGTHS, Row
 from longscope.suites.longbench_pro.scoring import score_prediction, solved
 from longscope.text.tokenizers import QwenTokenizer, Tokenizer
+from longscope.text.truncate import middle_truncate
 from longscope.types import SCORABLE, Generation, GenerationConfig, Sample, Score
 
 SEPARATOR = "\n\n\n\n"
@@ -59,19 +60,6 @@ def row_sample(
             **meta,
         },
     )
-
-
-def middle_truncate(text: str, limit: int, tokenizer: Tokenizer) -> tuple[str, int, bool]:
-    """Keep the first and last limit/2 tokens of `text`; return (text, tokens, truncated)."""
-    # A token is at least one byte: text of at most `limit` bytes always fits, no tokenizing needed.
-    if len(text.encode("utf-8")) <= limit:
-        return text, -1, False
-    ids = tokenizer.encode(text)
-    if len(ids) <= limit:
-        return text, len(ids), False
-    half = limit // 2
-    kept = ids[:half] + ids[len(ids) - (limit - half) :]
-    return tokenizer.decode(kept), len(kept), True
 
 
 class LongBenchProSuite:

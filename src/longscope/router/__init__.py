@@ -1,0 +1,14 @@
+"""The context-budget router (../shared/specs/effective-context.md)."""
+
+from longscope.router.backend import STRATEGIES, RoutedBackend, with_router
+from longscope.router.chunks import chunk_context
+from longscope.router.profile import RouterProfile, load_profile
+
+__all__ = [
+    "STRATEGIES",
+    "RoutedBackend",
+    "RouterProfile",
+    "chunk_context",
+    "load_profile",
+    "with_router",
+]

@@ -1,0 +1,204 @@
+"""The context-budget router: a backend wrapper that keeps a model inside its effective length.
+
+Per request it counts the prompt and, against the budget a profile gives (the measured effective
+length), passes it through, middle-truncates its context (the LongBench Pro baseline), or splits
+the context into chunks that fit, asks the question of each (map) and combines the partial answers
+with one more call (reduce). The decision and the chunk plan travel with the generation and are
+stored beside it. It knows prompts only as `Request.parts` (head + context + tail): no suite.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Literal
+
+from longscope.models.base import Backend, ModelInfo, UsageError
+from longscope.router.chunks import chunk_context
+from longscope.router.profile import Basis, RouterProfile, load_profile
+from longscope.text.tokenizers import Tokenizer
+from longscope.text.truncate import middle_truncate
+from longscope.types import SCORABLE, Generation, Message, Request
+
+Strategy = Literal["map-reduce", "truncate"]
+STRATEGIES: tuple[Strategy, ...] = ("map-reduce", "truncate")
+NOT_HERE = "not in this part"
+MAP_NOTE = (
+    "\n\n(This was part {index} of {count} of the document. If this part does not contain the "
+    f"answer, answer: {NOT_HERE}.)"
+)
+REDUCE_INTRO = "Answers found in separate parts of the document:\n"
+# Tokens kept free for merges at the seams between head, context and tail.
+_SEAM = 8
+
+
+class RoutedBackend:
+    """Any backend behind the router. Its model id names the router, so routed runs are their own."""
+
+    def __init__(
+        self,
+        inner: Backend,
+        profile: RouterProfile | None = None,
+        *,
+        strategy: Strategy = "map-reduce",
+        basis: Basis = "absolute",
+        length: int | None = None,
+    ) -> None:
+        if strategy not in STRATEGIES:
+            raise UsageError(f"unknown router strategy {strategy!r}: use {', '.join(STRATEGIES)}")
+        budget = length if length is not None else (profile.effective(basis) if profile else None)
+        if budget is None:
+            where = f"profile {profile.path}" if profile else "no profile given"
+            raise UsageError(
+                f"{where}: no {basis} effective length (every tested length scored below the "
+                "threshold): pass --router-length N or --router-basis relative"
+            )
+        if budget < 256:
+            raise UsageError(f"a router budget of {budget} tokens is too small to hold a prompt")
+        self.inner = inner
+        self.profile = profile
+        self.strategy: Strategy = strategy
+        self.basis = basis
+        self.length = budget
+        self.name = f"{inner.name}+router"
+        self.max_concurrency = inner.max_concurrency
+        self._inner_info: ModelInfo | None = None
+
+    async def info(self) -> ModelInfo:
+        inner = await self._info()
+        plan = {"strategy": self.strategy, "budget": self.length, "basis": self.basis}
+        if self.profile is not None:
+            plan["profile"] = {"path": self.profile.path, "date": self.profile.date}
+        return replace(
+            inner,
+            model_id=f"{inner.model_id}+router:{self.strategy}:{self.length}",
+            # Any length fits: what does not fit the budget is split or truncated.
+            context_length=None,
+            context_source="router",
+            details={**inner.details, "router": plan, "inner_context_length": inner.context_length},
+        )
+
+    async def _info(self) -> ModelInfo:
+        if self._inner_info is None:
+            self._inner_info = await self.inner.info()
+        return self._inner_info
+
+    def tokenizer(self) -> Tokenizer:
+        return self.inner.tokenizer()
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    async def budget_for(self, request: Request) -> int:
+        """Tokens a prompt may have: the effective length (prompt and answer, as suites count it),
+        within what the model can hold, less the answer's budget."""
+        limit = self.length
+        inner = await self._info()
+        if inner.context_length is not None:
+            limit = min(limit, inner.context_length)
+        return limit - request.config.max_tokens
+
+    def calls_for(self, request: Request) -> int:
+        """About how many model calls a request takes (its parts, and one to combine them)."""
+        tokens = request.prompt_tokens or len(request.text) // 3
+        budget = max(self.length - request.config.max_tokens, 1)
+        if tokens <= budget or self.strategy == "truncate":
+            return 1
+        return -(-tokens // budget) + 2
+
+    async def generate(self, request: Request) -> Generation:
+        tokenizer = self.tokenizer()
+        tokens = request.prompt_tokens or len(tokenizer.encode(request.text))
+        budget = await self.budget_for(request)
+        plan: dict[str, Any] = {"prompt_tokens": tokens, "budget": budget}
+        parts = request.parts
+        if tokens <= budget:
+            return _with_route(await self.inner.generate(request), {"decision": "pass", **plan})
+        if parts is None or not parts.context:
+            plan["note"] = "no separable context: sent whole"
+            return _with_route(await self.inner.generate(request), {"decision": "pass", **plan})
+        frame = len(tokenizer.encode(parts.head + parts.tail)) + _SEAM
+        if self.strategy == "truncate":
+            kept, kept_tokens, _ = middle_truncate(parts.context, budget - frame, tokenizer)
+            generation = await self.inner.generate(_retext(request, parts.head + kept + parts.tail))
+            plan.update(decision="truncate", context_tokens_kept=kept_tokens)
+            return _with_route(generation, plan)
+        return await self._map_reduce(request, budget - frame, plan, tokenizer)
+
+    async def _map_reduce(
+        self, request: Request, room: int, plan: dict[str, Any], tokenizer: Tokenizer
+    ) -> Generation:
+        parts = request.parts
+        assert parts is not None
+        note = len(tokenizer.encode(MAP_NOTE.format(index=999, count=999)))
+        chunks = chunk_context(parts.context, room - note, tokenizer)
+        calls: list[Generation] = []
+        partial: list[dict[str, Any]] = []
+        for index, chunk in enumerate(chunks, start=1):
+            text = parts.head + chunk + MAP_NOTE.format(index=index, count=len(chunks)) + parts.tail
+            generation = await self.inner.generate(_retext(request, text))
+            calls.append(generation)
+            partial.append(
+                {
+                    "part": index,
+                    "context_tokens": len(tokenizer.encode(chunk)),
+                    "status": generation.status,
+                    "answer": generation.text[:300],
+                }
+            )
+        plan.update(decision="map-reduce", chunks=partial)
+        answered = [
+            (i, g.text.strip())
+            for i, g in enumerate(calls, start=1)
+            if g.status in SCORABLE and g.text.strip() and NOT_HERE not in g.text.lower()
+        ]
+        if not any(g.status in SCORABLE for g in calls):
+            plan["reduce"] = "skipped: every part failed"
+            return _total(calls[-1], calls, plan)
+        if len(answered) == 1:
+            # One part holds the answer and the others said so: nothing to combine.
+            plan["reduce"] = f"skipped: only part {answered[0][0]} answered"
+            chosen = calls[answered[0][0] - 1]
+            return _total(chosen, calls, plan)
+        listed = answered or [
+            (i, g.text.strip()) for i, g in enumerate(calls, start=1) if g.status in SCORABLE
+        ]
+        body = REDUCE_INTRO + "\n".join(f"Part {i}: {answer}" for i, answer in listed)
+        final = await self.inner.generate(_retext(request, parts.head + body + parts.tail))
+        plan["reduce"] = f"one call over {len(listed)} partial answers"
+        return _total(final, [*calls, final], plan)
+
+
+def with_router(
+    backend: Backend,
+    profile: str | RouterProfile | None,
+    *,
+    strategy: Strategy = "map-reduce",
+    basis: Basis = "absolute",
+    length: int | None = None,
+) -> RoutedBackend:
+    """Put `backend` behind the router, with the effective length from a profile file or `length`."""
+    loaded = load_profile(profile) if isinstance(profile, str) else profile
+    return RoutedBackend(backend, loaded, strategy=strategy, basis=basis, length=length)
+
+
+def _retext(request: Request, text: str) -> Request:
+    """The same request with another prompt text, in its own prompt mode."""
+    if request.mode == "completion":
+        return replace(request, prompt=text, prompt_tokens=0, parts=None)
+    return replace(request, messages=(Message("user", text),), prompt_tokens=0, parts=None)
+
+
+def _with_route(generation: Generation, plan: dict[str, Any]) -> Generation:
+    return replace(generation, route=plan)
+
+
+def _total(final: Generation, calls: list[Generation], plan: dict[str, Any]) -> Generation:
+    """The final answer, with the tokens and time of every call it took."""
+    plan["calls"] = len(calls)
+    return replace(
+        final,
+        prompt_tokens=sum(g.prompt_tokens for g in calls),
+        completion_tokens=sum(g.completion_tokens for g in calls),
+        latency_s=round(sum(g.latency_s for g in calls), 3),
+        route=plan,
+    )

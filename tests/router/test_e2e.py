@@ -1,0 +1,28 @@
+"""The embedded model behind the router, from the CLI: plans stored beside the generations."""
+
+import pytest
+
+from longscope.run.store import RunStore
+
+from ..cli_helper import longscope
+
+
+@pytest.mark.model
+def test_a_routed_run_splits_what_exceeds_the_budget(tmp_path, gemma_tokenizer) -> None:
+    run = longscope(
+        "run", "longctx", "--model", "llamacpp/gemma3-270m", "--tiers", "1", "--limit", "1",
+        "--router-length", "1536", "-o", str(tmp_path), "-q", timeout=600,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    with RunStore(tmp_path, create=False) as store:
+        header = store.run()
+        routes = store.routes(header["run_id"])
+        ((_, _, generation),) = store.generations(header["run_id"])
+    info = header["header"]["model_info"]
+    assert "+router:map-reduce:1536" in info["model_id"]
+    assert info["details"]["router"]["budget"] == 1536
+    (plan,) = routes.values()
+    assert plan["decision"] == "map-reduce" and plan["prompt_tokens"] > 1536
+    assert len(plan["chunks"]) >= 3
+    assert all(c["context_tokens"] < 1536 for c in plan["chunks"])
+    assert generation.status in ("ok", "length") and plan["calls"] >= len(plan["chunks"])
