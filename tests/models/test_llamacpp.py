@@ -68,3 +68,17 @@ def test_unknown_options_and_paths_are_usage_errors(tmp_path) -> None:
         LlamaCppBackend.from_options("gemma3-270m", {"colour": "red"})
     with pytest.raises(UsageError, match="unknown local model"):
         LlamaCppBackend.from_options(str(tmp_path / "missing.gguf"), {})
+
+
+async def test_closing_waits_for_a_generation_abandoned_at_its_deadline() -> None:
+    import asyncio
+
+    # The runner abandons a request at its deadline; the worker thread still decodes. Closing must
+    # wait for it (freeing the model under it crashed the process with SIGSEGV).
+    backend = create_backend("llamacpp/gemma3-270m", {"context_length": 1024})
+    await backend.info()
+    task = asyncio.ensure_future(backend.generate(_request("word " * 400, max_tokens=32)))
+    with pytest.raises(TimeoutError):
+        await asyncio.wait_for(asyncio.shield(task), 0.05)
+    await backend.aclose()
+    assert task.done() and backend._llama is None
