@@ -41,6 +41,23 @@ _longscope = longscope
         ),
         (["report", "/nonexistent/run"], "no longscope run in /nonexistent/run"),
         (
+            ["run", "longctx", "--model", "openai/m", "--router", "/nonexistent/p.json"],
+            "cannot read profile /nonexistent/p.json",
+        ),
+        (
+            [
+                "run",
+                "longctx",
+                "--model",
+                "openai/m",
+                "--router-length",
+                "2k",
+                "--router-strategy",
+                "x",
+            ],
+            "unknown router strategy 'x': use map-reduce, truncate",
+        ),
+        (
             ["run", "hundred", "--model", "openai/m", "--tasks", "passage_retrieval"],
             "passage_retrieval needs a summary per document",
         ),

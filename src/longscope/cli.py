@@ -349,6 +349,12 @@ def run_command(
             result.run_dir, judge_model or model, judge_base_url, model_arg
         )
     print_summary(summary, out)
+    if router is not None or router_length is not None:
+        from longscope.router import describe_routes
+        from longscope.run.store import RunStore
+
+        with RunStore(result.run_dir, create=False) as store:
+            out.print(describe_routes(store.routes(result.run_id)))
     out.print(
         f"run {result.run_id[:12]} stored in {result.run_dir} "
         f"({result.sent} sent, {result.skipped} skipped this time)"

@@ -13,7 +13,7 @@ import pytest
 
 from longscope.models.base import UsageError
 from longscope.models.openai_api import OpenAIBackend
-from longscope.router import load_profile, with_router
+from longscope.router import describe_routes, load_profile, with_router
 from longscope.router.backend import NOT_HERE, REDUCE_INTRO
 from longscope.suites.base import PromptTemplate
 from longscope.text.filler import filler_sentences
@@ -147,3 +147,13 @@ def test_profile_gives_the_budget_and_bad_profiles_are_one_line(tmp_path: Path) 
         load_profile(str(path))
     with pytest.raises(UsageError, match="unknown router strategy 'split'"):
         with_router(OpenAIBackend("m"), None, length=4096, strategy="split")
+
+
+def test_routes_are_described_in_one_line() -> None:
+    routes = {
+        ("a", 0): {"decision": "pass", "budget": 3896},
+        ("b", 0): {"decision": "map-reduce", "budget": 3896, "calls": 5},
+    }
+    assert describe_routes(routes) == (
+        "router (prompt budget 3896 tokens): map-reduce 1, pass 1; 6 model calls for 2 requests"
+    )

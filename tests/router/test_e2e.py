@@ -14,6 +14,8 @@ def test_a_routed_run_splits_what_exceeds_the_budget(tmp_path, gemma_tokenizer) 
         "--router-length", "1536", "-o", str(tmp_path), "-q", timeout=600,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
+    said = " ".join(run.stdout.split())
+    assert "router (prompt budget" in said and "map-reduce 1;" in said
     with RunStore(tmp_path, create=False) as store:
         header = store.run()
         routes = store.routes(header["run_id"])

@@ -1,6 +1,6 @@
 """The context-budget router (../shared/specs/effective-context.md)."""
 
-from longscope.router.backend import STRATEGIES, RoutedBackend, with_router
+from longscope.router.backend import STRATEGIES, RoutedBackend, describe_routes, with_router
 from longscope.router.chunks import chunk_context
 from longscope.router.profile import RouterProfile, load_profile
 
@@ -9,6 +9,7 @@ __all__ = [
     "RoutedBackend",
     "RouterProfile",
     "chunk_context",
+    "describe_routes",
     "load_profile",
     "with_router",
 ]

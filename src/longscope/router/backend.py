@@ -9,6 +9,7 @@ stored beside it. It knows prompts only as `Request.parts` (head + context + tai
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import replace
 from typing import Any, Literal
 
@@ -179,6 +180,17 @@ def with_router(
     """Put `backend` behind the router, with the effective length from a profile file or `length`."""
     loaded = load_profile(profile) if isinstance(profile, str) else profile
     return RoutedBackend(backend, loaded, strategy=strategy, basis=basis, length=length)
+
+
+def describe_routes(routes: dict[Any, dict[str, Any]]) -> str:
+    """One line: how many requests the router passed, split or truncated, and the calls made."""
+    if not routes:
+        return "router: no request went through it"
+    decisions = Counter(plan["decision"] for plan in routes.values())
+    calls = sum(plan.get("calls", 1) for plan in routes.values())
+    budget = next(iter(routes.values()))["budget"]
+    said = ", ".join(f"{name} {count}" for name, count in sorted(decisions.items()))
+    return f"router (prompt budget {budget} tokens): {said}; {calls} model calls for {len(routes)} requests"
 
 
 def _retext(request: Request, text: str) -> Request:
