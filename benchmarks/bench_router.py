@@ -1,7 +1,7 @@
 """The router's value, measured: one suite at lengths beyond the model's effective (and claimed)
 length, without the router, behind it with map-reduce, and behind it with middle truncation.
 
-    .venv/bin/python benchmarks/bench_router.py --profile PROFILE.json --tiers 2,3
+    .venv/bin/python benchmarks/bench_router.py --profile PROFILE.json --tiers 2,3 [--limit N]
 
 The profile comes from `longscope profile RUN -o PROFILE.json`. Runs are stored under
 runs/router-bench/ (resumable); the table compares scores per tier, model calls and prompt tokens
@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from longscope.api import evaluate
+from longscope.run.scoring import score_run
 from longscope.run.store import RunStore
 
 
@@ -27,6 +28,8 @@ def main() -> None:
     parser.add_argument("--basis", default="relative", choices=("absolute", "relative"))
     parser.add_argument("--model", default="llamacpp/gemma3-270m")
     parser.add_argument("--out", default="runs/router-bench")
+    parser.add_argument("--limit", type=int, default=None, help="only the first N samples")
+    parser.add_argument("--no-run", action="store_true", help="only re-score the stored runs")
     args = parser.parse_args()
     tiers = [int(t) for t in args.tiers.split(",")]
     print(
@@ -41,40 +44,55 @@ def main() -> None:
     for label, options in variants.items():
         out = Path(args.out) / label.replace("router: ", "").replace(" ", "-")
         started = time.perf_counter()
-        result = evaluate(
-            "longctx",
-            args.model,
-            suite_params={"tiers": tiers},
-            router=args.profile if options else None,
-            router_options=options,
-            output=out,
-            quiet=True,
-        )
+        if args.no_run:
+            result, sent = score_run(out), 0
+        else:
+            run = evaluate(
+                "longctx",
+                args.model,
+                suite_params={"tiers": tiers},
+                router=args.profile if options else None,
+                router_options=options,
+                output=out,
+                quiet=True,
+                limit=args.limit,
+            )
+            result, sent = run.result, run.sent
         seconds = time.perf_counter() - started
-        summary = result.result.summary
         with RunStore(out, create=False) as store:
             routes = store.routes(result.run_id)
-            generations = store.generations(result.run_id)
-        calls = [plan.get("calls", 1) for plan in routes.values()] or [1] * len(generations)
-        tokens = sum(g.prompt_tokens for _, _, g in generations)
+        calls = [
+            routes.get((row.sample["id"], row.repeat), {}).get("calls", 1) for row in result.rows
+        ]
+        tokens = [
+            row.generation.prompt_tokens for row in result.rows if row.generation.prompt_tokens
+        ]
         budget = next(iter(routes.values()), {}).get("budget", "-")
         rows.append(
-            (
-                label,
-                budget,
-                *(f"{summary['by_tier'].get(str(t), {}).get('percent', 0):.1f}" for t in tiers),
-                ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items())),
-                f"{sum(calls) / max(len(calls), 1):.1f}",
-                f"{tokens / max(len(generations), 1):,.0f}",
-                f"{seconds:.0f}" if result.sent else "stored",
-            )
+            (label, budget, result.summary, calls, tokens, f"{seconds:.0f}" if sent else "stored")
         )
-    header = ["variant", "prompt budget", *(f"tier {t} %" for t in tiers), "statuses"]
-    header += ["calls/sample", "prompt tokens/sample", "wall s"]
+    shown = sorted({int(t) for _, _, summary, *_ in rows for t in summary["by_tier"]})
+    header = ["variant", "prompt budget", *(f"tier {t} %" for t in shown), "statuses"]
+    header += ["calls/sample", "prompt tokens/answered sample", "wall s"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
-    for row in rows:
-        print("| " + " | ".join(str(x) for x in row) + " |")
+    for label, budget, summary, calls, tokens, wall in rows:
+        cells = [summary["by_tier"].get(str(t), {}).get("percent") for t in shown]
+        print(
+            "| "
+            + " | ".join(
+                [
+                    label,
+                    str(budget),
+                    *("" if c is None else f"{c:.1f}" for c in cells),
+                    ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items())),
+                    f"{sum(calls) / max(len(calls), 1):.1f}",
+                    f"{sum(tokens) / max(len(tokens), 1):,.0f}",
+                    wall,
+                ]
+            )
+            + " |"
+        )
 
 
 if __name__ == "__main__":

@@ -112,6 +112,17 @@ def test_map_reduce_combines_several_answers_in_one_more_call(qwen_tokenizer) ->
     assert plan["reduce"] == "one call over 2 partial answers"
 
 
+def test_a_reduce_answer_that_echoes_the_list_is_cut(qwen_tokenizer) -> None:
+    request = _request(150)
+    echoed = " 10\nPart 1: 10\nPart 2: 72\nPart 3: 10"
+    dry, _ = _route(request, [" 10"] * 20, length=1024)
+    count = len(dry.route["chunks"])
+    answers = [" 10", " 72"] + [" 10"] * (count - 2) + [echoed]
+    generation, _ = _route(request, answers, length=1024)
+    assert generation.text == " 10"
+    assert generation.route["reduce"].endswith("the answer's echo of the partial answers was cut")
+
+
 def test_truncate_keeps_both_ends_within_the_budget(qwen_tokenizer) -> None:
     request = _request(150)
     generation, prompts = _route(request, [" violet"], length=600, strategy="truncate")

@@ -9,6 +9,7 @@ stored beside it. It knows prompts only as `Request.parts` (head + context + tai
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import replace
 from typing import Any, Literal
@@ -28,6 +29,7 @@ MAP_NOTE = (
     f"answer, answer: {NOT_HERE}.)"
 )
 REDUCE_INTRO = "Answers found in separate parts of the document:\n"
+_ECHO = re.compile(r"\n\s*Part \d+:")
 # Tokens kept free for merges at the seams between head, context and tail.
 _SEAM = 8
 
@@ -166,6 +168,11 @@ class RoutedBackend:
         body = REDUCE_INTRO + "\n".join(f"Part {i}: {answer}" for i, answer in listed)
         final = await self.inner.generate(_retext(request, parts.head + body + parts.tail))
         plan["reduce"] = f"one call over {len(listed)} partial answers"
+        echo = _ECHO.search(final.text)
+        if echo:
+            # The model went on listing "Part N: ..." lines: that is the prompt's list, not its answer.
+            plan["reduce"] += "; the answer's echo of the partial answers was cut"
+            final = replace(final, text=final.text[: echo.start()])
         return _total(final, [*calls, final], plan)
 
 

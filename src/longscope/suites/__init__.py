@@ -10,7 +10,7 @@ from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow, Suite
 SUITE_DESCRIPTIONS = {
     "longctx": "LongCtx: 20 synthetic tasks (needle, position bias, multi-fact, reasoning), 4K-128K",
     "longbench-pro": "LongBench Pro: 1,500 bilingual samples, 11/25 tasks, 8K-256K (--data FILE or hub)",
-    "hundred": "100-LongBench: length-controllable real contexts, 7 tasks, QA filter, LongScore",
+    "hundred": "100-LongBench: length-controllable real contexts, 8 tasks, QA filter, LongScore",
 }
 SCORING_OPTIONS = ("embedder", "embed_base_url", "rouge_parity", "difficulty_labels")
 """Options that change scores but not generations: never part of a run's identity."""
