@@ -33,6 +33,18 @@ def completion_body(
     }
 
 
+def text_completion_body(text: str) -> dict[str, Any]:
+    """A `/v1/completions` reply (completion mode), stopped normally."""
+    return {
+        "id": "x",
+        "object": "text_completion",
+        "created": 0,
+        "model": "m",
+        "choices": [{"index": 0, "text": text, "finish_reason": "stop", "logprobs": None}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13},
+    }
+
+
 class FaultServer:
     """Answers each POST with the next scripted action; GET /v1/models lists one model."""
 

@@ -19,23 +19,12 @@ from longscope.suites.base import PromptTemplate
 from longscope.text.filler import filler_sentences
 from longscope.types import GenerationConfig, Request, Sample
 
-from ..models.fault_server import FaultServer
+from ..models.fault_server import FaultServer, text_completion_body
 
 TEMPLATE = PromptTemplate(
     body="Read the document.\n\nDocument:\n{context}\n\nQuestion: {question}",
     answer_prefix="\nAnswer:",
 )
-
-
-def _text(answer: str) -> dict:
-    return {
-        "id": "x",
-        "object": "text_completion",
-        "created": 0,
-        "model": "m",
-        "choices": [{"index": 0, "text": answer, "finish_reason": "stop", "logprobs": None}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12},
-    }
 
 
 def _request(sentences: int) -> Request:
@@ -54,7 +43,7 @@ def _request(sentences: int) -> Request:
 
 def _route(request: Request, answers: list[str], **options):
     with FaultServer() as server:
-        server.script.extend(("ok", _text(a)) for a in answers)
+        server.script.extend(("ok", text_completion_body(a)) for a in answers)
         inner = OpenAIBackend("m", base_url=server.url, prompt_mode="completion")
         routed = with_router(inner, None, **options)
 

@@ -12,7 +12,7 @@ from longscope.suites import create_suite
 from longscope.suites.base import BuildContext
 from longscope.types import Generation, GenerationConfig
 
-from ..models.fault_server import FaultServer, completion_body
+from ..models.fault_server import FaultServer, completion_body, text_completion_body
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
 
@@ -95,25 +95,14 @@ def test_embedded_model_as_judge_records_what_it_says(tmp_path: Path, qwen_token
         assert judge_id.startswith("gguf:") and (value is not None or error)
 
 
-def _text_completion(text: str) -> dict:
-    return {
-        "id": "x",
-        "object": "text_completion",
-        "created": 0,
-        "model": "m",
-        "choices": [{"index": 0, "text": text, "finish_reason": "stop", "logprobs": None}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13},
-    }
-
-
 def test_a_base_model_judge_is_handed_the_verdicts_opening(tmp_path: Path, qwen_tokenizer) -> None:
     _qa_run(tmp_path, qwen_tokenizer)
     with FaultServer() as server:
         server.script.extend(
             [
-                ("ok", _text_completion(' 2, "correctness": 3')),  # stopped before "}"
-                ("ok", _text_completion(" very fluent indeed")),
-                ("ok", _text_completion(' 1, "correctness": 0}')),
+                ("ok", text_completion_body(' 2, "correctness": 3')),  # stopped before "}"
+                ("ok", text_completion_body(" very fluent indeed")),
+                ("ok", text_completion_body(' 1, "correctness": 0}')),
             ]
         )
         backend = OpenAIBackend("m", base_url=server.url, prompt_mode="completion")
