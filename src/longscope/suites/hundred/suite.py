@@ -280,26 +280,14 @@ class HundredSuite:
         else:
             gold = tuple(picked.answers)
             metric = {"metric": "rouge_l" if task in SUM_TASKS else "f1"}
-        return Sample(
-            f"{task}-{length}-{row:03d}",
-            task,
-            "English",
-            context,
-            question,
-            gold,
-            length=achieved + max_tokens,
-            meta={
-                **metric,
-                "source_row": picked.id or str(index),
-                "question_text": picked.input,
-                "gold_passages": gold_passages,
-                "target_length": length,
-                "achieved_length": achieved,
-                "passages": len(pieces),
-                "prompt_tokens": achieved + 1,
-                "max_tokens": max_tokens,
-            },
-        )
+        meta = {
+            **metric,
+            "source_row": picked.id or str(index),
+            "question_text": picked.input,
+            "gold_passages": gold_passages,
+            "max_tokens": max_tokens,
+        }
+        return _sample(task, length, row, context, question, gold, achieved, len(pieces), meta)
 
     def _source_pool(self, source: Source, ctx: BuildContext) -> CountedPool:
         """A source's own documents as a counted pool (counts cached on disk like any pool)."""
@@ -384,22 +372,9 @@ class HundredSuite:
                 pieces[where] = (sentence + " " + pieces[where][0], None)
             rng.shuffle(pieces)
         context, achieved = self._sent(task, pieces, question, pool, ctx)
-        return Sample(
-            f"{task}-{length}-{row:03d}",
-            task,
-            "English",
-            context,
-            question,
-            (str(meta["answer"]),),
-            length=achieved + ctx.config.max_tokens,
-            meta={
-                **meta,
-                "target_length": length,
-                "achieved_length": achieved,
-                "passages": len(pieces),
-                "prompt_tokens": achieved + 1,
-            },
-        )
+        meta.setdefault("max_tokens", ctx.config.max_tokens)
+        gold = (str(meta["answer"]),)
+        return _sample(task, length, row, context, question, gold, achieved, len(pieces), meta)
 
     def _repeated(
         self, rng: random.Random, pool: CountedPool, budget: int, meta: dict[str, Any]
@@ -475,6 +450,36 @@ class HundredSuite:
 
     def summarize(self, rows: Sequence[ScoredRow]) -> dict[str, Any]:
         return {"metric": self.metric, **summarize_hundred(rows, self.base_lengths, self.qa_filter)}
+
+
+def _sample(
+    task: str,
+    length: int,
+    row: int,
+    context: str,
+    question: str,
+    gold: tuple[str, ...],
+    achieved: int,
+    passages: int,
+    meta: dict[str, Any],
+) -> Sample:
+    """A sample with the lengths every task records: target, achieved (all that is sent), answer."""
+    return Sample(
+        f"{task}-{length}-{row:03d}",
+        task,
+        "English",
+        context,
+        question,
+        gold,
+        length=achieved + meta["max_tokens"],
+        meta={
+            **meta,
+            "target_length": length,
+            "achieved_length": achieved,
+            "passages": passages,
+            "prompt_tokens": achieved + 1,
+        },
+    )
 
 
 def grade(task: str, answer: str, gold: str) -> Score:
