@@ -45,8 +45,16 @@ def _grid_run(run_dir: Path) -> None:
         store.put_samples("hostile1", samples)
         for index, sample in enumerate(samples):
             text = "0.003 arc-seconds" if index % 2 == 0 else HOSTILE
+            route = {
+                "decision": "map-reduce",
+                "prompt_tokens": 2000,
+                "budget": 900,
+                "chunks": [{"part": 1, "context_tokens": 880, "status": "ok", "answer": text}],
+                "reduce": "skipped: only part 1 answered",
+                "calls": 1,
+            }
             store.put_generation(
-                "hostile1", sample.id, 0, Generation(text, "ok", reasoning=HOSTILE)
+                "hostile1", sample.id, 0, Generation(text, "ok", reasoning=HOSTILE, route=route)
             )
 
 
@@ -69,6 +77,8 @@ def test_report_is_self_contained_and_escapes_model_text(report: Path) -> None:
     )
     assert "http://" not in html and "https://" not in html
     assert "Needle score by depth and length" in html
+    assert "map-reduce: 2000 prompt tokens, budget 900" in html  # the router's plan per answer
+    assert "part 1 (880 tokens, ok): &lt;script&gt;" in html
 
 
 def test_markdown_report(tmp_path: Path) -> None:

@@ -114,6 +114,7 @@ def _head_tail(text: str) -> tuple[str, str]:
 def _drilldown(result: ScoreResult, run_dir: Path) -> list[dict[str, Any]]:
     items = []
     with RunStore(run_dir, create=False) as store:
+        routes = store.routes(result.run_id)
         for row in result.rows:
             sample = row.sample
             context = store.context(result.run_id, sample["id"])
@@ -137,9 +138,25 @@ def _drilldown(result: ScoreResult, run_dir: Path) -> list[dict[str, Any]]:
                     "gold": " | ".join(sample.get("gold", [])),
                     "prompt_head": head,
                     "prompt_tail": tail,
+                    "route": _route_text(routes.get((sample["id"], row.repeat))),
                 }
             )
     return items
+
+
+def _route_text(plan: dict[str, Any] | None) -> str:
+    """What the router did for one answer: its decision, then each part's answer (model text)."""
+    if not plan:
+        return ""
+    lines = [f"{plan['decision']}: {plan['prompt_tokens']} prompt tokens, budget {plan['budget']}"]
+    for chunk in plan.get("chunks", []):
+        lines.append(
+            f"part {chunk['part']} ({chunk['context_tokens']} tokens, {chunk['status']}): "
+            f"{chunk['answer'].strip()}"
+        )
+    if plan.get("reduce"):
+        lines.append(f"combined: {plan['reduce']}; {plan.get('calls', 1)} calls")
+    return "\n".join(lines)
 
 
 def _longctx_section(result: ScoreResult) -> dict[str, Any]:
@@ -339,6 +356,7 @@ details{border:1px solid #ddd;margin:.2rem 0;padding:.2rem .5rem} pre{white-spac
 <p>answer:</p><pre>{{ item.answer }}</pre>
 {% if item.reasoning %}<p>reasoning:</p><pre>{{ item.reasoning }}</pre>{% endif %}
 <p>evidence:</p><pre>{{ item.evidence }}</pre>
+{% if item.route %}<p>router:</p><pre>{{ item.route }}</pre>{% endif %}
 <p>prompt (head{% if item.prompt_tail %} and tail{% endif %}):</p><pre>{{ item.prompt_head }}</pre>{% if item.prompt_tail %}<pre>&hellip;{{ item.prompt_tail }}</pre>{% endif %}
 </details>
 {% endfor %}
