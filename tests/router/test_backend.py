@@ -7,6 +7,7 @@ can be checked exactly; the embedded model runs behind the router in tests/route
 import asyncio
 import itertools
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -147,6 +148,14 @@ def test_profile_gives_the_budget_and_bad_profiles_are_one_line(tmp_path: Path) 
         load_profile(str(path))
     with pytest.raises(UsageError, match="unknown router strategy 'split'"):
         with_router(OpenAIBackend("m"), None, length=4096, strategy="split")
+
+
+def test_a_budget_the_question_alone_fills_is_an_error_not_a_crash(qwen_tokenizer) -> None:
+    request = _request(150)
+    request = replace(request, config=GenerationConfig(max_tokens=240))
+    generation, prompts = _route(request, [" violet"], length=256)
+    assert prompts == [] and generation.status == "error"
+    assert generation.route["decision"] == "refused" and "budget" in generation.error
 
 
 def test_routes_are_described_in_one_line() -> None:

@@ -32,6 +32,7 @@ REDUCE_INTRO = "Answers found in separate parts of the document:\n"
 _ECHO = re.compile(r"\n\s*Part \d+:")
 # Tokens kept free for merges at the seams between head, context and tail.
 _SEAM = 8
+_MIN_CHUNK = 64
 
 
 class RoutedBackend:
@@ -120,20 +121,25 @@ class RoutedBackend:
             plan["note"] = "no separable context: sent whole"
             return _with_route(await self.inner.generate(request), {"decision": "pass", **plan})
         frame = len(tokenizer.encode(parts.head + parts.tail)) + _SEAM
+        note = len(tokenizer.encode(MAP_NOTE.format(index=999, count=999)))
+        if budget - frame - note < _MIN_CHUNK:
+            # The template and question alone nearly fill the budget: nothing useful fits beside.
+            plan["decision"] = "refused"
+            error = f"router: the prompt's frame takes {frame} of a {budget}-token budget"
+            return Generation(text="", status="error", error=error, route=plan)
         if self.strategy == "truncate":
             kept, kept_tokens, _ = middle_truncate(parts.context, budget - frame, tokenizer)
             generation = await self.inner.generate(_retext(request, parts.head + kept + parts.tail))
             plan.update(decision="truncate", context_tokens_kept=kept_tokens)
             return _with_route(generation, plan)
-        return await self._map_reduce(request, budget - frame, plan, tokenizer)
+        return await self._map_reduce(request, budget - frame - note, plan, tokenizer)
 
     async def _map_reduce(
         self, request: Request, room: int, plan: dict[str, Any], tokenizer: Tokenizer
     ) -> Generation:
         parts = request.parts
         assert parts is not None
-        note = len(tokenizer.encode(MAP_NOTE.format(index=999, count=999)))
-        chunks = chunk_context(parts.context, room - note, tokenizer)
+        chunks = chunk_context(parts.context, room, tokenizer)
         calls: list[Generation] = []
         partial: list[dict[str, Any]] = []
         for index, chunk in enumerate(chunks, start=1):
