@@ -320,8 +320,6 @@ def run_command(
     if router is not None or router_length is not None:
         from longscope.router import with_router
 
-        if router_basis not in ("absolute", "relative"):
-            raise UsageError(f"bad --router-basis {router_basis!r}: use absolute or relative")
         backend = with_router(
             backend,
             str(router) if router is not None else None,

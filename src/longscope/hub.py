@@ -5,7 +5,6 @@ Only used when a user names a Hub dataset; nothing in the default paths needs th
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,9 +41,5 @@ def load_hub_rows(
         ) from exc
     fingerprint = getattr(data, "_fingerprint", "unknown")
     where = f"{name}:{config}" if config else name
-    return HubRows(list(_rows(data)), f"hub:{where}@{revision or 'main'}:{fingerprint}")
-
-
-def _rows(data: Any) -> Iterator[dict[str, Any]]:
-    for row in data:
-        yield dict(row)
+    rows = [dict(row) for row in data]
+    return HubRows(rows, f"hub:{where}@{revision or 'main'}:{fingerprint}")

@@ -49,6 +49,8 @@ class RoutedBackend:
     ) -> None:
         if strategy not in STRATEGIES:
             raise UsageError(f"unknown router strategy {strategy!r}: use {', '.join(STRATEGIES)}")
+        if basis not in ("absolute", "relative"):
+            raise UsageError(f"bad router basis {basis!r}: use absolute or relative")
         budget = length if length is not None else (profile.effective(basis) if profile else None)
         if budget is None:
             where = f"profile {profile.path}" if profile else "no profile given"

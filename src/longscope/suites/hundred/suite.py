@@ -152,6 +152,7 @@ class HundredSuite:
         self.pool = pool
         self.base_lengths = tuple(base_lengths)
         self._source_pools: dict[tuple[str, str], CountedPool] = {}
+        self._loaded_sources: dict[str, Source] = {}
 
     def params(self) -> dict[str, Any]:
         return {
@@ -167,13 +168,19 @@ class HundredSuite:
 
     def prepare(self) -> None:
         load_pool(self.pool)
-        for path in self.sources.values():
-            load_source(path)
+        self._load_sources()
+
+    def _load_sources(self) -> dict[str, Source]:
+        """Each source once per suite: a Hub source is a download, a file a full validation."""
+        for task, spec in self.sources.items():
+            if task not in self._loaded_sources:
+                self._loaded_sources[task] = load_source(spec)
+        return self._loaded_sources
 
     def build(self, ctx: BuildContext) -> list[Sample]:
         documents, source_id = load_pool(self.pool)
         pool = CountedPool(documents, source_id, ctx.tokenizer)
-        sources = {t: load_source(p) for t, p in self.sources.items()}
+        sources = self._load_sources()
         out = []
         for task in self.tasks:
             for length in self.lengths:
