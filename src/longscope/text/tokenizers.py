@@ -69,6 +69,9 @@ class GGUFTokenizer:
 
 @functools.cache
 def _load_vocab(model_path: str):  # type: ignore[no-untyped-def]
+    from longscope.models.cpu_check import check_library
+
+    check_library()
     from llama_cpp import Llama
 
     return Llama(model_path=model_path, vocab_only=True, verbose=False)

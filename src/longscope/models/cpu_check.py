@@ -1,0 +1,189 @@
+"""Will the installed llama.cpp library run on this CPU? Asked once per library build, in a child.
+
+A llama.cpp built with the build machine's native flags can die with "Illegal instruction" on
+another CPU, and one built with AMX kernels dies on AMX Xeons themselves (Linux grants AMX tile
+state per thread; llama.cpp asks for it on the main thread only, and the kernels run on OpenMP
+workers). A signal kills the whole process, so no exception can be caught: the only safe question
+is a short generation in a child process. Its verdict is cached per (library files, CPU flags), so
+it costs about a second once and nothing after.
+
+`python -m longscope.models.cpu_check` runs the check (the Makefile calls it right after install)
+and exits 2 with one line when the library would crash.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from longscope.models.base import UsageError
+from longscope.text.haystack import default_cache_dir
+
+# The rebuild a user runs when the check fails: the same portable flags as the Makefile.
+PORTABLE_CMAKE_ARGS = (
+    "-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON "
+    "-DGGML_AVX512=OFF -DGGML_AMX_TILE=OFF -DGGML_AMX_INT8=OFF -DGGML_AMX_BF16=OFF"
+)
+PROBE_TIMEOUT_S = 120.0
+# Enough prompt tokens that prefill takes the batched matrix kernels (where AMX lives), and at least
+# two threads so OpenMP workers run them, as in a real generation.
+PROBE_PROMPT = " ".join(["The quick brown fox jumps over the lazy dog."] * 12) + " Then the fox"
+PROBE_SCRIPT = """
+import os, sys
+import llama_cpp
+print("SYSTEM_INFO " + llama_cpp.llama_print_system_info().decode(errors="replace"), flush=True)
+if len(sys.argv) > 1:
+    threads = max(2, os.cpu_count() or 1)
+    llama = llama_cpp.Llama(model_path=sys.argv[1], n_ctx=512, n_threads=threads,
+                            n_threads_batch=threads, verbose=False)
+    out = llama.create_completion(prompt=sys.argv[2], max_tokens=2, temperature=0.0)
+    print("GENERATED", out["usage"]["completion_tokens"], flush=True)
+"""
+
+
+@dataclass(frozen=True)
+class CpuVerdict:
+    """What the child process found: whether the library runs here, and what it said."""
+
+    ok: bool
+    reason: str
+    system_info: str
+
+
+def library_files() -> list[Path]:
+    """Return llama-cpp-python's shared libraries, found without importing (importing may crash)."""
+    spec = importlib.util.find_spec("llama_cpp")
+    if spec is None or not spec.submodule_search_locations:
+        raise UsageError(
+            "llama-cpp-python is not installed: run `make install` (it builds it portably)"
+        )
+    root = Path(next(iter(spec.submodule_search_locations)))
+    return sorted(p for p in root.rglob("*") if p.suffix in (".so", ".dylib", ".dll"))
+
+
+def _cpu_flags() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text(errors="replace").splitlines():
+            if line.startswith(("flags", "Features")):
+                return line
+    except OSError:
+        pass
+    import platform
+
+    return platform.processor() or platform.machine()
+
+
+def fingerprint() -> str:
+    """Return a key for this library build on this CPU: the verdict holds while both stay."""
+    digest = hashlib.sha256(_cpu_flags().encode())
+    for path in library_files():
+        stat = path.stat()
+        digest.update(f"{path.name}:{stat.st_size}:{stat.st_mtime_ns}".encode())
+    return digest.hexdigest()[:24]
+
+
+def probe(model_path: Path | None, script: str | None = None) -> CpuVerdict:
+    """Run one short generation in a child process and return how it ended."""
+    args = [sys.executable, "-c", script or PROBE_SCRIPT]
+    if model_path is not None:
+        args += [str(model_path), PROBE_PROMPT]
+    try:
+        done = subprocess.run(
+            args, capture_output=True, text=True, timeout=PROBE_TIMEOUT_S, check=False
+        )
+    except subprocess.TimeoutExpired:
+        # Slow is not broken: a loaded machine may take long; the real run has its own deadlines.
+        return CpuVerdict(True, f"probe did not finish in {PROBE_TIMEOUT_S:.0f}s", "")
+    info = next(
+        (line[len("SYSTEM_INFO ") :] for line in done.stdout.splitlines() if "SYSTEM_INFO" in line),
+        "",
+    )
+    if done.returncode < 0:
+        number = -done.returncode
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = f"signal {number}"
+        meaning = {"SIGILL": " (Illegal instruction)", "SIGSEGV": " (Segmentation fault)"}
+        return CpuVerdict(False, f"{name}{meaning.get(name, '')}", info)
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        return CpuVerdict(False, f"exit code {done.returncode}: {last[:200]}", info)
+    return CpuVerdict(True, "", info)
+
+
+def failure_message(verdict: CpuVerdict) -> str:
+    """Return the one line a user sees when the library would crash, with the rebuild command."""
+    amx = " It has AMX kernels, which crash on many Xeons." if has_amx(verdict.system_info) else ""
+    try:
+        version = importlib.metadata.version("llama-cpp-python")
+    except importlib.metadata.PackageNotFoundError:
+        version = "0.3.36"
+    return (
+        f"the installed llama-cpp-python dies with {verdict.reason} on this CPU: it was built "
+        f"with instructions this machine cannot run.{amx} Rebuild it portably: `make install` in "
+        f"a longscope checkout, or CMAKE_ARGS='{PORTABLE_CMAKE_ARGS}' pip install --force-reinstall "
+        f"--no-cache-dir --no-deps --no-binary llama-cpp-python llama-cpp-python=={version}"
+    )
+
+
+def has_amx(system_info: str) -> bool:
+    """Return True when llama.cpp's system info says it was built with AMX kernels."""
+    return any(
+        part.strip().startswith("AMX") and part.strip().endswith("= 1")
+        for part in system_info.split("|")
+    )
+
+
+def check_library(model_path: Path | None = None, *, cache_dir: Path | None = None) -> CpuVerdict:
+    """Return the cached verdict for this library on this CPU, probing in a child the first time.
+
+    Raises UsageError with the one-line explanation and the rebuild command when it would crash.
+    """
+    cache = (cache_dir or default_cache_dir()) / "cpu-check" / f"{fingerprint()}.json"
+    verdict = None
+    try:
+        verdict = CpuVerdict(**json.loads(cache.read_text()))
+    except (OSError, ValueError, TypeError):
+        verdict = probe(model_path if model_path is not None else _embedded_model())
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(verdict.__dict__))
+        os.replace(tmp, cache)
+    if not verdict.ok:
+        raise UsageError(failure_message(verdict))
+    return verdict
+
+
+def _embedded_model() -> Path | None:
+    """Return the embedded Gemma file when it is installed: small, so the probe loads it in ~1 s."""
+    from longscope.models.registry import resolve_model_path
+
+    try:
+        return resolve_model_path("gemma3-270m")
+    except UsageError:
+        return None
+
+
+def main() -> None:
+    """Check the library now (no cache) and exit 2 with one line if it would crash."""
+    verdict = probe(_embedded_model())
+    if not verdict.ok:
+        print(f"longscope: {failure_message(verdict)}", file=sys.stderr)
+        raise SystemExit(2)
+    amx = "yes" if has_amx(verdict.system_info) else "no"
+    print(
+        f"llama.cpp runs on this CPU (one short generation in a child process; AMX kernels: {amx})"
+    )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,137 @@
+"""The llama.cpp library is portable, and a library that would crash gives one line, not a signal."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from longscope.models import cpu_check
+from longscope.models.base import UsageError
+from longscope.models.cpu_check import CpuVerdict, check_library, has_amx, library_files, probe
+
+SIGILL_SCRIPT = "import os, signal; os.kill(os.getpid(), signal.SIGILL)"
+# Instructions that exist only in AMX kernels, and the AVX-512 register file.
+AMX_MNEMONICS = ("ldtilecfg", "tilezero", "tileloadd", "tilestored", "tdpbssd", "tdpbf16ps")
+
+
+def test_installed_library_has_no_amx_or_avx512_code() -> None:
+    """What `make install` built runs on any x86-64-v3 CPU: no AMX kernels, no AVX-512."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import llama_cpp; print(llama_cpp.llama_print_system_info().decode())",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    info = done.stdout
+    assert "AVX2 = 1" in info, info
+    assert not has_amx(info), info
+    assert "AVX512 = 1" not in info, info
+    if shutil.which("objdump") is None:
+        pytest.skip("objdump (binutils) is not installed: system info checked only")
+    cpu_libs = [p for p in library_files() if "ggml-cpu" in p.name and not p.is_symlink()]
+    assert cpu_libs, library_files()
+    for lib in cpu_libs:
+        code = subprocess.run(
+            ["objdump", "-d", "--no-show-raw-insn", str(lib)],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        found = [m for m in AMX_MNEMONICS if f"\t{m}" in code or f" {m} " in code]
+        assert not found, f"{lib.name} holds AMX instructions {found}"
+        assert "%zmm" not in code, f"{lib.name} holds AVX-512 instructions"
+
+
+def test_has_amx_reads_llama_cpp_system_info() -> None:
+    native = "CPU : SSE3 = 1 | AVX512 = 1 | AMX_INT8 = 1 | LLAMAFILE = 1 | OPENMP = 1 |"
+    portable = "CPU : SSE3 = 1 | AVX2 = 1 | F16C = 1 | FMA = 1 | LLAMAFILE = 1 |"
+    assert has_amx(native)
+    assert not has_amx(portable)
+    assert not has_amx("CPU : AMX_INT8 = 0 |")
+
+
+def test_probe_names_the_signal_that_killed_the_child() -> None:
+    verdict = probe(None, script=SIGILL_SCRIPT)
+    assert verdict == CpuVerdict(False, "SIGILL (Illegal instruction)", "")
+    line = cpu_check.failure_message(verdict)
+    assert "\n" not in line
+    assert "dies with SIGILL (Illegal instruction)" in line
+    assert "make install" in line and "-DGGML_NATIVE=OFF" in line and "--no-binary" in line
+
+
+def test_probe_of_the_real_library_generates(tmp_path: Path) -> None:
+    verdict = probe(cpu_check._embedded_model())
+    assert verdict.ok, verdict
+    assert "AVX2 = 1" in verdict.system_info
+
+
+def test_verdict_is_cached_per_library_build(tmp_path: Path, monkeypatch) -> None:
+    calls: list[Path | None] = []
+
+    def counting_probe(model_path: Path | None, script: str | None = None) -> CpuVerdict:
+        calls.append(model_path)
+        return probe(None, script="print('SYSTEM_INFO CPU : AVX2 = 1 |')")
+
+    monkeypatch.setattr(cpu_check, "probe", counting_probe)
+    first = check_library(Path("model.gguf"), cache_dir=tmp_path)
+    second = check_library(Path("model.gguf"), cache_dir=tmp_path)
+    assert first == second == CpuVerdict(True, "", "CPU : AVX2 = 1 |")
+    assert calls == [Path("model.gguf")]
+    cached = list((tmp_path / "cpu-check").glob("*.json"))
+    assert [p.stem for p in cached] == [cpu_check.fingerprint()]
+
+
+def test_a_crashing_verdict_is_a_usage_error(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(
+        cpu_check, "probe", lambda model_path, script=None: probe(None, script=SIGILL_SCRIPT)
+    )
+    with pytest.raises(UsageError, match=r"SIGILL \(Illegal instruction\)"):
+        check_library(None, cache_dir=tmp_path)
+
+
+def _run_with_crashing_probe(code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    """Run `code` in a fresh interpreter whose probe child dies by SIGILL (a simulated bad build)."""
+    preamble = f"import longscope.models.cpu_check as c\nc.PROBE_SCRIPT = {SIGILL_SCRIPT!r}\n"
+    env = {**os.environ, "LONGSCOPE_CACHE": str(tmp_path / "cache")}
+    return subprocess.run(
+        [sys.executable, "-c", preamble + code],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_install_smoke_check_stops_with_one_line(tmp_path: Path) -> None:
+    done = _run_with_crashing_probe("c.main()", tmp_path)
+    assert done.returncode == 2, done
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1, done.stderr
+    assert lines[0].startswith("longscope: the installed llama-cpp-python dies with SIGILL")
+
+
+def test_cli_run_exits_2_with_one_line_before_the_model_generates(tmp_path: Path) -> None:
+    out = tmp_path / "run"
+    code = (
+        "import sys\n"
+        "from longscope.cli import main\n"
+        f"sys.argv = ['longscope', 'run', 'longctx', '--model', 'llamacpp/gemma3-270m', "
+        f"'--tiers', '1', '--output', {str(out)!r}]\n"
+        "main()\n"
+    )
+    done = _run_with_crashing_probe(code, tmp_path)
+    assert done.returncode == 2, done
+    assert "Traceback" not in done.stderr
+    said = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(said) == 1, done.stderr
+    assert "SIGILL (Illegal instruction)" in said[0] and "make install" in said[0]
