@@ -27,7 +27,7 @@ KNOWN_MODELS: dict[str, KnownModel] = {
     ),
 }
 
-PROVIDERS = ("llamacpp", "openai")
+PROVIDERS = ("llamacpp", "openai", "hf")
 
 
 def resolve_model_path(name: str) -> Path:
@@ -88,6 +88,10 @@ def create_backend(spec: str, options: dict[str, Any] | None = None, **kwargs: A
         from longscope.models.llamacpp import LlamaCppBackend
 
         return LlamaCppBackend.from_options(name, options)
+    if provider == "hf":
+        from longscope.models.hf import HFBackend
+
+        return HFBackend.from_options(name, options)
     from longscope.models.openai_api import OpenAIBackend
 
     return OpenAIBackend.from_options(name, options, **kwargs)

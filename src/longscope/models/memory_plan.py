@@ -1,0 +1,205 @@
+"""Device memory plan for a transformer on a GPU: what a prompt costs before it is sent.
+
+Pure Python on purpose (no torch): the plan is tested in CI and read by the HF backend before it
+prefills, so that a request that cannot fit is recorded `skipped` with its reason instead of
+crashing the run (the seed's "VRAM cascade").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+GIB = 1 << 30
+
+_DTYPE_BYTES = {
+    "bfloat16": 2,
+    "bf16": 2,
+    "float16": 2,
+    "fp16": 2,
+    "half": 2,
+    "float32": 4,
+    "fp32": 4,
+    "float": 4,
+}
+
+
+def dtype_bytes(name: str) -> int:
+    """Return the bytes of one element of a dtype named like torch or transformers names it."""
+    key = name.removeprefix("torch.").lower()
+    if key not in _DTYPE_BYTES:
+        raise ValueError(f"unknown dtype {name!r}: use bfloat16, float16 or float32")
+    return _DTYPE_BYTES[key]
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """The sizes of a decoder-only transformer that decide its memory use."""
+
+    num_layers: int
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int
+    hidden_size: int
+    intermediate_size: int
+    vocab_size: int
+    dtype_bytes: int = 2
+    weight_bytes: int = 0
+    """Bytes of the weights (0 when they are already on the device and counted as used)."""
+
+    @property
+    def kv_bytes_per_token(self) -> int:
+        """Return the KV-cache bytes one token takes in one sequence (keys and values, all layers)."""
+        return self.num_layers * self.num_kv_heads * self.head_dim * 2 * self.dtype_bytes
+
+    @classmethod
+    def from_config(cls, config: dict[str, Any], dtype: str = "bfloat16") -> ModelShape:
+        """Return the shape of a Hugging Face `config.json` (as a dict), weights estimated from it."""
+        cfg = dict(config.get("text_config") or config)
+        hidden = int(cfg["hidden_size"])
+        heads = int(cfg["num_attention_heads"])
+        kv_heads = int(cfg.get("num_key_value_heads") or heads)
+        head_dim = int(cfg.get("head_dim") or hidden // heads)
+        layers = int(cfg["num_hidden_layers"])
+        inter = int(cfg.get("intermediate_size") or 4 * hidden)
+        vocab = int(cfg["vocab_size"])
+        width = dtype_bytes(dtype)
+        per_layer = (
+            hidden * heads * head_dim  # q
+            + 2 * hidden * kv_heads * head_dim  # k, v
+            + heads * head_dim * hidden  # o
+            + 3 * hidden * inter  # gate, up, down
+        )
+        embeddings = vocab * hidden * (1 if cfg.get("tie_word_embeddings") else 2)
+        return cls(
+            num_layers=layers,
+            num_heads=heads,
+            num_kv_heads=kv_heads,
+            head_dim=head_dim,
+            hidden_size=hidden,
+            intermediate_size=inter,
+            vocab_size=vocab,
+            dtype_bytes=width,
+            weight_bytes=(layers * per_layer + embeddings) * width,
+        )
+
+
+def prefill_activation_bytes(
+    shape: ModelShape, chunk: int, context: int, sequences: int = 1
+) -> int:
+    """Return the activation peak of prefilling `chunk` tokens (per sequence) after `context` tokens.
+
+    One layer's live tensors: the residual stream and its norm, q/k/v/attention output, the MLP's
+    gate, up and their product; plus keys and values repeated to all query heads for the chunk's
+    attention (grouped-query attention runs on repeated heads on the lower-right causal path), and
+    float32 logits of the last position only (the backend asks the model for no others).
+    """
+    tokens = chunk * sequences
+    width = shape.dtype_bytes
+    attn_dims = shape.num_heads * shape.head_dim
+    per_token = (
+        3 * shape.hidden_size + 2 * attn_dims + 2 * shape.num_kv_heads * shape.head_dim
+    ) * width + 3 * shape.intermediate_size * width
+    repeated_kv = 2 * sequences * context * attn_dims * width
+    logits = sequences * shape.vocab_size * 4 * 2
+    return tokens * per_token + repeated_kv + logits
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    """What a group of sequences needs on the device, and whether it fits the free memory."""
+
+    tokens: int
+    """Tokens per sequence: prompt plus the longest answer asked for."""
+    sequences: int
+    weight_bytes: int
+    kv_bytes: int
+    activation_bytes: int
+    margin_bytes: int
+    free_bytes: int
+
+    @property
+    def needed_bytes(self) -> int:
+        """Return the bytes this plan needs beyond what the device already holds."""
+        return self.weight_bytes + self.kv_bytes + self.activation_bytes + self.margin_bytes
+
+    @property
+    def fits(self) -> bool:
+        """Return whether the plan fits the free memory."""
+        return self.needed_bytes <= self.free_bytes
+
+    @property
+    def reason(self) -> str:
+        """Return the `insufficient_vram` reason recorded for a skipped request ("" if it fits)."""
+        if self.fits:
+            return ""
+        return insufficient_vram(self.needed_bytes, self.tokens, self.sequences, self.free_bytes)
+
+
+def insufficient_vram(needed: int, tokens: int, sequences: int, free: int) -> str:
+    """Return the reason stored with a request that the device cannot hold."""
+    return (
+        f"insufficient_vram: needs {needed / GIB:.1f} GiB for {tokens} tokens x {sequences} "
+        f"sequences, {free / GIB:.1f} GiB free"
+    )
+
+
+def plan_memory(
+    shape: ModelShape,
+    tokens: int,
+    sequences: int,
+    free_bytes: int,
+    *,
+    chunk: int = 8192,
+    prefix: int = 0,
+    weights_resident: bool = True,
+) -> MemoryPlan:
+    """Return the plan for `sequences` sequences of `tokens` tokens each.
+
+    `prefix` tokens are shared: they are prefilled once for one sequence, then the cache is copied
+    per member layer by layer, so at most one layer's extra copy exists at a time. The margin covers
+    kernel workspaces and allocator rounding (measured in benchmarks/bench_hf.py).
+    """
+    kv = shape.kv_bytes_per_token * tokens * sequences
+    if prefix and sequences > 1:
+        kv += shape.kv_bytes_per_token * prefix // max(1, shape.num_layers)
+    # The prefix is prefilled for one sequence; the members' suffixes and decode run batched.
+    suffix_seqs = sequences if prefix < tokens else 1
+    activation = max(
+        prefill_activation_bytes(shape, min(chunk, max(1, prefix or tokens)), tokens, 1),
+        prefill_activation_bytes(shape, min(chunk, max(1, tokens - prefix)), tokens, suffix_seqs),
+    )
+    margin = max(256 << 20, (kv + activation) // 20)
+    return MemoryPlan(
+        tokens=tokens,
+        sequences=sequences,
+        weight_bytes=0 if weights_resident else shape.weight_bytes,
+        kv_bytes=kv,
+        activation_bytes=activation,
+        margin_bytes=margin,
+        free_bytes=free_bytes,
+    )
+
+
+def max_sequences(
+    shape: ModelShape, tokens: int, free_bytes: int, *, chunk: int = 8192, prefix: int = 0
+) -> int:
+    """Return how many sequences of `tokens` tokens fit together (0 when not even one does)."""
+    count = 0
+    while plan_memory(shape, tokens, count + 1, free_bytes, chunk=chunk, prefix=prefix).fits:
+        count += 1
+        if count >= 4096:
+            break
+    return count
+
+
+def max_tokens(shape: ModelShape, free_bytes: int, *, chunk: int = 8192, sequences: int = 1) -> int:
+    """Return the most tokens per sequence that fit for `sequences` sequences (binary search)."""
+    low, high = 0, 1 << 24
+    while low < high:
+        mid = (low + high + 1) // 2
+        if plan_memory(shape, mid, sequences, free_bytes, chunk=chunk).fits:
+            low = mid
+        else:
+            high = mid - 1
+    return low
