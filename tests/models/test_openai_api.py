@@ -8,7 +8,7 @@ from longscope.models.base import UsageError
 from longscope.models.openai_api import OpenAIBackend
 from longscope.types import GenerationConfig, Message, Request
 
-from .fault_server import FaultServer, completion_body
+from .fault_server import MALFORMED, FaultServer, completion_body
 
 
 def _backend(server: FaultServer, **kwargs) -> OpenAIBackend:
@@ -58,11 +58,114 @@ async def test_dropped_connection_is_retried() -> None:
         assert (gen.status, gen.text) == ("ok", "after drop")
 
 
-async def test_slow_answer_becomes_timeout_status() -> None:
+async def test_slow_answer_becomes_timeout_status_after_each_attempt_timed_out() -> None:
     with FaultServer() as server:
         server.script.extend([("sleep", 1.0), ("sleep", 1.0)])
-        gen = await _backend(server, max_retries=1).generate(_request(timeout_s=0.2))
-        assert gen.status == "timeout" and "2 attempt" in gen.error
+        started = time.perf_counter()
+        gen = await _backend(server, max_retries=1, request_timeout_s=0.2).generate(_request())
+        assert gen.status == "timeout" and "gave up after 2 attempts" in gen.error
+        assert time.perf_counter() - started < 0.9  # two 0.2 s attempts and a short backoff
+
+
+async def test_request_timeout_bounds_each_attempt_and_the_next_attempt_succeeds() -> None:
+    with FaultServer() as server:
+        server.script.extend([("sleep", 3.0), ("ok", "second try")])
+        started = time.perf_counter()
+        gen = await _backend(server, request_timeout_s=0.3).generate(_request(timeout_s=120.0))
+        elapsed = time.perf_counter() - started
+    assert (gen.status, gen.text) == ("ok", "second try")
+    assert 0.3 <= elapsed < 1.0, elapsed
+
+
+async def test_trickling_answer_is_cut_at_the_request_timeout() -> None:
+    # httpx's read timeout is per read: 16 bytes every 0.2 s never trips it; the attempt bound does.
+    with FaultServer() as server:
+        server.script.extend([("trickle", ("slow", 0.2)), ("ok", "fast")])
+        started = time.perf_counter()
+        gen = await _backend(server, request_timeout_s=0.5).generate(_request())
+        elapsed = time.perf_counter() - started
+    assert (gen.status, gen.text) == ("ok", "fast")
+    assert 0.5 <= elapsed < 1.2, elapsed
+
+
+async def test_suite_limit_bounds_the_whole_request_with_its_retries() -> None:
+    with FaultServer() as server:
+        server.script.extend([("sleep", 3.0)] * 6)
+        started = time.perf_counter()
+        gen = await _backend(server, request_timeout_s=0.3, max_retries=5).generate(
+            _request(timeout_s=0.8)
+        )
+        elapsed = time.perf_counter() - started
+    assert gen.status == "timeout" and "task limit of 0.8s reached" in gen.error
+    assert 0.8 <= elapsed < 1.3, elapsed
+
+
+@pytest.mark.parametrize("kind", MALFORMED)
+async def test_unusable_200_answer_is_retried_then_recorded_with_its_reason(kind: str) -> None:
+    with FaultServer() as server:
+        server.script.extend([("fault", kind), ("ok", "recovered")])
+        backend = _backend(server)
+        gen = await backend.generate(_request())
+        assert (gen.status, gen.text, backend.retries_done) == ("ok", "recovered", 1)
+        server.script.extend([("fault", kind)] * 2)
+        failed = await _backend(server, max_retries=1).generate(_request())
+    assert failed.status == "error" and failed.text == ""
+    assert failed.error.startswith("gave up after 2 attempts: unusable answer: ")
+    assert len(failed.error) < 300
+
+
+async def test_unusable_answer_reason_quotes_the_body_start_as_plain_text() -> None:
+    page = b"<html><body>" + b"x" * 1000 + b"</body></html>"
+    with FaultServer() as server:
+        server.script.append(("raw", (200, "text/html", page)))
+        gen = await _backend(server, max_retries=0).generate(_request())
+    reason = gen.error.split("body is not JSON: ", 1)[1]
+    assert reason == page.decode()[:200]
+
+
+async def test_missing_usage_is_not_an_error_tokens_are_unknown() -> None:
+    with FaultServer() as server:
+        server.script.extend([("fault", "null_usage"), ("fault", "partial_usage")])
+        backend = _backend(server)
+        first = await backend.generate(_request(prompt_tokens=4000))
+        second = await backend.generate(_request(prompt_tokens=4000))
+    for gen in (first, second):
+        # no count to compare with: the silent-truncation check cannot run, the answer stands
+        assert gen.status == "ok" and gen.text.startswith("answer ")
+        assert (gen.prompt_tokens, gen.completion_tokens) == (0, 0)
+    assert backend.retries_done == 0
+
+
+async def test_null_content_is_an_empty_answer_but_missing_content_is_unusable() -> None:
+    null_content = completion_body("x")
+    null_content["choices"][0]["message"]["content"] = None
+    no_content = completion_body("x")
+    del no_content["choices"][0]["message"]["content"]
+    with FaultServer() as server:
+        server.script.extend([("ok", null_content), ("ok", no_content)])
+        backend = _backend(server, max_retries=0)
+        empty = await backend.generate(_request())
+        missing = await backend.generate(_request())
+    assert (empty.status, empty.text) == ("ok", "")
+    assert missing.status == "error" and "no content in the answer's message" in missing.error
+
+
+async def test_completion_mode_without_text_is_unusable() -> None:
+    body = {"choices": [{"index": 0, "finish_reason": "stop"}], "usage": None}
+    with FaultServer() as server:
+        server.script.append(("ok", body))
+        request = Request("s1", 0, "completion", prompt="hi", config=GenerationConfig(max_tokens=5))
+        gen = await _backend(server, max_retries=0).generate(request)
+    assert gen.status == "error" and "no text in the answer's choice" in gen.error
+
+
+async def test_html_5xx_error_keeps_200_characters_of_the_body() -> None:
+    page = "<html>" + "bad gateway " * 100 + "</html>"
+    with FaultServer() as server:
+        server.script.extend([("raw", (502, "text/html", page.encode()))] * 2)
+        gen = await _backend(server, max_retries=1).generate(_request())
+    assert gen.status == "error" and gen.error.startswith("gave up after 2 attempts: HTTP 502: ")
+    assert gen.error.split("HTTP 502: ", 1)[1] == " ".join(page.split())[:200]
 
 
 async def test_persistent_5xx_gives_error_with_message() -> None:

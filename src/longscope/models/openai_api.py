@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import random
 import re
@@ -23,6 +24,13 @@ _OVERFLOW = re.compile(
     re.IGNORECASE,
 )
 _KNOWN_OPTIONS = ("context_length", "prompt_mode", "tokenizer", "api_key_env")
+_CONNECT_TIMEOUT_S = 10.0
+_REASON_CHARS = 200
+"""How much of an unusable body or an error message is kept as the recorded reason."""
+
+
+class UnusableAnswer(Exception):
+    """A 200 answer the harness cannot use (not JSON, an error object, no choices, no text)."""
 
 
 class OpenAIBackend:
@@ -51,6 +59,7 @@ class OpenAIBackend:
         self.tokenizer_spec = tokenizer
         self.max_concurrency = concurrency
         self.max_retries = max_retries
+        self.request_timeout_s = request_timeout_s
         self.backoff_base_s = backoff_base_s
         self.backoff_cap_s = backoff_cap_s
         self.retries_done = 0
@@ -60,7 +69,7 @@ class OpenAIBackend:
             base_url=self.base_url,
             api_key=api_key,
             max_retries=0,
-            timeout=httpx.Timeout(request_timeout_s, connect=10.0),
+            timeout=httpx.Timeout(request_timeout_s, connect=_CONNECT_TIMEOUT_S),
         )
         self._tokenizer: Tokenizer | None = None
         self._info: ModelInfo | None = None
@@ -131,48 +140,88 @@ class OpenAIBackend:
         return self._tokenizer
 
     async def generate(self, request: Request) -> Generation:
-        """Send one request, retrying transient failures with exponential backoff and full jitter."""
+        """Return the generation for `request`, retrying transient failures within its deadline.
+
+        The deadline model: each HTTP attempt is bounded by `request_timeout_s` (the CLI's
+        `--request-timeout`); the whole request, retries and backoff included, is bounded by
+        `request.timeout_s` (the suite's limit, e.g. LongCtx's 120 s + 2 s per 1K tokens). A hung or
+        trickling connection therefore costs at most one request timeout per attempt, and the
+        request ends as `timeout` once the suite's limit leaves no room for another attempt.
+
+        5xx, 429 (honouring Retry-After), dropped connections, timeouts and 200 answers the harness
+        cannot use (not JSON, an error object, no choices, no message) are retried with exponential
+        backoff and full jitter; after the last attempt they become an `error` or `timeout`
+        generation with the reason, never an exception.
+        """
         started = time.perf_counter()
-        last_error = ""
-        for attempt in range(self.max_retries + 1):
+        deadline = started + request.timeout_s if request.timeout_s else None
+        attempts, last_status, last_error = 0, "error", ""
+        out_of_time = False
+        while attempts <= self.max_retries:
+            budget = self.request_timeout_s
+            if deadline is not None:
+                budget = min(budget, deadline - time.perf_counter())
+                if budget <= 0:
+                    out_of_time = True
+                    break
+            attempts += 1
+            delay: float | None = None
             try:
-                generation = await self._call(request)
+                # httpx bounds each read, not the whole answer: a trickling server never trips
+                # its read timeout, so the attempt as a whole is bounded here.
+                generation = await asyncio.wait_for(self._call(request, budget), budget)
+            except (TimeoutError, openai.APITimeoutError):
+                last_status, last_error = "timeout", f"no answer within {budget:.1f}s"
             except openai.BadRequestError as exc:
                 message = _error_message(exc)
                 status = "context_overflow" if _OVERFLOW.search(message) else "error"
-                return Generation(text="", status=status, error=f"HTTP 400: {message}"[:2000])
-            except openai.APITimeoutError:
-                last_error, delay = "timeout", None
-                if attempt == self.max_retries:
-                    return Generation(
-                        text="",
-                        status="timeout",
-                        latency_s=time.perf_counter() - started,
-                        error=f"no answer within {request.timeout_s or 'the client timeout'}s "
-                        f"after {attempt + 1} attempt(s)",
-                    )
+                return Generation(
+                    text="",
+                    status=status,
+                    latency_s=time.perf_counter() - started,
+                    error=f"HTTP 400: {message}",
+                )
             except openai.APIConnectionError as exc:
-                last_error, delay = f"connection error: {exc}", None
+                last_status, last_error = "error", f"connection error: {_snippet(str(exc))}"
             except openai.APIStatusError as exc:
                 if exc.status_code != 429 and exc.status_code < 500:
-                    message = _error_message(exc)
                     return Generation(
-                        text="", status="error", error=f"HTTP {exc.status_code}: {message}"[:2000]
+                        text="",
+                        status="error",
+                        latency_s=time.perf_counter() - started,
+                        error=f"HTTP {exc.status_code}: {_error_message(exc)}",
                     )
+                last_status = "error"
                 last_error = f"HTTP {exc.status_code}: {_error_message(exc)}"
                 delay = _retry_after(exc.response)
+            except UnusableAnswer as exc:
+                last_status, last_error = "error", f"unusable answer: {exc}"
             else:
                 return _check_truncation(
                     generation, request, self.tokenizer().exact, time.perf_counter() - started
                 )
-            if attempt < self.max_retries:
-                self.retries_done += 1
-                await asyncio.sleep(self._backoff(attempt, delay))
+            if attempts > self.max_retries:
+                break
+            pause = self._backoff(attempts - 1, delay)
+            if deadline is not None and time.perf_counter() + pause >= deadline:
+                out_of_time = True
+                break
+            self.retries_done += 1
+            await asyncio.sleep(pause)
+        latency = time.perf_counter() - started
+        if out_of_time:
+            return Generation(
+                text="",
+                status="timeout",
+                latency_s=latency,
+                error=f"task limit of {request.timeout_s:g}s reached after {attempts} attempt(s); "
+                f"last: {last_error or 'none'}",
+            )
         return Generation(
             text="",
-            status="error",
-            latency_s=time.perf_counter() - started,
-            error=f"gave up after {self.max_retries + 1} attempts: {last_error}"[:2000],
+            status=last_status,  # type: ignore[arg-type]
+            latency_s=latency,
+            error=f"gave up after {attempts} attempts: {last_error}",
         )
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
@@ -180,7 +229,7 @@ class OpenAIBackend:
             return min(retry_after, 4 * self.backoff_cap_s)
         return random.uniform(0, min(self.backoff_cap_s, self.backoff_base_s * 2**attempt))
 
-    async def _call(self, request: Request) -> Generation:
+    async def _call(self, request: Request, timeout_s: float) -> Generation:
         config = request.config
         common: dict[str, Any] = {
             "model": self.model,
@@ -188,31 +237,23 @@ class OpenAIBackend:
             "temperature": config.temperature,
             "top_p": config.top_p,
             "seed": config.seed,
+            "timeout": httpx.Timeout(timeout_s, connect=min(timeout_s, _CONNECT_TIMEOUT_S)),
         }
         if config.stop:
             common["stop"] = list(config.stop)
-        if request.timeout_s:
-            common["timeout"] = request.timeout_s
+        # The raw answer is parsed here, not by the SDK's models: a malformed 200 body must become
+        # a recorded reason, and skipping the SDK's model building halves the client's CPU.
         if request.mode == "completion":
-            out = await self._client.completions.create(prompt=request.prompt, **common)
-            choice = out.choices[0]
-            text, reasoning = choice.text or "", ""
+            raw = await self._client.completions.with_raw_response.create(
+                prompt=request.prompt, **common
+            )
         else:
             messages = [{"role": m.role, "content": m.content} for m in request.messages]
-            out = await self._client.chat.completions.create(messages=messages, **common)
-            choice = out.choices[0]
-            extra = choice.message.model_extra or {}
-            text = choice.message.content or ""
-            reasoning = extra.get("reasoning_content") or extra.get("reasoning") or ""
-        text, reasoning = split_reasoning(text, reasoning)
-        usage = out.usage
-        return Generation(
-            text=text,
-            reasoning=reasoning,
-            status="length" if choice.finish_reason == "length" else "ok",
-            prompt_tokens=usage.prompt_tokens if usage else 0,
-            completion_tokens=usage.completion_tokens if usage else 0,
-        )
+            raw = await self._client.chat.completions.with_raw_response.create(
+                messages=messages,  # type: ignore[arg-type]
+                **common,
+            )
+        return parse_answer(raw.http_response.content, request.mode)
 
     async def aclose(self) -> None:
         await self._client.close()
@@ -242,14 +283,77 @@ def _check_truncation(
 
 
 def _error_message(exc: openai.APIStatusError) -> str:
+    """Return the server's error message (at most 200 characters) from an HTTP error answer."""
     body = exc.body
     if isinstance(body, dict):
         inner = body.get("error", body)
         if isinstance(inner, dict) and inner.get("message"):
-            return str(inner["message"])
+            return _snippet(str(inner["message"]))
         if isinstance(inner, str):
-            return inner
-    return str(exc.message)
+            return _snippet(inner)
+    try:
+        return _snippet(exc.response.text) or f"(empty body, {exc.message})"
+    except (AttributeError, UnicodeDecodeError):
+        return _snippet(str(exc.message))
+
+
+def _snippet(text: str) -> str:
+    """Return the first 200 characters of `text` on one line (kept as data, displayed as text)."""
+    return " ".join(text[: _REASON_CHARS * 2].split())[:_REASON_CHARS]
+
+
+def _body_snippet(body: bytes) -> str:
+    return _snippet(body[: _REASON_CHARS * 8].decode("utf-8", "replace")) or "(empty body)"
+
+
+def _count(usage: Any, key: str) -> int:
+    value = usage.get(key) if isinstance(usage, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
+
+
+def parse_answer(body: bytes, mode: PromptMode) -> Generation:
+    """Return the generation in a 200 answer body; raise UnusableAnswer saying why there is none.
+
+    Missing or malformed `usage` is not an error: the token counts are recorded as 0 (unknown) and
+    the silent-truncation check, which needs the server's prompt count, is skipped for that answer.
+    A `null` message content is an empty answer (a reasoning model cut off before answering), but a
+    message without a `content` key and without reasoning is unusable.
+    """
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        raise UnusableAnswer(f"body is not JSON: {_body_snippet(body)}") from None
+    if not isinstance(data, dict):
+        raise UnusableAnswer(f"body is not a JSON object: {_body_snippet(body)}")
+    if data.get("error"):
+        raise UnusableAnswer(f"server answered 200 with an error: {_body_snippet(body)}")
+    choices = data.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise UnusableAnswer(f"no choices in the answer: {_body_snippet(body)}")
+    choice = choices[0]
+    if mode == "completion":
+        text, reasoning = choice.get("text"), ""
+        if not isinstance(text, str):
+            raise UnusableAnswer(f"no text in the answer's choice: {_body_snippet(body)}")
+    else:
+        message = choice.get("message")
+        if not isinstance(message, dict):
+            raise UnusableAnswer(f"no message in the answer's choice: {_body_snippet(body)}")
+        reasoning = message.get("reasoning_content") or message.get("reasoning") or ""
+        reasoning = reasoning if isinstance(reasoning, str) else ""
+        text = message.get("content")
+        if ("content" not in message and not reasoning) or not isinstance(text, str | None):
+            raise UnusableAnswer(f"no content in the answer's message: {_body_snippet(body)}")
+        text = text or ""
+    text, reasoning = split_reasoning(text, reasoning)
+    usage = data.get("usage")
+    return Generation(
+        text=text,
+        reasoning=reasoning,
+        status="length" if choice.get("finish_reason") == "length" else "ok",
+        prompt_tokens=_count(usage, "prompt_tokens"),
+        completion_tokens=_count(usage, "completion_tokens"),
+    )
 
 
 def _retry_after(response: httpx.Response | None) -> float | None:

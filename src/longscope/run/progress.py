@@ -12,6 +12,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from longscope.types import Generation
 
+# Redrawing per answer costs more than the answer itself at hundreds of answers per second; the
+# bar refreshes at 10 Hz anyway, so its numbers are pushed at most this often (and at the end).
+_UPDATE_EVERY_S = 0.1
+
 
 class RunProgress:
     """Counts finished generations by status and shows prompt+completion tokens per second."""
@@ -27,6 +31,8 @@ class RunProgress:
         self._started = time.perf_counter()
         self._progress: Progress | None = None
         self._task = None
+        self._unshown = 0
+        self._shown_at = 0.0
 
     def __enter__(self) -> RunProgress:
         if not self.quiet and self.total:
@@ -49,22 +55,34 @@ class RunProgress:
         return self
 
     def advance(self, generation: Generation) -> None:
+        """Count one finished generation; push the numbers to the bar at most 10 times a second."""
         self.statuses[generation.status] += 1
         self.tokens += generation.prompt_tokens + generation.completion_tokens
+        if self._progress is None:
+            return
+        self._unshown += 1
+        now = time.perf_counter()
+        if now - self._shown_at >= _UPDATE_EVERY_S:
+            self._show(now)
+
+    def _show(self, now: float) -> None:
         if self._progress is None or self._task is None:
             return
-        elapsed = max(time.perf_counter() - self._started, 1e-9)
+        elapsed = max(now - self._started, 1e-9)
         self._progress.update(
             self._task,
-            advance=1,
+            advance=self._unshown,
             rate=f"{self.tokens / elapsed:,.0f}",
             retries=self.retries(),
             skipped=self.statuses["skipped"],
             failed=sum(self.statuses[s] for s in ("error", "timeout", "context_overflow")),
         )
+        self._unshown = 0
+        self._shown_at = now
 
     def __exit__(
         self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
         if self._progress is not None:
+            self._show(time.perf_counter())
             self._progress.__exit__(kind, exc, tb)

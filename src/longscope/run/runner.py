@@ -1,4 +1,10 @@
-"""The runner: builds requests from a suite, schedules them on a backend, stores every generation."""
+"""The runner: builds requests from a suite, schedules them on a backend, stores every generation.
+
+Deadlines: a backend bounds each HTTP attempt by its request timeout (`--request-timeout`) and the
+whole request, retries included, by the suite's limit (`Suite.timeout_s`, carried as
+`Request.timeout_s`); the runner cuts off a backend that overruns that limit by more than
+`_TIMEOUT_GRACE_S`. Either way the request is stored as `timeout` and the run goes on.
+"""
 
 from __future__ import annotations
 
@@ -12,15 +18,19 @@ from pathlib import Path
 from typing import Any
 
 from longscope import __version__
-from longscope.models.base import Backend, ModelInfo
+from longscope.models.base import Backend, ModelInfo, UsageError
 from longscope.run.progress import RunProgress
 from longscope.run.scoring import ScoreResult, score_run
-from longscope.run.store import RunStore
+from longscope.run.store import RunLock, RunStore
 from longscope.suites.base import BuildContext, Suite
 from longscope.types import Generation, GenerationConfig, Request, Sample, stable_hash
 
 # A backend that overruns the suite's own deadline by this much is cut off from the harness side.
 _TIMEOUT_GRACE_S = 30.0
+# Finished generations are committed together at most this often (and at the end): one commit per
+# batch instead of one per answer. A kill -9 loses at most this long's answers, sent again on resume.
+_COMMIT_EVERY_S = 0.05
+_COMMIT_ROWS = 256
 
 
 @dataclass(frozen=True)
@@ -128,9 +138,10 @@ async def run_async(
     )
     if options.limit is not None:
         samples = samples[: options.limit]
+    check_unique_ids(samples)
     build_s = time.perf_counter() - started
 
-    with RunStore(run_dir) as store:
+    with RunLock(run_dir), RunStore(run_dir) as store:
         store.put_run(
             run_id,
             suite.name,
@@ -164,10 +175,58 @@ async def run_async(
             if (sample.id, repeat) not in done
         ]
         sent, skipped = await _execute(suite, backend, info, config, store, run_id, todo, options)
-
-    result = score_run(run_dir, run_id)
+        # Scored under the same lock: no second writer between the last answer and the scores.
+        result = score_run(run_dir, run_id)
     result.summary.setdefault("timing", {})["build_s"] = round(build_s, 3)
     return RunResult(run_id=run_id, run_dir=run_dir, sent=sent, skipped=skipped, result=result)
+
+
+def check_unique_ids(samples: list[Sample]) -> None:
+    """Raise UsageError naming both cells when two samples share an id (nothing sent or stored).
+
+    Two grid cells that round to one id (depths 0.1 and 0.101, lengths 1k and 1024) would be sent
+    twice and stored once, with the stored sample possibly not the one answered.
+    """
+    first: dict[str, int] = {}
+    for position, sample in enumerate(samples):
+        earlier = first.setdefault(sample.id, position)
+        if earlier != position:
+            raise UsageError(
+                f"two samples share the id {sample.id!r}: {_describe(samples[earlier], earlier)} "
+                f"and {_describe(sample, position)}; make the suite's parameters distinct "
+                "(e.g. depths or lengths that differ after rounding)"
+            )
+
+
+def _describe(sample: Sample, position: int) -> str:
+    """Return a short description of a sample's cell from its generic fields and scalar meta."""
+    fields = [f"task {sample.task}", f"length {sample.length}"]
+    for key, value in sample.meta.items():
+        scalar = isinstance(value, str | int | float) and not isinstance(value, bool)
+        if scalar and len(fields) < 5 and key not in ("prompt_tokens", "context_tokens"):
+            fields.append(f"{key} {value}")
+    return f"cell #{position + 1} ({', '.join(fields)})"
+
+
+class _GenerationWriter:
+    """Buffers finished generations and commits them in one transaction per short interval."""
+
+    def __init__(self, store: RunStore, run_id: str) -> None:
+        self.store, self.run_id = store, run_id
+        self.pending: list[tuple[str, int, Generation]] = []
+        self._last = time.perf_counter()
+
+    def add(self, sample_id: str, repeat: int, generation: Generation) -> None:
+        self.pending.append((sample_id, repeat, generation))
+        now = time.perf_counter()
+        if len(self.pending) >= _COMMIT_ROWS or now - self._last >= _COMMIT_EVERY_S:
+            self.flush(now)
+
+    def flush(self, now: float | None = None) -> None:
+        if self.pending:
+            self.store.put_generations(self.run_id, self.pending)
+            self.pending = []
+        self._last = now if now is not None else time.perf_counter()
 
 
 async def _execute(
@@ -186,6 +245,7 @@ async def _execute(
         total=len(todo), quiet=options.quiet, retries=lambda: getattr(backend, "retries_done", 0)
     )
     counts = {"sent": 0, "skipped": 0}
+    writer = _GenerationWriter(store, run_id)
 
     async def one(sample: Sample, repeat: int) -> None:
         reason = _fits(sample, info)
@@ -197,15 +257,27 @@ async def _execute(
             async with semaphore:
                 counts["sent"] += 1
                 generation = await _generate_with_deadline(backend, request)
-        store.put_generation(run_id, sample.id, repeat, generation)
+        writer.add(sample.id, repeat, generation)
         progress.advance(generation)
 
-    with progress:
-        if options.serial:
-            for sample, repeat in todo:
-                await one(sample, repeat)
-        else:
-            await asyncio.gather(*(one(sample, repeat) for sample, repeat in todo))
+    # A quiet time (a slow model) must not keep finished answers uncommitted: flush on a timer too.
+    async def flush_periodically() -> None:
+        while True:
+            await asyncio.sleep(_COMMIT_EVERY_S)
+            writer.flush()
+
+    flusher = asyncio.create_task(flush_periodically())
+    try:
+        with progress:
+            if options.serial:
+                for sample, repeat in todo:
+                    await one(sample, repeat)
+            else:
+                await asyncio.gather(*(one(sample, repeat) for sample, repeat in todo))
+    finally:
+        flusher.cancel()
+        # What finished before an interruption (Ctrl-C, an exception) is kept.
+        writer.flush()
     return counts["sent"], counts["skipped"]
 
 

@@ -1,21 +1,32 @@
 """The run store: one SQLite file (WAL) per run directory, the single source of truth.
 
-Every generation is committed the moment it arrives, keyed by (run, sample, repeat), so a run killed
-at any point resumes without redoing or duplicating anything. Contexts are stored once by hash.
+Generations are committed in small batches as they arrive (`put_generations`), keyed by (run,
+sample, repeat), so a run killed at any point resumes without duplicating anything: at worst the
+requests of the last uncommitted batch are sent again. Contexts are stored once by hash.
+
+Opening checks the file (`PRAGMA quick_check`) and refuses a damaged store before writing anything.
+A writable store holds the run directory's lock (`RunLock`): one writer per run directory. A store
+opened with `RunStore.open_readonly` takes no lock, writes nothing, and works on a read-only
+directory or file.
 """
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
+import socket
 import sqlite3
+import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from longscope.types import RETRYABLE, Generation, Sample, Score, stable_hash
 
 STORE_NAME = "longscope.sqlite"
+LOCK_NAME = "longscope.lock"
 SCHEMA_VERSION = 1
 
 _SCHEMA = """
@@ -79,37 +90,222 @@ CREATE TABLE IF NOT EXISTS scores (
 """
 
 
+_RETRYABLE_SORTED = tuple(sorted(RETRYABLE))
+_PUT_GENERATION = (
+    "INSERT INTO generations VALUES (?,?,?,?,?,?,?,?,?,?,?) "
+    "ON CONFLICT (run_id, sample_id, repeat) DO UPDATE SET "
+    "status=excluded.status, text=excluded.text, reasoning=excluded.reasoning, "
+    "prompt_tokens=excluded.prompt_tokens, completion_tokens=excluded.completion_tokens, "
+    "latency_s=excluded.latency_s, error=excluded.error, created=excluded.created "
+    f"WHERE generations.status IN ({','.join('?' * len(_RETRYABLE_SORTED))})"
+)
+
+
+def _connect_readonly(path: Path) -> sqlite3.Connection:
+    """Return a connection that never writes, even on a read-only directory or file.
+
+    `mode=ro` still reads a WAL a killed writer left behind; where SQLite cannot open its shared
+    memory file (a read-only directory without one), the file is opened `immutable`, which is
+    exact for a store whose last writer closed cleanly (its WAL was folded into the file).
+    """
+    uri = path.resolve().as_uri()
+    try:
+        db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30.0)
+        db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        return db
+    except sqlite3.OperationalError:
+        pass
+    except sqlite3.DatabaseError as exc:
+        raise StoreError(f"{path} is not a longscope store ({exc})") from exc
+    try:
+        return sqlite3.connect(f"{uri}?immutable=1", uri=True)
+    except sqlite3.Error as exc:
+        raise StoreError(f"cannot read {path} ({exc}): check permissions") from exc
+
+
 class StoreError(ValueError):
-    """The store file is missing, foreign or from an incompatible version."""
+    """The store is missing, foreign, damaged, from an incompatible version, or in use."""
+
+
+class RunLock:
+    """The one-writer lock of a run directory: `longscope.lock`, held through `flock`.
+
+    The kernel drops an flock when its holder dies, so the lock of a killed (kill -9) process is
+    taken over at once, with no stale-pid guessing. The file names the holder (pid, host, start
+    time, command) for the message a second writer gets. Re-entrant within one process: the runner
+    holds it for a whole run while the stores it opens take it again.
+    """
+
+    _held: ClassVar[dict[Path, tuple[int, int]]] = {}
+    """Lock path -> (file descriptor, depth) for the locks this process holds."""
+
+    def __init__(self, run_dir: str | Path) -> None:
+        self.path = Path(run_dir).resolve() / LOCK_NAME
+
+    def acquire(self) -> None:
+        """Take the lock or raise StoreError naming its holder."""
+        held = RunLock._held.get(self.path)
+        if held is not None:
+            RunLock._held[self.path] = (held[0], held[1] + 1)
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot write in {self.path.parent} ({exc.strerror}): "
+                "choose a writable output directory (a read-only run can be reported, not extended)"
+            ) from exc
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = _read_holder(fd)
+            os.close(fd)
+            raise StoreError(
+                f"{self.path.parent} is in use by another longscope writer ({holder}): "
+                "wait for it to finish or stop it, then run again"
+            ) from None
+        holder = {
+            "pid": os.getpid(),
+            "host": socket.gethostname(),
+            "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+            "command": " ".join(sys.argv[:3]),
+        }
+        # One write of the whole record after the lock is ours; a reader that races it sees an
+        # empty or short file and says so, it never takes the lock.
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps(holder).encode(), 0)
+        RunLock._held[self.path] = (fd, 1)
+
+    def release(self) -> None:
+        """Drop one level of the lock; the last one empties the file and unlocks it."""
+        fd, depth = RunLock._held[self.path]
+        if depth > 1:
+            RunLock._held[self.path] = (fd, depth - 1)
+            return
+        del RunLock._held[self.path]
+        try:
+            os.ftruncate(fd, 0)
+        finally:
+            os.close(fd)  # closing the last descriptor releases the flock
+
+    def __enter__(self) -> RunLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+def _read_holder(fd: int) -> str:
+    try:
+        data = json.loads(os.pread(fd, 4096, 0) or b"{}")
+    except (OSError, ValueError):
+        data = {}
+    if not isinstance(data, dict) or "pid" not in data:
+        return "holder not yet recorded"
+    return (
+        f"pid {data.get('pid')} on {data.get('host', '?')}, since {data.get('started', '?')}, "
+        f"`{data.get('command', '?')}`"
+    )
 
 
 class RunStore:
     """Read and write one run directory's SQLite store."""
 
-    def __init__(self, run_dir: str | Path, *, create: bool = True) -> None:
+    def __init__(self, run_dir: str | Path, *, create: bool = True, readonly: bool = False) -> None:
         self.run_dir = Path(run_dir)
         self.path = self.run_dir / STORE_NAME
-        if not create and not self.path.is_file():
+        self.readonly = readonly
+        if (readonly or not create) and not self.path.is_file():
             raise StoreError(f"no longscope run in {self.run_dir}: expected {STORE_NAME} there")
-        self.run_dir.mkdir(parents=True, exist_ok=True)
+        self._lock: RunLock | None = None
+        if readonly:
+            self._db = _connect_readonly(self.path)
+            row = self._check()
+            if row is None:
+                raise StoreError(f"{self.path} is not a longscope store (no schema record)")
+            self._check_version(row)
+            return
+        self._lock = RunLock(self.run_dir)  # creates the directory
+        self._lock.acquire()
+        try:
+            self._open_writable()
+        except BaseException:
+            self._lock.release()
+            raise
+
+    @classmethod
+    def open_readonly(cls, run_dir: str | Path) -> RunStore:
+        """Return the store of an existing run opened for reading only.
+
+        Takes no lock and never writes (no scores, no schema record, no WAL checkpoint), so it works
+        on a read-only directory or file and beside a running writer. Raises StoreError (one line)
+        when the directory holds no store or the store is damaged.
+        """
+        return cls(run_dir, create=False, readonly=True)
+
+    def _open_writable(self) -> None:
         try:
             self._db = sqlite3.connect(self.path, timeout=30.0)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot open {self.path} ({exc}): check the directory") from exc
+        # Checked before any statement that writes: a damaged store is refused untouched.
+        row = self._check()
+        try:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
             self._db.executescript(_SCHEMA)
             row = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        except sqlite3.OperationalError as exc:
+            self._db.close()
+            raise StoreError(f"cannot write to {self.path} ({exc}): check permissions") from exc
         except sqlite3.DatabaseError as exc:
+            self._db.close()
             raise StoreError(f"{self.path} is not a longscope store ({exc})") from exc
         if row is None:
             with self._db:
                 self._db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-        elif int(row[0]) != SCHEMA_VERSION:
+        else:
+            self._check_version(row)
+
+    def _check(self) -> tuple[str] | None:
+        """Run SQLite's quick check; return the schema row (None in a new or foreign file)."""
+        try:
+            problems = [r[0] for r in self._db.execute("PRAGMA quick_check").fetchall()]
+            if problems == ["ok"]:
+                has_meta = self._db.execute(
+                    "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
+                ).fetchone()
+                if not has_meta:
+                    return None
+                return self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        except sqlite3.DatabaseError as exc:
+            if "not a database" in str(exc):
+                self._db.close()
+                raise StoreError(f"{self.path} is not a longscope store ({exc})") from exc
+            problems = [str(exc)]
+        self._db.close()
+        raise StoreError(
+            f"{self.path} is damaged ({' '.join(problems[0].split())}; {len(problems)} problem(s)); "
+            "it was not changed: restore it from a copy or start a new run directory"
+        )
+
+    def _check_version(self, row: tuple[str]) -> None:
+        if str(row[0]) != str(SCHEMA_VERSION):
+            self._db.close()
             raise StoreError(
                 f"{self.path} has store schema {row[0]}, this longscope reads {SCHEMA_VERSION}"
             )
 
     def close(self) -> None:
-        self._db.close()
+        """Close the database, then release the run directory's lock if this store held it."""
+        try:
+            self._db.close()
+        finally:
+            if self._lock is not None:
+                self._lock.release()
+                self._lock = None
 
     def __enter__(self) -> RunStore:
         return self
@@ -186,35 +382,41 @@ class RunStore:
 
     def put_generation(self, run_id: str, sample_id: str, repeat: int, gen: Generation) -> None:
         """Store one generation now; a final one is never overwritten, a retryable one may be."""
-        values = (
-            run_id,
-            sample_id,
-            repeat,
-            gen.status,
-            gen.text,
-            gen.reasoning,
-            gen.prompt_tokens,
-            gen.completion_tokens,
-            gen.latency_s,
-            gen.error,
-            time.time(),
-        )
-        placeholders = ",".join("?" * len(RETRYABLE))
-        with self._db:
-            self._db.execute(
-                "INSERT INTO generations VALUES (?,?,?,?,?,?,?,?,?,?,?) "
-                "ON CONFLICT (run_id, sample_id, repeat) DO UPDATE SET "
-                "status=excluded.status, text=excluded.text, reasoning=excluded.reasoning, "
-                "prompt_tokens=excluded.prompt_tokens, completion_tokens=excluded.completion_tokens, "
-                "latency_s=excluded.latency_s, error=excluded.error, created=excluded.created "
-                f"WHERE generations.status IN ({placeholders})",
-                (*values, *sorted(RETRYABLE)),
+        self.put_generations(run_id, [(sample_id, repeat, gen)])
+
+    def put_generations(self, run_id: str, rows: Sequence[tuple[str, int, Generation]]) -> None:
+        """Store generations in one transaction; final ones are never overwritten.
+
+        One commit per batch is what makes 64 requests in flight cheap; a kill before the commit
+        loses only the batch, whose requests a resumed run sends again.
+        """
+        now = time.time()
+        values = [
+            (
+                run_id,
+                sample_id,
+                repeat,
+                gen.status,
+                gen.text,
+                gen.reasoning,
+                gen.prompt_tokens,
+                gen.completion_tokens,
+                gen.latency_s,
+                gen.error,
+                now,
+                *_RETRYABLE_SORTED,
             )
-            if gen.route:
-                self._db.execute(
-                    "INSERT OR REPLACE INTO routes VALUES (?,?,?,?)",
-                    (run_id, sample_id, repeat, json.dumps(gen.route, ensure_ascii=False)),
-                )
+            for sample_id, repeat, gen in rows
+        ]
+        routes = [
+            (run_id, sample_id, repeat, json.dumps(gen.route, ensure_ascii=False))
+            for sample_id, repeat, gen in rows
+            if gen.route
+        ]
+        with self._db:
+            self._db.executemany(_PUT_GENERATION, values)
+            if routes:
+                self._db.executemany("INSERT OR REPLACE INTO routes VALUES (?,?,?,?)", routes)
 
     def routes(self, run_id: str) -> dict[tuple[str, int], dict[str, Any]]:
         """Return what a router decided per (sample, repeat), for routed runs."""
