@@ -1,0 +1,181 @@
+"""The hf backend on tiny random-weight models: grouped == one by one == transformers' generate."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from longscope.types import GenerationConfig, Message, PromptParts, Request
+from tests.gpu.conftest import device
+
+pytestmark = pytest.mark.gpu
+
+CONTEXT = "The quick brown fox jumps over the lazy dog. The secret number is 4821. " * 40
+QUESTIONS = ["Question: what is the secret number?", "Alpha beta gamma", "x"]
+
+
+@pytest.fixture(scope="module")
+def tiny() -> tuple:
+    dev = device()
+    from tests.gpu.tiny import tiny_qwen2, tiny_tokenizer
+
+    tok = tiny_tokenizer()
+    return tiny_qwen2(vocab_size=len(tok), device=dev), tok
+
+
+def _backend(tiny: tuple, **kwargs):  # type: ignore[no-untyped-def]
+    from longscope.models.hf import HFBackend
+
+    model, tok = tiny
+    return HFBackend("tiny", model=model, tokenizer=tok, **kwargs)
+
+
+def _requests(mode: str = "completion", max_tokens: int = 16, temperature: float = 0.0):  # type: ignore[no-untyped-def]
+    requests = []
+    for repeat, question in enumerate([QUESTIONS[0], QUESTIONS[0], *QUESTIONS[1:]]):
+        config = GenerationConfig(max_tokens=max_tokens, temperature=temperature, seed=7 + repeat)
+        parts = PromptParts("", CONTEXT, question)
+        if mode == "completion":
+            req = Request("s", repeat, "completion", prompt=CONTEXT + question, config=config)
+        else:
+            req = Request("s", repeat, "chat", messages=(Message("user", CONTEXT + question),))
+            req = Request("s", repeat, "chat", messages=req.messages, config=config)
+        requests.append(Request(**{**req.__dict__, "parts": parts}))
+    return requests
+
+
+def _hf_generate(backend, request: Request) -> list[int]:  # type: ignore[no-untyped-def]
+    import torch
+
+    ids = backend.encode_request(request)
+    model = backend._model
+    out = model.generate(
+        torch.tensor([ids], device=model.device),
+        max_new_tokens=request.config.max_tokens,
+        do_sample=False,
+        eos_token_id=sorted(backend._eos),
+        pad_token_id=0,
+    )
+    new = out[0, len(ids) :].tolist()
+    return [t for t in new if t not in backend._eos]
+
+
+@pytest.mark.parametrize("mode", ["completion", "chat"])
+def test_grouped_equals_one_by_one_equals_generate(tiny: tuple, mode: str) -> None:
+    # A prefill chunk smaller than the prompt exercises chunked prefill and the lower-right mask.
+    backend = _backend(tiny, prefill_chunk=64)
+    requests = _requests(mode)
+    alone = [asyncio.run(backend.generate(r)) for r in requests]
+    grouped = asyncio.run(backend.generate_group(requests))
+    _, tok = tiny
+    for request, one, many in zip(requests, alone, grouped, strict=True):
+        reference = _hf_generate(backend, request)
+        assert one.status in ("ok", "length")
+        assert one.completion_tokens == len(reference) > 0
+        assert one.text == tok.decode(reference, skip_special_tokens=True)
+        assert (many.text, many.completion_tokens, many.status) == (
+            one.text,
+            one.completion_tokens,
+            one.status,
+        )
+    assert alone[0].prompt_tokens > 64
+
+
+def test_sampling_is_seeded_per_request(tiny: tuple) -> None:
+    backend = _backend(tiny)
+    requests = _requests(temperature=1.0, max_tokens=24)
+    alone = [asyncio.run(backend.generate(r)) for r in requests]
+    grouped = asyncio.run(backend.generate_group(requests))
+    assert [g.text for g in grouped] == [g.text for g in alone]
+    # Two repeats of one prompt with different seeds must differ (else repeats measure nothing).
+    assert alone[0].text != alone[1].text
+    again = asyncio.run(backend.generate(requests[0]))
+    assert again.text == alone[0].text
+
+
+def test_stop_string_cuts_the_answer(tiny: tuple) -> None:
+    backend = _backend(tiny)
+    request = _requests(max_tokens=24)[0]
+    free = asyncio.run(backend.generate(request))
+    stop = free.text[5:8]
+    assert stop.strip()
+    cut_config = GenerationConfig(max_tokens=24, stop=(stop,))
+    cut = asyncio.run(backend.generate(Request(**{**request.__dict__, "config": cut_config})))
+    assert cut.status == "ok"
+    assert cut.text == free.text[: free.text.find(stop)]
+
+
+def test_request_the_device_cannot_hold_is_skipped_with_reason(tiny: tuple) -> None:
+    backend = _backend(tiny, vram_gib=0.01)
+    generations = asyncio.run(backend.generate_group(_requests()))
+    assert {g.status for g in generations} == {"skipped"}
+    reason = generations[0].error
+    assert reason.startswith("insufficient_vram: needs ")
+    assert " sequences, 0.0 GiB free" in reason
+    # A group too large as a batch but fine one by one runs in smaller batches.
+    plan = backend.last_plan
+    half = _backend(tiny, vram_gib=plan.needed_bytes * 3 / (1 << 30))
+    assert {g.status for g in asyncio.run(half.generate_group(_requests()))} <= {"ok", "length"}
+
+
+def test_out_of_memory_is_recorded_and_the_backend_goes_on(tiny: tuple) -> None:
+    import torch
+
+    if device() != "cuda":
+        pytest.skip("needs CUDA to provoke a real out-of-memory error")
+    from longscope.models.hf import HFBackend
+    from tests.gpu.tiny import tiny_qwen2, tiny_tokenizer
+
+    tok = tiny_tokenizer()
+    # Wide MLP: a 32K-token prefill chunk needs gigabytes of activations.
+    model = tiny_qwen2(
+        vocab_size=len(tok), hidden=512, heads=8, kv_heads=2, intermediate=16384, device="cuda"
+    )
+    backend = HFBackend("wide", model=model, tokenizer=tok, prefill_chunk=1 << 16, vram_gib=1000)
+    long_prompt = "alpha beta gamma delta " * 8000
+    big = Request("big", 0, "completion", prompt=long_prompt, config=GenerationConfig(max_tokens=4))
+    small = Request("small", 0, "completion", prompt="alpha", config=GenerationConfig(max_tokens=4))
+    total = torch.cuda.get_device_properties(0).total_memory
+    allowed = torch.cuda.memory_allocated() + (64 << 20)
+    torch.cuda.set_per_process_memory_fraction(allowed / total)
+    try:
+        torch.cuda.empty_cache()
+        failed = asyncio.run(backend.generate(big))
+    finally:
+        torch.cuda.set_per_process_memory_fraction(1.0)
+    assert failed.status == "skipped"
+    assert failed.error.startswith("insufficient_vram: needs ")
+    assert "out of memory while running" in failed.error
+    assert asyncio.run(backend.generate(small)).status in ("ok", "length")
+
+
+def test_longctx_tier_runs_end_to_end_through_the_cli(tiny: tuple, tmp_path: Path) -> None:
+    model, tok = tiny
+    folder = tmp_path / "tiny-qwen2"
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path("src").resolve()), *sys.path])}
+    run_dir = tmp_path / "run"
+    args = ["run", "longctx", "--model", f"hf/{folder}", "--tiers", "1", "--limit", "2"]
+    args += ["--max-tokens", "8", "--output", str(run_dir), "--quiet", "-M", "prompt_mode=chat"]
+    args += ["-M", f"device={device()}"]
+    done = subprocess.run(
+        [sys.executable, "-m", "longscope.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=env,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    import sqlite3
+
+    store = next(run_dir.glob("*.sqlite*"))
+    with sqlite3.connect(store) as db:
+        statuses = [row[0] for row in db.execute("SELECT status FROM generations")]
+    assert len(statuses) == 2
+    assert set(statuses) <= {"ok", "length"}
