@@ -1,25 +1,50 @@
-"""The `longscope` command: parses options, calls the library, prints. No logic of its own."""
+"""The `longscope` command: parses options, calls the library, prints. No logic of its own.
+
+Every option is checked here, at the edge: a bad value ends in one line on stderr and exit code 2
+before anything is sent or stored. Everything printed that did not come from longscope itself
+(model names, paths, server errors, dataset strings) goes through `report.safe_text`: shown as
+text, never as rich markup, with control characters made visible.
+"""
 
 from __future__ import annotations
 
 import json
+import math
 import sys
+import unicodedata
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
+from rich.text import Text
 
+from longscope.files import write_atomic, write_json
 from longscope.models.base import UsageError
+from longscope.report.safe_text import plain, visible
+from longscope.report.terminal import safe_console
 from longscope.run.store import StoreError
+
+EXIT_USAGE = 2
+"""Bad input (an option, a file, a run directory): one line on stderr, nothing sent or stored."""
+EXIT_INCOMPLETE = 3
+"""`run` finished but some requests failed or were not answered: scores are provisional."""
 
 app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
+    # Help texts are plain text: rich markup would eat their brackets ("[run|bon_idx]").
+    rich_markup_mode=None,
+    pretty_exceptions_show_locals=False,
     help="Measure how far a language model really reads: long-context benchmarks, scored exactly.",
+    epilog=(
+        "Exit codes: 0 done (every request scored or deliberately skipped); 2 bad input (one "
+        f"line on stderr, nothing stored lost); {EXIT_INCOMPLETE} `run` finished with failed or "
+        "unanswered requests (scores provisional: re-run the same command to retry them); "
+        "130 interrupted."
+    ),
 )
-out = Console()
-err = Console(stderr=True)
+out = safe_console()
+err = safe_console(stderr=True)
 
 
 class _Opt:
@@ -48,43 +73,124 @@ class _Opt:
     run_dir = Annotated[Path, typer.Argument(help="A run directory written by `longscope run`")]
 
 
-def parse_lengths(text: str) -> tuple[int, ...]:
+MAX_LENGTH_TOKENS = 1 << 24
+"""Longer than any context a model holds (16M tokens): a larger length is a typo."""
+
+
+def _items(text: str, flag: str, example: str) -> list[str]:
+    """Return the stripped items of a comma-separated list; an empty item is a usage error."""
+    items = [part.strip() for part in text.split(",")]
+    if not any(items) or not all(items):
+        raise UsageError(
+            f"bad {flag} {visible(text)!r}: an empty item; use a comma-separated list like {example}"
+        )
+    return items
+
+
+def parse_lengths(text: str, flag: str = "--lengths") -> tuple[int, ...]:
     """Parse `4k,16k,32768` into token counts (k = 1024, as the tiers are counted)."""
     lengths = []
-    for part in text.split(","):
-        part = part.strip().lower()
-        if not part:
-            continue
+    for part in _items(text, flag, "4k,16k"):
+        lower = part.lower()
         try:
-            lengths.append(int(float(part[:-1]) * 1024) if part.endswith("k") else int(part))
-        except ValueError as exc:
-            raise UsageError(f"bad length {part!r}: use numbers like 4k, 16k or 32768") from exc
-    if not lengths or any(n <= 0 for n in lengths):
-        raise UsageError(f"bad length list {text!r}: use numbers like 4k,16k")
+            value = float(lower[:-1]) * 1024 if lower.endswith("k") else float(lower)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or value < 1 or value > MAX_LENGTH_TOKENS or value % 1:
+            raise UsageError(
+                f"bad length {visible(part)!r} in {flag}: use whole token counts like 4k, 16k or "
+                f"32768 (at most {MAX_LENGTH_TOKENS // 1024 // 1024}M)"
+            )
+        lengths.append(int(value))
     return tuple(lengths)
 
 
 def _floats(text: str, what: str) -> tuple[float, ...]:
-    try:
-        values = tuple(
-            float(x) / (100 if float(x) > 1 else 1) for x in text.split(",") if x.strip()
-        )
-    except ValueError as exc:
-        raise UsageError(
-            f"bad {what} {text!r}: use fractions like 0.1,0.5 or percents like 10,50"
-        ) from exc
-    return values
+    """Parse depths: fractions (0-1) or percents (above 1, up to 100)."""
+    values = []
+    for part in _items(text, f"--{what}", "0.1,0.5,0.9"):
+        try:
+            value = float(part)
+        except ValueError:
+            value = math.nan
+        if not math.isfinite(value) or not 0 <= value <= 100:
+            raise UsageError(
+                f"bad --{what} item {visible(part)!r}: use fractions like 0.1,0.5 "
+                "or percents like 10,50"
+            )
+        values.append(value / 100 if value > 1 else value)
+    return tuple(values)
 
 
 def _ints(text: str, what: str) -> tuple[int, ...]:
     try:
-        return tuple(int(x) for x in text.split(",") if x.strip())
+        return tuple(int(x) for x in _items(text, f"--{what}", "1,2"))
     except ValueError as exc:
-        raise UsageError(f"bad {what} {text!r}: use a comma-separated list like 1,2") from exc
+        raise UsageError(
+            f"bad --{what} {visible(text)!r}: use a comma-separated list like 1,2"
+        ) from exc
 
 
-def _csv(text: str | None) -> list[str]:
-    return [part.strip() for part in (text or "").split(",") if part.strip()]
+def _csv(text: str | None, flag: str = "option") -> list[str]:
+    """Return a list option's items ([] when not given); empty items are a usage error."""
+    if text is None:
+        return []
+    return _items(text, flag, "a,b")
+
+
+def _at_least(value: float | None, flag: str, low: float, *, whole: bool = False) -> None:
+    """Refuse NaN, infinities and values below `low` (one line naming the option)."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not math.isfinite(value) or value < low:
+        kind = "a whole number" if whole else "a number"
+        raise UsageError(f"bad {flag} {value!r}: expected {kind} of at least {low:g}")
+
+
+def _between(value: float | None, flag: str, low: float, high: float) -> None:
+    if value is None:
+        return
+    if not math.isfinite(value) or not low <= value <= high:
+        raise UsageError(f"bad {flag} {value!r}: expected a number from {low:g} to {high:g}")
+
+
+# -M options that count something: a whole number, never a boolean ("true" would read as 1).
+_WHOLE_OPTIONS = {
+    "context_length": 1,
+    "n_ctx": 1,
+    "n_batch": 1,
+    "n_ubatch": 1,
+    "n_threads": 1,
+    "n_threads_batch": 1,
+    "prefill_chunk": 1,
+    "max_batch": 1,
+    "n_gpu_layers": -1,
+}
+
+
+def _model_options(pairs: list[str] | None) -> dict[str, Any]:
+    """Return `-M key=value` options; numbers must be finite, counts whole and positive."""
+    from longscope.models.registry import parse_model_options
+
+    options = parse_model_options(pairs or [])
+    for key, value in options.items():
+        if isinstance(value, float) and not math.isfinite(value):
+            raise UsageError(f"bad -M {visible(key)}={value}: expected a finite number")
+        low = _WHOLE_OPTIONS.get(key)
+        if low is not None and (
+            isinstance(value, bool) or not isinstance(value, int) or value < low
+        ):
+            raise UsageError(
+                f"bad -M {visible(key)}={visible(value)}: expected a whole number of at least {low}"
+            )
+    return options
+
+
+def _model_spec(spec: str, flag: str = "--model") -> str:
+    """Refuse model specs with control or invisible format characters; others are plain text."""
+    if any(unicodedata.category(c)[0] == "C" for c in spec):
+        raise UsageError(f"bad {flag} {visible(spec)!r}: contains control or invisible characters")
+    return spec
 
 
 def _suite_params(suite: str, raw: dict[str, Any]) -> dict[str, Any]:
@@ -92,12 +198,12 @@ def _suite_params(suite: str, raw: dict[str, Any]) -> dict[str, Any]:
     if suite == "longbench-pro":
         modes = {"both": ["nonthinking", "thinking"]}.get(raw["mode"], [raw["mode"]])
         filters = {
-            "language": _csv(raw["language"]),
-            "length": _csv(raw["length"]),
+            "language": _csv(raw["language"], "--language"),
+            "length": _csv(raw["length"], "--length"),
             "max_length": raw["max_length"],
-            "task": _csv(raw["task"]),
-            "difficulty": _csv(raw["difficulty"]),
-            "requirement": _csv(raw["requirement"]),
+            "task": _csv(raw["task"], "--task"),
+            "difficulty": _csv(raw["difficulty"], "--difficulty"),
+            "requirement": _csv(raw["requirement"], "--requirement"),
         }
         keys = (
             "data",
@@ -119,26 +225,26 @@ def _suite_params(suite: str, raw: dict[str, Any]) -> dict[str, Any]:
             sources[task.strip()] = path.strip()
         hundred: dict[str, Any] = {
             "seed": raw["seed"],
-            "tasks": _csv(raw["tasks"]),
+            "tasks": _csv(raw["tasks"], "--tasks"),
             "pool": raw["pool"],
             "samples": raw["samples"],
             "sources": sources,
             "metric": raw["metric"],
             "qa_filter": raw["qa_filter"],
         }
-        if raw["lengths"]:
+        if raw["lengths"] is not None:
             hundred["lengths"] = list(parse_lengths(raw["lengths"]))
         return hundred
     params: dict[str, Any] = {"language": raw["language"] or "en", "seed": raw["seed"]}
-    if raw["tiers"]:
+    if raw["tiers"] is not None:
         params["tiers"] = list(_ints(raw["tiers"], "tiers"))
-    if raw["lengths"]:
+    if raw["lengths"] is not None:
         params["lengths"] = list(parse_lengths(raw["lengths"]))
-        if raw["depths"]:
+        if raw["depths"] is not None:
             params["depths"] = list(_floats(raw["depths"], "depths"))
-        if raw["types"]:
-            params["types"] = _csv(raw["types"])
-    elif raw["depths"] or raw["types"]:
+        if raw["types"] is not None:
+            params["types"] = _csv(raw["types"], "--types")
+    elif raw["depths"] is not None or raw["types"] is not None:
         raise UsageError("--depths and --types need --lengths (grid mode)")
     return params
 
@@ -272,12 +378,31 @@ def run_command(
         str | None, typer.Option(help="Router: a token budget instead of the profile's, e.g. 4k")
     ] = None,
 ) -> None:
-    """Run a suite on a model, store every generation, score, and print the table."""
-    from longscope.models.registry import create_backend, parse_model_options
+    """Run a suite on a model, store every generation, score, and print the table.
+
+    Exits 0 when every request was scored or deliberately skipped (its context cannot fit the
+    model), 3 when some failed or were not answered (the scores shown are provisional; the same
+    command retries them), 2 on bad input.
+    """
+    from longscope.models.registry import create_backend
     from longscope.report.terminal import print_summary
     from longscope.run.runner import RunOptions, run
     from longscope.suites import create_suite
 
+    _model_spec(model)
+    if judge_model is not None:
+        _model_spec(judge_model, "--judge-model")
+    _at_least(concurrency, "--concurrency", 1, whole=True)
+    _at_least(request_timeout, "--request-timeout", 0.001)
+    _at_least(max_tokens, "--max-tokens", 1, whole=True)
+    _at_least(max_input_tokens, "--max-input-tokens", 1, whole=True)
+    _at_least(samples, "--samples", 1, whole=True)
+    _at_least(limit, "--limit", 1, whole=True)
+    _at_least(repeats, "--repeats", 1, whole=True)
+    _at_least(seed, "--seed", 0, whole=True)
+    _between(temperature, "--temperature", 0.0, 2.0)
+    _between(qa_filter, "--qa-filter", 0.0, 1.0)
+    _run_directory(output)
     params = _suite_params(
         suite,
         {
@@ -307,12 +432,10 @@ def run_command(
             "qa_filter": qa_filter,
         },
     )
-    if (repeats is not None and repeats < 1) or (limit is not None and limit < 1):
-        raise UsageError("--repeats and --limit must be at least 1")
     suite_obj = create_suite(suite, params)
     backend = create_backend(
         model,
-        parse_model_options(model_arg or []),
+        _model_options(model_arg),
         base_url=base_url,
         concurrency=concurrency,
         request_timeout_s=request_timeout,
@@ -325,8 +448,12 @@ def run_command(
             str(router) if router is not None else None,
             strategy=router_strategy,  # type: ignore[arg-type]
             basis=router_basis,  # type: ignore[arg-type]
-            length=parse_lengths(router_length)[0] if router_length else None,
+            length=parse_lengths(router_length, "--router-length")[0]
+            if router_length is not None
+            else None,
         )
+    if max_tokens is not None:
+        backend = _OutputBudgetCheck(backend, max_tokens)
     options = RunOptions(
         output=output,
         limit=limit,
@@ -351,26 +478,63 @@ def run_command(
         from longscope.router import describe_routes
         from longscope.run.store import RunStore
 
-        with RunStore(result.run_dir, create=False) as store:
-            out.print(describe_routes(store.routes(result.run_id)))
+        with RunStore.open_readonly(result.run_dir) as store:
+            out.print(plain(describe_routes(store.routes(result.run_id)), one_line=False))
     out.print(
-        f"run {result.run_id[:12]} stored in {result.run_dir} "
-        f"({result.sent} sent, {result.skipped} skipped this time)"
+        plain(
+            f"run {result.run_id[:12]} stored in {result.run_dir} "
+            f"({result.sent} sent, {result.skipped} skipped this time)"
+        )
     )
+    if not summary.get("completeness", {}).get("complete", True):
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+class _OutputBudgetCheck:
+    """A backend seen through `--max-tokens`: refuses a budget its context cannot hold.
+
+    The context length is known only once the backend answers `info()` (a server's /models, a
+    loaded GGUF), before anything is built or stored; everything else is passed through.
+    """
+
+    def __init__(self, backend: Any, max_tokens: int) -> None:
+        self._backend = backend
+        self._max_tokens = max_tokens
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._backend, name)
+
+    async def info(self) -> Any:
+        info = await self._backend.info()
+        if info.context_length is not None and self._max_tokens >= info.context_length:
+            raise UsageError(
+                f"--max-tokens {self._max_tokens} does not fit {visible(self._backend.name)}: it "
+                f"holds {info.context_length} tokens ({info.context_source}) for prompt and "
+                "answer together; use a smaller --max-tokens"
+            )
+        return info
+
+
+def _run_directory(path: Path | None) -> None:
+    """Refuse an output path that exists and is not a directory."""
+    if path is not None and path.exists() and not path.is_dir():
+        raise UsageError(f"--output {visible(path)} exists and is not a directory")
 
 
 def _judge_and_rescore(
     run_dir: Path, judge_spec: str, base_url: str | None, model_arg: list[str] | None
 ) -> dict[str, Any]:
-    from longscope.models.registry import create_backend, parse_model_options
+    from longscope.models.registry import create_backend
     from longscope.run.judge import judge
     from longscope.run.scoring import score_run
 
-    options = parse_model_options(model_arg or []) if base_url is None else {}
-    counts = judge(run_dir, create_backend(judge_spec, options, base_url=base_url))
+    options = _model_options(model_arg) if base_url is None else {}
+    counts = judge(run_dir, create_backend(_model_spec(judge_spec), options, base_url=base_url))
     err.print(
-        f"judge {judge_spec}: {counts['judged']} judged, {counts['failed']} failed "
-        f"(recorded, not scored as 0), {counts['cached']} already judged"
+        plain(
+            f"judge {judge_spec}: {counts['judged']} judged, {counts['failed']} failed "
+            f"(recorded, not scored as 0), {counts['cached']} already judged"
+        )
     )
     return score_run(run_dir).summary
 
@@ -430,6 +594,7 @@ def score_command(
     from longscope.report.terminal import print_summary
     from longscope.run.scoring import score_run
 
+    _between(qa_filter, "--qa-filter", 0.0, 1.0)
     scoring = {
         "embedder": embedder,
         "embed_base_url": embed_base_url,
@@ -447,7 +612,7 @@ def score_command(
         result = score_predictions(
             data, predictions, where, **{k: v for k, v in scoring.items() if v is not None}
         )
-        out.print(f"stored in {where}")
+        out.print(plain(f"stored in {where}"))
     else:
         raise UsageError(f"{target!r} is neither a run directory nor `longbench-pro`")
     print_summary(result.summary, out)
@@ -468,19 +633,26 @@ def report_command(
 ) -> None:
     """Print stored runs' results (tables or JSON) and optionally write HTML / Markdown."""
     from longscope.report.terminal import print_summary
-    from longscope.run.scoring import score_run
+    from longscope.run.scoring import incomplete_line, read_run
 
     scoring = {"difficulty_labels": difficulty_labels}
-    results = [(run_dir, score_run(run_dir, run_id, scoring)) for run_dir in run_dirs]
+    # Read-only: a report never writes to a run (archived, read-only runs can be reported).
+    results = [(run_dir, read_run(run_dir, run_id, scoring)) for run_dir in run_dirs]
+    if html is not None or markdown is not None or as_json:
+        # Tables print the incomplete line themselves; files and JSON get it on stderr.
+        for run_dir, result in results:
+            line = incomplete_line(result.summary.get("completeness") or {})
+            if line:
+                err.print(plain(f"{run_dir}: {line}", "bold red"))
     if html is not None or markdown is not None:
         from longscope.report.html import render_html, render_markdown
 
         if html is not None:
-            html.write_text(render_html(results), encoding="utf-8")
-            err.print(f"wrote {html}")
+            write_atomic(html, render_html(results))
+            err.print(plain(f"wrote {html}"))
         if markdown is not None:
-            markdown.write_text(render_markdown(results), encoding="utf-8")
-            err.print(f"wrote {markdown}")
+            write_atomic(markdown, render_markdown(results))
+            err.print(plain(f"wrote {markdown}"))
     if as_json:
         summaries = [result.summary for _, result in results]
         payload = summaries[0] if len(summaries) == 1 else summaries
@@ -499,9 +671,9 @@ def compare_command(
     from rich.table import Table
 
     from longscope.analysis.profile import leaderboard
-    from longscope.run.scoring import score_run
+    from longscope.run.scoring import read_run
 
-    rows = leaderboard([score_run(run_dir) for run_dir in run_dirs])
+    rows = leaderboard([read_run(run_dir) for run_dir in run_dirs])
     if as_json:
         sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
         return
@@ -509,13 +681,22 @@ def compare_command(
     lengths = list(dict.fromkeys(k for row in rows for k in row["lengths"]))
     table = Table(title="Leaderboard", title_justify="left")
     for column in [*columns, *lengths]:
-        table.add_column(column if column not in lengths else f"{int(column) // 1024}K")
+        table.add_column(plain(column if column not in lengths else f"{int(column) // 1024}K"))
     for row in rows:
-        cells = [str(row.get(c, "")) for c in columns] + [
-            str(row["lengths"].get(n, "")) for n in lengths
+        cells = [_cell(row.get(c)) for c in columns] + [
+            _cell(row["lengths"].get(n)) for n in lengths
         ]
         table.add_row(*cells)
-    Console(width=max(120, 12 * (len(columns) + len(lengths)))).print(table)
+    safe_console(width=max(120, 12 * (len(columns) + len(lengths)))).print(table)
+    provisional = [row for row in rows if row["state"] != "complete"]
+    if provisional:
+        err.print(
+            plain(
+                f"{len(provisional)} of {len(rows)} runs incomplete: their scores are provisional "
+                "(see `longscope report RUN_DIR`)",
+                "bold red",
+            )
+        )
 
 
 @app.command("profile")
@@ -529,16 +710,23 @@ def profile_command(
 ) -> None:
     """Write a model profile (claimed vs effective context) from stored runs."""
     from longscope.analysis.profile import model_profile
-    from longscope.run.scoring import score_run
+    from longscope.run.scoring import read_run
 
+    _between(threshold, "--threshold", 0.0, 100.0)
+    _between(relative, "--relative", 0.0, 1.0)
     try:
-        profile = model_profile([score_run(d) for d in run_dirs], threshold, relative)
+        profile = model_profile([read_run(d) for d in run_dirs], threshold, relative)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
-    output.write_text(json.dumps(profile, indent=2) + "\n", encoding="utf-8")
+    write_json(output, profile)
     out.print(
-        f"{profile['model']}: claimed {profile['claimed_context']}, effective {profile['effective_context']} -> {output}"
+        plain(
+            f"{profile['model']}: claimed {profile['claimed_context']}, "
+            f"effective {profile['effective_context']} -> {output}"
+        )
     )
+    if not all(m["complete"] for m in profile["measured"]):
+        err.print(plain("measured from an incomplete run: the profile is provisional", "bold red"))
 
 
 @app.command("calibrate")
@@ -550,24 +738,26 @@ def calibrate_command(
 ) -> None:
     """Write model-calibrated LongBench Pro difficulty labels (use with --difficulty-labels)."""
     from longscope.analysis.calibrate import difficulty_labels
-    from longscope.run.scoring import score_run
+    from longscope.run.scoring import read_run
 
     try:
         labels = difficulty_labels(
             {
-                t: [score_run(d) for d in dirs]
+                t: [read_run(d) for d in dirs]
                 for t, dirs in (("high", high), ("mid", mid), ("low", low))
             }
         )
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
-    output.write_text(json.dumps(labels, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    write_json(output, labels)
     counts: dict[str, int] = {}
     for label in labels["labels"].values():
         counts[label] = counts.get(label, 0) + 1
     out.print(
-        f"{len(labels['labels'])} labels -> {output}: "
-        + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        plain(
+            f"{len(labels['labels'])} labels -> {output}: "
+            + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
+        )
     )
 
 
@@ -586,12 +776,16 @@ def longscore_command(
 
     from longscope.analysis.longscore import longscore
     from longscope.analysis.profile import length_curve
-    from longscope.run.scoring import score_run
+    from longscope.run.scoring import incomplete_line, read_run
 
-    base_lengths = parse_lengths(base)
+    base_lengths = parse_lengths(base, "--base")
+    _at_least(floor, "--floor", 0.0)
     ranking = []
     for run_dir in run_dirs:
-        result = score_run(run_dir)
+        result = read_run(run_dir)
+        line = incomplete_line(result.summary.get("completeness") or {})
+        if line:
+            err.print(plain(f"{run_dir}: {line}", "bold red"))
         if result.suite == "hundred":
             curves = {
                 task: {int(k): v for k, v in s.items()}
@@ -602,7 +796,7 @@ def longscore_command(
             curves = {"overall": length_curve(result).scores}
         model = result.summary.get("model") or str(run_dir)
         lengths = sorted({n for c in curves.values() for n in c})
-        table = Table(title=f"{model} ({result.suite}, {run_dir})", title_justify="left")
+        table = Table(title=plain(f"{model} ({result.suite}, {run_dir})"), title_justify="left")
         for column in [
             "task",
             "Base",
@@ -623,15 +817,15 @@ def longscore_command(
                 "-" if ls.raw_average is None else f"{ls.raw_average:.1f}",
                 ls.undefined or ("-" if ls.average is None else f"{ls.average:+.1f}"),
             ]
-            table.add_row(*cells)
+            table.add_row(*(plain(cell) for cell in cells))
             if task == "overall":
                 ranking.append((model, ls))
-        Console(width=max(120, 11 * (len(lengths) * 2 + 4))).print(table)
+        safe_console(width=max(120, 11 * (len(lengths) * 2 + 4))).print(table)
     if len(ranking) > 1:
         by_raw = sorted(ranking, key=lambda r: -(r[1].raw_average or 0.0))
         by_ls = sorted(ranking, key=lambda r: -(r[1].average if r[1].average is not None else -1e9))
-        out.print("ranking by raw average:  " + " > ".join(m for m, _ in by_raw))
-        out.print("ranking by LongScore:    " + " > ".join(m for m, _ in by_ls))
+        out.print(plain("ranking by raw average:  " + " > ".join(m for m, _ in by_raw)))
+        out.print(plain("ranking by LongScore:    " + " > ".join(m for m, _ in by_ls)))
 
 
 @app.command("list")
@@ -640,23 +834,39 @@ def list_command() -> None:
     from longscope.models.registry import KNOWN_MODELS, PROVIDERS
     from longscope.suites import SUITE_DESCRIPTIONS
 
-    out.print("[bold]Suites[/bold]")
+    out.print(Text("Suites", style="bold"))
     for name, text in SUITE_DESCRIPTIONS.items():
-        out.print(f"  {name:<14} {text}")
-    out.print("[bold]Named models[/bold] (llamacpp/NAME; any .gguf path works too)")
+        out.print(plain(f"  {name:<14} {text}"))
+    out.print(Text.assemble(("Named models", "bold"), " (llamacpp/NAME; any .gguf path works too)"))
     for name, known in KNOWN_MODELS.items():
-        out.print(f"  {name:<14} {known.description}; prompt mode {known.prompt_mode}")
-    out.print(f"[bold]Providers[/bold] {', '.join(PROVIDERS)} (openai/NAME --base-url URL)")
+        out.print(plain(f"  {name:<14} {known.description}; prompt mode {known.prompt_mode}"))
+    out.print(
+        Text.assemble(
+            ("Providers", "bold"), f" {', '.join(PROVIDERS)} (openai/NAME --base-url URL)"
+        )
+    )
+
+
+def _cell(value: Any) -> Text:
+    return plain("" if value is None else value)
+
+
+def _one_line_error(message: str) -> None:
+    # Plain write: one line however narrow the terminal (rich would wrap it); the message may
+    # quote a server, a path or a file's content, so control characters are made visible.
+    sys.stderr.write(f"error: {visible(message)}\n")
 
 
 def main() -> None:
-    """Entry point: usage errors print one line and exit 2, never a traceback."""
+    """Entry point: bad input prints one line and exits 2, never a traceback.
+
+    Exit codes: 0 done; 2 bad input; 3 `run` left requests failed or unanswered; 130 interrupted.
+    """
     try:
-        app(standalone_mode=False)
+        code = app(standalone_mode=False)
     except (UsageError, StoreError) as exc:
-        # Plain write: one line however narrow the terminal (rich would wrap it).
-        sys.stderr.write(f"error: {exc}\n")
-        raise SystemExit(2) from None
+        _one_line_error(str(exc))
+        raise SystemExit(EXIT_USAGE) from None
     except KeyboardInterrupt:
         err.print("interrupted: stored generations are kept; run the same command again to resume")
         raise SystemExit(130) from None
@@ -665,8 +875,14 @@ def main() -> None:
     except typer.Abort:
         raise SystemExit(130) from None
     except typer.TyperException as exc:  # bad options and arguments: typer's own usage errors
-        exc.show()
-        raise SystemExit(exc.exit_code) from None
+        ctx = getattr(exc, "ctx", None)
+        hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
+        format_message = getattr(exc, "format_message", None)
+        _one_line_error((format_message() if format_message else str(exc)) + hint)
+        raise SystemExit(getattr(exc, "exit_code", EXIT_USAGE)) from None
+    # In non-standalone mode typer returns a typer.Exit's code instead of raising it.
+    if isinstance(code, int) and code:
+        raise SystemExit(code)
 
 
 if __name__ == "__main__":

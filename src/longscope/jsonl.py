@@ -2,24 +2,51 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from longscope.files import MAX_LINE_BYTES, parse_json
 from longscope.models.base import UsageError
 
 
 def iter_jsonl(path: str | Path, what: str = "file") -> Iterator[tuple[int, Any]]:
-    """Yield (line number, parsed object) for every non-blank line of a JSONL file."""
+    """Yield (line number, parsed object) for every non-blank line of a JSONL file.
+
+    Missing, empty, binary, non-UTF-8 files, huge lines and malformed or too deeply nested rows
+    end in one `UsageError` naming the file (and the row).
+    """
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise UsageError(f"{what} {path} does not exist")
-    with path.open(encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.strip():
-                continue
-            try:
-                yield number, json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise UsageError(f"{path}: row {number}: not valid JSON ({exc.msg})") from exc
+    if not path.is_file():
+        raise UsageError(f"{what} {path} is not a file")
+    rows = 0
+    try:
+        with path.open("rb") as handle:
+            number = 0
+            while True:
+                raw = handle.readline(MAX_LINE_BYTES + 1)
+                if not raw:
+                    break
+                number += 1
+                if len(raw) > MAX_LINE_BYTES:
+                    raise UsageError(
+                        f"{path}: row {number}: longer than {MAX_LINE_BYTES >> 20} MiB"
+                    )
+                if b"\x00" in raw:
+                    raise UsageError(f"{what} {path} is binary, not JSONL text (row {number})")
+                try:
+                    line = raw.decode("utf-8-sig" if number == 1 else "utf-8")
+                except UnicodeDecodeError as exc:
+                    raise UsageError(
+                        f"{path}: row {number}: not UTF-8 text (byte {exc.start}): save it as UTF-8"
+                    ) from exc
+                if not line.strip():
+                    continue
+                rows += 1
+                yield number, parse_json(line, f"{path}: row {number}")
+    except OSError as exc:
+        raise UsageError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
+    if rows == 0:
+        raise UsageError(f"{what} {path} is empty: expected one JSON object per line")

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from longscope.analysis.effective import RULER_THRESHOLD, effective_length, relative_threshold
-from longscope.run.scoring import ScoreResult
+from longscope.run.scoring import ScoreResult, result_state
 
 PROFILE_VERSION = 1
 
@@ -58,8 +58,9 @@ def model_profile(
         raise ValueError(f"runs are of different models: {', '.join(sorted(models))}")
     measurements = []
     for curve, result in zip(curves, results, strict=True):
-        if not curve.scores:
-            continue
+        state = result_state(result.summary)
+        if not curve.scores or state == "none":
+            continue  # a run that scored nothing measures nothing, not an effective length of 0
         base = curve.scores[min(curve.scores)]
         absolute = effective_length(curve.scores, threshold)
         rel = effective_length(curve.scores, relative_threshold(base, relative))
@@ -74,6 +75,8 @@ def model_profile(
                 "relative_effective_length": rel.tokens,
                 "relative_label": rel.label,
                 "scores": {str(k): v for k, v in sorted(curve.scores.items())},
+                "complete": state == "complete",
+                "requests": _requests(result),
             }
         )
     known = [m["effective_length"] for m in measurements if m["effective_length"]]
@@ -87,16 +90,40 @@ def model_profile(
     }
 
 
+def _requests(result: ScoreResult) -> dict[str, int]:
+    record = result.summary.get("completeness") or {}
+    return {k: record.get(k, 0) for k in ("requested", "scored", "skipped", "failed", "missing")}
+
+
 def leaderboard(results: list[ScoreResult]) -> list[dict[str, Any]]:
-    """One row per run: overall, languages and difficulties (LongBench Pro), lengths, effective."""
+    """One row per run: state and request counts, overall, languages, difficulties, lengths.
+
+    `state` is `complete`, `provisional` (some requests failed or were never answered: the scores
+    may change when the run is resumed) or `no score` (nothing scored: no overall, no lengths).
+    """
     rows = []
     for result in results:
+        state = result_state(result.summary)
+        if state == "none":
+            counts = _requests(result)
+            rows.append(
+                {
+                    "model": result.summary.get("model") or "",
+                    "suite": result.suite,
+                    "state": "no score",
+                    **counts,
+                    "lengths": {},
+                }
+            )
+            continue
         curve = length_curve(result)
         eff = effective_length(curve.scores)
         inc, dec = weighted_averages(curve.scores)
         row: dict[str, Any] = {
             "model": curve.model,
             "suite": result.suite,
+            "state": state,
+            **_requests(result),
             "claimed": curve.claimed,
             "effective": eff.label,
             "wAvg_inc": inc,
@@ -105,7 +132,7 @@ def leaderboard(results: list[ScoreResult]) -> list[dict[str, Any]]:
         }
         if result.suite == "longctx":
             row["overall"] = result.summary["total"]
-        else:
+        elif result.suite == "longbench-pro":
             for mode, data in result.summary["modes"].items():
                 row[f"{mode} overall"] = data["average_overall_metric"]
                 row.setdefault("overall", data["average_overall_metric"])
@@ -116,4 +143,5 @@ def leaderboard(results: list[ScoreResult]) -> list[dict[str, Any]]:
                     if name in data["average_difficulty_metric"]:
                         row[f"{mode} {name}"] = data["average_difficulty_metric"][name]
         rows.append(row)
-    return sorted(rows, key=lambda r: -r.get("overall", 0.0))
+    # Runs without a score rank last, never as a 0.
+    return sorted(rows, key=lambda r: (r["state"] == "no score", -r.get("overall", 0.0)))

@@ -16,7 +16,8 @@ import jinja2
 
 from longscope import __version__
 from longscope.analysis.effective import RULER_THRESHOLD, effective_length
-from longscope.run.scoring import ScoreResult
+from longscope.report.safe_text import markdown, mpl, visible
+from longscope.run.scoring import ScoreResult, incomplete_line, no_score_text, result_state
 from longscope.run.store import RunStore
 
 HEAD_TAIL_CHARS = 400
@@ -59,7 +60,7 @@ def heatmap_png(heatmap: dict[str, dict[str, float]], title: str) -> str:
     ax.set_xticks(
         range(len(lengths)), [f"{int(n) // 1024}K" if int(n) >= 1024 else n for n in lengths]
     )
-    ax.set_yticks(range(len(depths)), depths)
+    ax.set_yticks(range(len(depths)), [mpl(d) for d in depths])
     ax.set_xlabel("context length (tokens)")
     ax.set_ylabel("needle depth")
     for i in range(len(depths)):
@@ -67,17 +68,20 @@ def heatmap_png(heatmap: dict[str, dict[str, float]], title: str) -> str:
             if not np.isnan(grid[i, j]):
                 ax.text(j, i, f"{grid[i, j]:.0f}", ha="center", va="center", fontsize=8)
     fig.colorbar(image, ax=ax, label="score %")
-    ax.set_title(title)
+    ax.set_title(mpl(title))
     return _figure_png(fig)
 
 
 def curve_png(curves: dict[str, dict[int, float]], threshold: float, title: str) -> str:
-    """Score vs length, one line per model, with the effective-length threshold drawn."""
+    """Score vs length, one line per model, with the effective-length threshold drawn.
+
+    Labels are untrusted (model and task names): escaped so matplotlib never parses mathtext.
+    """
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6, 3.2))
     for label, points in curves.items():
         xs = sorted(points)
-        ax.plot(xs, [points[x] for x in xs], marker="o", label=label)
+        ax.plot(xs, [points[x] for x in xs], marker="o", label=mpl(label))
     ax.axhline(
         threshold, color="grey", linestyle="--", linewidth=1, label=f"threshold {threshold:g}"
     )
@@ -87,7 +91,7 @@ def curve_png(curves: dict[str, dict[int, float]], threshold: float, title: str)
     ax.set_ylim(0, 100)
     ax.set_xlabel("context length (tokens)")
     ax.set_ylabel("score %")
-    ax.set_title(title)
+    ax.set_title(mpl(title))
     ax.legend(fontsize=7)
     return _figure_png(fig)
 
@@ -97,11 +101,12 @@ def bars_png(values: dict[str, float], title: str) -> str:
     plt = _plt()
     labels = list(values)
     fig, ax = plt.subplots(figsize=(6, 0.6 + 0.35 * len(labels)))
-    ax.barh(labels, [values[k] for k in labels], color="#4c72b0")
+    ax.barh(range(len(labels)), [values[k] for k in labels], color="#4c72b0")
+    ax.set_yticks(range(len(labels)), [mpl(k) for k in labels])
     ax.set_xlim(0, 100)
     ax.invert_yaxis()
     ax.set_xlabel("score %")
-    ax.set_title(title)
+    ax.set_title(mpl(title))
     return _figure_png(fig)
 
 
@@ -113,7 +118,7 @@ def _head_tail(text: str) -> tuple[str, str]:
 
 def _drilldown(result: ScoreResult, run_dir: Path) -> list[dict[str, Any]]:
     items = []
-    with RunStore(run_dir, create=False) as store:
+    with RunStore.open_readonly(run_dir) as store:
         routes = store.routes(result.run_id)
         for row in result.rows:
             sample = row.sample
@@ -127,18 +132,22 @@ def _drilldown(result: ScoreResult, run_dir: Path) -> list[dict[str, Any]]:
                     "language": sample["language"],
                     "length": sample.get("length"),
                     "status": row.generation.status,
-                    "error": row.generation.error,
+                    "error": visible(row.generation.error, one_line=False),
                     "score": None if row.score is None else row.score.value,
                     "max": None if row.score is None else row.score.max,
                     "evidence": json.dumps(
                         row.score.evidence if row.score else {}, ensure_ascii=False
                     ),
-                    "answer": row.generation.text,
-                    "reasoning": row.generation.reasoning,
-                    "gold": " | ".join(sample.get("gold", [])),
-                    "prompt_head": head,
-                    "prompt_tail": tail,
-                    "route": _route_text(routes.get((sample["id"], row.repeat))),
+                    # Escaped by jinja; control and bidi characters made visible too, so that an
+                    # answer cannot reorder or hide the text around it.
+                    "answer": visible(row.generation.text, one_line=False),
+                    "reasoning": visible(row.generation.reasoning, one_line=False),
+                    "gold": visible(" | ".join(sample.get("gold", [])), one_line=False),
+                    "prompt_head": visible(head, one_line=False),
+                    "prompt_tail": visible(tail, one_line=False),
+                    "route": visible(
+                        _route_text(routes.get((sample["id"], row.repeat))), one_line=False
+                    ),
                 }
             )
     return items
@@ -330,15 +339,21 @@ table{border-collapse:collapse;margin:.5rem 0 1rem} td,th{border:1px solid #ccc;
 td.num{text-align:right} .fig{display:inline-block;margin:.5rem 1rem .5rem 0;vertical-align:top}
 details{border:1px solid #ddd;margin:.2rem 0;padding:.2rem .5rem} pre{white-space:pre-wrap;background:#f6f6f6;padding:.4rem;max-height:18rem;overflow:auto}
 .status-ok{color:#2a7} .status-skipped,.status-context_overflow,.status-timeout,.status-error{color:#c33}
+.incomplete{color:#c33;font-weight:bold}
 </style></head><body>
 <h1>longscope report</h1>
 <p class="sub">longscope {{ version }} &middot; {{ runs|length }} run(s)</p>
 {% for run in runs %}
 <section>
 <h2>{{ run.suite }}: {{ run.model }}</h2>
+{% if run.incomplete %}<p class="incomplete">{{ run.incomplete }}</p>{% endif %}
 <p class="sub">run {{ run.run_id }} &middot; {{ run.run_dir }}</p>
 <p><strong>{{ run.section.headline }}</strong></p>
 <table>{% for name, value in run.section.facts %}<tr><th>{{ name }}</th><td>{{ value }}</td></tr>{% endfor %}</table>
+{% if run.completeness %}<h3>Completeness by length (requests)</h3>
+<table><tr><th>length</th><th>requested</th><th>scored</th><th>skipped</th><th>failed</th><th>not run</th></tr>
+{% for length, cell in run.completeness.items() %}<tr><td>{{ length }}</td><td class="num">{{ cell.requested }}</td><td class="num">{{ cell.scored }}</td><td class="num">{{ cell.skipped }}</td><td class="num">{{ cell.failed }}</td><td class="num">{{ cell.missing }}</td></tr>{% endfor %}
+</table>{% endif %}
 {% for caption, src in run.section.images %}<figure class="fig"><img alt="{{ caption }}" src="{{ src }}"><figcaption>{{ caption }}</figcaption></figure>{% endfor %}
 {% for title, label, rows in run.section.tables %}
 <h3>{{ title }}</h3>
@@ -367,20 +382,55 @@ details{border:1px solid #ddd;margin:.2rem 0;padding:.2rem .5rem} pre{white-spac
 )
 
 
+def _section(result: ScoreResult) -> dict[str, Any] | None:
+    """Return the suite's section, its headline marked provisional or replaced when nothing scored."""
+    build = SECTIONS.get(result.suite)
+    if build is None:
+        return None
+    state = result_state(result.summary)
+    if state == "none":
+        # Plots and totals of a run that scored nothing would read as a 0 score: show none.
+        return {
+            "headline": no_score_text(result.summary),
+            "facts": [],
+            "images": [],
+            "tables": [],
+            "status_cells": {},
+        }
+    section = build(result)
+    if state == "provisional":
+        section["headline"] += " (provisional: incomplete run)"
+    return section
+
+
+def _completeness_rows(result: ScoreResult) -> dict[str, dict[str, int]]:
+    record = result.summary.get("completeness")
+    if record is None:
+        return {}
+    rows = dict(record["by_length"])
+    if len(rows) > 1:
+        rows["all"] = {
+            k: record[k] for k in ("requested", "scored", "skipped", "failed", "missing")
+        }
+    return rows
+
+
 def render_html(results: list[tuple[Path, ScoreResult]]) -> str:
     """Return one self-contained HTML page for one or more scored runs."""
     runs = []
     for run_dir, result in results:
-        build = SECTIONS.get(result.suite)
-        if build is None:
+        section = _section(result)
+        if section is None:
             continue
         runs.append(
             {
                 "suite": result.suite,
-                "model": result.summary.get("model") or "",
+                "model": visible(result.summary.get("model") or ""),
                 "run_id": result.run_id,
-                "run_dir": str(run_dir),
-                "section": build(result),
+                "run_dir": visible(run_dir),
+                "incomplete": incomplete_line(result.summary.get("completeness") or {}),
+                "completeness": _completeness_rows(result),
+                "section": section,
                 "samples": _drilldown(result, run_dir),
             }
         )
@@ -388,23 +438,42 @@ def render_html(results: list[tuple[Path, ScoreResult]]) -> str:
 
 
 def render_markdown(results: list[tuple[Path, ScoreResult]]) -> str:
-    """Return the headline numbers and breakdown tables of each run as Markdown."""
+    """Return the headline numbers and breakdown tables of each run as Markdown.
+
+    Every string is escaped (`safe_text.markdown`): HTML in a model name or a dataset key comes
+    out as text, never as a tag, a link or an image.
+    """
+    md = markdown
     lines = []
     for run_dir, result in results:
-        build = SECTIONS.get(result.suite)
-        if build is None:
+        section = _section(result)
+        if section is None:
             continue
-        section = build(result)
+        lines += [f"## {md(result.suite)}: {md(result.summary.get('model') or '')}", ""]
+        incomplete = incomplete_line(result.summary.get("completeness") or {})
+        if incomplete:
+            lines += [f"**{md(incomplete)}**", ""]
         lines += [
-            f"## {result.suite}: {result.summary.get('model') or ''}",
+            f"run {md(result.run_id)} in {md(run_dir)}",
             "",
-            f"run `{result.run_id}` in `{run_dir}`",
-            "",
-            f"**{section['headline']}**",
+            f"**{md(section['headline'])}**",
             "",
         ]
-        lines += [f"- {name}: {value}" for name, value in section["facts"]] + [""]
+        lines += [f"- {md(name)}: {md(value)}" for name, value in section["facts"]] + [""]
+        completeness = _completeness_rows(result)
+        if completeness:
+            lines += [
+                "### Completeness by length (requests)",
+                "",
+                "| length | requested | scored | skipped | failed | not run |",
+                "|---|---|---|---|---|---|",
+            ]
+            lines += [
+                f"| {md(length)} | {c['requested']} | {c['scored']} | {c['skipped']} | "
+                f"{c['failed']} | {c['missing']} |"
+                for length, c in completeness.items()
+            ] + [""]
         for title, label, rows in section["tables"]:
-            lines += [f"### {title}", "", f"| {label} | score % |", "|---|---|"]
-            lines += [f"| {key} | {row['percent']} |" for key, row in rows.items()] + [""]
+            lines += [f"### {md(title)}", "", f"| {md(label)} | score % |", "|---|---|"]
+            lines += [f"| {md(key)} | {md(row['percent'])} |" for key, row in rows.items()] + [""]
     return "\n".join(lines)

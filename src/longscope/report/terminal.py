@@ -1,4 +1,10 @@
-"""Terminal tables for a scored run (rich)."""
+"""Terminal tables for a scored run (rich).
+
+A run's completeness comes first: an incomplete run opens with the line saying how many requests
+failed and why, its scores are marked provisional, and a run that scored nothing prints no total
+and no level. Every string from a store, a dataset or a server is printed through `safe_text.plain`:
+as text, never as rich markup, with control characters made visible.
+"""
 
 from __future__ import annotations
 
@@ -6,24 +12,90 @@ from typing import Any
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
+
+from longscope.report.safe_text import plain
+from longscope.run.scoring import incomplete_line, no_score_text, result_state
+
+
+def safe_console(**kwargs: Any) -> Console:
+    """Return a Console that prints strings as they are: no markup, no emoji codes, no highlighting."""
+    return Console(markup=False, emoji=False, highlight=False, **kwargs)
+
+
+def _table(title: str) -> Table:
+    return Table(title=plain(title), title_justify="left")
+
+
+def _row(table: Table, *cells: object) -> None:
+    table.add_row(*(cell if isinstance(cell, Text) else plain(cell) for cell in cells))
+
+
+def _headline(*parts: object) -> Text:
+    """Join literal parts (str: ours, bold when wrapped in a 1-tuple) and untrusted ones (plain)."""
+    text = Text()
+    for part in parts:
+        if isinstance(part, tuple):
+            text.append(plain(part[0], "bold"))
+        else:
+            text.append(plain(part))
+    return text
+
+
+def _no_score(suite: str, summary: dict[str, Any]) -> Text:
+    return _headline((suite,), f" {summary.get('model') or ''}  {no_score_text(summary)}")
 
 
 def _breakdown(title: str, rows: dict[str, dict[str, Any]], label: str) -> Table:
-    table = Table(title=title, title_justify="left")
+    table = _table(title)
     table.add_column(label)
     table.add_column("points", justify="right")
     table.add_column("max", justify="right")
     table.add_column("score %", justify="right")
     for key, value in rows.items():
-        table.add_row(key, f"{value['points']:g}", f"{value['max']:g}", f"{value['percent']:.1f}")
+        _row(table, key, f"{value['points']:g}", f"{value['max']:g}", f"{value['percent']:.1f}")
+    return table
+
+
+def completeness_table(summary: dict[str, Any]) -> Table | None:
+    """Return requested / scored / skipped / failed / not run per length, or None without a record."""
+    record = summary.get("completeness")
+    if record is None:
+        return None
+    table = _table("Completeness by length (requests)")
+    for name in ("length", "requested", "scored", "skipped", "failed", "not run"):
+        table.add_column(name, justify="right")
+    for length, cell in record["by_length"].items():
+        _row(
+            table,
+            length,
+            *(str(cell[k]) for k in ("requested", "scored", "skipped", "failed", "missing")),
+        )
+    if len(record["by_length"]) > 1:
+        _row(
+            table,
+            "all",
+            *(str(record[k]) for k in ("requested", "scored", "skipped", "failed", "missing")),
+        )
     return table
 
 
 def print_longctx(summary: dict[str, Any], console: Console) -> None:
     """Print LongCtx's total, level, tier/type/depth tables and per-task lines."""
+    state = result_state(summary)
+    if state == "none":
+        console.print(_no_score("LongCtx", summary))
+        _per_task(summary, console)
+        return
     console.print(
-        f"[bold]LongCtx[/bold] {summary.get('model', '')}  total [bold]{summary['total']:.1f}/100[/bold]"
-        f"  ({summary['level']})  raw points {summary['raw_points']:g} of {summary['max_points']:g}"
+        _headline(
+            ("LongCtx",),
+            f" {summary.get('model') or ''}  total ",
+            (f"{summary['total']:.1f}/100",),
+            " provisional (incomplete run)" if state == "provisional" else "",
+            f"  ({summary['level']})  raw points {summary['raw_points']:g} of "
+            f"{summary['max_points']:g}",
+        )
     )
     if any(k != "None" for k in summary["by_tier"]):
         console.print(_breakdown("By tier", summary["by_tier"], "tier"))
@@ -35,19 +107,24 @@ def print_longctx(summary: dict[str, Any], console: Console) -> None:
         depths = sorted(
             {d for row in summary["heatmap"].values() for d in row}, key=lambda d: float(d[:-1])
         )
-        heat = Table(title="Needle score % (length x depth)", title_justify="left")
+        heat = _table("Needle score % (length x depth)")
         heat.add_column("length")
         for depth in depths:
             heat.add_column(depth, justify="right")
         for length, row in sorted(summary["heatmap"].items(), key=lambda kv: int(kv[0])):
-            heat.add_row(length, *(f"{row[d]:.0f}" if d in row else "" for d in depths))
+            _row(heat, length, *(f"{row[d]:.0f}" if d in row else "" for d in depths))
         console.print(heat)
-    tasks = Table(title="Per task", title_justify="left")
+    _per_task(summary, console)
+
+
+def _per_task(summary: dict[str, Any], console: Console) -> None:
+    tasks = _table("Per task")
     for name in ("id", "type", "length", "points", "status", "reason"):
         tasks.add_column(name, justify="right" if name in ("length", "points") else "left")
     for sid, row in summary["per_sample"].items():
         statuses = ", ".join(f"{k} {v}" if v > 1 else k for k, v in row["statuses"].items())
-        tasks.add_row(
+        _row(
+            tasks,
             sid,
             row["task"],
             str(row["length"]),
@@ -57,24 +134,34 @@ def print_longctx(summary: dict[str, Any], console: Console) -> None:
         )
     console.print(tasks)
     console.print(
-        "statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items()))
+        plain("statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items())))
     )
 
 
 def print_longbench_pro(summary: dict[str, Any], console: Console) -> None:
     """Print LongBench Pro's overall, per-run, BoN / pass@ and breakdown tables per prompt mode."""
+    state = result_state(summary)
+    if state == "none":
+        console.print(_no_score("LongBench Pro", summary))
+        return
     for mode, result in summary["modes"].items():
         console.print(
-            f"[bold]LongBench Pro[/bold] {summary.get('model', '')} ({mode})  overall "
-            f"[bold]{result['average_overall_metric']:.2f}[/bold]  questions "
-            f"{result['total_questions_num']}, runs {result['inference_iterations']}, "
-            f"failed {result['fail_samples_num']}, truncated {result['truncated_questions_num']}"
+            _headline(
+                ("LongBench Pro",),
+                f" {summary.get('model') or ''} ({mode})  overall ",
+                (f"{result['average_overall_metric']:.2f}",),
+                " provisional (incomplete run)" if state == "provisional" else "",
+                f"  questions {result['total_questions_num']}, runs "
+                f"{result['inference_iterations']}, failed {result['fail_samples_num']}, "
+                f"truncated {result['truncated_questions_num']}",
+            )
         )
-        runs = Table(title="Runs, best-of-N and pass@N", title_justify="left")
+        runs = _table("Runs, best-of-N and pass@N")
         for name in ("i", "run i overall", "BoN-i", "pass@i"):
             runs.add_column(name, justify="right")
         for i in range(1, result["inference_iterations"] + 1):
-            runs.add_row(
+            _row(
+                runs,
                 str(i),
                 f"{result[f'inference_iteration_{i}_overall_metric']:.2f}",
                 f"{result[f'BoN-{i}']['overall_metric']:.2f}",
@@ -84,23 +171,29 @@ def print_longbench_pro(summary: dict[str, Any], console: Console) -> None:
         for key, value in result.items():
             if key.startswith("average_") and key.endswith("_metric") and isinstance(value, dict):
                 dimension = key.removeprefix("average_").removesuffix("_metric")
-                table = Table(title=f"By {dimension.replace('_', ' ')}", title_justify="left")
+                table = _table(f"By {dimension.replace('_', ' ')}")
                 table.add_column(dimension)
                 table.add_column("score", justify="right")
                 for group, score in value.items():
-                    table.add_row(group, f"{score:.2f}")
+                    _row(table, group, f"{score:.2f}")
                 console.print(table)
     console.print(
-        f"summary similarity: {summary.get('embedder')}; ROUGE-L parity: {summary.get('rouge_parity')}"
+        plain(
+            f"summary similarity: {summary.get('embedder')}; "
+            f"ROUGE-L parity: {summary.get('rouge_parity')}"
+        )
     )
 
 
 def print_hundred(summary: dict[str, Any], console: Console) -> None:
     """Print 100-LongBench scores per task and length, LongScore, QA filter and judge failures."""
+    state = result_state(summary)
+    if state == "none":
+        console.print(_no_score("100-LongBench", summary))
+        return
     lengths = list(summary["by_length"])
-    table = Table(
-        title=f"100-LongBench {summary.get('model', '')}: score % by length", title_justify="left"
-    )
+    provisional = " (provisional: incomplete run)" if state == "provisional" else ""
+    table = _table(f"100-LongBench {summary.get('model') or ''}: score % by length{provisional}")
     table.add_column("task")
     for length in lengths:
         table.add_column(
@@ -115,13 +208,15 @@ def print_hundred(summary: dict[str, Any], console: Console) -> None:
             "-" if ls.get("average") is None else f"{ls['average']:+.1f}"
         )
         base = "-" if ls.get("base") is None else f"{ls['base']:.1f}"
-        table.add_row(
-            task, *(f"{scores[n]:.1f}" if n in scores else "" for n in lengths), base, score
+        _row(
+            table, task, *(f"{scores[n]:.1f}" if n in scores else "" for n in lengths), base, score
         )
     console.print(table)
     console.print(
-        "tokens sent per target length: "
-        + ", ".join(f"{k}: {v}" for k, v in summary["achieved_length"].items())
+        plain(
+            "tokens sent per target length: "
+            + ", ".join(f"{k}: {v}" for k, v in summary["achieved_length"].items())
+        )
     )
     present = {
         *summary["by_task"],
@@ -131,27 +226,42 @@ def print_hundred(summary: dict[str, Any], console: Console) -> None:
     judged = sorted(t for t in present if t.endswith(("_qa", "_sum")))
     if judged:
         names = "LLM judge" if summary.get("metric") == "judge" else "token F1 / ROUGE-L"
-        console.print(f"QA and summary metric: {names} ({', '.join(judged)})")
+        console.print(plain(f"QA and summary metric: {names} ({', '.join(judged)})"))
     dropped = summary.get("qa_filter", {}).get("dropped") or {}
     if dropped:
-        console.print(f"QA filter (>= {summary['qa_filter']['threshold']}) dropped: {dropped}")
+        console.print(
+            plain(f"QA filter (>= {summary['qa_filter']['threshold']}) dropped: {dropped}")
+        )
     if summary.get("judge_failures"):
-        console.print(f"judge failures (not scored): {summary['judge_failures']}")
+        console.print(plain(f"judge failures (not scored): {summary['judge_failures']}"))
     console.print(
-        "statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items()))
+        plain("statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items())))
     )
 
 
+PRINTERS = {
+    "longctx": print_longctx,
+    "longbench-pro": print_longbench_pro,
+    "hundred": print_hundred,
+}
+
+
 def print_summary(summary: dict[str, Any], console: Console | None = None) -> None:
-    """Print a run's summary as tables (suites without their own layout get a generic one)."""
-    console = console or Console()
-    if summary.get("suite") == "longctx":
-        print_longctx(summary, console)
-        return
-    if summary.get("suite") == "longbench-pro":
-        print_longbench_pro(summary, console)
-        return
-    if summary.get("suite") == "hundred":
-        print_hundred(summary, console)
-        return
-    console.print_json(data=summary)
+    """Print a run's summary: the incomplete line first, the suite's tables, then completeness.
+
+    Suites without their own layout get their summary as JSON (escaped, so still text).
+    """
+    console = console or safe_console()
+    line = incomplete_line(summary.get("completeness") or {})
+    if line:
+        console.print(plain(line, "bold red"))
+    printer = PRINTERS.get(summary.get("suite") or "")
+    if printer is None:
+        import json
+
+        console.print(plain(json.dumps(summary, indent=2, ensure_ascii=False), one_line=False))
+    else:
+        printer(summary, console)
+    table = completeness_table(summary)
+    if table is not None:
+        console.print(table)

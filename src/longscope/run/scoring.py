@@ -1,18 +1,33 @@
-"""Scoring of stored generations: recomputable at any time without a model."""
+"""Scoring of stored generations: recomputable at any time without a model.
+
+`score_run` grades a run in memory; with `persist=True` (the `score` command, and `run` when it
+ends) it also stores the scores and writes `summary.json`. Every other reader (`report`,
+`compare`, `profile`, `longscore`, `calibrate`) opens the store read-only and never writes, so an
+archived read-only run can be reported.
+
+Every summary carries `completeness`: how many requests the run asked for, how many were scored,
+deliberately skipped (the context cannot fit the model), failed (with the reasons counted) or never
+answered, overall and per length.
+"""
 
 from __future__ import annotations
 
 import json
+import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from longscope.files import write_atomic
 from longscope.run.store import RunStore
 from longscope.suites import create_suite
 from longscope.suites.base import ScoredRow
-from longscope.types import SCORABLE
+from longscope.types import SCORABLE, Generation
 
 SUMMARY_NAME = "summary.json"
+NOT_RUN = "not run"
+"""The failure reason of a request a run asked for but never answered (interrupted)."""
 
 
 @dataclass(frozen=True)
@@ -23,15 +38,26 @@ class ScoreResult:
     summary: dict[str, Any]
     rows: list[ScoredRow]
 
+    @property
+    def completeness(self) -> dict[str, Any]:
+        """Return the summary's completeness record (requested, scored, skipped, failed...)."""
+        return self.summary["completeness"]
+
 
 def score_run(
-    run_dir: str | Path, run_id: str | None = None, scoring: dict[str, Any] | None = None
+    run_dir: str | Path,
+    run_id: str | None = None,
+    scoring: dict[str, Any] | None = None,
+    *,
+    persist: bool = True,
 ) -> ScoreResult:
-    """Grade every scorable generation of a stored run, store the scores, write summary.json.
+    """Grade every scorable generation of a stored run; with `persist`, store scores and summary.
 
     `scoring` overrides options that change scores but not generations (e.g. the embedder).
+    Without `persist` the store is opened read-only and nothing in `run_dir` changes.
     """
-    with RunStore(run_dir, create=False) as store:
+    opened = RunStore(run_dir, create=False) if persist else RunStore.open_readonly(run_dir)
+    with opened as store:
         run = store.run(run_id)
         run_id = run["run_id"]
         header = run["header"]
@@ -51,10 +77,137 @@ def score_run(
             if score is not None:
                 scores.append((sample_id, repeat, score))
             rows.append(ScoredRow(sample, repeat, generation, score))
-        store.put_scores(run_id, scores)
+        if persist:
+            store.put_scores(run_id, scores)
     summary = suite.summarize(rows)
-    summary = {"run_id": run_id, "suite": run["suite"], "model": header.get("model"), **summary}
-    (Path(run_dir) / SUMMARY_NAME).write_text(
-        json.dumps(summary, indent=2, ensure_ascii=False), encoding="utf-8"
-    )
+    summary = {
+        "run_id": run_id,
+        "suite": run["suite"],
+        "model": header.get("model"),
+        "completeness": completeness(samples, rows),
+        **summary,
+    }
+    if persist:
+        write_atomic(
+            Path(run_dir) / SUMMARY_NAME, json.dumps(summary, indent=2, ensure_ascii=False)
+        )
     return ScoreResult(run_id=run_id, suite=run["suite"], header=header, summary=summary, rows=rows)
+
+
+def read_run(
+    run_dir: str | Path, run_id: str | None = None, scoring: dict[str, Any] | None = None
+) -> ScoreResult:
+    """Return a run scored in memory, its store opened read-only: nothing in `run_dir` changes."""
+    return score_run(run_dir, run_id, scoring, persist=False)
+
+
+_HTTP = re.compile(r"\bHTTP (\d{3})\b")
+_PREFIX = re.compile(r"^(?:gave up after \d+ attempts?: |.*?; last: )")
+
+
+def failure_reason(generation: Generation) -> str:
+    """Return a short name for why a generation failed: `503`, `timeout`, `connection error`..."""
+    if generation.status == "timeout":
+        return "timeout"
+    text = _PREFIX.sub("", generation.error.strip())
+    code = _HTTP.search(text)
+    if code:
+        return code.group(1)
+    head = text.split(":", 1)[0].strip()
+    if not head:
+        return generation.status
+    return head if len(head) <= 32 else head[:31] + "…"
+
+
+def _cell() -> dict[str, int]:
+    return {"requested": 0, "scored": 0, "skipped": 0, "failed": 0, "missing": 0}
+
+
+def completeness(samples: dict[str, dict[str, Any]], rows: list[ScoredRow]) -> dict[str, Any]:
+    """Return requested / scored / skipped / failed / missing counts, overall and per length.
+
+    Requested is every stored sample times the repeats seen (a run's repeats are uniform); a
+    request without a generation is `missing` (the run was interrupted). `skipped` is deliberate:
+    the sample cannot fit the model (`skipped`, `context_overflow`). An answer the suite could not
+    grade (a judge that failed to rule) counts as failed: re-running `judge` retries it.
+    """
+    repeats = 1 + max((row.repeat for row in rows), default=0)
+    done: dict[tuple[str, int], ScoredRow] = {(row.sample["id"], row.repeat): row for row in rows}
+    total = _cell()
+    by_length: dict[str, dict[str, int]] = {}
+    reasons: Counter[str] = Counter()
+    for sample_id, sample in samples.items():
+        cell = by_length.setdefault(str(sample.get("length")), _cell())
+        for repeat in range(repeats):
+            row = done.get((sample_id, repeat))
+            if row is None:
+                outcome, reason = "missing", NOT_RUN
+            elif row.score is not None and row.score.evidence.get("judge_failed"):
+                outcome, reason = "failed", "judge failed"
+            elif row.generation.status in SCORABLE and row.score is not None:
+                outcome, reason = "scored", ""
+            elif row.generation.status in ("skipped", "context_overflow"):
+                outcome, reason = "skipped", ""
+            elif row.generation.status in SCORABLE:
+                outcome, reason = "failed", "not gradable"
+            else:
+                outcome, reason = "failed", failure_reason(row.generation)
+            for counts in (cell, total):
+                counts["requested"] += 1
+                counts[outcome] += 1
+            if reason:
+                reasons[reason] += 1
+    # Extra repeats beyond what the samples table holds cannot happen; rows of unknown samples
+    # were dropped by the caller, so every count above refers to a stored sample.
+    unfinished = total["failed"] + total["missing"]
+    return {
+        **total,
+        "complete": unfinished == 0,
+        "reasons": dict(reasons.most_common()),
+        "by_length": dict(sorted(by_length.items(), key=lambda kv: _length_key(kv[0]))),
+    }
+
+
+def _length_key(length: str) -> tuple[int, str]:
+    return (int(length), "") if length.isdigit() else (1 << 62, length)
+
+
+def incomplete_line(record: dict[str, Any]) -> str:
+    """Return the one line that opens the output of an incomplete run ("" when complete).
+
+    e.g. `incomplete: 12 of 40 requests failed: 503 ×9, timeout ×3; re-run the same command to
+    retry them`.
+    """
+    if record.get("complete", True):
+        return ""
+    unfinished = record["failed"] + record["missing"]
+    verb = "failed" if record["missing"] == 0 else "were not answered"
+    reasons = ", ".join(f"{reason} ×{count}" for reason, count in record["reasons"].items())
+    return (
+        f"incomplete: {unfinished} of {record['requested']} requests {verb}: {reasons}; "
+        "re-run the same command to retry them"
+    )
+
+
+def nothing_scored(record: dict[str, Any]) -> bool:
+    """Return True when a run scored no request at all: its totals mean nothing."""
+    return record.get("scored", 0) == 0
+
+
+def result_state(summary: dict[str, Any]) -> str:
+    """Return `none` (nothing scored: print no total, no level), `provisional` or `complete`."""
+    record = summary.get("completeness")
+    if record is None:
+        return "complete"
+    if nothing_scored(record):
+        return "none"
+    return "complete" if record["complete"] else "provisional"
+
+
+def no_score_text(summary: dict[str, Any]) -> str:
+    """Return what stands where a total would: `no score: none of 40 requests was scored (...)`."""
+    record = summary["completeness"]
+    return (
+        f"no score: none of {record['requested']} requests was scored "
+        f"({record['skipped']} skipped, {record['failed']} failed, {record['missing']} not run)"
+    )

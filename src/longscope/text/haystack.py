@@ -7,6 +7,7 @@ trimmed if the boundaries merged tokens). Nothing re-tokenizes a growing haystac
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -107,13 +108,11 @@ class FillerPool:
     def _save(self) -> None:
         counts = [b - a for a, b in itertools.pairwise(self.cumulative)]
         self._cached_counts = counts
-        try:
-            self._cache.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self._cache.with_suffix(".tmp")
-            tmp.write_text(json.dumps({"counts": counts, "additive": self.additive}))
-            tmp.replace(self._cache)
-        except OSError:
-            pass  # a read-only cache only costs time
+        from longscope.files import write_atomic
+        from longscope.models.base import UsageError
+
+        with contextlib.suppress(UsageError):  # a read-only cache only costs time
+            write_atomic(self._cache, json.dumps({"counts": counts, "additive": self.additive}))
 
     def count(self, text: str) -> int:
         return len(self.tokenizer.encode(text))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import re
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from longscope.files import write_atomic
 from longscope.jsonl import iter_jsonl
 from longscope.models.base import UsageError
 from longscope.text.haystack import default_cache_dir
@@ -94,13 +96,8 @@ class CountedPool:
         cached = _read_counts(path, len(self.documents))
         if cached is None:
             cached = self._count_all()
-            try:
-                path.parent.mkdir(parents=True, exist_ok=True)
-                tmp = path.with_suffix(".tmp")
-                tmp.write_text(json.dumps(cached))
-                tmp.replace(path)
-            except OSError:
-                pass  # a read-only cache only costs time
+            with contextlib.suppress(UsageError):  # a read-only cache only costs time
+                write_atomic(path, json.dumps(cached))
         self.counts: list[int] = cached["counts"]
         self.bodies: list[int] = cached["bodies"]
         self.additive: bool = cached["additive"]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from longscope.files import parse_json, read_user_text
 from longscope.hub import load_hub_rows
 from longscope.jsonl import iter_jsonl
 from longscope.models.base import UsageError
@@ -48,21 +48,25 @@ def _raw_rows(path: Path) -> Iterator[tuple[int, Any]]:
     if suffix == ".jsonl":
         yield from iter_jsonl(path, "data file")
     elif suffix == ".json":
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise UsageError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
+        data = parse_json(read_user_text(path, "data file"), str(path))
         if not isinstance(data, list):
             raise UsageError(f"{path}: expected a JSON array of samples")
         yield from enumerate(data, start=1)
     elif suffix == ".parquet":
         try:
+            import pyarrow as pa
             import pyarrow.parquet as pq
         except ImportError as exc:
             raise UsageError(
                 f"{path}: reading Parquet needs pyarrow (pip install pyarrow)"
             ) from exc
-        yield from enumerate(pq.read_table(path).to_pylist(), start=1)
+        try:
+            table = pq.read_table(path)
+        except (OSError, ValueError, pa.ArrowException) as exc:
+            # pyarrow's messages can span lines; the first one names what is wrong.
+            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            raise UsageError(f"{path}: not a readable Parquet file ({reason})") from exc
+        yield from enumerate(table.to_pylist(), start=1)
     else:
         raise UsageError(f"{path}: unknown data format {suffix!r}: use .json, .jsonl or .parquet")
 
@@ -70,8 +74,10 @@ def _raw_rows(path: Path) -> Iterator[tuple[int, Any]]:
 def load_file(path: str | Path) -> Dataset:
     """Load and validate a local file; a bad row fails with file, row, field and expectation."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise UsageError(f"data file {path} does not exist")
+    if not path.is_file():
+        raise UsageError(f"data file {path} is not a file")
     rows: list[Row] = []
     seen: set[str] = set()
     for number, raw in _raw_rows(path):
