@@ -260,3 +260,26 @@ class FaultServer:
     def __exit__(self, *exc: object) -> None:
         self.httpd.shutdown()
         self.httpd.server_close()
+
+
+def main() -> None:
+    """Serve until killed, printing the URL first: `python -m tests.models.fault_server --rate 0.3`."""
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--faults", default="")
+    parser.add_argument("--rate", type=float, default=0.0)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--latency", type=float, default=0.0)
+    args = parser.parse_args()
+    faults = tuple(f for f in args.faults.split(",") if f)
+    server = FaultServer(faults=faults or ("500",), rate=args.rate if faults else 0.0)
+    server._rng.seed(args.seed)
+    server.latency_s = args.latency
+    with server:
+        print(server.url, flush=True)
+        threading.Event().wait()
+
+
+if __name__ == "__main__":
+    main()

@@ -90,6 +90,7 @@ CREATE TABLE IF NOT EXISTS scores (
 """
 
 
+_SCHEMA_RECORD = f"INSERT OR IGNORE INTO meta VALUES ('schema', '{SCHEMA_VERSION}');"
 _RETRYABLE_SORTED = tuple(sorted(RETRYABLE))
 _PUT_GENERATION = (
     "INSERT INTO generations VALUES (?,?,?,?,?,?,?,?,?,?,?) "
@@ -178,16 +179,15 @@ class RunLock:
         RunLock._held[self.path] = (fd, 1)
 
     def release(self) -> None:
-        """Drop one level of the lock; the last one empties the file and unlocks it."""
+        """Drop one level of the lock; the last one unlocks it (the file keeps the last holder)."""
         fd, depth = RunLock._held[self.path]
         if depth > 1:
             RunLock._held[self.path] = (fd, depth - 1)
             return
         del RunLock._held[self.path]
-        try:
-            os.ftruncate(fd, 0)
-        finally:
-            os.close(fd)  # closing the last descriptor releases the flock
+        # The record stays: it is read only while the flock is taken, and names the last writer.
+        # The file itself stays too: unlinking it would let two writers lock two different files.
+        os.close(fd)  # closing the last descriptor releases the flock
 
     def __enter__(self) -> RunLock:
         self.acquire()
@@ -247,15 +247,19 @@ class RunStore:
 
     def _open_writable(self) -> None:
         try:
+            if not self.path.exists() or self.path.stat().st_size == 0:
+                self._create()
             self._db = sqlite3.connect(self.path, timeout=30.0)
-        except sqlite3.Error as exc:
-            raise StoreError(f"cannot open {self.path} ({exc}): check the directory") from exc
+        except (OSError, sqlite3.Error) as exc:
+            raise StoreError(f"cannot create {self.path} ({exc}): check the directory") from exc
         # Checked before any statement that writes: a damaged store is refused untouched.
         row = self._check()
         try:
             self._db.execute("PRAGMA journal_mode=WAL")
             self._db.execute("PRAGMA synchronous=NORMAL")
-            self._db.executescript(_SCHEMA)
+            # Tables a newer longscope added, and the schema record of a foreign SQLite file, in one
+            # transaction: a kill leaves the file as it was or complete.
+            self._db.executescript(f"BEGIN; {_SCHEMA} {_SCHEMA_RECORD} COMMIT;")
             row = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
         except sqlite3.OperationalError as exc:
             self._db.close()
@@ -263,11 +267,21 @@ class RunStore:
         except sqlite3.DatabaseError as exc:
             self._db.close()
             raise StoreError(f"{self.path} is not a longscope store ({exc})") from exc
-        if row is None:
-            with self._db:
-                self._db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-        else:
-            self._check_version(row)
+        self._check_version(row)
+
+    def _create(self) -> None:
+        """Build a new store under a temporary name and rename it into place (kill -9 safe)."""
+        # Under the run lock: a temporary file left here belongs to a killed writer.
+        for stale in self.run_dir.glob(f"{STORE_NAME}.new-*"):
+            stale.unlink()
+        temporary = self.path.with_name(f"{STORE_NAME}.new-{os.getpid()}")
+        db = sqlite3.connect(temporary)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.executescript(f"BEGIN; {_SCHEMA} {_SCHEMA_RECORD} COMMIT;")
+        finally:
+            db.close()  # the last connection folds the WAL into the file and removes it
+        os.replace(temporary, self.path)
 
     def _check(self) -> tuple[str] | None:
         """Run SQLite's quick check; return the schema row (None in a new or foreign file)."""
