@@ -12,26 +12,26 @@ CASES = [
     ("LCB-001", "0.003 arc-seconds", 5, "exact, concise"),
     ("LCB-001", "It achieved 0.003 arcseconds.", 5, "exact, concise"),
     ("LCB-001", "0.003 arc-seconds. " + LONG, 4, "correct, over 60 words"),
-    ("LCB-001", "0.03 arc-seconds", 2, "overlap 0.3-0.6"),
+    ("LCB-001", "0.03 arc-seconds", 0, "wrong value"),  # was 2: a wrong number gets <= 1
     ("LCB-001", "The calibration resolution is not stated.", 1, "topic mentioned, wrong answer"),
     ("LCB-001", "Purple.", 0, "wrong or off-topic"),
     ("LCB-001", "", 0, "empty"),
     ("LCB-007", "2.4GHz", 5, "exact, concise"),
     ("LCB-011", "8400 tonnes of steel", 5, "exact, concise"),
     ("LCB-011", "8,400", 5, "exact, concise"),
-    ("LCB-011", "84,000 metric tons", 2, "overlap 0.3-0.6"),
+    ("LCB-011", "84,000 metric tons", 0, "wrong value"),  # was 2: wrong number
     ("LCB-013", "85°C", 5, "exact, concise"),
     ("LCB-019", "1 December 2034", 5, "exact, concise"),
     ("LCB-019", "2034-12-01", 5, "exact, concise"),
-    ("LCB-019", "December 2, 2034", 0, "wrong or off-topic"),
+    ("LCB-019", "December 2, 2034", 0, "wrong value"),
     (
         "LCB-019",
         "The endurance test ended on December 2, 2034.",
         1,
-        "topic mentioned, wrong answer",
+        "wrong value, topic mentioned",
     ),
     ("LCB-003", "94分钟", 5, "exact, concise"),
-    ("LCB-003", "194 minutes", 2, "overlap 0.3-0.6"),
+    ("LCB-003", "194 minutes", 0, "wrong value"),  # was 2: wrong number
 ]
 
 

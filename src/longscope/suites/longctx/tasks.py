@@ -1,8 +1,11 @@
 """The 20 LongCtx tasks (seed 003), in English and Chinese, with their grading keys.
 
-Regexes run on normalised text (see `longscope.metrics.normalize`): lower case, dates as ISO
-(`2019-07-14`, month-year as `2025-03`), no thousands separators, units in one spelling (`°c`,
-`arcsec`, `minutes`, `hours`, `tons`, `ms`, `ghz`). One regex serves both languages.
+A key names what a grader looks for. A key with a `value` ("0.003 arc-seconds", "July 14, 2019")
+matches when the answer states that value, compared as a number or date (`longscope.text.quantities`:
+"0.0030 arcsec", "3 milli-arcseconds" and "0.003角秒" all state "0.003 arc-seconds"). A key without
+one is a regex over the answer's canonical text (`quantities.canonical_text`: lower case, values in
+one spelling: "2028年初" -> "2028 初", "ten years" -> "10 year", "March 1, 2024" -> "2024-03-01").
+One key serves both languages.
 
 Two facts of the seed's table contradict their own expected answers and are corrected here (the
 README's LongCtx section lists them too); `tests/suites/longctx/test_tasks.py` re-derives every
@@ -15,7 +18,6 @@ reasoning task's conclusion from its facts so that such a contradiction cannot c
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -33,11 +35,19 @@ class Fact:
 
 @dataclass(frozen=True)
 class Key:
-    """A named pattern worth `points` when it matches the normalised answer."""
+    """A named fact worth `points` when the answer states its `value` or matches its `regex`."""
 
     name: str
-    regex: str
+    regex: str = ""
+    """A pattern over the answer's canonical text (for facts that are words, not values)."""
     points: float = 1.0
+    value: str = ""
+    """A number or date the answer must state, compared as a value ("8,400 metric tons")."""
+
+
+def _v(name: str, value: str, points: float = 1.0) -> Key:
+    """Return a key that matches when the answer states `value` (as a number or date)."""
+    return Key(name, points=points, value=value)
 
 
 @dataclass(frozen=True)
@@ -58,20 +68,19 @@ class TaskSpec:
     """reasoning: the opposite conclusion (-5 for the task)."""
     check: dict[str, Any] = field(default_factory=dict)
     """reasoning: the facts as numbers, re-derived by a test."""
+    derived: tuple[Key, ...] = ()
+    """reasoning: values no fact states but the reasoning produces (a due date, an elapsed time, a
+    bound); stating one is an explicit reasoning chain."""
 
     @property
     def tokens(self) -> int:
         return TIERS[self.tier]
 
 
-def _n(number: str) -> str:
-    """Regex for a number not embedded in a longer number, id or date."""
-    escaped = re.escape(number)
-    return rf"(?<![\d.\-]){escaped}(?![\d]|\.\d|-\d)"
-
-
-_YES = r"\byes\b|是的"
-_NO = r"\bno\b|不是"
+# A yes/no conclusion: the answer's first word, or "yes"/"no" followed by punctuation ("so yes,").
+# Neither matches inside a phrase ("no audit since ...") or in an echoed "是否".
+_YES = r"^\W*(?:yes\b|是(?![否不]))|\byes(?=\s*[,.!;:])"
+_NO = r"^\W*(?:no\b|否(?!则)|不是|不[,.。，])|\bno(?=\s*[,.!;:])"
 
 TASKS: tuple[TaskSpec, ...] = (
     TaskSpec(
@@ -90,7 +99,7 @@ TASKS: tuple[TaskSpec, ...] = (
             "zh": "Crestfall项目在第二阶段校准中达到了多高的分辨率？",
         },
         {"en": "0.003 arc-seconds", "zh": "0.003角秒"},
-        (Key("0.003", _n("0.003")),),
+        (_v("0.003 arc-seconds", "0.003 arc-seconds"),),
         topic=r"crestfall|resolution|calibration|分辨率|校准",
     ),
     TaskSpec(
@@ -119,9 +128,9 @@ TASKS: tuple[TaskSpec, ...] = (
         },
         {"en": "3 / July 14, 2019 / $12 million", "zh": "3名 / 2019年7月14日 / 1200万美元"},
         (
-            Key("3 founding members", _n("3") + r"|\bthree\b|三名|三位", 5 / 3),
-            Key("July 14, 2019", r"2019-07-14", 5 / 3),
-            Key("$12 million", r"12\s*million|1200\s*万|12000000\b", 5 / 3),
+            _v("3 founding members", "3", 5 / 3),
+            _v("July 14, 2019", "July 14, 2019", 5 / 3),
+            _v("$12 million", "$12 million", 5 / 3),
         ),
     ),
     TaskSpec(
@@ -140,7 +149,7 @@ TASKS: tuple[TaskSpec, ...] = (
             "zh": "Helios-7卫星绕行一整圈轨道需要多长时间？",
         },
         {"en": "94 minutes", "zh": "94分钟"},
-        (Key("94", _n("94")),),
+        (_v("94 minutes", "94 minutes"),),
         topic=r"helios|orbit|satellite|卫星|轨道",
     ),
     TaskSpec(
@@ -169,11 +178,14 @@ TASKS: tuple[TaskSpec, ...] = (
             "zh": "是的，已逾期：自2024年3月1日起的18个月期限已于2025年9月1日届满",
         },
         (
-            Key("18-month interval", r"18[\s-]*months?|18\s*个月|eighteen months|十八个月"),
-            Key("last audit date", r"2024-03(-01)?"),
+            _v("18-month interval", "18 months"),
+            # "last audited in March 2024" cites the date as well as "March 1, 2024".
+            _v("last audit date", "March 2024"),
         ),
-        correct=_YES + r"|\boverdue\b|已经?逾期|逾期了|超期",
-        wrong=_NO + r"|not overdue|not yet due|未逾期|没有逾期|不逾期|没有超期",
+        correct=_YES
+        + r"|(?<!not )(?<!n't )(?<!never )\boverdue\b|past due"
+        + r"|(?<!是否已经)(?<!是否)(?<![没未不有否])逾期|(?<![没未不有否])超期",
+        wrong=_NO + r"|not (yet )?(overdue|due)\b|未逾期|没有逾期|不逾期|尚未到期|没有超期|未超期",
         check={
             "kind": "interval_months",
             "start": "2024-03-01",
@@ -181,6 +193,11 @@ TASKS: tuple[TaskSpec, ...] = (
             "as_of": "2025-11-01",
             "expect": True,
         },
+        derived=(
+            _v("due September 2025", "September 2025"),
+            _v("20 months elapsed", "20 months"),
+            _v("2 months overdue", "2 months"),
+        ),
     ),
     TaskSpec(
         "LCB-005",
@@ -199,7 +216,7 @@ TASKS: tuple[TaskSpec, ...] = (
             "zh": "根据Meridian协议，现场报告的提交期限是多久？",
         },
         {"en": "48 hours", "zh": "48小时"},
-        (Key("48", _n("48")),),
+        (_v("48 hours", "48 hours"),),
         topic=r"meridian|field report|deadline|submi|现场报告|提交",
     ),
     TaskSpec(
@@ -224,8 +241,8 @@ TASKS: tuple[TaskSpec, ...] = (
         },
         {"en": "312°C / 1987 / Group II", "zh": "312°C / 1987年 / 第II组"},
         (
-            Key("312°C", _n("312"), 5 / 3),
-            Key("1987", _n("1987"), 5 / 3),
+            _v("312°C", "312°C", 5 / 3),
+            _v("1987", "1987", 5 / 3),
             Key("Group II", r"group\s*(ii|2)\b|第?(ii|二)\s*(组|类)", 5 / 3),
         ),
     ),
@@ -245,7 +262,7 @@ TASKS: tuple[TaskSpec, ...] = (
             "zh": "Nexus中继器的工作频率是多少？",
         },
         {"en": "2.4 GHz", "zh": "2.4 GHz"},
-        (Key("2.4", _n("2.4")),),
+        (_v("2.4 GHz", "2.4 GHz"),),
         topic=r"nexus|relay|frequency|中继|频率",
     ),
     TaskSpec(
@@ -280,12 +297,16 @@ TASKS: tuple[TaskSpec, ...] = (
             "zh": "是的，按时：2025年10月10日交付，距2025年9月15日下单25天，在30天期限内",
         },
         (
-            Key("30 days", r"30\s*(calendar\s*)?days?|30\s*天|thirty days|三十天"),
-            Key("PO date", r"2025-09-15", 0.5),
-            Key("delivery date", r"2025-10-10", 0.5),
+            _v("30 days", "30 days"),
+            _v("PO date", "September 15, 2025", 0.5),
+            _v("delivery date", "October 10, 2025", 0.5),
         ),
-        correct=_YES + r"|on[ -]time|按时|准时|及时",
-        wrong=_NO + r"|\blate\b|not on[ -]time|overdue|延迟|逾期|没有按时|未按时|不按时",
+        correct=_YES
+        + r"|(?<!not )on[ -]time|(?<!not )\bin time\b|(?:not|n't|never) late|\bearly\b"
+        + r"|(?<![没未不有否])(?:按时|准时|及时)|提前",
+        wrong=_NO
+        + r"|(?<!not )(?<!n't )(?<!never )\blate\b|not (delivered )?on[ -]time|overdue|missed"
+        + r"|延迟|延误|逾期|没有按时|未按时|不按时|晚了",
         check={
             "kind": "deadline_days",
             "start": "2025-09-15",
@@ -293,6 +314,11 @@ TASKS: tuple[TaskSpec, ...] = (
             "event": "2025-10-10",
             "expect": True,
         },
+        derived=(
+            _v("25 days elapsed", "25 days"),
+            _v("due October 15, 2025", "October 15, 2025"),
+            _v("5 days early", "5 days"),
+        ),
     ),
     TaskSpec(
         "LCB-009",
@@ -310,7 +336,7 @@ TASKS: tuple[TaskSpec, ...] = (
             "zh": "Thornwick阵列使用多少个共振腔？",
         },
         {"en": "72", "zh": "72个"},
-        (Key("72", _n("72") + r"|seventy-two|七十二"),),
+        (_v("72", "72"),),
         topic=r"thornwick|resonance|chamber|共振",
     ),
     TaskSpec(
@@ -341,9 +367,9 @@ TASKS: tuple[TaskSpec, ...] = (
         },
         {"en": "6 layers / April 3, 2023 / 200 ms", "zh": "6层 / 2023年4月3日 / 200毫秒"},
         (
-            Key("6 layers", _n("6") + r"|\bsix\b|六层", 5 / 3),
-            Key("April 3, 2023", r"2023-04-03", 5 / 3),
-            Key("200 ms", _n("200"), 5 / 3),
+            _v("6 layers", "6", 5 / 3),
+            _v("April 3, 2023", "April 3, 2023", 5 / 3),
+            _v("200 ms", "200 ms", 5 / 3),
         ),
     ),
     TaskSpec(
@@ -362,7 +388,7 @@ TASKS: tuple[TaskSpec, ...] = (
             "zh": "Cascade大桥使用了多少结构钢？",
         },
         {"en": "8,400 metric tons", "zh": "8,400公吨"},
-        (Key("8400", _n("8400")),),
+        (_v("8,400 metric tons", "8,400 metric tons"),),
         topic=r"cascade|bridge|steel|大桥|钢",
     ),
     TaskSpec(
@@ -383,17 +409,27 @@ TASKS: tuple[TaskSpec, ...] = (
             "zh": "今晚的夜班人员配置是否符合SOP-14？请简要说明。",
         },
         {
-            "en": "No, not in compliance: SOP-14 requires at least 4, the night crew has 3",
+            "en": "No, not in compliance: SOP-14 requires at least 4, but the night crew has only 3",
             "zh": "不符合：SOP-14要求至少4人，而夜班只有3人",
         },
         (
-            Key("minimum of 4", _n("4") + r"|\bfour\b|四人|4人"),
-            Key("crew of 3", _n("3") + r"|\bthree\b|三人|3人"),
+            _v("minimum of 4", "4"),
+            _v("crew of 3", "3"),
         ),
         correct=_NO
-        + r"|not in compliance|non-?complian|not compliant|does not comply|不符合|不合规",
-        wrong=_YES + r"|\bis in compliance|\bcompliant\b|\bcomplies\b|符合|合规",
+        + r"|not in compliance|non-?complian|not compliant|(?:does not|doesn't|fails to) (?:comply|meet)"
+        + r"|understaffed|不符合|不合规|未达到|没有达到|不满足|不达标",
+        wrong=_YES
+        + r"|(?<!not )\bis in compliance|(?<!not )(?<!non-)\bcompliant\b|(?<!not )\bcomplies\b"
+        + r"|(?<![不否没未])符合|(?<![不否没未])合规",
         check={"kind": "minimum", "required": 4, "actual": 3, "expect": False},
+        derived=(
+            Key(
+                "one short",
+                r"\b(?:1|one) (?:person |crew member |member |worker |people )?"
+                r"(?:short|fewer|less|too few)|short by (?:1|one)\b|(?:少|差|缺)\s*1",
+            ),
+        ),
     ),
     TaskSpec(
         "LCB-013",
@@ -411,7 +447,7 @@ TASKS: tuple[TaskSpec, ...] = (
             "zh": "Veridian化合物的最低固化温度是多少？",
         },
         {"en": "85 degrees Celsius", "zh": "85摄氏度"},
-        (Key("85", _n("85")),),
+        (_v("85 degrees Celsius", "85 degrees Celsius"),),
         topic=r"veridian|curing|temperature|固化|温度",
     ),
     TaskSpec(
@@ -442,9 +478,9 @@ TASKS: tuple[TaskSpec, ...] = (
         },
         {"en": "144 / every 6 minutes / 2 facilities", "zh": "144个 / 每6分钟 / 2个设施"},
         (
-            Key("144 stations", _n("144"), 5 / 3),
-            Key("every 6 minutes", _n("6") + r"\s*minutes|\bsix minutes", 5 / 3),
-            Key("2 facilities", _n("2") + r"|\btwo\b|两个|两处", 5 / 3),
+            _v("144 stations", "144", 5 / 3),
+            _v("every 6 minutes", "6 minutes", 5 / 3),
+            _v("2 facilities", "2", 5 / 3),
         ),
     ),
     TaskSpec(
@@ -463,7 +499,7 @@ TASKS: tuple[TaskSpec, ...] = (
             "zh": "Vega-X化合物的熔点是多少？",
         },
         {"en": "1742 degrees Celsius", "zh": "1742摄氏度"},
-        (Key("1742", _n("1742")),),
+        (_v("1742 degrees Celsius", "1742 degrees Celsius"),),
         topic=r"vega|melting|熔点",
     ),
     TaskSpec(
@@ -497,14 +533,25 @@ TASKS: tuple[TaskSpec, ...] = (
             "zh": "不在规格内：136 N·m低于145 N·m ± 5%的下限137.75 N·m",
         },
         (
-            Key("136", _n("136"), 0.5),
-            Key("145", _n("145"), 0.5),
-            Key("5% tolerance", r"5\s*%|±\s*5|5 percent|百分之五", 0.5),
-            Key("below lower bound", r"137\.75|lower (bound|limit)|minimum|下限|低于", 0.5),
+            _v("136", "136 N·m", 0.5),
+            _v("145", "145 N·m", 0.5),
+            _v("5% tolerance", "5%", 0.5),
+            Key("below lower bound", r"137\.75|lower (bound|limit)|minimum|下限|低于|最低", 0.5),
         ),
-        correct=_NO + r"|not within|out of spec|outside|\bbelow\b|不在|超出|低于|不符合|不合格",
-        wrong=_YES + r"|\bwithin (the )?spec|\bis within|在规格(范围)?内|符合规格|合格",
+        correct=_NO
+        + r"|not within|out of (?:spec|tolerance)|outside|(?<!not )\bbelow\b|under the (?:lower|min)"
+        + r"|不在|超出|超差|低于|不符合|不合格",
+        wrong=_YES
+        + r"|(?<!not )\bwithin (?:the )?(?:spec|tolerance|range|limits)|(?<!not )\bis within|\bin spec\b"
+        + r"|(?<![不否没未])在规格(?:范围)?内|(?<![不否])符合规格|(?<![不否])合格",
         check={"kind": "tolerance", "nominal": 145, "percent": 5, "reading": 136, "expect": False},
+        derived=(
+            _v("lower bound 137.75", "137.75"),
+            _v("upper bound 152.25", "152.25"),
+            _v("9 N·m under nominal", "9 N·m"),
+            _v("6.2% under nominal", "6.2%"),
+            _v("1.75 N·m under the bound", "1.75"),
+        ),
     ),
     TaskSpec(
         "LCB-017",
@@ -522,7 +569,7 @@ TASKS: tuple[TaskSpec, ...] = (
             "zh": "Quintessa平台在哪一天达到商业就绪状态？",
         },
         {"en": "August 8, 2032", "zh": "2032年8月8日"},
-        (Key("2032-08-08", r"2032-08-08"),),
+        (_v("August 8, 2032", "August 8, 2032"),),
         topic=r"quintessa|commercial|readiness|商业",
     ),
     TaskSpec(
@@ -562,9 +609,9 @@ TASKS: tuple[TaskSpec, ...] = (
         },
         (
             Key("Mei Wong", r"mei\s*wong"),
-            Key("March 2025", r"2025-03"),
+            _v("March 2025", "March 2025"),
             Key("coastal resilience", r"coastal|infrastructure resilience|沿海|海岸"),
-            Key("2.4 billion", r"2\.4\s*billion|24\s*亿|2400000000\b"),
+            _v("2.4 billion", "2.4 billion"),
             Key("early 2028", r"early\s*2028|(beginning|start) of 2028|2028\s*年?\s*初"),
         ),
     ),
@@ -584,7 +631,7 @@ TASKS: tuple[TaskSpec, ...] = (
             "zh": "Aurora-9原型机在哪一天完成了最后一次耐久性测试？",
         },
         {"en": "December 1, 2034", "zh": "2034年12月1日"},
-        (Key("2034-12-01", r"2034-12-01"),),
+        (_v("December 1, 2034", "December 1, 2034"),),
         topic=r"aurora|endurance|prototype|原型|耐久",
     ),
     TaskSpec(
@@ -625,14 +672,20 @@ TASKS: tuple[TaskSpec, ...] = (
         (
             Key(
                 "2014 / over 10 years",
-                r"2014|older than 10|(?<![\d.])1[01]\+?\s*years|ten years|10\s*年|十年",
+                r"\b2014\b|older than 10\b|(?<![\d.])1[01](?:\.\d+)?\+? year|more than 10 year",
             ),
-            Key("refurbishment rule", r"(does not|doesn't|not) reset|不会?重置"),
+            Key(
+                "refurbishment rule",
+                r"(?:does not|doesn't|did not|didn't|not|never|cannot|can't|won't) (?:reset|restart)"
+                r"|不会?重置|不能重置|并不重置|不重新计算",
+            ),
         ),
         correct=_YES
-        + r"|must be retired|should be retired|needs to be retired|必须退役|需要退役|应当?退役",
+        + r"|(?:must|should|needs to|has to|have to|is required to) be retired|must retire"
+        + r"|(?<![否不])(?:必须|需要|应当?|应该|须)退役",
         wrong=_NO
-        + r"|not (need to |have to )?be retired|does not need|need not|不需要退役|无需退役|不必退役",
+        + r"|(?:not|n't) (?:need to |have to |required to )?be retired|need not|no need"
+        + r"|不需要退役|无需退役|不必退役|不用退役|不应退役|不须退役",
         check={
             "kind": "age_years",
             "made": "2014-06-12",
@@ -640,6 +693,14 @@ TASKS: tuple[TaskSpec, ...] = (
             "as_of": "2026-04-30",
             "expect": True,
         },
+        derived=(
+            _v("ten-year mark June 2024", "June 2024"),
+            Key(
+                "age 11-12 years",
+                r"(?<![\d.])11(?:\.\d+)? year|(?:almost|nearly|about|approximately|roughly|close to)"
+                r" 12 year|近 ?12 year",
+            ),
+        ),
     ),
 )
 
