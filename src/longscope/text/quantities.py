@@ -105,11 +105,14 @@ _DIGITS = re.compile(r"(?<![a-z0-9_.#])(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.\d+)?(?![\
 _SCALES = {"thousand": 10**3, "million": 10**6, "billion": 10**9, "trillion": 10**12}
 _ZH_SCALE = re.compile(r"\s*(万|亿|千万|百万)")
 _ZH_SCALES = {"万": 10**4, "亿": 10**8, "千万": 10**7, "百万": 10**6}
-_SCALE = re.compile(r"\s+(thousand|million|billion|trillion)\b")
+_SCALE = re.compile(r"\s+(thousand|million|billion|trillion)\b|\s*(bn)\b")
+# After a currency sign, "$12m" and "$2.4b" are millions and billions too.
+_MONEY_SCALE = re.compile(r"\s*(k|m|mn|b|bn)\b")
+_SHORT_SCALES = {"k": 10**3, "m": 10**6, "mn": 10**6, "b": 10**9, "bn": 10**9}
 # Words before a number that make it a label ("line 4"), not a quantity.
 _LABEL = re.compile(
     r"(?:\b(?:policy|section|sop|unit|line|po|phase|group|article|clause|step|version|tier|lcb"
-    r"|no\.|number|item|rule|table|figure|page|chapter|stage|level|class|type|model)\s*#?\s*"
+    r"|number|item|rule|table|figure|page|chapter|stage|level|class|type|model)\s*#?\s*"
     r"|第\s*)$"
 )
 _LABEL_AFTER = re.compile(r"\s*(?:号|条|款|章|节|阶段|期)")
@@ -315,9 +318,11 @@ def find_values(text: str) -> list[Value]:
             continue
         end = match.end()
         scale = _SCALE.match(text, end) or _ZH_SCALE.match(text, end)
+        if not scale and re.search(r"\$\s*$", text[: match.start()]):
+            scale = _MONEY_SCALE.match(text, end)
         if scale:
-            word = scale.group(1)
-            number *= _SCALES.get(word) or _ZH_SCALES[word]
+            word = scale.group(1) or scale.group(2)
+            number *= _SCALES.get(word) or _ZH_SCALES.get(word) or _SHORT_SCALES[word]
             end = scale.end()
         candidates.append((match.start(), end, number, False))
     for match in _EN_RUN.finditer(text):
@@ -349,12 +354,7 @@ def find_values(text: str) -> list[Value]:
         unit = _unit_after(text, end)
         measure = _MEASURE.match(text, end)
         if prefix_usd:
-            unit_end, canon, dim, factor = end, "usd", "usd", "1"
-            scale = _SCALE.match(text, end) or _ZH_SCALE.match(text, end)
-            if scale:
-                number *= _SCALES.get(scale.group(1)) or _ZH_SCALES[scale.group(1)]
-                unit_end = scale.end()
-            unit = (unit_end, canon, dim, factor)
+            unit = (end, "usd", "usd", "1")
             start -= len(prefix_usd.group(0))
         if unit is None:
             if needs_unit and not measure:
@@ -368,7 +368,32 @@ def find_values(text: str) -> list[Value]:
             continue
         take(Value("number", start, unit_end, text[start:unit_end], _to_base(number, dim, factor),
                    number, canon, dim))  # fmt: skip
-    return sorted(values, key=lambda v: v.start)
+    return _merge_compound(text, sorted(values, key=lambda v: v.start))
+
+
+_JOIN = re.compile(r"\s*(?:,|and|,\s*and)?\s*")
+
+
+def _merge_compound(text: str, values: list[Value]) -> list[Value]:
+    """Return values with compound durations merged: "1 hour 34 minutes" = 94 minutes."""
+    out: list[Value] = []
+    for value in values:
+        last = out[-1] if out else None
+        if (
+            last is not None
+            and value.kind == last.kind == "number"
+            and value.dimension == last.dimension
+            and value.dimension in ("time", "calendar")
+            and value.amount < last.amount / last.written  # a smaller unit follows a larger one
+            and _JOIN.fullmatch(text, last.end, value.start)
+        ):
+            amount = last.amount + value.amount
+            written = amount / (value.amount / value.written)
+            out[-1] = Value("number", last.start, value.end, text[last.start : value.end], amount,
+                            written, value.unit, value.dimension)  # fmt: skip
+            continue
+        out.append(value)
+    return out
 
 
 def read_values(text: str) -> list[Value]:

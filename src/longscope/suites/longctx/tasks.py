@@ -79,8 +79,11 @@ class TaskSpec:
 
 # A yes/no conclusion: the answer's first word, or "yes"/"no" followed by punctuation ("so yes,").
 # Neither matches inside a phrase ("no audit since ...") or in an echoed "是否".
-_YES = r"^\W*(?:yes\b|是(?![否不]))|\byes(?=\s*[,.!;:])"
-_NO = r"^\W*(?:no\b|否(?!则)|不是|不[,.。，])|\bno(?=\s*[,.!;:])"
+_YES = r"^\W*(?:yes\b|是(?![否不]))|\byes(?=\s*[,.!;:])|(?<![否不])是(?=\s*[,.!;:。，！；])"
+_NO = (
+    r"^\W*(?:no\b|否(?!则)|不是|不[,.。，])|\bno(?=\s*[,.!;:])"
+    r"|(?<!是)否(?=\s*[,.!;:。，！；])|不是(?=\s*[,.!;:。，！；])"
+)
 
 TASKS: tuple[TaskSpec, ...] = (
     TaskSpec(
