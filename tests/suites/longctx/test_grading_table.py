@@ -456,3 +456,14 @@ def test_negative_raw_total_is_floored_and_kept() -> None:
     assert summary["raw_points"] == -6.0
     assert summary["total"] == 0.0
     assert summary["level"] == "Severe Context Loss"
+
+
+def test_level_follows_the_total_as_shown() -> None:
+    # 16 full tasks and three multi_fact tasks with 2 of 3 facts: 80 + 3 x 10/3 = 90 points of 100,
+    # summed in floats as 89.999999.
+    rows = [_row(f"LCB-{i:03d}", "needle", 5.0) for i in range(1, 17)]
+    rows += [_row(f"LCB-{i:03d}", "multi_fact", round(2 * 5 / 3, 6)) for i in range(17, 20)]
+    rows.append(_row("LCB-020", "reasoning", 0.0))
+    summary = summarize_longctx(rows)
+    assert summary["total"] == 90.0
+    assert summary["level"] == "Excellent Retention"

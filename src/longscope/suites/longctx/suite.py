@@ -221,7 +221,9 @@ def summarize_longctx(rows: Sequence[ScoredRow]) -> dict[str, Any]:
 
     raw = sum(points.values())
     max_points = MAX_POINTS * len(points)
-    total = 100 * max(0.0, raw) / max_points if max_points else 0.0
+    # The level is read from the total as shown: 5/3-point facts sum to 89.999999 where a person
+    # adds up 90, and "90.0 Strong Retention" would contradict itself.
+    total = round(100 * max(0.0, raw) / max_points, 2) if max_points else 0.0
     heatmap: dict[str, dict[str, float]] = defaultdict(dict)
     for sid, value in points.items():
         s = samples[sid]
@@ -233,7 +235,7 @@ def summarize_longctx(rows: Sequence[ScoredRow]) -> dict[str, Any]:
     for counter in statuses.values():
         status_counts.update(counter)
     return {
-        "total": round(total, 2),
+        "total": total,
         "raw_points": round(raw, 3),
         "max_points": max_points,
         "level": level(total),
