@@ -24,19 +24,26 @@ needle / position_bias (the gold is one value):
 multi_fact: each fact's points when the answer states it (3-fact tasks 5/3 each, LCB-018's 5 facts
 1 each); a fact stated with a wrong value earns nothing and is listed as misquoted.
 
-reasoning: conclusion 2 + citations 2 (shared by the task's cited facts in proportion to their
-points; a misquoted fact earns nothing) + reasoning chain 1. The conclusion is the first one the
-answer states (a leading yes/no, or a phrase such as "not in compliance"); a wrong one scores -5 for
-the task, whatever else the answer holds. The chain point needs the correct conclusion and either
-(a) a linking word in the same sentence as a cited fact or threshold: because, since, so, therefore,
-thus, hence, as a result, which means, given that, than, but, while, only, exceed(s/ed), beyond,
-over, under, below, above, after, before, short of, or a comparison sign (< > <= >= = ->); in Chinese 因为, 由于,
-所以, 因此, 超过, 低于, 少于, 多于, 高于, 早于, 晚于, 不足, 只有, 仅, 但, 而, 意味着 (a sentence ends at
-. ! ? ; or a line break, not at a decimal point); or (b) a value the reasoning produces and no fact
-states (the task's `derived` keys: LCB-004 the September 2025 due date or 20 months elapsed, LCB-008
-25 days or the October 15 due date, LCB-012 "one short", LCB-016 the 137.75 bound, LCB-020 the June
-2024 ten-year mark or an age of 11 years). A linking word away from any cited fact ("...because it
-is sunny.") earns nothing.
+reasoning: conclusion 2 + citations 2 + reasoning chain 1, or -5 for a wrong conclusion.
+- Conclusion: the first one the answer states, a leading yes/no ("Yes.", "No,", "是的", "否，") or a
+  phrase ("overdue", "not in compliance", "不符合"); "no audit since ..." or an echoed "是否" is
+  not one. A wrong conclusion scores -5 for the task whatever else the answer holds.
+- Citations: 2 points shared by the task's facts in proportion to their points (LCB-016: 0.5 each of
+  136, 145, 5%, the lower bound); a fact quoted with a wrong value earns nothing (evidence:
+  `misquoted`).
+- Chain: 1 point when the conclusion is correct and either
+  (a) one sentence holds a cited fact and a linking word: because, since, so, therefore, thus,
+      hence, as a result, which means, given that, consequently, than, but, while, whereas, only,
+      exceed(s/ed), beyond, over, under, below, above, within, inside, outside, which is/was, after,
+      before, short of, or a sign < > <= >= = -> (Chinese: 因为 由于 所以 因此 因而 从而 超过 低于
+      少于 多于 高于 早于 晚于 不足 只有 仅 但 而 意味着 以内 之内 范围内); sentences end at . ! ? ;
+      and line breaks, never inside a number or date; or
+  (b) the answer states a value the reasoning produces and no fact states (`TaskSpec.derived`:
+      LCB-004 due September 2025 / 20 months elapsed / 2 months overdue; LCB-008 25 days / due
+      October 15, 2025 / 5 days early; LCB-012 one short; LCB-016 137.75 / 152.25 / 9 N·m / 6.2% /
+      1.75; LCB-020 the June 2024 ten-year mark / an age of 11-12 years).
+  A linking word in a sentence without a cited fact earns nothing ("Yes, overdue because it is
+  sunny." scores 2); the evidence lists such words under `links_away_from_facts`.
 """
 
 from __future__ import annotations
@@ -72,9 +79,10 @@ CHAIN_POINTS = 1.0
 _LINK = re.compile(
     r"\b(?:because|since|so|therefore|thus|hence|as a result|which means|this means|that means"
     r"|meaning|given that|consequently|than|but|while|whereas|only|exceed(?:s|ed|ing)?|beyond"
-    r"|over|under|below|above|after|before|short of)\b"
+    r"|over|under|below|above|within|inside|outside|which is|which was|after|before|short of)\b"
     r"|<=?|>=?|≤|≥|=|->|→|⇒"
     r"|因为|由于|所以|因此|因而|从而|超过|低于|少于|多于|高于|早于|晚于|不足|只有|仅|但|而|意味着"
+    r"|以内|之内|范围内"
 )
 # A sentence ends at . ! ? ; or a line break (not at the point of "137.75" or "Policy 3.2").
 _SENTENCE_END = re.compile(r"(?<!\d)\.|\.(?!\d)|[!?;。！？；\n]")

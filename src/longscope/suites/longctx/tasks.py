@@ -79,7 +79,10 @@ class TaskSpec:
 
 # A yes/no conclusion: the answer's first word, or "yes"/"no" followed by punctuation ("so yes,").
 # Neither matches inside a phrase ("no audit since ...") or in an echoed "是否".
-_YES = r"^\W*(?:yes\b|是(?![否不]))|\byes(?=\s*[,.!;:])|(?<![否不])是(?=\s*[,.!;:。，！；])"
+_YES = (
+    r"^\W*(?:yes\b|是(?![否不]))|\byes(?=\s*[,.!;:])"
+    r"|(?<![否不])是(?=\s*[,.!;:。，！；])|(?<!不)是的"
+)
 _NO = (
     r"^\W*(?:no\b|否(?!则)|不是|不[,.。，])|\bno(?=\s*[,.!;:])"
     r"|(?<!是)否(?=\s*[,.!;:。，！；])|不是(?=\s*[,.!;:。，！；])"
@@ -545,7 +548,7 @@ TASKS: tuple[TaskSpec, ...] = (
         + r"|not within|out of (?:spec|tolerance)|outside|(?<!not )\bbelow\b|under the (?:lower|min)"
         + r"|不在|超出|超差|低于|不符合|不合格",
         wrong=_YES
-        + r"|(?<!not )\bwithin (?:the )?(?:spec|tolerance|range|limits)|(?<!not )\bis within|\bin spec\b"
+        + r"|(?<!not )\bwithin (?:the )?(?:spec|tolerance|range|limits)|(?<!not )\bis within|(?<!not )\bin spec\b"
         + r"|(?<![不否没未])在规格(?:范围)?内|(?<![不否])符合规格|(?<![不否])合格",
         check={"kind": "tolerance", "nominal": 145, "percent": 5, "reading": 136, "expect": False},
         derived=(
