@@ -160,7 +160,7 @@ class Value:
     unit: str = ""
     """numbers: the unit's canonical spelling ("ghz", "°c", "%"); empty for a bare number."""
     dimension: str = ""
-    """numbers: what the unit measures ("time", "frequency", "usd", ...); empty for a bare number."""
+    """numbers: what the unit measures ("time", "frequency", "usd", ...); empty when bare."""
     year: int | None = None
     month: int | None = None
     day: int | None = None
@@ -402,7 +402,7 @@ def read_values(text: str) -> list[Value]:
 
 
 def parse_value(text: str) -> Value:
-    """Return the one value a gold string names ("2,400 MHz", "July 14, 2019"); ValueError if none."""
+    """Return the value a gold string names ("2,400 MHz", "July 14, 2019"); ValueError if none."""
     values = read_values(text)
     if not values:
         raise ValueError(f"no number or date in {text!r}")
@@ -415,7 +415,7 @@ def _close(a: Decimal, b: Decimal) -> bool:
 
 
 def same_value(gold: Value, answer: Value) -> bool:
-    """Return whether `answer` states `gold`: the same number in a compatible unit, or the same date.
+    """Return whether `answer` states `gold`: the same number in a compatible unit, or date.
 
     A bare number matches any unit ("94" for "94 minutes"); a bare gold matches a currency but not a
     physical unit ("2 minutes" is not "2 facilities"). A date matches when it states every part the

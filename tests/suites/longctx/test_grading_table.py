@@ -2,8 +2,8 @@
 
 Each row is (task, language, answer, points, why). The points were decided by reading the answer
 against the seed's rubric and the rules in `longscope.suites.longctx.grading`'s docstring, before
-running the grader. Boundaries (60/61 words, overlap 0.3/0.6, the six levels, a negative total) follow
-the table.
+running the grader. Boundaries (60/61 words, overlap 0.3/0.6, the six levels, a negative total)
+follow the table.
 """
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """The 20 LongCtx tasks (seed 003), in English and Chinese, with their grading keys.
 
 A key names what a grader looks for. A key with a `value` ("0.003 arc-seconds", "July 14, 2019")
-matches when the answer states that value, compared as a number or date (`longscope.text.quantities`:
-"0.0030 arcsec", "3 milli-arcseconds" and "0.003角秒" all state "0.003 arc-seconds"). A key without
-one is a regex over the answer's canonical text (`quantities.canonical_text`: lower case, values in
-one spelling: "2028年初" -> "2028 初", "ten years" -> "10 year", "March 1, 2024" -> "2024-03-01").
-One key serves both languages.
+matches when the answer states that value, compared as a number or date by
+`longscope.text.quantities` ("0.0030 arcsec", "3 milli-arcseconds" and "0.003角秒" all state
+"0.003 arc-seconds"). A key without one is a regex over the answer's canonical text (lower case,
+values in one spelling: "2028年初" -> "2028 初", "ten years" -> "10 year", "March 1, 2024" ->
+"2024-03-01"). One key serves both languages.
 
 Two facts of the seed's table contradict their own expected answers and are corrected here (the
 README's LongCtx section lists them too); `tests/suites/longctx/test_tasks.py` re-derives every
@@ -415,7 +415,8 @@ TASKS: tuple[TaskSpec, ...] = (
             "zh": "今晚的夜班人员配置是否符合SOP-14？请简要说明。",
         },
         {
-            "en": "No, not in compliance: SOP-14 requires at least 4, but the night crew has only 3",
+            "en": "No, not in compliance: SOP-14 requires at least 4, "
+            "but the night crew has only 3",
             "zh": "不符合：SOP-14要求至少4人，而夜班只有3人",
         },
         (
@@ -423,7 +424,8 @@ TASKS: tuple[TaskSpec, ...] = (
             _v("crew of 3", "3"),
         ),
         correct=_NO
-        + r"|not in compliance|non-?complian|not compliant|(?:does not|doesn't|fails to) (?:comply|meet)"
+        + r"|not in compliance|non-?complian|not compliant"
+        + r"|(?:does not|doesn't|fails to) (?:comply|meet)"
         + r"|understaffed|不符合|不合规|未达到|没有达到|不满足|不达标",
         wrong=_YES
         + r"|(?<!not )\bis in compliance|(?<!not )(?<!non-)\bcompliant\b|(?<!not )\bcomplies\b"
@@ -548,7 +550,8 @@ TASKS: tuple[TaskSpec, ...] = (
         + r"|not within|out of (?:spec|tolerance)|outside|(?<!not )\bbelow\b|under the (?:lower|min)"
         + r"|不在|超出|超差|低于|不符合|不合格",
         wrong=_YES
-        + r"|(?<!not )\bwithin (?:the )?(?:spec|tolerance|range|limits)|(?<!not )\bis within|(?<!not )\bin spec\b"
+        + r"|(?<!not )\bwithin (?:the )?(?:spec|tolerance|range|limits)|(?<!not )\bis within"
+        + r"|(?<!not )\bin spec\b"
         + r"|(?<![不否没未])在规格(?:范围)?内|(?<![不否])符合规格|(?<![不否])合格",
         check={"kind": "tolerance", "nominal": 145, "percent": 5, "reading": 136, "expect": False},
         derived=(
