@@ -123,8 +123,9 @@ def _floats(text: str, what: str) -> tuple[float, ...]:
 
 
 def _ints(text: str, what: str) -> tuple[int, ...]:
+    items = _items(text, f"--{what}", "1,2")
     try:
-        return tuple(int(x) for x in _items(text, f"--{what}", "1,2"))
+        return tuple(int(x) for x in items)
     except ValueError as exc:
         raise UsageError(
             f"bad --{what} {visible(text)!r}: use a comma-separated list like 1,2"

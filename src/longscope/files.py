@@ -108,4 +108,4 @@ def parse_json(text: str, where: str) -> Any:
     except json.JSONDecodeError as exc:
         raise UsageError(f"{where}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
     except RecursionError as exc:  # the C decoder refuses nesting past the recursion limit
-        raise UsageError(f"{where}: JSON nested too deeply to be a row") from exc
+        raise UsageError(f"{where}: JSON nested too deeply to read") from exc

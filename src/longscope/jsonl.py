@@ -31,9 +31,12 @@ def iter_jsonl(path: str | Path, what: str = "file") -> Iterator[tuple[int, Any]
                     break
                 number += 1
                 if len(raw) > MAX_LINE_BYTES:
-                    raise UsageError(
-                        f"{path}: row {number}: longer than {MAX_LINE_BYTES >> 20} MiB"
+                    limit = (
+                        f"{MAX_LINE_BYTES >> 20} MiB"
+                        if MAX_LINE_BYTES >= 1 << 20
+                        else f"{MAX_LINE_BYTES} bytes"
                     )
+                    raise UsageError(f"{path}: row {number}: longer than {limit}")
                 if b"\x00" in raw:
                     raise UsageError(f"{what} {path} is binary, not JSONL text (row {number})")
                 try:

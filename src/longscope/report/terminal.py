@@ -19,8 +19,17 @@ from longscope.run.scoring import incomplete_line, no_score_text, result_state
 
 
 def safe_console(**kwargs: Any) -> Console:
-    """Return a Console that prints strings as they are: no markup, no emoji codes, no highlighting."""
-    return Console(markup=False, emoji=False, highlight=False, **kwargs)
+    """Return a Console that prints strings as they are: no markup, emoji codes or highlighting.
+
+    Soft wrap: a line longer than the terminal is left to the terminal, never cut into two lines
+    (tables still fit their columns to the width).
+    """
+    return Console(markup=False, emoji=False, highlight=False, soft_wrap=True, **kwargs)
+
+
+def _say(console: Console, text: Text) -> None:
+    # One logical line stays one line (a narrow terminal may still wrap it visually).
+    console.print(text, soft_wrap=True)
 
 
 def _table(title: str) -> Table:
@@ -84,10 +93,11 @@ def print_longctx(summary: dict[str, Any], console: Console) -> None:
     """Print LongCtx's total, level, tier/type/depth tables and per-task lines."""
     state = result_state(summary)
     if state == "none":
-        console.print(_no_score("LongCtx", summary))
+        _say(console, _no_score("LongCtx", summary))
         _per_task(summary, console)
         return
-    console.print(
+    _say(
+        console,
         _headline(
             ("LongCtx",),
             f" {summary.get('model') or ''}  total ",
@@ -95,7 +105,7 @@ def print_longctx(summary: dict[str, Any], console: Console) -> None:
             " provisional (incomplete run)" if state == "provisional" else "",
             f"  ({summary['level']})  raw points {summary['raw_points']:g} of "
             f"{summary['max_points']:g}",
-        )
+        ),
     )
     if any(k != "None" for k in summary["by_tier"]):
         console.print(_breakdown("By tier", summary["by_tier"], "tier"))
@@ -133,8 +143,9 @@ def _per_task(summary: dict[str, Any], console: Console) -> None:
             row.get("reason", ""),
         )
     console.print(tasks)
-    console.print(
-        plain("statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items())))
+    _say(
+        console,
+        plain("statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items()))),
     )
 
 
@@ -142,10 +153,11 @@ def print_longbench_pro(summary: dict[str, Any], console: Console) -> None:
     """Print LongBench Pro's overall, per-run, BoN / pass@ and breakdown tables per prompt mode."""
     state = result_state(summary)
     if state == "none":
-        console.print(_no_score("LongBench Pro", summary))
+        _say(console, _no_score("LongBench Pro", summary))
         return
     for mode, result in summary["modes"].items():
-        console.print(
+        _say(
+            console,
             _headline(
                 ("LongBench Pro",),
                 f" {summary.get('model') or ''} ({mode})  overall ",
@@ -154,7 +166,7 @@ def print_longbench_pro(summary: dict[str, Any], console: Console) -> None:
                 f"  questions {result['total_questions_num']}, runs "
                 f"{result['inference_iterations']}, failed {result['fail_samples_num']}, "
                 f"truncated {result['truncated_questions_num']}",
-            )
+            ),
         )
         runs = _table("Runs, best-of-N and pass@N")
         for name in ("i", "run i overall", "BoN-i", "pass@i"):
@@ -177,11 +189,12 @@ def print_longbench_pro(summary: dict[str, Any], console: Console) -> None:
                 for group, score in value.items():
                     _row(table, group, f"{score:.2f}")
                 console.print(table)
-    console.print(
+    _say(
+        console,
         plain(
             f"summary similarity: {summary.get('embedder')}; "
             f"ROUGE-L parity: {summary.get('rouge_parity')}"
-        )
+        ),
     )
 
 
@@ -189,7 +202,7 @@ def print_hundred(summary: dict[str, Any], console: Console) -> None:
     """Print 100-LongBench scores per task and length, LongScore, QA filter and judge failures."""
     state = result_state(summary)
     if state == "none":
-        console.print(_no_score("100-LongBench", summary))
+        _say(console, _no_score("100-LongBench", summary))
         return
     lengths = list(summary["by_length"])
     provisional = " (provisional: incomplete run)" if state == "provisional" else ""
@@ -212,11 +225,12 @@ def print_hundred(summary: dict[str, Any], console: Console) -> None:
             table, task, *(f"{scores[n]:.1f}" if n in scores else "" for n in lengths), base, score
         )
     console.print(table)
-    console.print(
+    _say(
+        console,
         plain(
             "tokens sent per target length: "
             + ", ".join(f"{k}: {v}" for k, v in summary["achieved_length"].items())
-        )
+        ),
     )
     present = {
         *summary["by_task"],
@@ -226,16 +240,17 @@ def print_hundred(summary: dict[str, Any], console: Console) -> None:
     judged = sorted(t for t in present if t.endswith(("_qa", "_sum")))
     if judged:
         names = "LLM judge" if summary.get("metric") == "judge" else "token F1 / ROUGE-L"
-        console.print(plain(f"QA and summary metric: {names} ({', '.join(judged)})"))
+        _say(console, plain(f"QA and summary metric: {names} ({', '.join(judged)})"))
     dropped = summary.get("qa_filter", {}).get("dropped") or {}
     if dropped:
-        console.print(
-            plain(f"QA filter (>= {summary['qa_filter']['threshold']}) dropped: {dropped}")
+        _say(
+            console, plain(f"QA filter (>= {summary['qa_filter']['threshold']}) dropped: {dropped}")
         )
     if summary.get("judge_failures"):
-        console.print(plain(f"judge failures (not scored): {summary['judge_failures']}"))
-    console.print(
-        plain("statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items())))
+        _say(console, plain(f"judge failures (not scored): {summary['judge_failures']}"))
+    _say(
+        console,
+        plain("statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items()))),
     )
 
 
@@ -254,12 +269,12 @@ def print_summary(summary: dict[str, Any], console: Console | None = None) -> No
     console = console or safe_console()
     line = incomplete_line(summary.get("completeness") or {})
     if line:
-        console.print(plain(line, "bold red"))
+        _say(console, plain(line, "bold red"))
     printer = PRINTERS.get(summary.get("suite") or "")
     if printer is None:
         import json
 
-        console.print(plain(json.dumps(summary, indent=2, ensure_ascii=False), one_line=False))
+        _say(console, plain(json.dumps(summary, indent=2, ensure_ascii=False), one_line=False))
     else:
         printer(summary, console)
     table = completeness_table(summary)

@@ -110,6 +110,14 @@ def _connect_readonly(path: Path) -> sqlite3.Connection:
     exact for a store whose last writer closed cleanly (its WAL was folded into the file).
     """
     uri = path.resolve().as_uri()
+    if not Path(f"{path}-wal").exists():
+        # No WAL: no connection is open and the last writer closed cleanly, so the file alone is
+        # the whole store. `immutable` then reads it without creating -wal/-shm files: a report
+        # leaves the run directory exactly as it was (bytes and mtimes), even as root.
+        try:
+            return sqlite3.connect(f"{uri}?immutable=1", uri=True)
+        except sqlite3.Error as exc:
+            raise StoreError(f"cannot read {path} ({exc}): check permissions") from exc
     try:
         db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30.0)
         db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()

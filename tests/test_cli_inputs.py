@@ -1,0 +1,248 @@
+"""Malformed CLI input, table-driven: exit 2, exactly one line on stderr, no traceback, and the
+stored run in the output directory unchanged (bytes and modification times).
+
+Each case goes through `longscope.cli.main`, the console script's entry point, in-process (a
+subprocess per case would cost ~2 s of CPU each); `tests/test_cli.py` covers the same entry point
+in subprocesses.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from longscope import cli, jsonl
+
+from .hostile_server import HostileServer, fails_never
+from .test_cli import FIXTURES, _stored_run
+
+M = ["--model", "openai/m", "--base-url", "http://127.0.0.1:9/v1"]
+LONGCTX = ["run", "longctx", *M]
+HUNDRED = ["run", "hundred", *M]
+
+
+def _files(tmp: Path) -> dict[str, Path]:
+    """Write every malformed file a case refers to as {name}."""
+    rows = json.loads((FIXTURES / "longbench_pro_mini.json").read_text(encoding="utf-8"))
+    texts: dict[str, bytes] = {
+        "empty.json": b"",
+        "blank.jsonl": b"\n \n",
+        "binary.json": b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+        "binary.jsonl": b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03" + bytes(range(256)),
+        "latin1.json": json.dumps([{"id": "café"}]).encode().replace(b"\\u00e9", b"\xe9"),
+        "latin1.jsonl": b'{"id": "a", "context": "caf\xe9"}\n',
+        "truncated.json": json.dumps(rows)[:500].encode(),
+        "deep.json": b"[" * 200_000 + b"]" * 200_000,
+        "deep.jsonl": b'{"id": "a", "context": ' + b"[" * 20_000 + b"]" * 20_000 + b"}\n",
+        "object.json": b'{"id": "a"}',
+        "wrong.jsonl": b'{"id": "a", "answers": ["x"]}\n',
+        "huge.jsonl": b'{"id": "a", "context": "' + b"x" * 100_000 + b'", "answers": ["x"]}\n',
+        "corrupt.parquet": b"PAR1" + os.urandom(256) + b"PAR1",
+        "data.csv": b"id,context\na,b\n",
+        "notjson.jsonl": b"id,context\n",
+        "strings.jsonl": b'"just a string"\n',
+        "predictions.jsonl": b'{"id": "x", "prediction": ' + b"[" * 20_000 + b"\n",
+        "profile.json": b"\x00\x01",
+    }
+    paths = {}
+    for name, data in texts.items():
+        path = tmp / name
+        path.write_bytes(data)
+        paths[name] = path
+    (tmp / "not-a-run").mkdir()
+    (tmp / "garbage-run").mkdir()
+    (tmp / "garbage-run" / "longscope.sqlite").write_bytes(b"not sqlite at all" * 100)
+    paths["not-a-run"] = tmp / "not-a-run"
+    paths["garbage-run"] = tmp / "garbage-run"
+    paths["missing.json"] = tmp / "missing.json"
+    paths["a-file"] = paths["object.json"]
+    paths["a-dir"] = tmp / "not-a-run"
+    return paths
+
+
+# (arguments, what the one line must say); {name} is a file from _files, {run} the stored run.
+CASES: list[tuple[list[str], str]] = [
+    # numbers
+    ([*LONGCTX, "--temperature", "nan", "-o", "{run}"], "bad --temperature nan"),
+    ([*LONGCTX, "--temperature", "inf", "-o", "{run}"], "bad --temperature inf"),
+    ([*LONGCTX, "--temperature", "-0.5", "-o", "{run}"], "bad --temperature -0.5"),
+    ([*LONGCTX, "--max-tokens", "0", "-o", "{run}"], "bad --max-tokens 0"),
+    ([*LONGCTX, "--max-tokens", "-3", "-o", "{run}"], "bad --max-tokens -3"),
+    ([*LONGCTX, "--concurrency", "0", "-o", "{run}"], "bad --concurrency 0"),
+    ([*LONGCTX, "--request-timeout", "nan", "-o", "{run}"], "bad --request-timeout nan"),
+    ([*LONGCTX, "--request-timeout", "0", "-o", "{run}"], "bad --request-timeout 0"),
+    ([*LONGCTX, "--repeats", "0", "-o", "{run}"], "bad --repeats 0"),
+    ([*LONGCTX, "--limit", "-1", "-o", "{run}"], "bad --limit -1"),
+    ([*LONGCTX, "--seed", "-1", "-o", "{run}"], "bad --seed -1"),
+    ([*LONGCTX, "--max-tokens", "lots", "-o", "{run}"], "Invalid value for '--max-tokens'"),
+    ([*HUNDRED, "--samples", "0", "-o", "{run}"], "bad --samples 0"),
+    ([*HUNDRED, "--qa-filter", "nan", "-o", "{run}"], "bad --qa-filter nan"),
+    ([*HUNDRED, "--qa-filter", "1.5", "-o", "{run}"], "bad --qa-filter 1.5"),
+    # lists
+    ([*LONGCTX, "--tiers", ",", "-o", "{run}"], "bad --tiers ',': an empty item"),
+    ([*LONGCTX, "--tiers", "1,,2", "-o", "{run}"], "bad --tiers '1,,2': an empty item"),
+    ([*LONGCTX, "--tiers", "one", "-o", "{run}"], "bad --tiers 'one'"),
+    ([*LONGCTX, "--lengths", "infk", "-o", "{run}"], "bad length 'infk' in --lengths"),
+    ([*LONGCTX, "--lengths", "nank", "-o", "{run}"], "bad length 'nank' in --lengths"),
+    ([*LONGCTX, "--lengths", "0", "-o", "{run}"], "bad length '0' in --lengths"),
+    ([*LONGCTX, "--lengths", "1e30k", "-o", "{run}"], "bad length '1e30k' in --lengths"),
+    ([*LONGCTX, "--lengths", "4k,", "-o", "{run}"], "bad --lengths '4k,': an empty item"),
+    ([*LONGCTX, "--lengths", "4k", "--depths", "nan"], "bad --depths item 'nan'"),
+    ([*LONGCTX, "--lengths", "4k", "--depths", "150"], "bad --depths item '150'"),
+    ([*LONGCTX, "--lengths", "4k", "--types", ","], "bad --types ',': an empty item"),
+    ([*HUNDRED, "--tasks", ",", "-o", "{run}"], "bad --tasks ',': an empty item"),
+    (["run", "longbench-pro", *M, "--task", "T1,", "--data", "hub"], "bad --task 'T1,'"),
+    # booleans and non-finite numbers where a count belongs
+    ([*LONGCTX, "-M", "context_length=true", "-o", "{run}"], "bad -M context_length=True"),
+    ([*LONGCTX, "-M", "context_length=nan", "-o", "{run}"], "bad -M context_length=nan"),
+    ([*LONGCTX, "-M", "context_length=-4", "-o", "{run}"], "bad -M context_length=-4"),
+    ([*LONGCTX, "-M", "context_length=4.5", "-o", "{run}"], "bad -M context_length=4.5"),
+    # model specs
+    (
+        ["run", "longctx", "--model", "openai/x\x1b[2J", "-o", "{run}"],
+        "bad --model 'openai/x\\\\x1b[2J': contains control",
+    ),
+    (["run", "longctx", "--model", "openai/\u202eevil", "-o", "{run}"], "\\u202eevil"),
+    # files: LongBench Pro data
+    (["run", "longbench-pro", *M, "--data", "{missing.json}"], "does not exist"),
+    (["run", "longbench-pro", *M, "--data", "{a-dir}"], "is not a file"),
+    (["run", "longbench-pro", *M, "--data", "{empty.json}"], "is empty"),
+    (["run", "longbench-pro", *M, "--data", "{blank.jsonl}"], "is empty"),
+    (["run", "longbench-pro", *M, "--data", "{binary.json}"], "is binary"),
+    (["run", "longbench-pro", *M, "--data", "{binary.jsonl}"], "is binary"),
+    (["run", "longbench-pro", *M, "--data", "{latin1.json}"], "is not UTF-8 text"),
+    (["run", "longbench-pro", *M, "--data", "{latin1.jsonl}"], "row 1: not UTF-8 text"),
+    (["run", "longbench-pro", *M, "--data", "{truncated.json}"], "not valid JSON"),
+    (["run", "longbench-pro", *M, "--data", "{deep.json}"], "nested too deeply"),
+    (["run", "longbench-pro", *M, "--data", "{object.json}"], "expected a JSON array"),
+    (["run", "longbench-pro", *M, "--data", "{corrupt.parquet}"], "not a readable Parquet"),
+    (["run", "longbench-pro", *M, "--data", "{data.csv}"], "unknown data format '.csv'"),
+    (["run", "longbench-pro", *M, "--data", "{strings.jsonl}"], "row 1: expected an object"),
+    # files: predictions, sources, pools, profiles
+    (
+        ["score", "longbench-pro", "--data", "{fixture}", "--predictions", "{predictions.jsonl}"],
+        "row 1: JSON nested too deeply",
+    ),
+    (
+        ["score", "longbench-pro", "--data", "{fixture}", "--predictions", "{binary.jsonl}"],
+        "is binary",
+    ),
+    (
+        [*HUNDRED, "--tasks", "single_doc_qa", "--source", "single_doc_qa={deep.jsonl}"],
+        "row 1: JSON nested too deeply",
+    ),
+    (
+        [*HUNDRED, "--tasks", "single_doc_qa", "--source", "single_doc_qa={wrong.jsonl}"],
+        "row 1: field 'context': missing",
+    ),
+    (
+        [*HUNDRED, "--tasks", "single_doc_qa", "--source", "single_doc_qa={huge.jsonl}"],
+        "row 1: longer than 65536 bytes",
+    ),
+    ([*HUNDRED, "--pool", "{latin1.jsonl}"], "row 1: not UTF-8 text"),
+    ([*HUNDRED, "--pool", "{notjson.jsonl}"], "row 1: not valid JSON"),
+    ([*HUNDRED, "--pool", "{empty.json}"], "is empty"),
+    # run directories
+    (["report", "{not-a-run}"], "no longscope run in"),
+    (["report", "{a-file}"], "no longscope run in"),
+    (["report", "{garbage-run}"], "not a longscope store"),
+    (["compare", "{run}", "{not-a-run}"], "no longscope run in"),
+    ([*LONGCTX, "-o", "{a-file}"], "exists and is not a directory"),
+    (["profile", "{run}", "-o", "{a-dir}"], "cannot write"),
+    (["profile", "{run}", "-o", "{a-file}", "--threshold", "nan"], "bad --threshold nan"),
+    (["longscore", "{run}", "--base", "infk"], "bad length 'infk' in --base"),
+    (["score", "{run}", "--qa-filter", "inf"], "bad --qa-filter inf"),
+    # options typer itself refuses: still one line
+    ([*LONGCTX, "--colour", "red"], "No such option: --colour"),
+]
+
+
+def _snapshot(directory: Path) -> dict[str, tuple[int, bytes]]:
+    return {
+        str(p.relative_to(directory)): (p.stat().st_mtime_ns, p.read_bytes())
+        for p in sorted(directory.rglob("*"))
+        if p.is_file()
+    }
+
+
+@pytest.fixture(scope="module")
+def inputs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Path]]:
+    tmp = tmp_path_factory.mktemp("inputs")
+    _stored_run(tmp / "run")
+    return tmp / "run", _files(tmp)
+
+
+@pytest.mark.parametrize(("args", "message"), CASES, ids=[f"{i:02d}" for i in range(len(CASES))])
+def test_malformed_input_is_one_line_exit_2_and_stores_nothing(
+    args: list[str],
+    message: str,
+    inputs: tuple[Path, dict[str, Path]],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    run, files = inputs
+    names = {**{k: str(v) for k, v in files.items()}, "run": str(run)}
+    names["fixture"] = str(FIXTURES / "longbench_pro_mini.json")
+    argv = []
+    for arg in args:
+        for name, value in names.items():
+            arg = arg.replace("{" + name + "}", value)
+        argv.append(arg)
+    # A 100 KB row stands in for one over 256 MiB.
+    monkeypatch.setattr(jsonl, "MAX_LINE_BYTES", 65536)
+    monkeypatch.setattr(sys, "argv", ["longscope", *argv])
+    monkeypatch.chdir(run.parent)  # a default run directory would land here, not in the repo
+    before = _snapshot(run)
+    with pytest.raises(SystemExit) as exited:
+        cli.main()
+    captured = capsys.readouterr()
+    lines = [line for line in captured.err.splitlines() if line.strip()]
+    assert exited.value.code == 2, captured.err
+    assert len(lines) == 1, captured.err
+    assert lines[0].startswith("error: ") and message in lines[0], lines[0]
+    assert "Traceback" not in captured.err + captured.out
+    assert _snapshot(run) == before
+    assert not (run.parent / "runs").exists()
+
+
+def test_max_tokens_beyond_the_model_context_is_refused_before_storing(tmp_path: Path) -> None:
+    from .cli_helper import longscope
+
+    with HostileServer("m", fails=fails_never, answer="ok", max_model_len=8192) as server:
+        result = longscope(
+            "run",
+            "longctx",
+            "--model",
+            "openai/m",
+            "--base-url",
+            server.base_url,
+            "--tiers",
+            "1",
+            "--max-tokens",
+            "100000",
+            "-o",
+            str(tmp_path / "out"),
+        )
+        assert server.posts == 0
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.strip() == (
+        "error: --max-tokens 100000 does not fit openai/m: it holds 8192 tokens (server) for "
+        "prompt and answer together; use a smaller --max-tokens"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_help_shows_its_brackets() -> None:
+    from .cli_helper import longscope
+
+    result = longscope("score", "--help")
+    assert result.returncode == 0
+    assert "[run|bon_idx], [thinking]" in " ".join(result.stdout.split())
+    main_help = longscope("--help")
+    assert "3 `run` finished with failed or unanswered requests" in " ".join(
+        main_help.stdout.split()
+    )
