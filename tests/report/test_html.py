@@ -19,6 +19,10 @@ from longscope.text.tokenizers import QwenTokenizer
 from longscope.types import Generation, GenerationConfig
 
 HOSTILE = '<script>document.title="pwned"</script><img src=x onerror="document.title=\'pwned\'">'
+# A model name is untrusted too: HTML, rich markup, a javascript: link, matplotlib mathtext.
+MODEL = (
+    "openai/test-model<img src=x onerror=\"document.title='pwned'\">[/][link](javascript:x)$\\x{$"
+)
 
 
 def _grid_run(run_dir: Path) -> None:
@@ -38,7 +42,7 @@ def _grid_run(run_dir: Path) -> None:
             "longctx",
             {
                 "params": suite.params(),
-                "model": "openai/test-model",
+                "model": MODEL,
                 "model_info": {"context_length": 2048},
             },
         )
@@ -85,6 +89,47 @@ def test_markdown_report(tmp_path: Path) -> None:
     _grid_run(tmp_path / "run")
     text = render_markdown([(tmp_path / "run", score_run(tmp_path / "run"))])
     assert "## longctx: openai/test-model" in text and "| 1024 |" in text
+    # the model name is inert: no tag, no link, no image; shown escaped
+    assert "<img" not in text and not re.search(r"(?<!\\)\]\(javascript:", text)
+    assert (
+        "openai/test-model&lt;img src=x onerror=&quot;document.title=&#x27;pwned&#x27;&quot;&gt;"
+        in text
+    )
+    assert "\\[/\\]\\[link\\](javascript:x)$\\\\x{$" in text
+
+
+def test_hostile_dataset_strings_and_errors_are_inert(tmp_path: Path) -> None:
+    """A sample whose id, task, question and gold are hostile, failed with a hostile error."""
+    import dataclasses
+
+    from longscope.report.safe_text import markdown
+    from longscope.types import Sample
+
+    _grid_run(tmp_path / "run")
+    bad = Sample(
+        id="id" + HOSTILE,
+        task="task[/]$\\x{$" + HOSTILE,
+        language="en",
+        context="ctx \u202e" + HOSTILE,
+        question="q" + HOSTILE,
+        gold=("gold \x1b[2J" + HOSTILE,),
+        length=1024,
+        meta={"depth": 0.5},
+    )
+    with RunStore(tmp_path / "run") as store:
+        store.put_samples("hostile1", [dataclasses.replace(bad)])
+        store.put_generation(
+            "hostile1", bad.id, 0, Generation("", "error", error="HTTP 500: \u202e" + HOSTILE)
+        )
+    result = score_run(tmp_path / "run", persist=False)
+    assert result.summary["completeness"]["reasons"] == {"500": 1}
+    html = render_html([(tmp_path / "run", result)])  # the hostile task is a bar label too
+    assert "<script" not in html and "<img src=x" not in html
+    assert "\x1b" not in html and "\u202e" not in html
+    assert "gold \\x1b[2J&lt;script&gt;" in html and "HTTP 500: \\u202e&lt;script&gt;" in html
+    text = render_markdown([(tmp_path / "run", result)])
+    assert "<script" not in text and "<img" not in text
+    assert markdown("task[/]$\\x{$") == "task\\[/\\]$\\\\x{$" and markdown("task[/]$\\x{$") in text
 
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -132,6 +177,8 @@ def test_report_renders_in_headless_chromium_with_plots_and_no_script(
     ).stdout
     assert "<title>longscope report</title>" in dom  # no injected script changed it
     assert "pwned</title>" not in dom
+    # neither the answers' nor the model name's markup became elements
+    assert '<img src="x"' not in dom and "<script>document" not in dom
     assert "<h1>longscope report</h1>" in dom and "longctx: openai/test-model" in dom
     assert dom.count('src="data:image/png;base64,') >= 2
     from PIL import Image
