@@ -213,3 +213,18 @@ def test_a_report_file_is_written_whole(tmp_path: Path, flag: str) -> None:
     assert target.read_text(encoding="utf-8") != "old report"
     # the temporary file was renamed into place: nothing else left beside it
     assert sorted(p.name for p in target.parent.iterdir()) == ["report"]
+
+
+def test_a_second_writer_on_one_run_directory_gets_one_line(tmp_path: Path) -> None:
+    from longscope.run.store import RunLock
+
+    with (
+        HostileServer("m", fails=fails_never, answer="0.003 arc-seconds") as server,
+        RunLock(tmp_path / "run"),
+    ):
+        result = _run(server, "m", tmp_path / "run")
+        assert server.posts == 0
+    assert result.returncode == 2, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1 and "is in use by another longscope writer (pid" in lines[0]
+    assert str(os.getpid()) in lines[0]

@@ -163,7 +163,7 @@ def completeness(samples: dict[str, dict[str, Any]], rows: list[ScoredRow]) -> d
     return {
         **total,
         "complete": unfinished == 0,
-        "reasons": dict(reasons.most_common()),
+        "reasons": dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))),
         "by_length": dict(sorted(by_length.items(), key=lambda kv: _length_key(kv[0]))),
     }
 
