@@ -190,11 +190,52 @@ def time_prefill(model: Any, ids: list[int], chunk: int, attention: str, cudnn: 
     return elapsed
 
 
+def profile_decode(model: Any, ids: list[int], record: Any, path: str) -> None:
+    from transformers import DynamicCache
+
+    with torch.inference_mode():
+        cache = DynamicCache(config=model.config)
+        tensor = torch.tensor([ids], device="cuda")
+        for begin in range(0, len(ids), 8192):
+            model(
+                input_ids=tensor[:, begin : begin + 8192], past_key_values=cache, logits_to_keep=1
+            )
+        token = torch.tensor([[5]], device="cuda")
+        for _ in range(3):
+            model(input_ids=token, past_key_values=cache, logits_to_keep=1)
+        start = sync_time()
+        for _ in range(32):
+            model(input_ids=token, past_key_values=cache, logits_to_keep=1)
+        launched = time.perf_counter() - start
+        total = sync_time() - start
+        record(
+            kind="decode_bare_loop",
+            context=len(ids),
+            cpu_ms_per_step=round(launched / 32 * 1e3, 2),
+            ms_per_step=round(total / 32 * 1e3, 2),
+        )
+        if path:
+            from torch.profiler import ProfilerActivity, profile
+
+            with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+                for _ in range(4):
+                    model(input_ids=token, past_key_values=cache, logits_to_keep=1)
+                torch.cuda.synchronize()
+            table = prof.key_averages().table(sort_by="cpu_time_total", row_limit=25)
+            with open(path, "w") as handle:
+                handle.write(table)
+            table = prof.key_averages().table(sort_by="cuda_time_total", row_limit=25)
+            with open(path, "a") as handle:
+                handle.write(table)
+    del cache
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lengths", default="8192,32768,131072")
     parser.add_argument("--out", default="bench_hf.jsonl")
     parser.add_argument("--skip-baseline", action="store_true")
+    parser.add_argument("--profile", default="", help="write the decode profile table here")
     args = parser.parse_args()
     lengths = [int(x) for x in args.lengths.split(",")]
     log = open(args.out, "a")  # noqa: SIM115
@@ -260,6 +301,10 @@ def main() -> None:
             ratio=round(step / bound, 2),
         )
         torch.cuda.empty_cache()
+
+    # 2b. Where a decode step's time goes: a bare loop of forward calls (no sync per step),
+    # and the profiler's top operators by CPU time.
+    profile_decode(model, prompt_ids(32768), record, args.profile)
 
     # 3. Prefill as a fraction of the matmul peak.
     for n in lengths:

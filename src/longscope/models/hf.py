@@ -386,11 +386,15 @@ class HFBackend:
         on_gpu = device.type == "cuda"
         tokens = _choose(torch, logits, samplers)
         for step in range(longest):
-            host = tokens.to("cpu", non_blocking=True) if on_gpu else tokens
             ready = None
             if on_gpu:
+                # Pinned memory makes the copy asynchronous; the event says when it landed.
+                host = torch.empty(len(batch), dtype=tokens.dtype, pin_memory=True)
+                host.copy_(tokens, non_blocking=True)
                 ready = torch.cuda.Event()
                 ready.record()
+            else:
+                host = tokens
             active = [m for m in batch if not m.status]
             if step + 1 < longest and active:
                 # Launch the next step before reading this one's tokens: the GPU keeps working.
@@ -613,9 +617,12 @@ def _attention(
     q_len, kv_len = query.shape[2], key.shape[2]
     groups = getattr(module, "num_key_value_groups", 1)
     if q_len == 1:
-        out = F.scaled_dot_product_attention(
-            query, key, value, scale=scaling, enable_gqa=groups > 1
-        )
+        # Decode: each KV head's query heads become its rows (no mask needed for one query), so
+        # the kernel reads each key once instead of a repeated copy per query head.
+        batch, heads, _, dim = query.shape
+        packed = query.reshape(batch, key.shape[1], heads // key.shape[1], dim)
+        out = F.scaled_dot_product_attention(packed, key, value, scale=scaling)
+        return out.reshape(batch, heads, 1, dim).transpose(1, 2).contiguous(), None
     elif q_len == kv_len:
         out = F.scaled_dot_product_attention(
             query, key, value, is_causal=True, scale=scaling, enable_gqa=groups > 1
