@@ -272,6 +272,23 @@ async def _execute(
             if options.serial:
                 for sample, repeat in todo:
                     await one(sample, repeat)
+            elif callable(getattr(backend, "generate_group", None)):
+                # One prefill per shared prefix (a document's repeats): see run/groups.py.
+                from longscope.run.groups import group_by_prefix
+
+                await asyncio.gather(*(one(s, r) for s, r in todo if _fits(s, info)))
+                fits = [(s, r) for s, r in todo if not _fits(s, info)]
+                requests = [build_request(suite, s, r, info, config) for s, r in fits]
+
+                async def group(indices: tuple[int, ...]) -> None:
+                    async with semaphore:
+                        counts["sent"] += len(indices)
+                        generations = await backend.generate_group([requests[i] for i in indices])  # type: ignore[attr-defined]
+                    for i, generation in zip(indices, generations, strict=True):
+                        writer.add(fits[i][0].id, fits[i][1], generation)
+                        progress.advance(generation)
+
+                await asyncio.gather(*(group(g) for g in group_by_prefix(requests)))
             else:
                 await asyncio.gather(*(one(sample, repeat) for sample, repeat in todo))
     finally:
