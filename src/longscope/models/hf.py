@@ -281,8 +281,16 @@ class HFBackend:
             batch = [members[i] for i in take]
             tokens = max(self._tokens_needed(m) for m in batch)
             prefix = _common_prefix([m.ids for m in batch])
+            prefix = min(prefix, min(len(m.ids) for m in batch) - 1)
+            suffix = max(len(m.ids) for m in batch) - prefix
             plan = plan_memory(
-                self.shape, tokens, len(batch), free, chunk=self.prefill_chunk, prefix=prefix
+                self.shape,
+                tokens,
+                len(batch),
+                free,
+                chunk=self.prefill_chunk,
+                prefix=prefix,
+                suffix=suffix,
             )
             self.last_plan = plan
             if plan.fits:

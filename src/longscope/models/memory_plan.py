@@ -152,30 +152,46 @@ def plan_memory(
     *,
     chunk: int = 8192,
     prefix: int = 0,
+    suffix: int | None = None,
     weights_resident: bool = True,
 ) -> MemoryPlan:
-    """Return the plan for `sequences` sequences of `tokens` tokens each.
+    """Return the plan for `sequences` sequences of `tokens` tokens each (prompt plus answer).
 
-    `prefix` tokens are shared: they are prefilled once for one sequence, then the cache is copied
-    per member layer by layer, so at most one layer's extra copy exists at a time. The margin covers
-    kernel workspaces and allocator rounding (measured in benchmarks/bench_hf.py).
+    The peak is the largest of the backend's phases: the shared `prefix` prefilled once for one
+    sequence; its cache copied per member layer by layer (one layer's extra copy at a time); the
+    members' prompt `suffix` prefilled as a batch; decoding, where the cache grows by
+    concatenation (one layer's old and new copy at a time). The margin covers kernel workspaces
+    and allocator rounding (peak against plan is measured in benchmarks/bench_hf.py).
     """
-    kv = shape.kv_bytes_per_token * tokens * sequences
-    if prefix and sequences > 1:
-        kv += shape.kv_bytes_per_token * prefix // max(1, shape.num_layers)
-    # The prefix is prefilled for one sequence; the members' suffixes and decode run batched.
-    suffix_seqs = sequences if prefix < tokens else 1
-    activation = max(
-        prefill_activation_bytes(shape, min(chunk, max(1, prefix or tokens)), tokens, 1),
-        prefill_activation_bytes(shape, min(chunk, max(1, tokens - prefix)), tokens, suffix_seqs),
-    )
-    margin = max(256 << 20, (kv + activation) // 20)
+    per_token = shape.kv_bytes_per_token
+    layer_share = max(1, shape.num_layers)
+    if suffix is None:
+        suffix = max(1, tokens - prefix)
+    prompt = min(tokens, prefix + suffix)
+    phases = [
+        per_token * prefix
+        + (prefill_activation_bytes(shape, min(chunk, prefix), prefix, 1) if prefix else 0),
+        per_token * prefix * sequences + per_token * prefix * sequences // layer_share,
+        per_token * prompt * sequences
+        + prefill_activation_bytes(
+            shape,
+            min(max(1, chunk // sequences), suffix),
+            prompt if suffix > 1 else 0,
+            sequences,
+        ),
+        per_token * tokens * sequences
+        + per_token * tokens * sequences // layer_share
+        + sequences * shape.vocab_size * 4 * 2,
+    ]
+    kv = per_token * tokens * sequences
+    peak = max(phases)
+    margin = max(256 << 20, peak // 20)
     return MemoryPlan(
         tokens=tokens,
         sequences=sequences,
         weight_bytes=0 if weights_resident else shape.weight_bytes,
         kv_bytes=kv,
-        activation_bytes=activation,
+        activation_bytes=max(0, peak - kv),
         margin_bytes=margin,
         free_bytes=free_bytes,
     )
