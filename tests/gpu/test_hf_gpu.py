@@ -162,6 +162,8 @@ def test_longctx_tier_runs_end_to_end_through_the_cli(tiny: tuple, tmp_path: Pat
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path("src").resolve()), *sys.path])}
     run_dir = tmp_path / "run"
     args = ["run", "longctx", "--model", f"hf/{folder}", "--tiers", "1", "--limit", "2"]
+    # Two repeats per sample: the runner hands each sample's pair to generate_group.
+    args += ["--repeats", "2"]
     args += ["--max-tokens", "8", "--output", str(run_dir), "--quiet", "-M", "prompt_mode=chat"]
     args += ["-M", f"device={device()}"]
     done = subprocess.run(
@@ -177,5 +179,5 @@ def test_longctx_tier_runs_end_to_end_through_the_cli(tiny: tuple, tmp_path: Pat
     store = next(run_dir.glob("*.sqlite*"))
     with sqlite3.connect(store) as db:
         statuses = [row[0] for row in db.execute("SELECT status FROM generations")]
-    assert len(statuses) == 2
+    assert len(statuses) == 4
     assert set(statuses) <= {"ok", "length"}
