@@ -9,10 +9,8 @@ keeps its LAST position, and pairwise accuracy divides by the number of PREDICTE
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable, Sequence
 
-_SPACES = re.compile(r"\s+")
 ANSWER_MARKERS = ("[Answer]", "[答案]")
 
 
@@ -26,7 +24,8 @@ def answer_area(reply: str) -> str:
 
 
 def _clean(item: str) -> str:
-    return _SPACES.sub(" ", item.strip())
+    # str.split() without an argument: exactly the whitespace the official scorer collapses.
+    return " ".join(item.strip().split())
 
 
 def prediction_lines(reply: str) -> list[str]:

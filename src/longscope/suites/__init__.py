@@ -12,7 +12,13 @@ SUITE_DESCRIPTIONS = {
     "longbench-pro": "LongBench Pro: 1,500 bilingual samples, 11/25 tasks, 8K-256K (--data FILE or hub)",
     "hundred": "100-LongBench: length-controllable real contexts, 8 tasks, QA filter, LongScore",
 }
-SCORING_OPTIONS = ("embedder", "embed_base_url", "rouge_parity", "difficulty_labels")
+SCORING_OPTIONS = (
+    "embedder",
+    "embed_base_url",
+    "official_parity",
+    "rouge_parity",
+    "difficulty_labels",
+)
 """Options that change scores but not generations: never part of a run's identity."""
 
 

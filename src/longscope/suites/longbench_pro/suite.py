@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-import datetime as dt
 from collections import defaultdict
 from collections.abc import Sequence
-from statistics import mean
 from typing import Any
 
 from longscope.metrics.similarity import DEFAULT_EMBEDDER, load_embedder
 from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow
 from longscope.suites.longbench_pro.loader import Dataset, load, select
+from longscope.suites.longbench_pro.official import (
+    OFFICIAL_DIMENSIONS,
+    OfficialRow,
+    official_summary,
+)
 from longscope.suites.longbench_pro.schema import DIFFICULTIES, LENGTHS, Row
-from longscope.suites.longbench_pro.scoring import score_prediction, solved
+from longscope.suites.longbench_pro.scoring import SUMMARY_PASS, score_prediction
 from longscope.text.tokenizers import QwenTokenizer, Tokenizer
 from longscope.text.truncate import middle_truncate
 from longscope.types import SCORABLE, Generation, GenerationConfig, Sample, Score
@@ -23,15 +26,8 @@ BUCKET_TOKENS = {bucket: int(bucket[:-1]) * 1024 for bucket in LENGTHS}
 OUTPUT_BUDGET = {"nonthinking": 1024, "thinking": 8192}
 LONG_MODEL_THINKING_BUDGET = 32768
 """Thinking budget for models holding 256K tokens or more (as the official runs)."""
-DIMENSIONS = (
-    "token_length",
-    "contextual_requirement",
-    "difficulty",
-    "primary_task",
-    "language",
-    "secondary_task",
-    "language_x_length",
-)
+EXTRA_DIMENSIONS = ("secondary_task", "language_x_length")
+"""Breakdowns beyond the official summary (kept under the `longscope` key)."""
 
 
 def row_sample(
@@ -84,6 +80,7 @@ class LongBenchProSuite:
         temperature: float = 1.0,
         embedder: str = DEFAULT_EMBEDDER,
         embed_base_url: str | None = None,
+        official_parity: bool = False,
         rouge_parity: bool = False,
         difficulty_labels: str | None = None,
     ) -> None:
@@ -102,7 +99,8 @@ class LongBenchProSuite:
         )
         self.embedder = embedder
         self.embed_base_url = embed_base_url
-        self.rouge_parity = rouge_parity
+        # `rouge_parity` is the earlier name of the same switch (it now covers every crash).
+        self.official_parity = official_parity or rouge_parity
         self.difficulty_labels = difficulty_labels
         self._dataset: Dataset | None = None
 
@@ -186,22 +184,30 @@ class LongBenchProSuite:
             embedder=load_embedder(self.embedder, self.embed_base_url)
             if sample["meta"]["metric"] == "summary"
             else None,
-            rouge_parity=self.rouge_parity,
+            official_parity=self.official_parity,
         )
 
     def summarize(self, rows: Sequence[ScoredRow]) -> dict[str, Any]:
+        """Per mode the official summary file's dict (`modes`), and longscope's extras apart."""
         if self.difficulty_labels:
             rows = _relabel(rows, self.difficulty_labels)
         by_mode: dict[str, list[ScoredRow]] = defaultdict(list)
         for row in rows:
             by_mode[row.sample["meta"]["mode"]].append(row)
-        summary: dict[str, Any] = {
-            "modes": {mode: summarize_mode(by_mode[mode]) for mode in MODES if mode in by_mode}
+        parts = {
+            mode: summarize_mode(by_mode[mode], self.official_parity)
+            for mode in MODES
+            if mode in by_mode
         }
-        summary["embedder"] = self.embedder
-        summary["rouge_parity"] = self.rouge_parity
-        summary["difficulty_source"] = self.difficulty_labels or "dataset"
-        return summary
+        return {
+            "modes": {mode: part["official"] for mode, part in parts.items()},
+            "longscope": {
+                "embedder": self.embedder,
+                "official_parity": self.official_parity,
+                "difficulty_source": self.difficulty_labels or "dataset",
+                "modes": {mode: part["longscope"] for mode, part in parts.items()},
+            },
+        }
 
 
 def _relabel(rows: Sequence[ScoredRow], path: str) -> list[ScoredRow]:
@@ -220,19 +226,23 @@ def _relabel(rows: Sequence[ScoredRow], path: str) -> list[ScoredRow]:
     return out
 
 
-def _value(row: ScoredRow) -> float:
+def _row_value(row: ScoredRow) -> float:
     if row.generation.status in SCORABLE and row.score is not None:
         return row.score.value
     return 0.0
 
 
-def _failed(row: ScoredRow) -> bool:
+def _row_failed(row: ScoredRow, official_parity: bool) -> bool:
+    """The official count: no reply, a reply that is exactly "", or a metric crash (under parity)."""
     if row.generation.status not in SCORABLE or row.score is None:
         return True
-    return bool(row.score.evidence.get("failed"))
+    evidence = row.score.evidence
+    if not evidence.get("official_failed"):
+        return False
+    return official_parity or not evidence.get("official_error")
 
 
-def _dimension(sample: dict[str, Any], dimension: str) -> str:
+def _group(sample: dict[str, Any], dimension: str) -> str:
     meta = sample["meta"]
     if dimension == "language":
         return sample["language"]
@@ -241,14 +251,69 @@ def _dimension(sample: dict[str, Any], dimension: str) -> str:
     return str(meta[dimension])
 
 
-def _breakdowns(per_sample: dict[str, float], samples: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for dimension in DIMENSIONS:
-        groups: dict[str, list[float]] = defaultdict(list)
-        for sid, value in per_sample.items():
-            groups[_dimension(samples[sid], dimension)].append(value)
-        out[dimension] = {k: round(100 * mean(v), 2) for k, v in sorted(groups.items(), key=_order)}
-    return out
+def _numbering(row: ScoredRow, index: int) -> tuple[tuple[int, int], int]:
+    """Return (position in the official file order, bon_idx) of a row.
+
+    Imported prediction files keep their line order and `bon_idx`; a run made here numbers its
+    repeats 1..N and orders run by run, like the official inference file before shuffling.
+    """
+    recorded = row.sample["meta"].get("prediction_rows", {}).get(str(row.repeat))
+    if recorded is not None:
+        return (0, int(recorded["line"])), int(recorded["bon_idx"])
+    return (row.repeat, index), row.repeat + 1
+
+
+def summarize_mode(rows: Sequence[ScoredRow], official_parity: bool = False) -> dict[str, Any]:
+    """The official summary of one prompt mode, key for key, plus longscope's extras."""
+    placed = []
+    for index, row in enumerate(rows):
+        position, bon_idx = _numbering(row, index)
+        placed.append((position, bon_idx, row))
+    placed.sort(key=lambda item: item[0])
+    official_rows = [
+        OfficialRow(
+            id=row.sample["id"],
+            bon_idx=bon_idx,
+            metric=_row_value(row),
+            failed=_row_failed(row, official_parity),
+            groups={d: _group(row.sample, d) for d in (*OFFICIAL_DIMENSIONS, *EXTRA_DIMENSIONS)},
+            solved_above=SUMMARY_PASS if row.sample["meta"]["metric"] == "summary" else None,
+        )
+        for _, bon_idx, row in placed
+    ]
+    declared = [r.sample["meta"].get("bon_num") for r in rows if r.sample["meta"].get("bon_num")]
+    bon_num = int(declared[0]) if declared else max((r.repeat + 1 for r in rows), default=0)
+    result = official_summary(official_rows, bon_num, extra_dimensions=EXTRA_DIMENSIONS)
+    scored = [r.score for r in rows if r.generation.status in SCORABLE and r.score is not None]
+    crashes: dict[str, int] = defaultdict(int)
+    for score in scored:
+        if score.evidence.get("official_error"):
+            crashes[score.evidence["official_error"]] += 1
+    questions = {r.sample["id"]: r.sample for r in rows}
+    extras: dict[str, Any] = {
+        "official_parity": official_parity,
+        "truncated_questions_num": sum(1 for s in questions.values() if s["meta"].get("truncated")),
+        "not_generated_samples_num": sum(1 for r in rows if r.generation.status not in SCORABLE),
+        "blank_answers_num": sum(1 for s in scored if s.evidence.get("blank_answer")),
+        "unparsable_answers_num": sum(1 for s in scored if s.evidence.get("unparsable_answer")),
+        "official_crash_samples_num": sum(crashes.values()),
+        "official_crash_causes": dict(sorted(crashes.items())),
+        "official_would_refuse": [
+            *dict.fromkeys(
+                r.sample["meta"]["file_refusal"]
+                for r in rows
+                if r.sample["meta"].get("file_refusal")
+            ),
+            *result.refusals,
+        ],
+        **{f"average_{d}_metric": _ordered(v) for d, v in result.extra_average.items()},
+        **{k: {d: _ordered(v) for d, v in bon.items()} for k, bon in result.extra_bon.items()},
+    }
+    return {"official": result.summary, "longscope": extras}
+
+
+def _ordered(groups: dict[str, float]) -> dict[str, float]:
+    return dict(sorted(groups.items(), key=_order))
 
 
 def _order(item: tuple[str, Any]) -> tuple[int, str]:
@@ -261,44 +326,29 @@ def _order(item: tuple[str, Any]) -> tuple[int, str]:
     return (len(LENGTHS), key)
 
 
-def summarize_mode(rows: Sequence[ScoredRow]) -> dict[str, Any]:
-    """The official summary file's keys, plus our extra breakdowns, for one prompt mode."""
-    runs: dict[str, dict[int, float]] = defaultdict(dict)
-    samples: dict[str, dict[str, Any]] = {}
-    failed = 0
-    for row in rows:
-        sid = row.sample["id"]
-        samples[sid] = row.sample
-        runs[sid][row.repeat] = _value(row)
-        failed += _failed(row)
-    n_runs = max((len(r) for r in runs.values()), default=0)
-    per_sample = {sid: mean(values.values()) for sid, values in runs.items()}
-    out: dict[str, Any] = {
-        "date": dt.date.today().isoformat(),
-        "total_questions_num": len(samples),
-        "inference_iterations": n_runs,
-        "total_samples_num": len(rows),
-        "fail_samples_num": failed,
-        "truncated_questions_num": sum(1 for s in samples.values() if s["meta"].get("truncated")),
-        "average_overall_metric": round(100 * mean(per_sample.values()), 2) if per_sample else 0.0,
-    }
-    for i in range(n_runs):
-        values = [r[i] for r in runs.values() if i in r]
-        out[f"inference_iteration_{i + 1}_overall_metric"] = (
-            round(100 * mean(values), 2) if values else 0.0
-        )
-    for dimension, groups in _breakdowns(per_sample, samples).items():
-        out[f"average_{dimension}_metric"] = groups
-    for i in range(1, n_runs + 1):
-        best = {
-            sid: max(v for k, v in r.items() if k < i)
-            for sid, r in runs.items()
-            if any(k < i for k in r)
-        }
-        out[f"BoN-{i}"] = {
-            "overall_metric": round(100 * mean(best.values()), 2) if best else 0.0,
-            **{f"{d}_metric": g for d, g in _breakdowns(best, samples).items()},
-        }
-        passed = [solved(v, samples[sid]["meta"]["metric"]) for sid, v in best.items()]
-        out[f"pass@{i}"] = round(100 * sum(passed) / len(passed), 2) if passed else 0.0
+def _percent(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _percent(v) for k, v in value.items()}
+    if isinstance(value, float):
+        return round(100 * value, 2)
+    return value
+
+
+def display_modes(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Return per mode the official summary in percent (2 decimals) merged with longscope's extras.
+
+    For reports and tables; summary.json keeps the official fractions under `modes`.
+    """
+    out = {}
+    for mode, official in summary["modes"].items():
+        extras = summary.get("longscope", {}).get("modes", {}).get(mode, {})
+        view = _percent(official)
+        for key, value in extras.items():
+            if key.startswith("BoN-"):
+                view[key] = {**view.get(key, {}), **_percent(value)}
+            elif key.startswith("average_"):
+                view[key] = _percent(value)
+            else:
+                view.setdefault(key, value)
+        out[mode] = view
     return out
