@@ -146,6 +146,9 @@ CASES: list[tuple[list[str], str]] = [
     ([*HUNDRED, "--pool", "{latin1.jsonl}"], "row 1: not UTF-8 text"),
     ([*HUNDRED, "--pool", "{notjson.jsonl}"], "row 1: not valid JSON"),
     ([*HUNDRED, "--pool", "{empty.json}"], "is empty"),
+    ([*LONGCTX, "--router", "{deep.json}"], "deep.json: JSON nested too deeply"),
+    ([*LONGCTX, "--router", "{profile.json}"], "profile.json is binary"),
+    ([*LONGCTX, "--router", "{truncated.json}"], "truncated.json: not valid JSON"),
     # run directories
     (["report", "{not-a-run}"], "no longscope run in"),
     (["report", "{a-file}"], "no longscope run in"),

@@ -141,7 +141,7 @@ def test_profile_gives_the_budget_and_bad_profiles_are_one_line(tmp_path: Path) 
     with pytest.raises(UsageError, match="no absolute effective length"):
         with_router(OpenAIBackend("m"), str(path))
     path.write_text("{not json")
-    with pytest.raises(UsageError, match="not JSON"):
+    with pytest.raises(UsageError, match="not valid JSON"):
         load_profile(str(path))
     path.write_text(json.dumps({"measured": []}))
     with pytest.raises(UsageError, match="field 'model'"):

@@ -9,7 +9,6 @@ Easy: the rest.
 from __future__ import annotations
 
 import datetime as dt
-import json
 from collections import defaultdict
 from pathlib import Path
 from statistics import mean
@@ -73,8 +72,14 @@ def difficulty_labels(tiers: dict[str, list[ScoreResult]]) -> dict[str, Any]:
 
 def load_labels(path: str | Path) -> dict[str, str]:
     """Read a labels file written by `longscope calibrate`."""
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
-    if data.get("labels_version") != LABELS_VERSION or not isinstance(data.get("labels"), dict):
+    from longscope.files import parse_json, read_user_text
+
+    data = parse_json(read_user_text(path, "labels file"), str(path))
+    if (
+        not isinstance(data, dict)
+        or data.get("labels_version") != LABELS_VERSION
+        or not isinstance(data.get("labels"), dict)
+    ):
         raise ValueError(
             f"{path} is not a longscope difficulty-labels file (version {LABELS_VERSION})"
         )

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -52,12 +51,14 @@ class RouterProfile:
 
 def load_profile(path: str | Path) -> RouterProfile:
     """Read a profile written by `longscope profile`; a bad file fails in one line."""
+    from longscope.files import decode_text, parse_json
+
     try:
-        raw = json.loads(Path(path).read_text(encoding="utf-8"))
+        data_bytes = Path(path).read_bytes()
     except OSError as exc:
         raise UsageError(f"cannot read profile {path}: {exc.strerror or exc}") from exc
-    except json.JSONDecodeError as exc:
-        raise UsageError(f"{path}: not JSON ({exc.msg} at line {exc.lineno})") from exc
+    # empty, binary, not UTF-8, malformed or too deeply nested: one line naming the file
+    raw = parse_json(decode_text(data_bytes, path, "profile"), str(path))
     try:
         data = _ProfileFile.model_validate(raw)
     except ValidationError as exc:
