@@ -65,8 +65,8 @@ def test_report_uses_calibrated_labels(tmp_path: Path) -> None:
         )
     )
     summary = score_run(run, scoring={"difficulty_labels": str(labels)}).summary
-    assert summary["modes"]["nonthinking"]["average_difficulty_metric"] == {"Extreme": 25.0}
-    assert summary["difficulty_source"] == str(labels)
+    assert summary["modes"]["nonthinking"]["average_difficulty_metric"] == {"Extreme": 0.25}
+    assert summary["longscope"]["difficulty_source"] == str(labels)
 
 
 def test_calibration_needs_all_three_tiers(tmp_path: Path) -> None:

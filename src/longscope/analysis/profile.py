@@ -27,7 +27,10 @@ def length_curve(result: ScoreResult, mode: str = "nonthinking") -> LengthCurve:
     if result.suite == "longctx":
         scores = {int(k): v["percent"] for k, v in summary["by_length"].items()}
     elif result.suite == "longbench-pro":
-        data = summary["modes"].get(mode) or next(iter(summary["modes"].values()))
+        from longscope.suites.longbench_pro.suite import display_modes
+
+        modes = display_modes(summary)
+        data = modes.get(mode) or next(iter(modes.values()))
         scores = {int(k[:-1]) * 1024: v for k, v in data["average_token_length_metric"].items()}
     else:
         scores = {}
@@ -133,7 +136,9 @@ def leaderboard(results: list[ScoreResult]) -> list[dict[str, Any]]:
         if result.suite == "longctx":
             row["overall"] = result.summary["total"]
         elif result.suite == "longbench-pro":
-            for mode, data in result.summary["modes"].items():
+            from longscope.suites.longbench_pro.suite import display_modes
+
+            for mode, data in display_modes(result.summary).items():
                 row[f"{mode} overall"] = data["average_overall_metric"]
                 row.setdefault("overall", data["average_overall_metric"])
                 for name in ("English", "Chinese"):

@@ -232,7 +232,9 @@ def _longbench_pro_section(result: ScoreResult) -> dict[str, Any]:
     images = []
     facts = []
     tables = []
-    for mode, data in result.summary["modes"].items():
+    from longscope.suites.longbench_pro.suite import display_modes
+
+    for mode, data in display_modes(result.summary).items():
         facts.append((f"{mode} overall", f"{data['average_overall_metric']:.2f}"))
         facts.append(
             (

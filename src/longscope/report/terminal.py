@@ -155,7 +155,9 @@ def print_longbench_pro(summary: dict[str, Any], console: Console) -> None:
     if state == "none":
         _say(console, _no_score("LongBench Pro", summary))
         return
-    for mode, result in summary["modes"].items():
+    from longscope.suites.longbench_pro.suite import display_modes
+
+    for mode, result in display_modes(summary).items():
         _say(
             console,
             _headline(
@@ -192,8 +194,8 @@ def print_longbench_pro(summary: dict[str, Any], console: Console) -> None:
     _say(
         console,
         plain(
-            f"summary similarity: {summary.get('embedder')}; "
-            f"ROUGE-L parity: {summary.get('rouge_parity')}"
+            f"summary similarity: {summary['longscope']['embedder']}; "
+            f"official parity: {summary['longscope']['official_parity']}"
         ),
     )
 

