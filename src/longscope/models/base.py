@@ -25,6 +25,8 @@ class ModelInfo:
     """Where `context_length` came from: `user`, `server`, `n_ctx`, or `unknown`."""
     prompt_mode: PromptMode
     tokenizer: str
+    chat_overhead: int | None = None
+    """Tokens the chat template adds around one user message, when the backend can count them."""
     details: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
 

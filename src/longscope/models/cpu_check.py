@@ -17,13 +17,13 @@ import hashlib
 import importlib.metadata
 import importlib.util
 import json
-import os
 import signal
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from longscope.files import write_json
 from longscope.models.base import UsageError
 from longscope.text.haystack import default_cache_dir
 
@@ -155,9 +155,7 @@ def check_library(model_path: Path | None = None, *, cache_dir: Path | None = No
     except (OSError, ValueError, TypeError):
         verdict = probe(model_path if model_path is not None else _embedded_model())
         cache.parent.mkdir(parents=True, exist_ok=True)
-        tmp = cache.with_suffix(f".{os.getpid()}.tmp")
-        tmp.write_text(json.dumps(verdict.__dict__))
-        os.replace(tmp, cache)
+        write_json(cache, verdict.__dict__)
     if not verdict.ok:
         raise UsageError(failure_message(verdict))
     return verdict

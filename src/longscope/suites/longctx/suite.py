@@ -134,12 +134,18 @@ class LongCtxSuite:
             prompt, messages = self.template.render(
                 Sample("probe", "probe", lang, "", question, ()), ctx.prompt_mode
             )
-            # What we can count (template, question, BOS) plus what we cannot (a chat template's
-            # role markers), both against the tier; only the counted part is reported as sent.
+            # The template, question and BOS are counted; a chat template's role markers are counted
+            # when the backend knows its template (local GGUF), else covered by a margin that is
+            # not reported as sent (a server's template is unknown to us).
             counted = pool.count(prompt or messages[0].content)
+            margin = 0
             if ctx.prompt_mode == "completion":
                 counted += 1  # BOS
-            overhead = counted + (CHAT_MARGIN_TOKENS if ctx.prompt_mode == "chat" else 0)
+            elif ctx.chat_overhead is not None:
+                counted += ctx.chat_overhead
+            else:
+                margin = CHAT_MARGIN_TOKENS
+            overhead = counted + margin
             budget = length - overhead - ctx.config.max_tokens
             inserts = [
                 Insert(getattr(fact, lang), fact.depth if depth is None else depth)

@@ -1,0 +1,99 @@
+"""Chat mode on the llama.cpp backend with a real instruct model (SmolLM2 135M, its GGUF template)."""
+
+from __future__ import annotations
+
+import inspect
+import time
+
+import pytest
+
+from longscope.models.llamacpp import _ENGINE_OPTIONS, LlamaCppBackend, completion_kwargs
+from longscope.models.registry import KNOWN_MODELS, create_backend, resolve_model_path
+from longscope.types import GenerationConfig, Message, Request
+
+pytestmark = pytest.mark.model
+
+
+def test_every_option_we_pass_is_accepted_by_the_installed_library() -> None:
+    """An upgrade of llama-cpp-python that drops or renames an argument fails here, not in a run."""
+    from llama_cpp import Llama, StoppingCriteriaList
+
+    create = inspect.signature(Llama.create_completion)
+    kwargs = completion_kwargs(
+        [1, 2, 3],
+        GenerationConfig(max_tokens=4, stop=("\n",)),
+        stop=["\n"],
+        stopping_criteria=StoppingCriteriaList([]),
+    )
+    create.bind(None, **kwargs)  # raises TypeError on an unknown name
+    init = inspect.signature(Llama.__init__).parameters
+    assert set(_ENGINE_OPTIONS) <= set(init), set(_ENGINE_OPTIONS) - set(init)
+    for name in ("model_path", "n_ctx", "chat_format", "verbose"):
+        assert name in init
+
+
+def test_named_instruct_model_is_listed_in_chat_mode() -> None:
+    known = KNOWN_MODELS["smollm2-135m"]
+    assert known.prompt_mode == "chat" and "8K context" in known.description
+    assert resolve_model_path("smollm2-135m").name == "SmolLM2-135M-Instruct.Q4_1.gguf"
+
+
+@pytest.fixture(scope="module")
+def smol() -> LlamaCppBackend:
+    return create_backend("llamacpp/smollm2-135m", {"context_length": 2048})
+
+
+def _chat(text: str, **config: object) -> Request:
+    return Request(
+        "s",
+        0,
+        "chat",
+        messages=(Message("user", text),),
+        config=GenerationConfig(**{"max_tokens": 24, "temperature": 0.0, **config}),
+    )
+
+
+async def test_chat_answer_uses_the_gguf_template(smol: LlamaCppBackend) -> None:
+    info = await smol.info()
+    assert (info.prompt_mode, info.context_length) == ("chat", 2048)
+    question = "What is the capital of France? Answer in one word."
+    gen = await smol.generate(_chat(question))
+    assert gen.status == "ok", gen
+    assert "paris" in gen.text.lower()
+    # The prompt the engine read is the message plus exactly the template's overhead.
+    llama = smol._load()
+    own = len(llama.tokenize(question.encode(), add_bos=False))
+    assert info.chat_overhead is not None and info.chat_overhead > 5
+    assert gen.prompt_tokens == own + info.chat_overhead
+
+
+async def test_chat_stop_strings_and_max_tokens(smol: LlamaCppBackend) -> None:
+    stopped = await smol.generate(
+        _chat("What is the capital of France? Answer in one word.", stop=("Paris",))
+    )
+    assert "Paris" not in stopped.text and stopped.status == "ok"
+    capped = await smol.generate(_chat("Write a long story about a cat.", max_tokens=5))
+    assert capped.status == "length" and capped.completion_tokens == 5
+
+
+async def test_chat_deadline_ends_a_long_generation(smol: LlamaCppBackend) -> None:
+    request = _chat("Write a very long story about a cat.", max_tokens=4000)
+    request = Request(
+        request.sample_id, 0, "chat", messages=request.messages, config=request.config, timeout_s=1
+    )
+    started = time.perf_counter()
+    gen = await smol.generate(request)
+    elapsed = time.perf_counter() - started
+    assert gen.status == "timeout" and gen.error == "exceeded 1s"
+    assert elapsed < 3, elapsed
+
+
+async def test_unknown_chat_format_is_a_usage_error() -> None:
+    from longscope.models.base import UsageError
+
+    backend = create_backend(
+        "llamacpp/smollm2-135m", {"context_length": 512, "chat_format": "no-such-format"}
+    )
+    with pytest.raises(UsageError, match="unknown chat_format 'no-such-format'"):
+        await backend.generate(_chat("hi"))
+    await backend.aclose()
