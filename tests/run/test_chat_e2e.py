@@ -1,0 +1,147 @@
+"""LongCtx tier 1 on the embedded INSTRUCT model in chat mode: in-process and through llama.cpp's server.
+
+Both paths apply the GGUF's own chat template and decode greedily with the same engine, so they
+must read the same prompt tokens and write the same answers; the tier that does not fit the 8K
+window is skipped with its reason, never truncated.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from longscope.models.registry import create_backend, resolve_model_path
+from longscope.run.runner import RunOptions, run
+from longscope.suites import create_suite
+
+from ..conftest import free_port
+
+pytestmark = pytest.mark.model
+
+
+def _rows(run_dir: Path) -> dict[str, tuple]:
+    db = sqlite3.connect(run_dir / "longscope.sqlite")
+    return {
+        row[0]: row[1:]
+        for row in db.execute(
+            "SELECT sample_id, status, text, error, prompt_tokens FROM generations"
+        )
+    }
+
+
+@pytest.fixture(scope="module")
+def in_process_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("smol-local")
+    suite = create_suite("longctx", {"tiers": [1, 2]})
+    run(suite, create_backend("llamacpp/smollm2-135m"), RunOptions(output=out, quiet=True))
+    return out
+
+
+def test_tier1_in_chat_mode_on_the_embedded_instruct_model(in_process_run: Path) -> None:
+    rows = _rows(in_process_run)
+    db = sqlite3.connect(in_process_run / "longscope.sqlite")
+    header = json.loads(db.execute("SELECT header FROM runs").fetchone()[0])
+    assert header["model_info"]["prompt_mode"] == "chat"
+    overhead = header["model_info"]["chat_overhead"]
+    assert overhead > 5
+    samples = {
+        sid: json.loads(data)["meta"]
+        for sid, data in db.execute("SELECT sample_id, data FROM samples")
+    }
+    for task in ("LCB-001", "LCB-002", "LCB-003", "LCB-004"):
+        status, _text, error, prompt_tokens = rows[task]
+        assert status in ("ok", "length"), (task, status, error)
+        # Counted exactly: the tokens the engine read are the tokens the suite sized, template
+        # included, and prompt plus the 200-token answer budget fits the 4K tier.
+        assert prompt_tokens == samples[task]["prompt_tokens"], task
+        assert 3500 < prompt_tokens <= 4096 - 200
+    for task in ("LCB-005", "LCB-006", "LCB-007", "LCB-008"):
+        status, _text, error, _ = rows[task]
+        assert status == "skipped"
+        assert error == (
+            "insufficient_context: needs 16384 tokens (prompt and answer), backend holds 8192 (n_ctx)"
+        )
+
+
+@pytest.fixture(scope="module")
+def smol_server(tmp_path_factory: pytest.TempPathFactory):
+    port = free_port()
+    log_path = tmp_path_factory.mktemp("smol-server") / "server.log"
+    log = log_path.open("wb")
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "llama_cpp.server",
+            "--model",
+            str(resolve_model_path("smollm2-135m")),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--n_ctx",
+            "8192",
+            "--flash_attn",
+            "true",
+            "--n_threads",
+            str(os.cpu_count() or 1),
+            "--model_alias",
+            "smollm2-135m",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    url = f"http://127.0.0.1:{port}/v1"
+    deadline = time.time() + 180
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"llama_cpp.server exited: {log_path.read_text()[-2000:]}")
+        try:
+            if httpx.get(f"{url}/models", timeout=2).status_code == 200:
+                break
+        except httpx.HTTPError:
+            time.sleep(0.5)
+    else:
+        proc.kill()
+        raise RuntimeError("llama_cpp.server did not start within 180 s")
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+def test_tier1_through_llama_server_chat_completions_matches_in_process(
+    smol_server: str, in_process_run: Path, tmp_path: Path
+) -> None:
+    suite = create_suite("longctx", {"tiers": [1, 2]})
+    backend = create_backend(
+        "openai/smollm2-135m",
+        # The server applies the template; we size prompts with the same GGUF's tokenizer and a
+        # margin for the template we cannot see, and state the window it does not report.
+        {"prompt_mode": "chat", "context_length": 8192, "tokenizer": "smollm2-135m"},
+        base_url=smol_server,
+        concurrency=1,
+    )
+    run(suite, backend, RunOptions(output=tmp_path, quiet=True))
+    served, local = _rows(tmp_path), _rows(in_process_run)
+    for task in ("LCB-001", "LCB-002", "LCB-003", "LCB-004"):
+        status, text, error, prompt_tokens = served[task]
+        assert status in ("ok", "length"), (task, status, error)
+        assert 3500 < prompt_tokens <= 4096 - 200
+    for task in ("LCB-005", "LCB-006", "LCB-007", "LCB-008"):
+        assert served[task][0] == "skipped" and "holds 8192 (user)" in served[task][2]
+    # Same context and question, so the same chat prompt minus the margin the server path leaves
+    # for an unseen template: the in-process prompt holds more filler, never fewer tokens.
+    for task in ("LCB-001", "LCB-002", "LCB-003", "LCB-004"):
+        assert local[task][3] >= served[task][3]
