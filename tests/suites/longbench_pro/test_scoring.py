@@ -38,17 +38,19 @@ def test_chinese_rouge_segments_with_jieba_and_parity_reproduces_official_zero()
     ref = "仓库火灾使发货推迟了六周，公司随后修复了仓库并恢复了生产，" * 40  # no ASCII period
     pred = "莱比锡的仓库在火灾后重建，发货延误六周，随后订单逐步恢复，" * 40
     true_value = summary_score(pred, [ref, ref, ref], "Chinese", embedder)
-    parity = summary_score(pred, [ref, ref, ref], "Chinese", embedder, rouge_parity=True)
-    assert true_value.evidence["official_rouge_fails"] and true_value.evidence["rouge_l"] > 0.2
+    parity = summary_score(pred, [ref, ref, ref], "Chinese", embedder, official_parity=True)
+    assert true_value.evidence["official_error"] == "rouge recursion"
+    assert true_value.evidence["rouge_l"] > 0.2
     assert parity.evidence["rouge_l"] == 0.0
     assert parity.value == pytest.approx(0.5 * parity.evidence["cosine"], abs=1e-4)
 
 
-def test_empty_prediction_scores_zero_and_counts_as_failed() -> None:
+def test_blank_prediction_scores_zero_and_only_the_exact_empty_one_fails() -> None:
     score = summary_score("   ", REFS, "English", load_embedder())
-    assert score.value == 0.0 and score.evidence["failed"]
+    assert score.value == 0.0 and score.evidence["blank_answer"]
+    assert not score.evidence["official_failed"]  # the official scorer fails only the exact ""
     line = score_prediction("", {"language": "English", "gold": ["a"], "meta": {"metric": "f1"}})
-    assert line.value == 0.0 and line.evidence["failed"]
+    assert line.value == 0.0 and line.evidence["official_failed"]
 
 
 def test_solved_threshold() -> None:
