@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import time
 from typing import Any
@@ -24,7 +25,7 @@ from typing import Any
 import torch
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
-from longscope.models.hf import HFBackend
+from longscope.models.hf import HFBackend, decode_kernels
 from longscope.models.memory_plan import GIB
 from longscope.types import GenerationConfig, Request
 
@@ -203,17 +204,21 @@ def profile_decode(model: Any, ids: list[int], record: Any, path: str) -> None:
         token = torch.tensor([[5]], device="cuda")
         for _ in range(3):
             model(input_ids=token, past_key_values=cache, logits_to_keep=1)
-        start = sync_time()
-        for _ in range(32):
-            model(input_ids=token, past_key_values=cache, logits_to_keep=1)
-        launched = time.perf_counter() - start
-        total = sync_time() - start
-        record(
-            kind="decode_bare_loop",
-            context=len(ids),
-            cpu_ms_per_step=round(launched / 32 * 1e3, 2),
-            ms_per_step=round(total / 32 * 1e3, 2),
-        )
+        for kernels in ("default", "no_cudnn"):
+            context = decode_kernels() if kernels == "no_cudnn" else contextlib.nullcontext()
+            with context:
+                start = sync_time()
+                for _ in range(32):
+                    model(input_ids=token, past_key_values=cache, logits_to_keep=1)
+                launched = time.perf_counter() - start
+                total = sync_time() - start
+            record(
+                kind="decode_bare_loop",
+                kernels=kernels,
+                context=len(ids),
+                cpu_ms_per_step=round(launched / 32 * 1e3, 2),
+                ms_per_step=round(total / 32 * 1e3, 2),
+            )
         if path:
             from torch.profiler import ProfilerActivity, profile
 

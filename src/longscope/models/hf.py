@@ -336,7 +336,8 @@ class HFBackend:
             if count > 1 and prefix:
                 cache.batch_repeat_interleave(count)
             logits, mask, positions = self._prefill_suffixes(batch, prefix, cache)
-            self._decode(batch, cache, logits, mask, positions)
+            with decode_kernels():
+                self._decode(batch, cache, logits, mask, positions)
             del cache, logits
         latency = time.perf_counter() - started
         return [self._finish(m, latency) for m in batch]
@@ -515,6 +516,20 @@ def _choose(torch: Any, logits: Any, samplers: list[_Sampler]) -> Any:
         return logits.argmax(dim=-1)
     rows = [s.pick(torch, logits[i]) for i, s in enumerate(samplers)]
     return torch.cat(rows).view(-1)
+
+
+def decode_kernels() -> Any:
+    """Return a context that keeps decode attention off cuDNN.
+
+    Measured on an H200 (BENCHMARKS.md): SDPA picks cuDNN for one query over a 32K cache, and
+    cuDNN builds a new graph for every cache length, 1.7 ms of CPU per layer and step (47 of a
+    68 ms step); flash and memory-efficient kernels have no such setup.
+    """
+    from torch.nn.attention import SDPBackend, sdpa_kernel
+
+    return sdpa_kernel(
+        [SDPBackend.FLASH_ATTENTION, SDPBackend.EFFICIENT_ATTENTION, SDPBackend.MATH]
+    )
 
 
 def _skipped(member: _Member, reason: str) -> Generation:
