@@ -183,3 +183,27 @@ def test_bon_idx_zero_counts_in_every_bon_and_above_n_in_none() -> None:
     assert summary["pass@1"] == 0.5
     assert summary["inference_iteration_1_overall_metric"] == 0.5
     assert summary["average_overall_metric"] == (1.0 + 0.75) / 2
+
+
+def test_the_score_command_writes_the_official_summary(tmp_path) -> None:
+    """`longscope score longbench-pro --data DATA --predictions OFFICIAL_OUTPUT.jsonl` as a user
+    runs it: summary.json's `modes.nonthinking` is the official file, date aside."""
+    from ...cli_helper import longscope
+
+    done = longscope(
+        "score",
+        "longbench-pro",
+        "--data",
+        str(DATA),
+        "--predictions",
+        str(INFERENCE),
+        "--rouge-parity",
+        "-o",
+        str(tmp_path),
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    written = json.loads((tmp_path / "summary.json").read_text(encoding="utf-8"))
+    summary = written["modes"]["nonthinking"]
+    assert summary.pop("date") and summary == {k: v for k, v in OFFICIAL.items() if k != "date"}
+    assert "78.30" in done.stdout  # the terminal shows percent (0.7830082671665771)
