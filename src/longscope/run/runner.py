@@ -134,6 +134,7 @@ async def run_async(
             config,
             context_length=info.context_length,
             max_tokens_override=options.max_tokens,
+            chat_overhead=info.chat_overhead,
         )
     )
     if options.limit is not None:
@@ -155,6 +156,7 @@ async def run_async(
                     "context_length": info.context_length,
                     "context_source": info.context_source,
                     "prompt_mode": info.prompt_mode,
+                    "chat_overhead": info.chat_overhead,
                     "tokenizer": info.tokenizer,
                     "tokenizer_exact": tokenizer.exact,
                     "details": info.details,
