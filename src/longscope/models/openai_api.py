@@ -178,7 +178,8 @@ class OpenAIBackend:
             try:
                 # httpx bounds each read, not the whole answer: a trickling server never trips
                 # its read timeout, so the attempt as a whole is bounded here.
-                generation = await asyncio.wait_for(self._call(request, budget), budget)
+                async with asyncio.timeout(budget):
+                    generation = await self._call(request, budget)
             except (TimeoutError, openai.APITimeoutError):
                 last_status, last_error = "timeout", f"no answer within {budget:.1f}s"
             except openai.BadRequestError as exc:

@@ -332,7 +332,9 @@ async def _generate_with_deadline(backend: Backend, request: Request) -> Generat
         # A backend that answers one request with several calls (the router) gets a limit per call.
         limit *= calls(request)
     try:
-        return await asyncio.wait_for(backend.generate(request), limit)
+        # A timeout scope, not wait_for: no extra task per request.
+        async with asyncio.timeout(limit):
+            return await backend.generate(request)
     except TimeoutError:
         return Generation(
             text="",

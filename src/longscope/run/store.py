@@ -122,8 +122,11 @@ def _connect_readonly(path: Path) -> sqlite3.Connection:
         db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30.0)
         db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
         return db
-    except sqlite3.OperationalError:
-        pass
+    except sqlite3.OperationalError as exc:
+        # Only a store SQLite may not touch (no shared-memory file to write) is read immutable:
+        # anything else (a writer's lock held past the timeout) must not be read past.
+        if "readonly" not in str(exc) and "unable to open" not in str(exc):
+            raise StoreError(f"cannot read {path} ({exc}): try again") from exc
     except sqlite3.DatabaseError as exc:
         raise StoreError(f"{path} is not a longscope store ({exc})") from exc
     try:
