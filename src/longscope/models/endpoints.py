@@ -1,0 +1,311 @@
+"""Several OpenAI-compatible endpoints serving one model, as one backend.
+
+Routing and flow control are `run/flow.py`'s policy: prefix affinity (a document's requests on the
+endpoint whose prefix cache holds it), least outstanding prompt tokens otherwise, a cap on prompt
+tokens in flight per endpoint, longest prefill first, benching with backoff. A request whose
+endpoint fails is sent again elsewhere; when every endpoint is down the request ends as `error` with
+the reason (stored, and sent again by a resumed run). Queueing happens here, not in the runner, so
+`max_concurrency` is large and each request's deadline starts when it is sent, not when it queues.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import Any
+
+from longscope.models.base import Backend, ModelInfo, UsageError
+from longscope.run.flow import (
+    DeadlinePolicy,
+    Dispatcher,
+    EndpointState,
+    Ticket,
+    default_token_cap,
+    split_cap,
+)
+from longscope.run.groups import prefix_key
+from longscope.text.tokenizers import Tokenizer
+from longscope.types import Generation, Request
+
+QUEUE_DEPTH = 1 << 16
+"""What the runner may hand over at once: every request, so that this backend orders them."""
+
+
+def endpoint_failed(generation: Generation) -> bool:
+    """Return whether a generation failed because of its endpoint (worth sending elsewhere).
+
+    Timeouts and retries given up on are the endpoint's; an HTTP 4xx, a context overflow or an
+    answer are the request's own and would come back the same from any endpoint.
+    """
+    if generation.status == "timeout":
+        return True
+    return generation.status == "error" and generation.error.startswith(
+        ("gave up after", "connection error", "task limit")
+    )
+
+
+class MultiEndpointBackend:
+    """One model behind several endpoints (one `OpenAIBackend` each), with token-aware flow control."""
+
+    bounds_own_deadline = True
+    """Each request's deadline starts when it is sent to an endpoint (see `DeadlinePolicy`)."""
+
+    def __init__(
+        self,
+        endpoints: Sequence[Backend],
+        *,
+        labels: Sequence[str] | None = None,
+        token_cap: int | None = None,
+        deadlines: DeadlinePolicy | None = None,
+        max_attempts: int | None = None,
+        bench_after: int = 3,
+        bench_base_s: float = 2.0,
+        bench_cap_s: float = 60.0,
+        down_after: int = 5,
+    ) -> None:
+        if not endpoints:
+            raise UsageError("no endpoint given: pass --base-url at least once")
+        self.endpoints = list(endpoints)
+        self.labels = list(labels or [getattr(e, "base_url", e.name) for e in endpoints])
+        self.name = self.endpoints[0].name
+        self.max_concurrency = QUEUE_DEPTH
+        self.token_cap = token_cap
+        self.deadlines = deadlines or DeadlinePolicy()
+        self.max_attempts = max_attempts or len(self.endpoints) + 2
+        self._policy = dict(
+            bench_after=bench_after,
+            bench_base_s=bench_base_s,
+            bench_cap_s=bench_cap_s,
+            down_after=down_after,
+        )
+        self.dispatcher: Dispatcher | None = None
+        self._futures: dict[int, asyncio.Future[int | None]] = {}
+        self._timer: asyncio.TimerHandle | None = None
+        self._info: ModelInfo | None = None
+
+    @property
+    def retries_done(self) -> int:
+        """Return the retries so far: within endpoints and across them."""
+        own = sum(getattr(e, "retries_done", 0) for e in self.endpoints)
+        moved = sum(e.failures for e in self.dispatcher.endpoints) if self.dispatcher else 0
+        return own + moved
+
+    async def info(self) -> ModelInfo:
+        """Return the model's description; every reachable endpoint must serve the same model."""
+        if self._info is not None:
+            return self._info
+        answers = await asyncio.gather(*(e.info() for e in self.endpoints), return_exceptions=True)
+        reachable = [(i, a) for i, a in enumerate(answers) if isinstance(a, ModelInfo)]
+        if not reachable:
+            first = answers[0]
+            raise first if isinstance(first, BaseException) else UsageError("no endpoint answered")
+        for answer in answers:
+            if isinstance(answer, BaseException) and not isinstance(answer, UsageError):
+                raise answer
+        ids = {a.model_id for _, a in reachable}
+        if len(ids) > 1:
+            raise UsageError(
+                f"the endpoints serve different models ({', '.join(sorted(ids))}): "
+                "every --base-url must serve the same model"
+            )
+        lengths = [a.context_length for _, a in reachable if a.context_length]
+        base = reachable[0][1]
+        caps = (
+            split_cap(self.token_cap, len(self.endpoints))
+            if self.token_cap
+            else default_token_cap(
+                [a.context_length if isinstance(a, ModelInfo) else None for a in answers]
+            )
+        )
+        states = [
+            EndpointState(
+                name=label,
+                token_cap=cap,
+                max_requests=max(1, getattr(endpoint, "max_concurrency", 8)),
+            )
+            for label, cap, endpoint in zip(self.labels, caps, self.endpoints, strict=True)
+        ]
+        for i, answer in enumerate(answers):
+            if isinstance(answer, UsageError):
+                states[i].down, states[i].last_error = True, str(answer)
+        self.dispatcher = Dispatcher(states, **self._policy)  # type: ignore[arg-type]
+        self._info = replace(
+            base,
+            context_length=min(lengths) if lengths else base.context_length,
+            details={
+                **base.details,
+                "endpoints": self.labels,
+                "unreachable": [
+                    states[i].name
+                    for i, a in enumerate(answers)
+                    if a is not None and not isinstance(a, ModelInfo)
+                ],
+                "token_cap": sum(caps),
+            },
+        )
+        return self._info
+
+    def tokenizer(self) -> Tokenizer:
+        return self.endpoints[0].tokenizer()
+
+    def stats(self) -> list[dict[str, Any]]:
+        """Return per-endpoint counts, tokens, latency and health for this invocation."""
+        return [e.stats() for e in self.dispatcher.endpoints] if self.dispatcher else []
+
+    async def generate(self, request: Request) -> Generation:
+        """Return the generation for `request` from the best endpoint, sending it elsewhere on failure."""
+        if self.dispatcher is None:
+            await self.info()
+        assert self.dispatcher is not None
+        key = prefix_key(request)
+        cost = request.prompt_tokens or max(1, len(request.text) // 4)
+        tried: list[str] = []
+        started = time.perf_counter()
+        last: Generation | None = None
+        while len(tried) < self.max_attempts:
+            ticket = self.dispatcher.submit(key, cost)
+            index = await self._acquire(ticket)
+            if index is None:
+                break
+            endpoint = self.endpoints[index]
+            limit = self.deadlines.deadline_s(
+                request.prompt_tokens, request.config.max_tokens, request.timeout_s
+            )
+            sent = time.perf_counter()
+            try:
+                generation = await endpoint.generate(replace(request, timeout_s=limit))
+            except BaseException:
+                self.dispatcher.finish(ticket, index, time.perf_counter(), failed=False)
+                self._pump()
+                raise
+            latency = time.perf_counter() - sent
+            failed = endpoint_failed(generation)
+            self.dispatcher.finish(
+                ticket,
+                index,
+                time.perf_counter(),
+                failed=failed,
+                prompt_tokens=generation.prompt_tokens,
+                completion_tokens=generation.completion_tokens,
+                latency_s=latency,
+                error=generation.error,
+            )
+            self._pump()
+            tried.append(self.labels[index])
+            if not failed:
+                if generation.status in ("ok", "length"):
+                    self.deadlines.observe(generation.prompt_tokens, latency)
+                return replace(generation, latency_s=round(latency, 6))
+            last = generation
+        reasons = "; ".join(
+            f"{e.name}: {e.last_error or 'down'}" for e in self.dispatcher.endpoints if e.down
+        )
+        why = last.error if last is not None else f"every endpoint is down ({reasons})"
+        return Generation(
+            text="",
+            status=last.status if last is not None else "error",
+            latency_s=time.perf_counter() - started,
+            error=f"failed on {len(tried)} endpoint(s) ({', '.join(tried) or 'none'}): {why}",
+        )
+
+    async def _acquire(self, ticket: Ticket) -> int | None:
+        """Wait until the policy grants `ticket`; return its endpoint, or None if all are down."""
+        future: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
+        self._futures[ticket.seq] = future
+        self._pump()
+        try:
+            return await future
+        except asyncio.CancelledError:
+            self._futures.pop(ticket.seq, None)
+            assert self.dispatcher is not None
+            if future.done() and not future.cancelled() and future.result() is not None:
+                self.dispatcher.finish(ticket, future.result(), time.perf_counter(), failed=False)
+            else:
+                self.dispatcher.withdraw(ticket)
+            self._pump()
+            raise
+
+    def _pump(self) -> None:
+        """Start whatever the policy allows now; fail everything if no endpoint is left."""
+        dispatcher = self.dispatcher
+        assert dispatcher is not None
+        now = time.perf_counter()
+        for ticket, index in dispatcher.grants(now):
+            future = self._futures.pop(ticket.seq, None)
+            if future is None or future.done():
+                dispatcher.finish(ticket, index, now, failed=False)
+                continue
+            future.set_result(index)
+        if dispatcher.all_down():
+            for ticket in dispatcher.drain():
+                future = self._futures.pop(ticket.seq, None)
+                if future is not None and not future.done():
+                    future.set_result(None)
+            return
+        back = dispatcher.next_return(now)
+        if dispatcher.waiting and back is not None and self._timer is None:
+            # Nothing in flight may finish to wake the queue: wake it when an endpoint returns.
+            loop = asyncio.get_running_loop()
+            self._timer = loop.call_later(back - now + 0.001, self._wake)
+
+    def _wake(self) -> None:
+        self._timer = None
+        self._pump()
+
+    async def aclose(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+        for endpoint in self.endpoints:
+            await endpoint.aclose()
+
+
+def create_multi_backend(
+    name: str,
+    options: dict[str, Any],
+    base_urls: Sequence[str],
+    *,
+    concurrency: int | None = None,
+    request_timeout_s: float | None = None,
+    token_cap: int | None = None,
+    prefill_tps: float | None = None,
+    decode_tps: float | None = None,
+) -> MultiEndpointBackend:
+    """Return one backend over `base_urls` (same model, same `-M` options on each)."""
+    from longscope.models.openai_api import OpenAIBackend
+
+    urls = [u.strip() for u in base_urls if u.strip()]
+    if len(set(urls)) != len(urls):
+        raise UsageError("the same --base-url is given twice: give each endpoint once")
+    endpoints = [
+        OpenAIBackend.from_options(
+            name,
+            options,
+            base_url=url,
+            concurrency=concurrency,
+            request_timeout_s=request_timeout_s,
+            # One retry on the endpoint itself; after that the request moves to another one.
+            max_retries=1,
+            backoff_base_s=0.5,
+        )
+        for url in urls
+    ]
+    return MultiEndpointBackend(
+        endpoints,
+        labels=urls,
+        token_cap=token_cap,
+        deadlines=DeadlinePolicy(prefill_tps=prefill_tps, decode_tps=decode_tps),
+    )
+
+
+def read_url_file(text: str) -> list[str]:
+    """Return the URLs in a file of endpoints: one per line, `#` comments and blanks ignored."""
+    urls = []
+    for line in text.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            if not line.startswith(("http://", "https://")):
+                raise UsageError(f"bad endpoint {line[:80]!r} in the URL file: expected http(s)://")
+            urls.append(line)
+    return urls
