@@ -1,0 +1,322 @@
+"""A plan before spending: tokens, requests, time and cost of a run, from the samples it would send.
+
+The samples are built exactly as `run` builds them (same tokenizer, prompt mode, settings, limit,
+shard), so the prompt tokens are the ones the harness counts for each request. Output tokens are the
+requests' `max_tokens`: an upper bound (models usually stop earlier). Time comes from a short probe
+of the endpoint (one long prompt with one output token, one short prompt with a few dozen) or from
+rates the user states; cost from prices per million input and output tokens.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from longscope.models.base import Backend, ModelInfo
+from longscope.run.runner import RunOptions, _fits, build_request, check_unique_ids, run_identity
+from longscope.suites.base import BuildContext, Suite
+from longscope.types import GenerationConfig, Request, Sample
+
+PROBE_PROMPT_TOKENS = 2048
+PROBE_OUTPUT_TOKENS = 48
+
+
+@dataclass(frozen=True)
+class Rates:
+    """Tokens per second one endpoint prefills and decodes, one request at a time."""
+
+    prefill_tps: float
+    decode_tps: float
+    source: str
+    """`stated` or `probe` (measured just now)."""
+
+
+@dataclass(frozen=True)
+class PlanCell:
+    """One length (tier) of the plan."""
+
+    length: int
+    requests: int
+    prompt_tokens: int
+    output_tokens: int
+    skipped: int
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What a run would send and what it would take."""
+
+    run_id: str
+    cells: tuple[PlanCell, ...]
+    already_done: int
+    endpoints: int
+    rates: Rates | None
+    price_in: float | None
+    price_out: float | None
+
+    @property
+    def requests(self) -> int:
+        return sum(c.requests for c in self.cells)
+
+    @property
+    def skipped(self) -> int:
+        return sum(c.skipped for c in self.cells)
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(c.prompt_tokens for c in self.cells)
+
+    @property
+    def output_tokens(self) -> int:
+        return sum(c.output_tokens for c in self.cells)
+
+    @property
+    def eta_s(self) -> float | None:
+        """Return the estimated seconds, one request at a time per endpoint (no batching gains)."""
+        if self.rates is None:
+            return None
+        one = (
+            self.prompt_tokens / self.rates.prefill_tps + self.output_tokens / self.rates.decode_tps
+        )
+        return one / max(1, self.endpoints)
+
+    @property
+    def cost(self) -> float | None:
+        """Return the cost at the stated prices per million tokens (None without prices)."""
+        if self.price_in is None and self.price_out is None:
+            return None
+        return cost_of(self.prompt_tokens, self.output_tokens, self.price_in, self.price_out)
+
+    def forecast(self) -> str:
+        """Return the one-line forecast printed before a run."""
+        parts = [
+            f"plan: {self.requests} requests ({self.skipped} skipped, {self.already_done} done)",
+            f"{self.prompt_tokens:,} prompt tokens",
+            f"<= {self.output_tokens:,} output tokens",
+        ]
+        if self.eta_s is not None and self.rates is not None:
+            parts.append(
+                f"ETA {format_duration(self.eta_s)} on {self.endpoints} endpoint(s) "
+                f"({self.rates.source}: prefill {self.rates.prefill_tps:,.0f} tok/s, "
+                f"decode {self.rates.decode_tps:,.1f} tok/s)"
+            )
+        if self.cost is not None:
+            parts.append(f"<= ${self.cost:,.2f}")
+        return ", ".join(parts)
+
+    def table(self) -> str:
+        """Return the plan per length as plain text lines."""
+        lines = [
+            f"{'length':>8} {'requests':>9} {'skipped':>8} {'prompt tok':>14} {'output tok':>12}"
+        ]
+        for c in self.cells:
+            lines.append(
+                f"{c.length:>8} {c.requests:>9} {c.skipped:>8} {c.prompt_tokens:>14,} "
+                f"{c.output_tokens:>12,}"
+            )
+        lines.append(self.forecast())
+        return "\n".join(lines)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the plan as JSON-ready data."""
+        return {
+            "run_id": self.run_id,
+            "requests": self.requests,
+            "skipped": self.skipped,
+            "already_done": self.already_done,
+            "prompt_tokens": self.prompt_tokens,
+            "output_tokens_max": self.output_tokens,
+            "eta_s": self.eta_s,
+            "cost": self.cost,
+            "rates": None if self.rates is None else self.rates.__dict__,
+            "by_length": [c.__dict__ for c in self.cells],
+        }
+
+
+def cost_of(
+    prompt_tokens: int, output_tokens: int, price_in: float | None, price_out: float | None
+) -> float:
+    """Return the cost of tokens at prices per million input and output tokens."""
+    return (prompt_tokens * (price_in or 0.0) + output_tokens * (price_out or 0.0)) / 1e6
+
+
+def format_duration(seconds: float) -> str:
+    """Return `1h 02m`, `3m 05s` or `12s`."""
+    seconds = max(0, round(seconds))
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    if hours:
+        return f"{hours}h {minutes:02d}m"
+    return f"{minutes}m {secs:02d}s" if minutes else f"{secs}s"
+
+
+def resolve_config(suite: Suite, info: ModelInfo, options: RunOptions) -> GenerationConfig:
+    """Return the generation settings `run` uses for this suite, model and options."""
+    overrides: dict[str, Any] = {"seed": options.seed}
+    if options.max_tokens is not None:
+        overrides["max_tokens"] = options.max_tokens
+    if options.temperature is not None:
+        overrides["temperature"] = options.temperature
+    if info.prompt_mode == "completion":
+        overrides["stop"] = suite.template.completion_stop
+    return replace(suite.default_config, **overrides)
+
+
+def planned_requests(
+    suite: Suite, backend: Backend, info: ModelInfo, options: RunOptions
+) -> tuple[str, list[Sample], list[tuple[Sample, int, Request | None]]]:
+    """Return (run id, samples, [(sample, repeat, request or None when skipped)]) as `run` makes them."""
+    suite.prepare()
+    config = resolve_config(suite, info, options)
+    samples = suite.build(
+        BuildContext(
+            backend.tokenizer(),
+            info.prompt_mode,
+            config,
+            context_length=info.context_length,
+            max_tokens_override=options.max_tokens,
+            chat_overhead=info.chat_overhead,
+        )
+    )
+    if options.limit is not None:
+        samples = samples[: options.limit]
+    check_unique_ids(samples)
+    planned = [
+        (s, r, None if _fits(s, info) else build_request(suite, s, r, info, config))
+        for s in samples
+        for r in range(options.repeats)
+    ]
+    return run_identity(suite, info, config), samples, planned
+
+
+async def make_plan(
+    suite: Suite,
+    backend: Backend,
+    options: RunOptions | None = None,
+    *,
+    rates: Rates | None = None,
+    probe: bool = False,
+    price_in: float | None = None,
+    price_out: float | None = None,
+) -> Plan:
+    """Return the plan of `run(suite, backend, options)`; probe the endpoint when asked."""
+    options = options or RunOptions()
+    info = await backend.info()
+    run_id, _, planned = planned_requests(suite, backend, info, options)
+    done = _done_keys(options.output, run_id)
+    tokenizer = backend.tokenizer()
+    cells: dict[int, list[int]] = {}
+    already = 0
+    for sample, repeat, request in planned:
+        cell = cells.setdefault(sample.length, [0, 0, 0, 0])
+        if (sample.id, repeat) in done:
+            already += 1
+            continue
+        if request is None:
+            cell[3] += 1
+            continue
+        cell[0] += 1
+        cell[1] += request.prompt_tokens or len(tokenizer.encode(request.text))
+        cell[2] += request.config.max_tokens
+    if rates is None and probe:
+        rates = await probe_rates(backend, info)
+    endpoints = len(getattr(backend, "endpoints", [backend]))
+    return Plan(
+        run_id=run_id,
+        cells=tuple(PlanCell(length, *values) for length, values in sorted(cells.items())),
+        already_done=already,
+        endpoints=endpoints,
+        rates=rates,
+        price_in=price_in,
+        price_out=price_out,
+    )
+
+
+def _done_keys(output: Path | None, run_id: str) -> set[tuple[str, int]]:
+    from longscope.run.store import STORE_NAME, RunStore
+
+    if output is None or not (Path(output) / STORE_NAME).is_file():
+        return set()
+    with RunStore.open_readonly(output) as store:
+        return store.done_keys(run_id)
+
+
+async def probe_rates(backend: Backend, info: ModelInfo, prompt_tokens: int = 0) -> Rates:
+    """Return prefill and decode rates measured with two short requests (a few seconds)."""
+    tokenizer = backend.tokenizer()
+    budget = prompt_tokens or PROBE_PROMPT_TOKENS
+    if info.context_length:
+        budget = min(budget, info.context_length // 2)
+    # A fresh random text each time: a prefix cache must not make the prefill look free.
+    rng = random.Random(time.time_ns())
+    words = ["alpha", "river", "stone", "violet", "engine", "maple", "copper", "harbor"]
+    text, count = "", 0
+    while count < budget:
+        text += " ".join(rng.choice(words) for _ in range(64)) + ". "
+        count = len(tokenizer.encode(text))
+    long_request = _probe_request(info, text + "\nAnswer: ", 1, count)
+    started = time.perf_counter()
+    first = await backend.generate(long_request)
+    prefill_s = time.perf_counter() - started
+    short_request = _probe_request(
+        info, "Count from one to one hundred in words: one, two,", PROBE_OUTPUT_TOKENS, 16
+    )
+    started = time.perf_counter()
+    second = await backend.generate(short_request)
+    decode_s = time.perf_counter() - started
+    for generation in (first, second):
+        if generation.status not in ("ok", "length"):
+            from longscope.models.base import UsageError
+
+            raise UsageError(
+                f"the probe request failed ({generation.status}: {generation.error[:120]}): "
+                "state the rates with --prefill-rate and --decode-rate instead"
+            )
+    seen = first.prompt_tokens or count
+    made = max(1, second.completion_tokens)
+    return Rates(
+        prefill_tps=seen / max(prefill_s, 1e-3),
+        decode_tps=made / max(decode_s, 1e-3),
+        source="probe",
+    )
+
+
+def _probe_request(info: ModelInfo, text: str, max_tokens: int, tokens: int) -> Request:
+    from longscope.types import Message
+
+    config = GenerationConfig(max_tokens=max_tokens, temperature=0.0)
+    if info.prompt_mode == "completion":
+        return Request("probe", 0, "completion", prompt=text, config=config, prompt_tokens=tokens)
+    return Request(
+        "probe", 0, "chat", messages=(Message("user", text),), config=config, prompt_tokens=0
+    )
+
+
+def actual_figures(
+    run_dir: str | Path,
+    run_id: str,
+    wall_s: float,
+    price_in: float | None = None,
+    price_out: float | None = None,
+    keys: Sequence[tuple[str, int]] | None = None,
+) -> str:
+    """Return the one-line actual figures after a run (from the stored generations)."""
+    from longscope.run.store import RunStore
+
+    with RunStore.open_readonly(run_dir) as store:
+        rows = store.generations(run_id)
+    wanted = set(keys) if keys is not None else None
+    sent = [g for s, r, g in rows if g.status != "skipped" and (wanted is None or (s, r) in wanted)]
+    prompt = sum(g.prompt_tokens for g in sent)
+    output = sum(g.completion_tokens for g in sent)
+    line = (
+        f"actual: {len(sent)} requests, {prompt:,} prompt tokens, {output:,} output tokens, "
+        f"{format_duration(wall_s)}"
+    )
+    if price_in is not None or price_out is not None:
+        line += f", ${cost_of(prompt, output, price_in, price_out):,.2f}"
+    return line
