@@ -160,7 +160,11 @@ class Dispatcher:
         fitting = [i for i in usable if self.endpoints[i].room_for(ticket.cost)]
         if not fitting:
             return None
-        return min(fitting, key=lambda i: (self.endpoints[i].outstanding_tokens, i))
+        # Ties go to the endpoint with fewer recent failures: a retry avoids the one that just failed.
+        return min(
+            fitting,
+            key=lambda i: (self.endpoints[i].outstanding_tokens, self.endpoints[i].streak, i),
+        )
 
     def _start(self, ticket: Ticket, index: int) -> None:
         endpoint = self.endpoints[index]
