@@ -107,7 +107,7 @@ def partition(
         (
             (
                 -sum(prefill_cost(sample_tokens(s), quadratic_at) for s in members),
-                members[0].id,
+                min(s.id for s in members),
                 key,
             )
             for key, members in units.items()
