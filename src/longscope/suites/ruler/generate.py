@@ -1,0 +1,549 @@
+"""RULER's sample generators (`scripts/data/synthetic/*.py`), sized by counting instead of searching.
+
+RULER finds one haystack size per task and length by binary search over whole-prompt tokenizations,
+then shrinks a sample that overflows. Here every sample gets the largest haystack whose prompt plus
+output budget fits its length, from the pieces' token counts (see `counting`). What a sample is made
+of follows RULER: the needle sentence, keys and values, depths, chains, word frequencies, documents.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import string
+import uuid
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from itertools import accumulate
+from typing import Any
+
+from longscope.suites.ruler.counting import PieceCounter
+from longscope.suites.ruler.data import NEEDLE, NOISE, Essays, QASet, cwe_words, key_words
+from longscope.suites.ruler.tasks import TEMPLATES, Task
+from longscope.text.tokenizers import Tokenizer
+from longscope.types import PromptMode
+
+_MARK = "\x00context\x00"
+# RULER's needle depths: 40 evenly spaced percentages, rounded to integers.
+DEPTHS = [math.floor(100 * i / 39 + 0.5) for i in range(40)]
+DOCUMENT = "Document {i}:\n{document}"
+
+
+@dataclass
+class Draft:
+    """A sample before it becomes a `Sample`: the prompt's pieces and what it expects back."""
+
+    head: str
+    pieces: list[str]
+    sep: str
+    question: str
+    """The task text after the context (the question), without the answer prefix."""
+    answer_prefix: str
+    answers: list[str]
+    predicted: int
+    """The prompt's tokens as counted from its pieces (chat overhead not included)."""
+    removable: list[bool]
+    """Which pieces are haystack (may be dropped to fit when counts are not additive)."""
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def context(self) -> str:
+        return self.sep.join(self.pieces)
+
+
+@dataclass
+class Env:
+    """What the generators share for one build: tokenizer, prompt mode, counters, data."""
+
+    tokenizer: Tokenizer
+    mode: PromptMode
+    seed: int
+    essays: Essays | None = None
+    qa: dict[str, QASet] = field(default_factory=dict)
+    extra_words: tuple[str, ...] = ()
+    _counters: dict[str, PieceCounter] = field(default_factory=dict)
+    _essay_cum: list[int] = field(default_factory=list)
+    _icl: str | None = None
+
+    def counter(self, sep: str) -> PieceCounter:
+        """Return the counter for pieces joined by `sep` (probed on this tokenizer once)."""
+        if sep not in self._counters:
+            probes = {
+                "\n": [NOISE, "VAR ABCDE = 12345", NOISE, "VAR FGHIJ = VAR ABCDE ", NOISE],
+                " ": ["1. apple", "2. blue", "3. The sky is blue.", "4. xqzvbt", "...", "end."],
+                "\n\n": [DOCUMENT.format(i=i, document=f"Title {i}\nText {i}.") for i in (1, 2, 3)],
+            }
+            self._counters[sep] = PieceCounter(self.tokenizer, sep, probes[sep])
+        return self._counters[sep]
+
+    def frame(self, template: str, prefix: str, **fields: Any) -> tuple[str, str, str, str]:
+        """Return (head, question, answer prefix, tail as counted) of a task template."""
+        text = template.format(context=_MARK, **fields)
+        head, question = text.split(_MARK)
+        prefix = prefix.format(**fields)
+        return head, question, prefix, question + (prefix if self.mode == "completion" else "")
+
+
+def _number(rng: random.Random) -> str:
+    return str(rng.randint(10**6, 10**7 - 1))
+
+
+def _word(rng: random.Random) -> str:
+    adjs, nouns = key_words()
+    return f"{rng.choice(adjs)}-{rng.choice(nouns)}"
+
+
+def _uuid(rng: random.Random) -> str:
+    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
+
+
+def random_value(kind: str, rng: random.Random) -> str:
+    """Return a random key or value of RULER's kind: 7-digit number, adjective-noun or UUID4."""
+    if kind == "numbers":
+        return _number(rng)
+    if kind == "words":
+        return _word(rng)
+    if kind == "uuids":
+        return _uuid(rng)
+    raise ValueError(f"unknown needle type {kind!r}")
+
+
+def _fit_pieces(
+    counter: PieceCounter,
+    head: str,
+    tail: str,
+    pieces: list[str],
+    removable: list[bool],
+    mids: list[int],
+    budget: int,
+) -> int:
+    """Drop trailing haystack pieces until the counted prompt fits `budget`; return its tokens."""
+    total = counter.total(head, pieces, sum(mids), tail)
+    while total > budget:
+        drop = max(i for i, r in enumerate(removable) if r)
+        pieces.pop(drop)
+        removable.pop(drop)
+        mids.pop(drop)
+        total = counter.total(head, pieces, sum(mids), tail)
+    return total
+
+
+def niah(task: Task, rng: random.Random, env: Env, budget: int) -> Draft:
+    """Return a needle-in-a-haystack sample as RULER's niah.py builds it."""
+    a = task.args
+    num_k = max(a["num_needle_k"], a["num_needle_q"])
+    keys: list[str] = []
+    values: list[list[str]] = []
+    needles: list[str] = []
+    type_v = a["type_needle_v"]
+    for _ in range(num_k):
+        keys.append(random_value(a["type_needle_k"], rng))
+        value = []
+        for _ in range(a["num_needle_v"]):
+            value.append(random_value(type_v, rng))
+            needles.append(NEEDLE.format(type_needle_v=type_v, key=keys[-1], value=value[-1]))
+        values.append(value)
+    random.Random(env.seed).shuffle(needles)  # RULER shuffles with a fresh Random(seed)
+    template, prefix = TEMPLATES["niah"].template, TEMPLATES["niah"].answer_prefix
+    if a["num_needle_q"] * a["num_needle_v"] == 1:
+        for old, new in (("Some", "A"), ("are all", "is"), ("are", "is"), ("answers", "answer")):
+            template, prefix = template.replace(old, new), prefix.replace(old, new)
+        type_v = type_v[:-1]
+    haystack = a["type_haystack"]
+    # The query is drawn after the context in RULER; its rng draws come after the haystack's here.
+    sep = " " if haystack == "essay" else "\n"
+    counter = env.counter(sep)
+    probe_head, _, _, probe_tail = env.frame(template, prefix, type_needle_v=type_v, query="x")
+    needle_mids = [counter.mid(n, False) for n in needles]
+    if haystack == "noise":
+        pieces, removable = _noise(
+            rng, counter, needles, needle_mids, budget, probe_head, probe_tail
+        )
+    elif haystack == "needle":
+        pieces, removable = _needle_haystack(
+            rng, counter, a, needles, needle_mids, budget, probe_head, probe_tail
+        )
+    else:
+        pieces, removable = _essay(
+            rng, env, counter, needles, needle_mids, budget, probe_head, probe_tail
+        )
+    indices = rng.sample(range(num_k), a["num_needle_q"])
+    queries = [keys[i] for i in indices]
+    answers = [v for i in indices for v in values[i]]
+    query = ", ".join(queries[:-1]) + ", and " + queries[-1] if len(queries) > 1 else queries[0]
+    head, question, answer_prefix, tail = env.frame(
+        template, prefix, type_needle_v=type_v, query=query
+    )
+    mids = [
+        counter.mid(p, not r or haystack != "needle")
+        for p, r in zip(pieces, removable, strict=True)
+    ]
+    total = _fit_pieces(counter, head, tail, pieces, removable, mids, budget)
+    return Draft(
+        head,
+        pieces,
+        sep,
+        question,
+        answer_prefix,
+        answers,
+        total,
+        removable,
+        {"keys": keys, "queries": queries, "haystack": haystack},
+    )
+
+
+def _room(counter: PieceCounter, head: str, tail: str, unit: str) -> int:
+    """Tokens the text around the context costs beyond `mid` counts (boundary pieces as `unit`)."""
+    return counter.first(head, unit) + counter.last(unit, tail) - 2 * counter.mid(unit)
+
+
+def _noise(
+    rng: random.Random,
+    counter: PieceCounter,
+    inserts: list[str],
+    insert_mids: list[int],
+    budget: int,
+    head: str,
+    tail: str,
+) -> tuple[list[str], list[bool]]:
+    unit = counter.mid(NOISE)
+    room = budget - _room(counter, head, tail, NOISE) - sum(insert_mids)
+    n = max(room // unit, len(inserts))
+    sentences = [NOISE] * n
+    removable = [True] * n
+    for index, element in zip(
+        sorted(rng.sample(range(n), len(inserts)), reverse=True), inserts, strict=False
+    ):
+        sentences.insert(index, element)
+        removable.insert(index, False)
+    return sentences, removable
+
+
+def _needle_haystack(
+    rng: random.Random,
+    counter: PieceCounter,
+    a: dict[str, Any],
+    inserts: list[str],
+    insert_mids: list[int],
+    budget: int,
+    head: str,
+    tail: str,
+) -> tuple[list[str], list[bool]]:
+    room = budget - sum(insert_mids)
+    sentences: list[str] = []
+    used = 0
+    first = True
+    while True:
+        sentence = NEEDLE.format(
+            type_needle_v=a["type_needle_v"],
+            key=random_value(a["type_needle_k"], rng),
+            value=random_value(a["type_needle_v"], rng),
+        )
+        if first:
+            room -= _room(counter, head, tail, sentence)
+            first = False
+        cost = counter.mid(sentence, False)
+        if used + cost > room:
+            break
+        sentences.append(sentence)
+        used += cost
+    n = max(len(sentences), 1)
+    removable = [True] * len(sentences)
+    for index, element in zip(
+        sorted(rng.sample(range(n), len(inserts)), reverse=True), inserts, strict=False
+    ):
+        sentences.insert(index, element)
+        removable.insert(index, False)
+    return sentences, removable
+
+
+def _essay(
+    rng: random.Random,
+    env: Env,
+    counter: PieceCounter,
+    inserts: list[str],
+    insert_mids: list[int],
+    budget: int,
+    head: str,
+    tail: str,
+) -> tuple[list[str], list[bool]]:
+    assert env.essays is not None
+    sents = env.essays.sentences
+    room = budget - _room(counter, head, tail, sents[0]) - sum(insert_mids)
+    cum = env._essay_cum
+    if not cum:
+        cum.append(0)
+    while cum[-1] < room:  # counts of the essay's sentences, cycled as RULER repeats the essay
+        cum.append(cum[-1] + counter.mid(sents[(len(cum) - 1) % len(sents)]))
+    n = max(bisect_right(cum, room) - 1, 1)
+    document = [sents[i % len(sents)] for i in range(n)]
+    depths = sorted(int(n * (d / 100)) for d in rng.sample(DEPTHS, len(inserts)))
+    cuts = [0, *depths, n]
+    pieces: list[str] = []
+    removable: list[bool] = []
+    for i in range(1, len(cuts)):
+        group = document[cuts[i - 1] : cuts[i]]
+        # An empty group is an empty piece: RULER's join then leaves a double space.
+        pieces.extend(group or [""])
+        removable.extend([True] * len(group) or [False])
+        if i - 1 < len(inserts):
+            pieces.append(inserts[i - 1])
+            removable.append(False)
+    return pieces, removable
+
+
+def _chain(
+    rng: random.Random, hops: int, letters: int, value: str | None
+) -> tuple[list[str], list[str]]:
+    names: list[str] = []
+    while len(names) < hops + 1:  # RULER draws until the names are distinct
+        name = "".join(rng.choices(string.ascii_uppercase, k=letters))
+        if name not in names:
+            names.append(name)
+    first = value if value is not None else str(rng.randint(10000, 99998))
+    chain = [f"VAR {names[0]} = {first}"]
+    chain += [f"VAR {names[j + 1]} = VAR {names[j]} " for j in range(hops)]
+    return names, chain
+
+
+def _vt_icl(env: Env, hops: int) -> str:
+    """RULER's one-shot example: a 3-letter chain with value 12345 in at most 500 tokens."""
+    if env._icl is None:
+        rng = random.Random(env.seed)
+        names, chain = _chain(rng, min(10, hops), 3, "12345")
+        spec = TEMPLATES["variable_tracking"]
+        full = spec.template + spec.answer_prefix
+        counter = env.counter("\n")
+        head, tail = full.format(context=_MARK, query="12345", num_v=hops + 1).split(_MARK)
+        pieces, _ = _noise(rng, counter, [], [], 500, head, tail)
+        positions = sorted(rng.sample(range(len(pieces)), len(chain)))
+        for j, (where, link) in enumerate(zip(positions, chain, strict=True)):
+            pieces.insert(where + j, link)
+        mids = [counter.mid(p) for p in pieces]
+        _fit_pieces(counter, head, tail, pieces, [p == NOISE for p in pieces], mids, 500)
+        env._icl = head + "\n".join(pieces) + tail + " " + " ".join(names) + "\n"
+    return env._icl
+
+
+def variable_tracking(task: Task, rng: random.Random, env: Env, budget: int) -> Draft:
+    """Return a variable-tracking sample (one chain of 4 hops in noise, one-shot example first)."""
+    hops = task.args["num_hops"]
+    icl = _vt_icl(env, hops)
+    # RULER re-draws the example's names and value for every sample.
+    for name in icl.strip().split()[-hops - 1 :]:
+        icl = icl.replace(name, "".join(rng.choices(string.ascii_uppercase, k=len(name))))
+    icl = icl.replace("12345", str(rng.randint(10000, 99998)))
+    names, chain = _chain(rng, hops, 5, None)
+    value = chain[0].split("=")[-1].strip()
+    spec = TEMPLATES["variable_tracking"]
+    head, question, prefix, tail = env.frame(
+        spec.template, spec.answer_prefix, query=value, num_v=hops + 1
+    )
+    head = icl + "\n" + head
+    counter = env.counter("\n")
+    room_budget = budget - sum(counter.mid(c, False) for c in chain)
+    pieces, removable = _noise(rng, counter, [], [], room_budget, head, tail)
+    positions = sorted(rng.sample(range(len(pieces)), len(chain)))
+    for j, (where, link) in enumerate(zip(positions, chain, strict=True)):
+        pieces.insert(where + j, link)
+        removable.insert(where + j, False)
+    mids = [counter.mid(p, r) for p, r in zip(pieces, removable, strict=True)]
+    total = _fit_pieces(counter, head, tail, pieces, removable, mids, budget)
+    return Draft(head, pieces, "\n", question, prefix, names, total, removable, {"value": value})
+
+
+def _numbered(words: list[str]) -> str:
+    return " ".join(f"{i + 1}. {w}" for i, w in enumerate(words))
+
+
+def _cwe_list(
+    rng: random.Random, env: Env, order: list[str], num: int, cr: int, ur: int, cw: int
+) -> tuple[list[str], list[str]]:
+    common, uncommon = order[:cw], order[cw:num]
+    words = common * cr + uncommon * ur
+    random.Random(env.seed).shuffle(words)  # RULER shuffles the list with a fresh Random(seed)
+    return words, common
+
+
+def common_words(task: Task, rng: random.Random, env: Env, budget: int, length: int) -> Draft:
+    """Return a common-words sample: 10 words x 30 among others x 3 (x6 / x1 under 4K), one-shot."""
+    a = task.args
+    cw = a["num_cw"]
+    pool = list(cwe_words())
+    random.Random(env.seed).shuffle(pool)
+    if length < 4096:
+        shot, (cr, ur) = (20, 3, 1), (6, 1)
+    else:
+        shot, (cr, ur) = (40, 10, 3), (a["freq_cw"], a["freq_ucw"])
+    spec = TEMPLATES["common_words_extraction"]
+    full = spec.template + spec.answer_prefix
+    ex_words, ex_common = _cwe_list(
+        rng, env, rng.sample(pool, shot[0]), shot[0], shot[1], shot[2], cw
+    )
+    example = full.format(context=_numbered(ex_words), query="") + " " + _numbered(ex_common)
+    head, question, prefix, tail = env.frame(spec.template, spec.answer_prefix, query="")
+    head = example + "\n" + head
+    counter = env.counter(" ")
+    source = pool if env.extra_words == () else list(env.extra_words)
+    order = source[:]
+    rng.shuffle(order)
+    numbers = [0]
+    number_mid = [0]
+    word_mid = [counter.mid(w) for w in order[:cw]]
+    frame = counter.count(head) + counter.count(tail)
+    word_cum = list(accumulate(word_mid[cw:], initial=0))
+
+    def cost(num: int) -> int:
+        entries = cw * cr + (num - cw) * ur
+        while len(numbers) <= entries:
+            number_mid.append(counter.mid(f"{len(numbers)}."))
+            numbers.append(numbers[-1] + number_mid[-1])
+        while len(word_mid) < num:
+            word_mid.append(counter.mid(order[len(word_mid)]))
+            word_cum.append(word_cum[-1] + word_mid[-1])
+        return numbers[entries] + cr * sum(word_mid[:cw]) + ur * word_cum[num - cw] + frame
+
+    lo, hi = cw, len(order)
+    if cost(lo) > budget:
+        hi = lo
+    while lo < hi:  # largest word count whose counted prompt fits
+        mid = (lo + hi + 1) // 2
+        if cost(mid) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    num = lo
+    too_few = num == len(order) and cost(num) < budget - 64
+    words, common = _cwe_list(rng, env, order, num, cr, ur, cw)
+    cost(num)  # counts for every entry number and word used
+    pieces = [f"{i + 1}. {w}" for i, w in enumerate(words)]
+    mids = [number_mid[i + 1] + counter.mid(w) for i, w in enumerate(words)]
+    removable = [True] * len(pieces)
+    total = _fit_pieces(counter, head, tail, pieces, removable, mids, budget)
+    return Draft(
+        head,
+        pieces,
+        " ",
+        question,
+        prefix,
+        list(common),
+        total,
+        removable,
+        {"distinct_words": num, "word_list_exhausted": too_few},
+    )
+
+
+def zeta(alpha: float) -> float:
+    """Return the Riemann zeta function at `alpha` > 1 (Euler-Maclaurin; pi^2/6 at 2)."""
+    if alpha == 2.0:
+        return math.pi**2 / 6
+    n = 1000
+    head = sum(k**-alpha for k in range(1, n))
+    return head + n ** (1 - alpha) / (alpha - 1) + 0.5 * n**-alpha + alpha * n ** (-alpha - 1) / 12
+
+
+def freq_words(task: Task, rng: random.Random, env: Env, budget: int, length: int) -> Draft:
+    """Return a frequent-words sample: coded words drawn by a zeta law, the top one is noise."""
+    alpha = float(task.args["alpha"])
+    size = (length - TEMPLATES["freq_words_extraction"].tokens_to_generate) // 50
+    vocab = ["".join(rng.choices(string.ascii_lowercase, k=6)) for _ in range(size)]
+    while len(set(vocab)) < size:
+        vocab.append("".join(rng.choices(string.ascii_lowercase, k=6)))
+    vocab = sorted(set(vocab))
+    random.Random(env.seed).shuffle(vocab)
+    vocab[0] = "..."  # RULER treats the top-ranked word as noise
+    weights = [k**-alpha / zeta(alpha) for k in range(1, len(vocab) + 1)]
+    spec = TEMPLATES["freq_words_extraction"]
+    head, question, prefix, tail = env.frame(spec.template, spec.answer_prefix, query="")
+    counter = env.counter(" ")
+    frame = counter.count(head) + counter.count(tail)
+    mids: list[int] = []
+
+    def counts(num: int) -> list[int]:
+        out = []
+        for w in weights:
+            c = int(num * w)
+            if c == 0:
+                break
+            out.append(c)
+        return out
+
+    def cost(num: int) -> int:
+        cs = counts(num)
+        while len(mids) < len(cs):
+            mids.append(counter.mid(vocab[len(mids)]))
+        return frame + sum(c * m for c, m in zip(cs, mids, strict=False))
+
+    lo, hi = 1, max(budget, 1)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if cost(mid) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    words = [w for w, c in zip(vocab, counts(lo), strict=False) for _ in range(c)]
+    random.Random(env.seed).shuffle(words)
+    piece_mids = [counter.mid(w) for w in words]
+    removable = [True] * len(words)
+    total = _fit_pieces(counter, head, tail, words, removable, piece_mids, budget)
+    return Draft(
+        head, words, " ", question, prefix, vocab[1:4], total, removable, {"num_words": lo}
+    )
+
+
+def qa(task: Task, rng: random.Random, env: Env, budget: int, index: int) -> Draft:
+    """Return a QA sample: question `index`, its gold documents among distractors as RULER draws."""
+    data = env.qa[task.args["dataset"]]
+    q = data.questions[index % len(data.questions)]
+    spec = TEMPLATES["qa"]
+    head, question, prefix, tail = env.frame(spec.template, spec.answer_prefix, query=q.query)
+    counter = env.counter("\n\n")
+    trail = counter.mode == "trail"
+    sep = counter.sep
+
+    def doc_cost(i: int, doc: int) -> int:
+        text = data.documents[doc]
+        if trail:
+            return counter.mid_text(f"Document {i}:\n") + counter.mid_text(text + sep)
+        return counter.mid_text(sep + f"Document {i}:\n") + counter.mid_text(text)
+
+    more = list(q.more_context)
+    rng.shuffle(more)
+    chosen = list(q.context)
+    used = sum(doc_cost(i + 1, d) for i, d in enumerate(chosen))
+    room = budget - counter.count(head) - counter.count(tail) - 8
+    taken = set(chosen)
+    candidates = iter(more)
+    misses = 0
+    while misses < 50 and len(taken) < len(data.documents):
+        doc = next(candidates, None)
+        if doc is None:
+            doc = rng.randrange(len(data.documents))
+            if doc in taken:
+                continue
+        c = doc_cost(len(chosen) + 1, doc)
+        if used + c > room:
+            misses += 1  # a shorter document may still fit; stop after 50 that do not
+            continue
+        chosen.append(doc)
+        taken.add(doc)
+        used += c
+    random.Random(env.seed).shuffle(chosen)
+    pieces = [DOCUMENT.format(i=i + 1, document=data.documents[d]) for i, d in enumerate(chosen)]
+    mids = [doc_cost(i + 1, d) for i, d in enumerate(chosen)]
+    removable = [True] * len(pieces)
+    gold = set(q.context)
+    for i, d in enumerate(chosen):
+        removable[i] = d not in gold
+    total = _fit_pieces(counter, head, tail, pieces, removable, mids, budget)
+    return Draft(
+        head,
+        pieces,
+        "\n\n",
+        question,
+        prefix,
+        list(q.outputs),
+        total,
+        removable,
+        {"question_index": index % len(data.questions), "documents": len(pieces)},
+    )

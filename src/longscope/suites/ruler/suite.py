@@ -1,0 +1,365 @@
+"""RULER (NVIDIA/RULER, ../shared/specs/ruler.md): 13 synthetic tasks at any length, RULER's scoring.
+
+Comparable with RULER's published table when every task runs on RULER's data (the essay haystack and
+the two QA sets are local files the user gives) at RULER's lengths and sample count; the summary
+says when a run is not.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from statistics import mean
+from typing import Any
+
+from longscope.analysis.effective import RULER_THRESHOLD, effective_length
+from longscope.analysis.profile import weighted_averages
+from longscope.models.base import UsageError
+from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow
+from longscope.suites.ruler import generate
+from longscope.suites.ruler.data import load_essays, load_hotpotqa, load_squad
+from longscope.suites.ruler.scoring import match_all, match_part, postprocess, task_score
+from longscope.suites.ruler.tasks import (
+    ALL_TASKS,
+    DEFAULT_LENGTHS,
+    DEFAULT_SAMPLES,
+    DEFAULT_SEED,
+    RULER_REVISION,
+    TASKS,
+    Task,
+)
+from longscope.types import (
+    SCORABLE,
+    Generation,
+    GenerationConfig,
+    Message,
+    PromptMode,
+    Sample,
+    Score,
+)
+
+THRESHOLDS = (RULER_THRESHOLD, 80.0, 70.0, 50.0)
+_DATA = {"essay": "essays", "squad": "squad", "hotpotqa": "hotpotqa"}
+_FORMAT = {
+    "essays": 'a {"text": ...} JSON file (RULER\'s json/PaulGrahamEssays.json)',
+    "squad": "SQuAD v2 dev JSON (dev-v2.0.json)",
+    "hotpotqa": "HotpotQA dev JSON (hotpot_dev_distractor_v1.json)",
+}
+
+
+@dataclass(frozen=True)
+class RulerTemplate(PromptTemplate):
+    """RULER's prompts differ per sample: the text around the context and the answer prefix are
+    stored in the sample (`meta.head`, `question`, `meta.answer_prefix`)."""
+
+    def render(self, sample: Sample, mode: PromptMode) -> tuple[str, tuple[Message, ...]]:
+        """Return (prompt, messages): base models get RULER's answer prefix, chat models not."""
+        body = sample.meta.get("head", "") + sample.context + sample.question
+        if mode == "completion":
+            return body + sample.meta.get("answer_prefix", ""), ()
+        return "", (Message("user", body),)
+
+
+def reason_missing(task: Task, data: dict[str, str]) -> str:
+    """Return why `task` cannot run with the data given, or "" when it can."""
+    need = _DATA.get(task.haystack)
+    if need and not data.get(need):
+        return f"needs {need}=FILE ({_FORMAT[need]}); not given"
+    return ""
+
+
+class RulerSuite:
+    """RULER's 13 tasks (synthetic.yaml), sized exactly in the model's tokenizer."""
+
+    name = "ruler"
+    version = "ruler-1"
+    default_repeats = 1
+    default_config = GenerationConfig(max_tokens=128, temperature=0.0)
+    template = RulerTemplate(body="{context}{question}", answer_prefix="")
+
+    def __init__(
+        self,
+        tasks: Sequence[str] = ALL_TASKS,
+        lengths: Sequence[int] = DEFAULT_LENGTHS,
+        samples: int = DEFAULT_SAMPLES,
+        seed: int = DEFAULT_SEED,
+        essays: str | None = None,
+        squad: str | None = None,
+        hotpotqa: str | None = None,
+        words: str | None = None,
+    ) -> None:
+        unknown = [t for t in tasks if t not in TASKS]
+        if unknown or not tasks:
+            raise ValueError(f"unknown ruler task(s) {unknown}: use {', '.join(ALL_TASKS)}")
+        if samples < 1:
+            raise ValueError(f"samples must be at least 1, not {samples}")
+        bad = [n for n in lengths if int(n) < 256]
+        if bad or not lengths:
+            raise ValueError(f"ruler lengths must be at least 256 tokens, not {bad}")
+        self.tasks = tuple(tasks)
+        self.lengths = tuple(sorted({int(n) for n in lengths}))
+        self.samples = samples
+        self.seed = seed
+        self.data = {
+            k: v
+            for k, v in (
+                ("essays", essays),
+                ("squad", squad),
+                ("hotpotqa", hotpotqa),
+                ("words", words),
+            )
+            if v
+        }
+        self._env_data: dict[str, Any] | None = None
+
+    def skipped(self) -> dict[str, str]:
+        """Return {task: reason} for the tasks this run cannot run (data not given)."""
+        out = {}
+        for name in self.tasks:
+            reason = reason_missing(TASKS[name], self.data)
+            if reason:
+                out[name] = reason
+        return out
+
+    def differences(self) -> list[str]:
+        """Return how this run's setup differs from RULER's published one (empty: comparable)."""
+        out = [f"{t} skipped: {r}" for t, r in self.skipped().items()]
+        missing = [t for t in ALL_TASKS if t not in self.tasks]
+        if missing:
+            out.append(f"tasks not run: {', '.join(missing)} (RULER averages all 13)")
+        if self.samples != DEFAULT_SAMPLES:
+            out.append(f"{self.samples} samples per task and length (RULER: {DEFAULT_SAMPLES})")
+        if self.seed != DEFAULT_SEED:
+            out.append(f"seed {self.seed} (RULER: {DEFAULT_SEED})")
+        return out
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "tasks": list(self.tasks),
+            "lengths": list(self.lengths),
+            "samples": self.samples,
+            "seed": self.seed,
+            **{k: str(v) for k, v in sorted(self.data.items())},
+            "ruler": RULER_REVISION,
+            "comparable_with_published": not self.differences(),
+        }
+
+    def prepare(self) -> None:
+        self._load()
+
+    def _load(self) -> dict[str, Any]:
+        if self._env_data is None:
+            from longscope.suites.ruler.data import cwe_words
+
+            cwe_words()  # wonderwords present, or one line saying so
+            loaded: dict[str, Any] = {"qa": {}}
+            wanted = {TASKS[t].haystack for t in self.tasks}
+            if "essay" in wanted and "essays" in self.data:
+                loaded["essays"] = load_essays(self.data["essays"])
+            if "squad" in wanted and "squad" in self.data:
+                loaded["qa"]["squad"] = load_squad(self.data["squad"])
+            if "hotpotqa" in wanted and "hotpotqa" in self.data:
+                loaded["qa"]["hotpotqa"] = load_hotpotqa(self.data["hotpotqa"])
+            loaded["words"] = _load_words(self.data["words"]) if "words" in self.data else ()
+            self._env_data = loaded
+        return self._env_data
+
+    def env(self, ctx: BuildContext) -> generate.Env:
+        """Return the generators' shared state for one tokenizer and prompt mode."""
+        loaded = self._load()
+        return generate.Env(
+            ctx.tokenizer,
+            ctx.prompt_mode,
+            self.seed,
+            essays=loaded.get("essays"),
+            qa=loaded["qa"],
+            extra_words=loaded["words"],
+        )
+
+    def build(self, ctx: BuildContext) -> list[Sample]:
+        env = self.env(ctx)
+        skipped = self.skipped()
+        out = []
+        for name in self.tasks:
+            if name in skipped:
+                continue
+            for length in self.lengths:
+                out.extend(self.build_cell(env, ctx, TASKS[name], length))
+        return out
+
+    def build_cell(
+        self, env: generate.Env, ctx: BuildContext, task: Task, length: int
+    ) -> list[Sample]:
+        """Return the samples of one task at one length, each counted exactly in `ctx.tokenizer`."""
+        overhead = (ctx.chat_overhead or 0) if ctx.prompt_mode == "chat" else 0
+        budget = length - task.template.tokens_to_generate - overhead
+        max_tokens = ctx.max_tokens_override or task.template.tokens_to_generate
+        whole = False
+        out = []
+        for index in range(self.samples):
+            rng = random.Random(f"{self.seed}:{task.name}:{length}:{index}")
+            draft = self._draft(task, rng, env, budget, length, index)
+            prompt = self._prompt_text(draft, ctx.prompt_mode)
+            if index == 0:
+                # The pieces' counts are checked against the whole prompt once per task and length;
+                # where they do not add up, every prompt of the cell is counted whole.
+                whole = env.counter(draft.sep).count(prompt) != draft.predicted
+            if whole:
+                draft = _fit_whole(env, draft, budget, ctx.prompt_mode)
+            achieved = draft.predicted + overhead
+            sample = Sample(
+                f"{task.name}-{length}-{index:03d}",
+                task.name,
+                "English",
+                draft.context,
+                draft.question,
+                tuple(draft.answers),
+                length=achieved + max_tokens,
+                meta={
+                    **draft.meta,
+                    "head": draft.head,
+                    "answer_prefix": draft.answer_prefix,
+                    "metric": task.template.metric,
+                    "target_length": length,
+                    "achieved_length": achieved,
+                    "counted": "whole" if whole else "pieces",
+                    "max_tokens": max_tokens,
+                    "prompt_tokens": achieved,
+                },
+            )
+            out.append(sample)
+        return out
+
+    @staticmethod
+    def _prompt_text(draft: generate.Draft, mode: PromptMode) -> str:
+        tail = draft.question + (draft.answer_prefix if mode == "completion" else "")
+        return draft.head + draft.context + tail
+
+    @staticmethod
+    def _draft(
+        task: Task, rng: random.Random, env: generate.Env, budget: int, length: int, index: int
+    ) -> generate.Draft:
+        if task.generator == "niah":
+            return generate.niah(task, rng, env, budget)
+        if task.generator == "variable_tracking":
+            return generate.variable_tracking(task, rng, env, budget)
+        if task.generator == "common_words_extraction":
+            return generate.common_words(task, rng, env, budget, length)
+        if task.generator == "freq_words_extraction":
+            return generate.freq_words(task, rng, env, budget, length)
+        return generate.qa(task, rng, env, budget, index)
+
+    def timeout_s(self, sample: Sample) -> float:
+        return 120.0 + 2.0 * sample.length / 1000.0
+
+    def score(self, sample: dict[str, Any], generation: Generation) -> Score:
+        prediction = postprocess(generation.text)
+        references = list(sample["gold"])
+        metric = sample["meta"].get("metric", "string_match_all")
+        value = (
+            match_part(prediction, references)
+            if metric == "string_match_part"
+            else match_all(prediction, references)
+        )
+        return Score(
+            value, 1.0, {"metric": metric, "references": references[:10], "null": not prediction}
+        )
+
+    def summarize(self, rows: Sequence[ScoredRow]) -> dict[str, Any]:
+        return summarize_ruler(rows, self.skipped(), self.differences())
+
+
+def _fit_whole(
+    env: generate.Env, draft: generate.Draft, budget: int, mode: PromptMode
+) -> generate.Draft:
+    """Return `draft` with haystack pieces dropped from the end until its whole prompt fits."""
+    counter = env.counter(draft.sep)
+    pieces, removable = list(draft.pieces), list(draft.removable)
+    d = replace(draft, pieces=pieces, removable=removable)
+    total = counter.count(RulerSuite._prompt_text(d, mode))
+    while total > budget and any(removable):
+        excess = total - budget
+        while excess > 0 and any(removable):
+            drop = max(i for i, r in enumerate(removable) if r)
+            excess -= counter.mid(pieces.pop(drop), False)
+            removable.pop(drop)
+        total = counter.count(RulerSuite._prompt_text(d, mode))
+    return replace(d, predicted=total)
+
+
+def _load_words(path: str) -> tuple[str, ...]:
+    """Return the words of a JSON list or object (RULER's english_words.json), for cwe past wonderwords."""
+    from longscope.suites.ruler.data import _read_json
+
+    raw = _read_json(path, "words")
+    values = list(raw.values()) if isinstance(raw, dict) else raw
+    if not isinstance(values, list) or not all(isinstance(w, str) and w.strip() for w in values):
+        raise UsageError(
+            f"words file {path!r} is not a JSON list or object of words: give english_words.json"
+        )
+    return tuple(dict.fromkeys(values))
+
+
+def summarize_ruler(
+    rows: Sequence[ScoredRow], skipped: dict[str, str], differences: list[str]
+) -> dict[str, Any]:
+    """Per task x length RULER scores, the average per length, nulls, effective length and wAvg."""
+    values: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    nulls: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))
+    statuses: dict[str, dict[int, dict[str, int]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(int))
+    )
+    achieved: dict[int, list[int]] = defaultdict(list)
+    short_cells: set[tuple[str, int]] = set()
+    for row in rows:
+        task, meta = row.sample["task"], row.sample["meta"]
+        length = int(meta["target_length"])
+        ok = row.generation.status in SCORABLE and row.score is not None
+        # A failed request scores 0 and its empty prediction counts as a null, as in RULER.
+        values[task][length].append(row.score.value if ok and row.score else 0.0)
+        nulls[task][length] += 0 if ok and postprocess(row.generation.text) else 1
+        statuses[task][length][row.generation.status] += 1
+        achieved[length].append(int(meta["achieved_length"]))
+        if meta.get("word_list_exhausted"):
+            short_cells.add((task, length))
+    by_task = {
+        t: {str(n): task_score(v) for n, v in sorted(by_len.items())}
+        for t, by_len in sorted(values.items())
+    }
+    lengths = sorted({n for by_len in values.values() for n in by_len})
+    by_length = {
+        str(n): round(mean(by_task[t][str(n)] for t in by_task if str(n) in by_task[t]), 2)
+        for n in lengths
+    }
+    curve = {int(k): v for k, v in by_length.items()}
+    inc, dec = weighted_averages(curve)
+    notes = list(differences)
+    notes += [
+        f"{t} at {n}: more distinct words needed than the word list holds (pass words=FILE)"
+        for t, n in sorted(short_cells)
+    ]
+    return {
+        "headline": {
+            "metric": "RULER average (x100)",
+            "by_length": by_length,
+            "average": round(mean(curve.values()), 2) if curve else None,
+        },
+        "by_task": by_task,
+        "by_length": by_length,
+        "nulls": {
+            t: {str(n): f"{c}/{len(values[t][n])}" for n, c in sorted(v.items())}
+            for t, v in sorted(nulls.items())
+        },
+        "statuses": {
+            t: {str(n): dict(s) for n, s in sorted(v.items())} for t, v in sorted(statuses.items())
+        },
+        "achieved_length": {str(n): round(mean(v)) for n, v in sorted(achieved.items())},
+        "effective_length": {str(th): effective_length(curve, th).label for th in THRESHOLDS},
+        "wAvg_inc": inc,
+        "wAvg_dec": dec,
+        "skipped": dict(skipped),
+        "comparable_with_published": not notes,
+        "differences": notes,
+    }
