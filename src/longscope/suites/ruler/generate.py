@@ -8,6 +8,7 @@ of follows RULER: the needle sentence, keys and values, depths, chains, word fre
 
 from __future__ import annotations
 
+import itertools
 import math
 import random
 import string
@@ -528,6 +529,14 @@ def qa(task: Task, rng: random.Random, env: Env, budget: int, index: int) -> Dra
         chosen.append(doc)
         taken.add(doc)
         used += c
+    if len(taken) == len(data.documents):
+        # Every document is in: RULER then repeats the whole set until the length is reached.
+        for doc in itertools.cycle(range(len(data.documents))):
+            c = doc_cost(len(chosen) + 1, doc)
+            if used + c > room:
+                break
+            chosen.append(doc)
+            used += c
     random.Random(env.seed).shuffle(chosen)
     pieces = [DOCUMENT.format(i=i + 1, document=data.documents[d]) for i, d in enumerate(chosen)]
     mids = [doc_cost(i + 1, d) for i, d in enumerate(chosen)]
