@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: install browser demo test test-slow lint format bench clean
+.PHONY: install browser demo test test-slow test-gpu lint format bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -75,6 +75,11 @@ test: install browser
 
 test-slow: install
 	$(BIN)/pytest -q -m slow
+
+# On a CUDA machine: the hf/ backend's tests on tiny random-weight models built from configs.
+test-gpu: install
+	$(BIN)/pip install --quiet -e '.[gpu]'
+	$(BIN)/pytest -q -m gpu tests/gpu
 
 lint: install
 	$(BIN)/ruff format --check src tests benchmarks

@@ -85,9 +85,13 @@ def test_verdict_is_cached_per_library_build(tmp_path: Path, monkeypatch) -> Non
     first = check_library(Path("model.gguf"), cache_dir=tmp_path)
     second = check_library(Path("model.gguf"), cache_dir=tmp_path)
     assert first == second == CpuVerdict(True, "", "CPU : AVX2 = 1 |")
-    assert calls == [Path("model.gguf")]
+    # The small embedded model is preferred over the user's (maybe 70B) model for the probe.
+    assert calls == [cpu_check._embedded_model()]
     cached = list((tmp_path / "cpu-check").glob("*.json"))
     assert [p.stem for p in cached] == [cpu_check.fingerprint()]
+    monkeypatch.setattr(cpu_check, "_embedded_model", lambda: None)
+    check_library(Path("model.gguf"), cache_dir=tmp_path / "other")
+    assert calls[-1] == Path("model.gguf")
 
 
 def test_a_crashing_verdict_is_a_usage_error(tmp_path: Path, monkeypatch) -> None:

@@ -122,14 +122,15 @@ def probe(model_path: Path | None, script: str | None = None) -> CpuVerdict:
 
 def failure_message(verdict: CpuVerdict) -> str:
     """Return the one line a user sees when the library would crash, with the rebuild command."""
-    amx = " It has AMX kernels, which crash on many Xeons." if has_amx(verdict.system_info) else ""
+    amx = " (it has AMX kernels, which crash on many Xeons)" if has_amx(verdict.system_info) else ""
     try:
         version = importlib.metadata.version("llama-cpp-python")
     except importlib.metadata.PackageNotFoundError:
         version = "0.3.36"
     return (
-        f"the installed llama-cpp-python dies with {verdict.reason} on this CPU: it was built "
-        f"with instructions this machine cannot run.{amx} Rebuild it portably: `make install` in "
+        f"the installed llama-cpp-python dies with {verdict.reason} in a test generation on this "
+        f"CPU: it was built with CPU-specific kernels this machine cannot run{amx}. Rebuild it "
+        f"portably: `make install` in "
         f"a longscope checkout, or CMAKE_ARGS='{PORTABLE_CMAKE_ARGS}' pip install --force-reinstall "
         f"--no-cache-dir --no-deps --no-binary llama-cpp-python llama-cpp-python=={version}"
     )
@@ -146,6 +147,9 @@ def has_amx(system_info: str) -> bool:
 def check_library(model_path: Path | None = None, *, cache_dir: Path | None = None) -> CpuVerdict:
     """Return the cached verdict for this library on this CPU, probing in a child the first time.
 
+    The probe generates with the embedded model when it is installed, else with `model_path`;
+    with neither it can only import the library (which catches fewer bad builds).
+
     Raises UsageError with the one-line explanation and the rebuild command when it would crash.
     """
     cache = (cache_dir or default_cache_dir()) / "cpu-check" / f"{fingerprint()}.json"
@@ -153,7 +157,8 @@ def check_library(model_path: Path | None = None, *, cache_dir: Path | None = No
     try:
         verdict = CpuVerdict(**json.loads(cache.read_text()))
     except (OSError, ValueError, TypeError):
-        verdict = probe(model_path if model_path is not None else _embedded_model())
+        # The small embedded model loads in about a second; the user's own model is the fallback.
+        verdict = probe(_embedded_model() or model_path)
         cache.parent.mkdir(parents=True, exist_ok=True)
         write_json(cache, verdict.__dict__)
     if not verdict.ok:

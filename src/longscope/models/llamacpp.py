@@ -107,7 +107,7 @@ class LlamaCppBackend:
                 # A library built for another CPU dies by a signal at the first matrix kernel:
                 # ask a child process first (cached per build), so the user gets one line, not a
                 # bare "Illegal instruction".
-                check_library()
+                check_library(self.model_path)
                 from llama_cpp import Llama
 
                 with _engine_log() as log:
