@@ -181,13 +181,14 @@ class RulerSuite:
     def build(self, ctx: BuildContext) -> list[Sample]:
         env = self.env(ctx)
         skipped = self.skipped()
-        out = []
-        for name in self.tasks:
-            if name in skipped:
-                continue
-            for length in self.lengths:
-                out.extend(self.build_cell(env, ctx, TASKS[name], length))
-        return out
+        cells = [
+            self.build_cell(env, ctx, TASKS[name], length)
+            for name in self.tasks
+            if name not in skipped
+            for length in self.lengths
+        ]
+        # Sample-major order: `--limit N` keeps whole rounds of every task and length.
+        return [cell[i] for i in range(self.samples) for cell in cells]
 
     def build_cell(
         self, env: generate.Env, ctx: BuildContext, task: Task, length: int

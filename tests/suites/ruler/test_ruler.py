@@ -1,0 +1,294 @@
+"""RULER: samples as RULER's generators define them, exact lengths, RULER's scoring, skips."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from longscope.models.base import UsageError
+from longscope.suites.base import BuildContext, ScoredRow
+from longscope.suites.ruler import from_params
+from longscope.suites.ruler.published import published_rows
+from longscope.suites.ruler.scoring import match_all, match_part, postprocess, task_score
+from longscope.suites.ruler.suite import RulerSuite, summarize_ruler
+from longscope.suites.ruler.tasks import ALL_TASKS, TASKS
+from longscope.types import Generation, GenerationConfig, Score
+
+FIXTURES = Path(__file__).parent / "fixtures"
+DATA = {
+    "essays": str(FIXTURES / "essays.json"),
+    "squad": str(FIXTURES / "squad.json"),
+    "hotpotqa": str(FIXTURES / "hotpotqa.json"),
+}
+NEEDLE = re.compile(r"One of the special magic (\w+) for (.+?) is: (\S+)\.")  # keys may hold spaces
+
+
+def _build(tokenizer, tasks, length=4096, samples=2, mode="completion", seed=42, overhead=None):
+    suite = RulerSuite(tasks=tasks, lengths=[length], samples=samples, seed=seed, **DATA)
+    ctx = BuildContext(tokenizer, mode, GenerationConfig(), chat_overhead=overhead)
+    return suite, suite.build(ctx)
+
+
+def _sent(suite, sample, mode="completion") -> str:
+    prompt, messages = suite.template.render(sample, mode)
+    return prompt or messages[0].content
+
+
+def test_same_seed_same_samples_other_seed_other_samples(qwen_tokenizer) -> None:
+    tasks = ["niah_single_1", "niah_multikey_2", "vt", "cwe", "fwe", "qa_1"]
+    _, first = _build(qwen_tokenizer, tasks)
+    _, again = _build(qwen_tokenizer, tasks)
+    _, other = _build(qwen_tokenizer, tasks, seed=7)
+    assert [(s.id, s.context, s.question, s.gold) for s in first] == [
+        (s.id, s.context, s.question, s.gold) for s in again
+    ]
+    assert [s.gold for s in first] != [s.gold for s in other]
+    # One sample depends on (seed, task, length, index) alone: a smaller run holds the same ones.
+    _, fewer = _build(qwen_tokenizer, ["vt"], samples=1)
+    assert fewer[0].context == next(s for s in first if s.id == "vt-4096-000").context
+
+
+@pytest.mark.parametrize("mode,overhead", [("completion", None), ("chat", 9)])
+def test_every_prompt_is_counted_exactly_and_fills_its_length(qwen_tokenizer, mode, overhead):
+    suite, samples = _build(qwen_tokenizer, list(ALL_TASKS), 4096, 2, mode, overhead=overhead)
+    assert {s.task for s in samples} == set(ALL_TASKS)
+    for sample in samples:
+        real = len(qwen_tokenizer.encode(_sent(suite, sample, mode))) + (overhead or 0)
+        budget = 4096 - TASKS[sample.task].template.tokens_to_generate
+        assert sample.meta["achieved_length"] == real, sample.id
+        assert sample.meta["counted"] == "pieces"  # the counts added up: no whole recount
+        # The largest haystack that fits: within one haystack unit (a document for QA) of it.
+        slack = {"qa_1": 200, "qa_2": 200, "niah_multikey_3": 80}.get(sample.task, 40)
+        assert budget - slack <= real <= budget, (sample.id, real)
+        assert sample.length == real + TASKS[sample.task].template.tokens_to_generate
+
+
+@pytest.mark.model
+def test_lengths_exact_in_the_embedded_models_tokenizer(gemma_tokenizer) -> None:
+    suite, samples = _build(
+        gemma_tokenizer, ["niah_single_1", "niah_single_2", "vt", "fwe"], 2048, 1
+    )
+    for sample in samples:
+        real = len(gemma_tokenizer.encode(_sent(suite, sample)))
+        assert sample.meta["achieved_length"] == real
+        assert real <= 2048 - TASKS[sample.task].template.tokens_to_generate
+
+
+def test_niah_shapes_follow_synthetic_yaml(qwen_tokenizer) -> None:
+    _, samples = _build(qwen_tokenizer, [t for t in ALL_TASKS if t.startswith("niah")], 4096, 3)
+    for s in samples:
+        needles = NEEDLE.findall(s.context)
+        args = TASKS[s.task].args
+        planted = [n for n in needles if n[2] in s.gold]
+        if s.task == "niah_multikey_1":
+            keys = {k for k in s.meta["keys"]}
+            assert len(keys) == 4 and len(s.meta["queries"]) == 1 and len(s.gold) == 1
+            assert {k for _, k, _ in needles} == keys  # 4 needles, 1 queried
+        if s.task == "niah_multivalue":
+            assert len(s.gold) == 4 and len(planted) == 4
+            assert {k for _, k, _ in planted} == {s.meta["queries"][0]}
+        if s.task == "niah_multiquery":
+            assert len(s.meta["queries"]) == 4 and len(s.gold) == 4
+            assert ", and " in s.question
+        if s.task in ("niah_multikey_2", "niah_multikey_3"):
+            # The haystack is other needles: every line is one.
+            assert all(NEEDLE.fullmatch(line) for line in s.context.split("\n"))
+            assert len(planted) == 1
+        if args["type_needle_v"] == "uuids":
+            assert re.fullmatch(
+                r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}", s.gold[0]
+            )
+        if args["type_needle_v"] == "numbers":
+            assert all(re.fullmatch(r"[1-9]\d{6}", g) for g in s.gold)
+        if args["type_needle_k"] == "words":
+            assert all(re.fullmatch(r"[^-]+-.+", k) for k in s.meta["queries"])
+        if args["type_haystack"] == "noise":
+            assert s.context.count("The grass is green.") > 100
+        singular = args["num_needle_q"] * args["num_needle_v"] == 1
+        head = s.meta["head"]
+        if singular:
+            assert head.startswith("A special magic number") or head.startswith(
+                "A special magic uuid"
+            )
+            assert s.meta["answer_prefix"].endswith("mentioned in the provided text is")
+        else:
+            assert head.startswith("Some special magic numbers are hidden")
+            assert s.meta["answer_prefix"].endswith("mentioned in the provided text are")
+        assert all(g in s.context for g in s.gold)
+
+
+def test_vt_cwe_fwe_qa_shapes(qwen_tokenizer) -> None:
+    _, samples = _build(qwen_tokenizer, ["vt", "cwe", "fwe", "qa_1", "qa_2"], 4096, 2)
+    for s in samples:
+        if s.task == "vt":
+            assert len(s.gold) == 5 and len(set(s.gold)) == 5
+            value = s.meta["value"]
+            assert f"VAR {s.gold[0]} = {value}" in s.context
+            for a, b in zip(s.gold, s.gold[1:], strict=False):
+                assert f"VAR {b} = VAR {a} " in s.context
+            assert "5 variables are assigned the value " + value in s.meta["answer_prefix"]
+            # The one-shot example: 3-letter names, its own value, answered.
+            assert s.meta["head"].count("Memorize and track") == 2
+        if s.task == "cwe":
+            words = re.findall(r"\d+\. (\S+)", s.context)
+            counts = Counter(words)
+            assert len(s.gold) == 10 and all(counts[g] == 30 for g in s.gold)
+            assert {c for w, c in counts.items() if w not in s.gold} == {3}
+            assert "What are the 10 most common words" in s.question
+        if s.task == "fwe":
+            counts = Counter(s.context.split(" "))
+            ranked = [w for w, _ in counts.most_common()]
+            assert ranked[0] == "..." and list(s.gold) == ranked[1:4]
+        if s.task == "qa_1":
+            assert "Document 1:\n" in s.context and s.gold[0] in s.context
+        if s.task == "qa_2":
+            assert s.gold[0] in ("Boston", "yes")
+            assert s.question.startswith("\n\nAnswer the question based on the given documents")
+
+
+@pytest.mark.parametrize(
+    "prediction,references,all_value,part_value",
+    [
+        (" 1234567 and 7654321 ", ["1234567", "7654321"], 1.0, 1.0),
+        ("The value is 1234567.", ["1234567", "7654321"], 0.5, 1.0),
+        ("nothing", ["1234567"], 0.0, 0.0),
+        ("BLACK sea", ["the Black Sea", "Black Sea"], 0.5, 1.0),
+        ("", ["x"], 0.0, 0.0),
+        ("ab\x00cd\x1f", ["ab\ncd"], 1.0, 1.0),  # control characters become newlines
+    ],
+)
+def test_scores_are_rulers_formulas(prediction, references, all_value, part_value) -> None:
+    pred = postprocess(prediction)
+    assert match_all(pred, references) == all_value
+    assert match_part(pred, references) == part_value
+
+
+def test_task_score_rounds_as_ruler() -> None:
+    # RULER: sum / len * 100, rounded to 2 decimals (1/3 -> 33.33, 2/3 -> 66.67, 1/8 -> 12.5).
+    assert task_score([1, 0, 0]) == 33.33 and task_score([1, 1, 0]) == 66.67
+    assert task_score([0.25, 0, 0, 0]) == 6.25
+
+
+def _row(task, length, value, text="x", status="ok"):
+    sample = {
+        "task": task,
+        "gold": ["a"],
+        "meta": {"target_length": length, "achieved_length": length - 50},
+    }
+    return ScoredRow(
+        sample, 0, Generation(text, status), Score(value, 1.0) if status == "ok" else None
+    )
+
+
+def test_summary_averages_tasks_and_counts_nulls_and_failures() -> None:
+    rows = [
+        _row("niah_single_1", 4096, 1.0),
+        _row("niah_single_1", 4096, 0.5, text="  "),
+        _row("vt", 4096, 0.0, status="error"),
+        _row("vt", 4096, 1.0),
+        _row("niah_single_1", 8192, 1.0),
+        _row("vt", 8192, 0.5),
+    ]
+    summary = summarize_ruler(rows, {"qa_1": "needs squad=FILE"}, ["qa_1 skipped"])
+    assert summary["by_task"] == {
+        "niah_single_1": {"4096": 75.0, "8192": 100.0},
+        "vt": {"4096": 50.0, "8192": 50.0},
+    }
+    assert summary["by_length"] == {"4096": 62.5, "8192": 75.0}
+    assert (
+        summary["nulls"]["niah_single_1"]["4096"] == "1/2"
+        and summary["nulls"]["vt"]["4096"] == "1/2"
+    )
+    assert summary["statuses"]["vt"]["4096"] == {"error": 1, "ok": 1}
+    assert summary["wAvg_inc"] == round((62.5 + 2 * 75.0) / 3, 2)
+    assert summary["effective_length"]["85.6"] == "<4096"
+    assert summary["effective_length"]["50.0"] == ">8192"
+    assert summary["comparable_with_published"] is False and summary["skipped"] == {
+        "qa_1": "needs squad=FILE"
+    }
+
+
+def test_effective_length_at_the_threshold_exactly() -> None:
+    rows = [_row("vt", 4096, 0.856), _row("vt", 8192, 0.8559)]
+    summary = summarize_ruler(rows, {}, [])
+    assert summary["by_length"] == {"4096": 85.6, "8192": 85.59}
+    assert summary["effective_length"]["85.6"] == "4096"
+
+
+def test_missing_data_skips_the_task_with_its_reason(qwen_tokenizer) -> None:
+    suite = RulerSuite(
+        tasks=["niah_single_1", "niah_single_2", "qa_1", "qa_2"], lengths=[4096], samples=1
+    )
+    skipped = suite.skipped()
+    assert set(skipped) == {"niah_single_2", "qa_1", "qa_2"}
+    assert "essays=FILE" in skipped["niah_single_2"] and "squad=FILE" in skipped["qa_1"]
+    samples = suite.build(BuildContext(qwen_tokenizer, "completion", GenerationConfig()))
+    assert {s.task for s in samples} == {"niah_single_1"}
+    assert suite.params()["comparable_with_published"] is False
+    assert any("niah_single_2 skipped" in d for d in suite.differences())
+    full = RulerSuite(**DATA)
+    assert full.differences() == [] and full.params()["comparable_with_published"] is True
+
+
+@pytest.mark.parametrize(
+    "content,needle",
+    [
+        (b"\xff\xfe not utf-8", "not UTF-8 JSON"),
+        (b"[1, 2]", "not RULER's format"),
+        (b'{"text": "   "}', "holds no text"),
+    ],
+)
+def test_bad_essays_file_is_one_line_naming_it(tmp_path, content, needle) -> None:
+    bad = tmp_path / "essays.json"
+    bad.write_bytes(content)
+    suite = RulerSuite(tasks=["niah_single_2"], essays=str(bad))
+    with pytest.raises(UsageError, match=needle) as info:
+        suite.prepare()
+    assert str(bad) in str(info.value) and "\n" not in str(info.value)
+
+
+def test_bad_squad_and_missing_file(tmp_path) -> None:
+    bad = tmp_path / "squad.json"
+    bad.write_text(json.dumps({"data": [{"paragraphs": [{"qas": []}]}]}))
+    with pytest.raises(UsageError, match="not SQuAD JSON"):
+        RulerSuite(tasks=["qa_1"], squad=str(bad)).prepare()
+    with pytest.raises(UsageError, match="not found"):
+        RulerSuite(tasks=["qa_2"], hotpotqa=str(tmp_path / "none.json")).prepare()
+
+
+def test_from_params_reads_text_and_lists() -> None:
+    suite = from_params({"tasks": "vt,cwe", "lengths": "4k,8192", "samples": "5", "language": "en"})
+    assert suite.tasks == ("vt", "cwe") and suite.lengths == (4096, 8192) and suite.samples == 5
+    assert suite.seed == 42
+    again = from_params(suite.params())
+    assert again.params() == suite.params()
+    with pytest.raises(UsageError, match="unknown ruler task"):
+        from_params({"tasks": "vt,nope"})
+    with pytest.raises(UsageError, match="bad ruler length"):
+        from_params({"lengths": "4q"})
+
+
+def test_published_rows_as_published_with_flags() -> None:
+    rows = published_rows()
+    assert len(rows) == 45
+    gpt4 = next(r for r in rows if r.model == "GPT-4-1106-preview")
+    assert gpt4.scores == {
+        4096: 96.6,
+        8192: 96.3,
+        16384: 95.2,
+        32768: 93.2,
+        65536: 87.0,
+        131072: 81.2,
+    }
+    assert gpt4.effective == "64K" and gpt4.wavg_inc == 89.0 and gpt4.flags == ()
+    qwen3 = next(r for r in rows if r.model == "Qwen3-14B*")
+    assert qwen3.scores[131072] == 85.1 and qwen3.effective == ">128K"  # as published
+    assert qwen3.reported_by_authors and "its scores give 64K" in qwen3.flags[0]
+    flagged = {r.model for r in rows if r.flags}
+    assert flagged == {
+        "Llama2", "Qwen3-14B*", "Qwen2.5-7B-Instruct-1M*", "Qwen3-8B*", "Qwen3-4B*", "EXAONE-4.0-1.2B*",
+    }  # fmt: skip
