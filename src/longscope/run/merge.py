@@ -115,7 +115,12 @@ class MergeReport:
 def _only_run(store: RunStore, path: Path, run_id: str | None) -> dict[str, Any]:
     runs = store.runs()
     if run_id is not None:
-        return store.run(run_id)
+        matching = [r for r in runs if r["run_id"].startswith(run_id)]
+        if matching:
+            return matching[0]
+        if len(runs) == 1:
+            return runs[0]  # a different run: the caller names both in its refusal
+        raise UsageError(f"{path} holds no run {run_id[:12]}: check the directory or --run-id")
     if len(runs) != 1:
         raise UsageError(
             f"{path} holds {len(runs)} runs: name the one to merge with --run-id"
@@ -153,12 +158,10 @@ def merge_runs(
             raise UsageError(str(exc)) from exc
         with store:
             run = _only_run(store, path, chosen)
-            if chosen is None or header is None:
-                if header is not None and run["run_id"] != chosen:
-                    raise _mismatch(path, run, chosen)
-                chosen, header, suite = run["run_id"], run["header"], run["suite"]
-            elif run["run_id"] != chosen:
+            if chosen is not None and not run["run_id"].startswith(chosen):
                 raise _mismatch(path, run, chosen)
+            if header is None:
+                chosen, header, suite = run["run_id"], run["header"], run["suite"]
             assert chosen is not None
             for sid, data in store.samples(chosen).items():
                 if sid not in samples:
