@@ -82,6 +82,8 @@ def _check_after_kill(run_dir: Path, clean: dict[str, tuple]) -> int:
     db = sqlite3.connect(f"{(run_dir / 'longscope.sqlite').resolve().as_uri()}?mode=ro", uri=True)
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
     db.close()
+    for name in ("longscope.sqlite", "summary.json"):
+        assert name not in files or files[name].stat().st_size > 0, f"{name} left empty"
     if "summary.json" in files:
         text = files["summary.json"].read_text()
         assert text and json.loads(text)["run_id"], "summary.json left empty or half-written"

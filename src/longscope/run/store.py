@@ -183,10 +183,12 @@ class RunLock:
             "started": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
             "command": " ".join(sys.argv[:3]),
         }
-        # One write of the whole record after the lock is ours; a reader that races it sees an
-        # empty or short file and says so, it never takes the lock.
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps(holder).encode(), 0)
+        # The record is written over the last holder's, then cut to its length: the file is
+        # empty only between its creation and this write. A reader that races the write sees a
+        # mixed record, says the holder is not recorded yet, and never takes the lock.
+        record = json.dumps(holder).encode()
+        os.pwrite(fd, record, 0)
+        os.ftruncate(fd, len(record))
         RunLock._held[self.path] = (fd, 1)
 
     def release(self) -> None:
