@@ -83,7 +83,10 @@ class MultiEndpointBackend:
         self.dispatcher: Dispatcher | None = None
         self._futures: dict[int, asyncio.Future[int | None]] = {}
         self._timer: asyncio.TimerHandle | None = None
+        self._pump_soon = False
         self._info: ModelInfo | None = None
+        self.served: dict[tuple[str, int], list[str]] = {}
+        """(sample, repeat) -> the endpoints it was sent to, in order (the last one answered)."""
 
     @property
     def retries_done(self) -> int:
@@ -194,6 +197,7 @@ class MultiEndpointBackend:
             )
             self._pump()
             tried.append(self.labels[index])
+            self.served[(request.sample_id, request.repeat)] = list(tried)
             if not failed:
                 if generation.status in ("ok", "length"):
                     self.deadlines.observe(generation.prompt_tokens, latency)
@@ -212,9 +216,14 @@ class MultiEndpointBackend:
 
     async def _acquire(self, ticket: Ticket) -> int | None:
         """Wait until the policy grants `ticket`; return its endpoint, or None if all are down."""
-        future: asyncio.Future[int | None] = asyncio.get_running_loop().create_future()
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[int | None] = loop.create_future()
         self._futures[ticket.seq] = future
-        self._pump()
+        if not self._pump_soon:
+            # Once the requests handed over in this turn of the loop are all queued: the longest
+            # of them starts first, not the first to arrive.
+            self._pump_soon = True
+            loop.call_soon(self._soon)
         try:
             return await future
         except asyncio.CancelledError:
@@ -249,6 +258,10 @@ class MultiEndpointBackend:
             # Nothing in flight may finish to wake the queue: wake it when an endpoint returns.
             loop = asyncio.get_running_loop()
             self._timer = loop.call_later(back - now + 0.001, self._wake)
+
+    def _soon(self) -> None:
+        self._pump_soon = False
+        self._pump()
 
     def _wake(self) -> None:
         self._timer = None
