@@ -1,6 +1,10 @@
 """`make mutation`: mutmut over the code whose numbers users trust, then killed/total per module.
 
-Usage: python -m tests.mutation.run_mutation [--max-children N] [--summary-only] [MODULE ...]
+Usage: python -m tests.mutation.run_mutation [--max-children N] [--snapshot DIR] [--summary-only]
+       [MODULE ...]
+
+--snapshot DIR mutates the committed tree (`git archive HEAD` into DIR) instead of the working tree:
+results then belong to one commit, and others' unfinished edits cannot make the clean run fail.
 
 mutmut's own settings (files to copy and mutate, the fast unit tests each mutant runs) are in
 setup.cfg [mutmut]. This script names the functions in scope (SCOPE: a suite module also holds
@@ -178,24 +182,33 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("modules", nargs="*", help="keys of SCOPE (default: all)")
     parser.add_argument("--max-children", type=int, default=2)
     parser.add_argument("--summary-only", action="store_true", help="only print the last results")
+    parser.add_argument("--snapshot", type=Path, help="run on `git archive HEAD` unpacked here")
     args = parser.parse_args(argv)
     unknown = [m for m in args.modules if m not in SCOPE]
     if unknown:
         print(f"unknown module {unknown[0]!r}: use one of {', '.join(SCOPE)}", file=sys.stderr)
         return 2
     modules = args.modules or list(SCOPE)
+    cwd = Path.cwd()
+    if args.snapshot:
+        cwd = args.snapshot.resolve()
+        if not args.summary_only:
+            cwd.mkdir(parents=True, exist_ok=True)
+            archive = subprocess.run(["git", "archive", "HEAD"], capture_output=True, check=True)
+            subprocess.run(["tar", "-x", "-C", str(cwd)], input=archive.stdout, check=True)
     if not args.summary_only:
         patterns = [p for m in modules for p in SCOPE[m]]
         mutmut = Path(sys.executable).with_name("mutmut")
         run = subprocess.run(
             [str(mutmut), "run", "--max-children", str(args.max_children), *patterns],
             stdout=subprocess.DEVNULL,
+            cwd=cwd,
             check=False,
         )
         if run.returncode not in (0, 1):
             print(f"mutmut run failed with exit code {run.returncode}", file=sys.stderr)
             return run.returncode
-    results = summarize(exit_codes(), modules)
+    results = summarize(exit_codes(cwd / "mutants"), modules)
     print(table(results))
     survivors = [name for r in results for name in r.survivors]
     if survivors:
