@@ -115,17 +115,19 @@ def _fit_pieces(
     tail: str,
     pieces: list[str],
     removable: list[bool],
-    mids: list[int],
+    mids_sum: int,
     budget: int,
 ) -> int:
-    """Drop trailing haystack pieces until the counted prompt fits `budget`; return its tokens."""
-    total = counter.total(head, pieces, sum(mids), tail)
+    """Drop trailing haystack pieces until the counted prompt fits `budget`; return its tokens.
+
+    `mids_sum` is the sum of every piece's `mid` count (see `PieceCounter.total`).
+    """
+    total = counter.total(head, pieces, mids_sum, tail)
     while total > budget:
         drop = max(i for i, r in enumerate(removable) if r)
-        pieces.pop(drop)
+        mids_sum -= counter.mid(pieces.pop(drop), False)
         removable.pop(drop)
-        mids.pop(drop)
-        total = counter.total(head, pieces, sum(mids), tail)
+        total = counter.total(head, pieces, mids_sum, tail)
     return total
 
 
@@ -157,15 +159,15 @@ def niah(task: Task, rng: random.Random, env: Env, budget: int) -> Draft:
     probe_head, _, _, probe_tail = env.frame(template, prefix, type_needle_v=type_v, query="x")
     needle_mids = [counter.mid(n, False) for n in needles]
     if haystack == "noise":
-        pieces, removable = _noise(
+        pieces, removable, filler = _noise(
             rng, counter, needles, needle_mids, budget, probe_head, probe_tail
         )
     elif haystack == "needle":
-        pieces, removable = _needle_haystack(
+        pieces, removable, filler = _needle_haystack(
             rng, counter, a, needles, needle_mids, budget, probe_head, probe_tail
         )
     else:
-        pieces, removable = _essay(
+        pieces, removable, filler = _essay(
             rng, env, counter, needles, needle_mids, budget, probe_head, probe_tail
         )
     indices = rng.sample(range(num_k), a["num_needle_q"])
@@ -175,11 +177,8 @@ def niah(task: Task, rng: random.Random, env: Env, budget: int) -> Draft:
     head, question, answer_prefix, tail = env.frame(
         template, prefix, type_needle_v=type_v, query=query
     )
-    mids = [
-        counter.mid(p, not r or haystack != "needle")
-        for p, r in zip(pieces, removable, strict=True)
-    ]
-    total = _fit_pieces(counter, head, tail, pieces, removable, mids, budget)
+    mids_sum = filler + sum(needle_mids)
+    total = _fit_pieces(counter, head, tail, pieces, removable, mids_sum, budget)
     return Draft(
         head,
         pieces,
@@ -206,7 +205,8 @@ def _noise(
     budget: int,
     head: str,
     tail: str,
-) -> tuple[list[str], list[bool]]:
+) -> tuple[list[str], list[bool], int]:
+    """Return RULER's noise haystack (pieces, which are haystack, haystack tokens) with inserts."""
     unit = counter.mid(NOISE)
     room = budget - _room(counter, head, tail, NOISE) - sum(insert_mids)
     n = max(room // unit, len(inserts))
@@ -217,7 +217,7 @@ def _noise(
     ):
         sentences.insert(index, element)
         removable.insert(index, False)
-    return sentences, removable
+    return sentences, removable, n * unit
 
 
 def _needle_haystack(
@@ -229,7 +229,8 @@ def _needle_haystack(
     budget: int,
     head: str,
     tail: str,
-) -> tuple[list[str], list[bool]]:
+) -> tuple[list[str], list[bool], int]:
+    """Return a haystack of other needles (pieces, which are haystack, haystack tokens)."""
     room = budget - sum(insert_mids)
     sentences: list[str] = []
     used = 0
@@ -255,7 +256,7 @@ def _needle_haystack(
     ):
         sentences.insert(index, element)
         removable.insert(index, False)
-    return sentences, removable
+    return sentences, removable, used
 
 
 def _essay(
@@ -267,7 +268,8 @@ def _essay(
     budget: int,
     head: str,
     tail: str,
-) -> tuple[list[str], list[bool]]:
+) -> tuple[list[str], list[bool], int]:
+    """Return the essay haystack cut at `depths` sentences (pieces, which are haystack, tokens)."""
     assert env.essays is not None
     sents = env.essays.sentences
     room = budget - _room(counter, head, tail, sents[0]) - sum(insert_mids)
@@ -290,7 +292,8 @@ def _essay(
         if i - 1 < len(inserts):
             pieces.append(inserts[i - 1])
             removable.append(False)
-    return pieces, removable
+    empties = sum(1 for p in pieces if not p)
+    return pieces, removable, cum[n] + empties * counter.mid("")
 
 
 def _chain(
@@ -316,12 +319,12 @@ def _vt_icl(env: Env, hops: int) -> str:
         full = spec.template + spec.answer_prefix
         counter = env.counter("\n")
         head, tail = full.format(context=_MARK, query="12345", num_v=hops + 1).split(_MARK)
-        pieces, _ = _noise(rng, counter, [], [], 500, head, tail)
+        pieces, _, filler = _noise(rng, counter, [], [], 500, head, tail)
         positions = sorted(rng.sample(range(len(pieces)), len(chain)))
         for j, (where, link) in enumerate(zip(positions, chain, strict=True)):
             pieces.insert(where + j, link)
-        mids = [counter.mid(p) for p in pieces]
-        _fit_pieces(counter, head, tail, pieces, [p == NOISE for p in pieces], mids, 500)
+        mids_sum = filler + sum(counter.mid(c) for c in chain)
+        _fit_pieces(counter, head, tail, pieces, [p == NOISE for p in pieces], mids_sum, 500)
         env._icl = head + "\n".join(pieces) + tail + " " + " ".join(names) + "\n"
     return env._icl
 
@@ -343,13 +346,13 @@ def variable_tracking(task: Task, rng: random.Random, env: Env, budget: int) -> 
     head = icl + "\n" + head
     counter = env.counter("\n")
     room_budget = budget - sum(counter.mid(c, False) for c in chain)
-    pieces, removable = _noise(rng, counter, [], [], room_budget, head, tail)
+    pieces, removable, filler = _noise(rng, counter, [], [], room_budget, head, tail)
     positions = sorted(rng.sample(range(len(pieces)), len(chain)))
     for j, (where, link) in enumerate(zip(positions, chain, strict=True)):
         pieces.insert(where + j, link)
         removable.insert(where + j, False)
-    mids = [counter.mid(p, r) for p, r in zip(pieces, removable, strict=True)]
-    total = _fit_pieces(counter, head, tail, pieces, removable, mids, budget)
+    mids_sum = filler + sum(counter.mid(c, False) for c in chain)
+    total = _fit_pieces(counter, head, tail, pieces, removable, mids_sum, budget)
     return Draft(head, pieces, "\n", question, prefix, names, total, removable, {"value": value})
 
 
@@ -418,9 +421,9 @@ def common_words(task: Task, rng: random.Random, env: Env, budget: int, length: 
     words, common = _cwe_list(rng, env, order, num, cr, ur, cw)
     cost(num)  # counts for every entry number and word used
     pieces = [f"{i + 1}. {w}" for i, w in enumerate(words)]
-    mids = [number_mid[i + 1] + counter.mid(w) for i, w in enumerate(words)]
+    mids_sum = numbers[len(words)] + cr * sum(word_mid[:cw]) + ur * word_cum[num - cw]
     removable = [True] * len(pieces)
-    total = _fit_pieces(counter, head, tail, pieces, removable, mids, budget)
+    total = _fit_pieces(counter, head, tail, pieces, removable, mids_sum, budget)
     return Draft(
         head,
         pieces,
@@ -484,9 +487,8 @@ def freq_words(task: Task, rng: random.Random, env: Env, budget: int, length: in
             hi = mid - 1
     words = [w for w, c in zip(vocab, counts(lo), strict=False) for _ in range(c)]
     random.Random(env.seed).shuffle(words)
-    piece_mids = [counter.mid(w) for w in words]
     removable = [True] * len(words)
-    total = _fit_pieces(counter, head, tail, words, removable, piece_mids, budget)
+    total = _fit_pieces(counter, head, tail, words, removable, cost(lo) - frame, budget)
     return Draft(
         head, words, " ", question, prefix, vocab[1:4], total, removable, {"num_words": lo}
     )
@@ -544,7 +546,7 @@ def qa(task: Task, rng: random.Random, env: Env, budget: int, index: int) -> Dra
     gold = set(q.context)
     for i, d in enumerate(chosen):
         removable[i] = d not in gold
-    total = _fit_pieces(counter, head, tail, pieces, removable, mids, budget)
+    total = _fit_pieces(counter, head, tail, pieces, removable, sum(mids), budget)
     return Draft(
         head,
         pieces,

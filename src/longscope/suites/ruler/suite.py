@@ -202,10 +202,10 @@ class RulerSuite:
         for index in range(self.samples):
             rng = random.Random(f"{self.seed}:{task.name}:{length}:{index}")
             draft = self._draft(task, rng, env, budget, length, index)
-            prompt = self._prompt_text(draft, ctx.prompt_mode)
             if index == 0:
                 # The pieces' counts are checked against the whole prompt once per task and length;
                 # where they do not add up, every prompt of the cell is counted whole.
+                prompt = self._prompt_text(draft, ctx.prompt_mode)
                 whole = env.counter(draft.sep).count(prompt) != draft.predicted
             if whole:
                 draft = _fit_whole(env, draft, budget, ctx.prompt_mode)
