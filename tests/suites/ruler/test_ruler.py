@@ -292,3 +292,23 @@ def test_published_rows_as_published_with_flags() -> None:
     assert flagged == {
         "Llama2", "Qwen3-14B*", "Qwen2.5-7B-Instruct-1M*", "Qwen3-8B*", "Qwen3-4B*", "EXAONE-4.0-1.2B*",
     }  # fmt: skip
+
+
+def test_rulers_model_templates_wrap_the_task_in_completion_mode(qwen_tokenizer) -> None:
+    suite = RulerSuite(tasks=["niah_single_1", "vt", "cwe"], lengths=[4096], samples=1,
+                       model_template="meta-chat")  # fmt: skip
+    ctx = BuildContext(qwen_tokenizer, "completion", GenerationConfig())
+    for sample in suite.build(ctx):
+        prompt = _sent(suite, sample)
+        assert prompt.startswith("[INST] ") and sample.meta["answer_prefix"] in prompt
+        # RULER: the answer prefix follows the closed instruction, for every model.
+        assert prompt.endswith(" [/INST]" + sample.meta["answer_prefix"])
+        assert len(qwen_tokenizer.encode(prompt)) == sample.meta["achieved_length"]
+        if sample.task == "vt":  # the one-shot example goes inside the instruction, unwrapped
+            assert prompt.startswith("[INST] Memorize and track") and prompt.count("[INST]") == 1
+        if sample.task == "cwe":  # the one-shot example is wrapped like the task
+            assert prompt.count("[INST]") == 2
+    chat = suite.build(BuildContext(qwen_tokenizer, "chat", GenerationConfig()))
+    assert not any("[INST]" in _sent(suite, s, "chat") for s in chat)
+    with pytest.raises(UsageError, match="unknown model_template"):
+        from_params({"model_template": "nope"})

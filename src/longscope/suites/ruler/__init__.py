@@ -51,6 +51,7 @@ def from_params(params: dict[str, Any]) -> Any:
             squad=params.get("squad") or None,
             hotpotqa=params.get("hotpotqa") or None,
             words=params.get("words") or None,
+            model_template=params.get("model_template") or "base",
         )
     except ValueError as exc:
         if isinstance(exc, UsageError):

@@ -20,7 +20,7 @@ from typing import Any
 
 from longscope.suites.ruler.counting import PieceCounter
 from longscope.suites.ruler.data import NEEDLE, NOISE, Essays, QASet, cwe_words, key_words
-from longscope.suites.ruler.tasks import TEMPLATES, Task
+from longscope.suites.ruler.tasks import MODEL_TEMPLATES, TEMPLATES, Task
 from longscope.text.tokenizers import Tokenizer
 from longscope.types import PromptMode
 
@@ -59,6 +59,8 @@ class Env:
     tokenizer: Tokenizer
     mode: PromptMode
     seed: int
+    model_template: str = "base"
+    """RULER's model template wrapping the task in completion mode (chat models get the task)."""
     essays: Essays | None = None
     qa: dict[str, QASet] = field(default_factory=dict)
     extra_words: tuple[str, ...] = ()
@@ -77,9 +79,22 @@ class Env:
             self._counters[sep] = PieceCounter(self.tokenizer, sep, probes[sep])
         return self._counters[sep]
 
+    @property
+    def wrapper(self) -> tuple[str, str]:
+        """Return the model template's text before and after the task (empty in chat mode)."""
+        if self.mode == "chat":
+            return "", ""
+        before, after = MODEL_TEMPLATES[self.model_template].split("{task_template}")
+        return before, after
+
+    def wrap(self, task_text: str) -> str:
+        """Return `task_text` wrapped in the model template (as RULER's few-shot examples are)."""
+        before, after = self.wrapper
+        return before + task_text + after
+
     def frame(self, template: str, prefix: str, **fields: Any) -> tuple[str, str, str, str]:
         """Return (head, question, answer prefix, tail as counted) of a task template."""
-        text = template.format(context=_MARK, **fields)
+        text = self.wrap(template.format(context=_MARK, **fields))
         head, question = text.split(_MARK)
         prefix = prefix.format(**fields)
         return head, question, prefix, question + (prefix if self.mode == "completion" else "")
@@ -343,7 +358,9 @@ def variable_tracking(task: Task, rng: random.Random, env: Env, budget: int) -> 
     head, question, prefix, tail = env.frame(
         spec.template, spec.answer_prefix, query=value, num_v=hops + 1
     )
-    head = icl + "\n" + head
+    # RULER puts the example after the model template's opening, before the task.
+    opening = env.wrapper[0]
+    head = opening + icl + "\n" + head[len(opening) :]
     counter = env.counter("\n")
     room_budget = budget - sum(counter.mid(c, False) for c in chain)
     pieces, removable, filler = _noise(rng, counter, [], [], room_budget, head, tail)
@@ -380,11 +397,11 @@ def common_words(task: Task, rng: random.Random, env: Env, budget: int, length: 
     else:
         shot, (cr, ur) = (40, 10, 3), (a["freq_cw"], a["freq_ucw"])
     spec = TEMPLATES["common_words_extraction"]
-    full = spec.template + spec.answer_prefix
     ex_words, ex_common = _cwe_list(
         rng, env, rng.sample(pool, shot[0]), shot[0], shot[1], shot[2], cw
     )
-    example = full.format(context=_numbered(ex_words), query="") + " " + _numbered(ex_common)
+    task_text = spec.template.format(context=_numbered(ex_words), query="")
+    example = env.wrap(task_text) + spec.answer_prefix + " " + _numbered(ex_common)
     head, question, prefix, tail = env.frame(spec.template, spec.answer_prefix, query="")
     head = example + "\n" + head
     counter = env.counter(" ")

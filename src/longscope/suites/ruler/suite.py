@@ -26,6 +26,7 @@ from longscope.suites.ruler.tasks import (
     DEFAULT_LENGTHS,
     DEFAULT_SAMPLES,
     DEFAULT_SEED,
+    MODEL_TEMPLATES,
     RULER_REVISION,
     TASKS,
     Task,
@@ -89,6 +90,7 @@ class RulerSuite:
         squad: str | None = None,
         hotpotqa: str | None = None,
         words: str | None = None,
+        model_template: str = "base",
     ) -> None:
         unknown = [t for t in tasks if t not in TASKS]
         if unknown or not tasks:
@@ -98,6 +100,12 @@ class RulerSuite:
         bad = [n for n in lengths if int(n) < 256]
         if bad or not lengths:
             raise ValueError(f"ruler lengths must be at least 256 tokens, not {bad}")
+        if model_template not in MODEL_TEMPLATES:
+            raise ValueError(
+                f"unknown model_template {model_template!r}: use one of RULER's "
+                f"{', '.join(MODEL_TEMPLATES)}"
+            )
+        self.model_template = model_template
         self.tasks = tuple(tasks)
         self.lengths = tuple(sorted({int(n) for n in lengths}))
         self.samples = samples
@@ -141,6 +149,7 @@ class RulerSuite:
             "lengths": list(self.lengths),
             "samples": self.samples,
             "seed": self.seed,
+            "model_template": self.model_template,
             **{k: str(v) for k, v in sorted(self.data.items())},
             "ruler": RULER_REVISION,
             "comparable_with_published": not self.differences(),
@@ -173,6 +182,7 @@ class RulerSuite:
             ctx.tokenizer,
             ctx.prompt_mode,
             self.seed,
+            model_template=self.model_template,
             essays=loaded.get("essays"),
             qa=loaded["qa"],
             extra_words=loaded["words"],

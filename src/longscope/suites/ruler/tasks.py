@@ -78,6 +78,31 @@ TEMPLATES: dict[Generator, TaskTemplate] = {
 }
 
 
+# RULER's model templates (scripts/data/template.py): how RULER wraps a task for a model it prompts
+# as plain text. `base` is RULER's default; the answer prefix always follows the wrapped task.
+MODEL_TEMPLATES: dict[str, str] = {
+    "base": "{task_template}",
+    "meta-chat": "[INST] {task_template} [/INST]",
+    "vicuna-chat": "A chat between a curious user and an artificial intelligence assistant. The "
+    "assistant gives helpful, detailed, and polite answers to the user's questions. USER: "
+    "{task_template} ASSISTANT:",
+    "lwm-chat": "You are a helpful assistant. USER: {task_template} ASSISTANT: ",
+    "command-r-chat": "<BOS_TOKEN><|START_OF_TURN_TOKEN|><|USER_TOKEN|>{task_template}"
+    "<|END_OF_TURN_TOKEN|><|START_OF_TURN_TOKEN|><|CHATBOT_TOKEN|>",
+    "chatglm-chat": "[gMASK]sop<|user|> \n {task_template}<|assistant|> \n ",
+    "RWKV": "User: hi\n\nAssistant: Hi. I am your assistant and I will provide expert full "
+    "response in full details. Please feel free to ask any question and I will always answer "
+    "it\n\nUser: {task_template}\n\nAssistant:",
+    "Phi3": "<|user|>\n{task_template}<|end|>\n<|assistant|>\n",
+    "meta-llama3": "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\n{task_template}"
+    "<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n",
+    "jamba": "<|startoftext|><|bom|><|system|> <|eom|><|bom|><|user|> {task_template}<|eom|><|bom|>"
+    "<|assistant|>",
+    "nemotron5-instruct": "<SPECIAL_10>System\n\n<SPECIAL_11>User\n{task_template}\n"
+    "<SPECIAL_11>Assistant\n",
+}
+
+
 @dataclass(frozen=True)
 class Task:
     """A configured RULER task: its generator and the arguments synthetic.yaml gives it."""
