@@ -165,9 +165,9 @@ def snapshot(workdir: Path) -> None:
 
 def _pytest(mutant: Mutant, workdir: Path) -> int:
     env = {**os.environ, "PYTHONPATH": str(workdir / "src")}
+    command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"]
     return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"]
-        + ["-m", mutant.marks, *mutant.tests],
+        [*command, "-m", mutant.marks, *mutant.tests],
         cwd=workdir,
         env=env,
         stdout=subprocess.DEVNULL,
