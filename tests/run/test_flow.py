@@ -22,14 +22,14 @@ def test_longest_prefill_first_within_the_cap() -> None:
     small = d.submit("a", 1_000)
     big = d.submit("b", 9_000)
     mid = d.submit("c", 5_000)
-    granted = d.grants(0.0)
-    # 9,000 first; 1,000 fits beside it (10,000 exactly: the cap is inclusive); 5,000 waits
-    assert [t for t, _ in granted] == [big, small]
-    assert d.endpoints[0].outstanding_tokens == 10_000
+    # 9,000 first; 5,000 does not fit beside it and the 1,000 may not overtake it
+    assert [t for t, _ in d.grants(0.0)] == [big]
     assert d.grants(0.0) == []
     d.finish(big, 0, 1.0, failed=False)
-    assert [t for t, _ in d.grants(1.0)] == [mid]
-    assert d.endpoints[0].max_tokens_seen == 10_000
+    # then 5,000 and 1,000 together; a 4,000 fits beside them exactly (the cap is inclusive)
+    last = d.submit("d", 4_000)
+    assert [t for t, _ in d.grants(1.0)] == [mid, last, small]
+    assert d.endpoints[0].outstanding_tokens == 10_000 == d.endpoints[0].max_tokens_seen
 
 
 def test_one_request_above_the_cap_runs_alone() -> None:

@@ -5,7 +5,8 @@ scale-out simulator (`benchmarks/bench_scaleout.py`) run the same decisions:
 
 - Prompt tokens in flight are capped per endpoint (the sum is the run's cap); a request larger than
   an endpoint's cap goes alone to an idle endpoint.
-- Waiting requests are granted longest prefill first (the long ones set the run's length).
+- Waiting requests are granted longest prefill first (the long ones set the run's length), after
+  those whose prefix is already warm in their endpoint's cache (cheap, and gone if they wait).
 - Requests that share a prompt prefix (a document's repeats) go to the endpoint that served it first,
   while that endpoint is healthy, and wait until the first of them has finished: its prefill is then
   in the endpoint's prefix cache and the others reuse it instead of prefilling it again.
@@ -102,12 +103,19 @@ class Dispatcher:
     _leading: dict[str, int] = field(default_factory=dict)
     """Prefix keys whose first request is in flight (their siblings wait for its cache)."""
     _warm: set[str] = field(default_factory=set)
+    _parked: dict[str, list[tuple[int, int, Ticket]]] = field(default_factory=dict)
+    _ready: list[Ticket] = field(default_factory=list)
+    """Requests whose prefix is warm in their endpoint's cache: they go before any cold one, so
+    that the cache still holds their prefix when they arrive (and they cost little prefill)."""
     _seq: itertools.count = field(default_factory=itertools.count)
 
     def submit(self, key: str, cost: int) -> Ticket:
         """Queue a request; return its ticket."""
         ticket = Ticket(next(self._seq), key, max(0, cost))
-        bisect.insort(self._waiting, (-ticket.cost, ticket.seq, ticket))
+        if key in self._warm and key in self.affinity:
+            self._ready.append(ticket)
+        else:
+            bisect.insort(self._waiting, (-ticket.cost, ticket.seq, ticket))
         return ticket
 
     def withdraw(self, ticket: Ticket) -> None:
@@ -116,10 +124,23 @@ class Dispatcher:
         i = bisect.bisect_left(self._waiting, entry)
         if i < len(self._waiting) and self._waiting[i][2] == ticket:
             del self._waiting[i]
+        parked = self._parked.get(ticket.key, [])
+        if entry in parked:
+            parked.remove(entry)
+        if ticket in self._ready:
+            self._ready.remove(ticket)
 
     @property
     def waiting(self) -> int:
-        return len(self._waiting)
+        parked = sum(len(v) for v in self._parked.values())
+        return len(self._waiting) + parked + len(self._ready)
+
+    def _unpark(self, key: str, warm: bool) -> None:
+        for entry in self._parked.pop(key, []):
+            if warm:
+                self._ready.append(entry[2])
+            else:
+                bisect.insort(self._waiting, entry)
 
     def in_flight_tokens(self) -> int:
         return sum(e.outstanding_tokens for e in self.endpoints)
@@ -128,24 +149,36 @@ class Dispatcher:
         """Return (ticket, endpoint index) pairs to start now, longest prefill first."""
         out: list[tuple[Ticket, int]] = []
         usable = [i for i, e in enumerate(self.endpoints) if e.usable(now)]
-        if not usable:
-            return out
-        kept: list[tuple[int, int, Ticket]] = []
-        for position, entry in enumerate(self._waiting):
-            if not any(
-                self.endpoints[i].outstanding_requests < self.endpoints[i].max_requests
-                for i in usable
-            ):
-                kept.extend(self._waiting[position:])
-                break
-            ticket = entry[2]
+        ready, self._ready = self._ready, []
+        for ticket in ready:
+            home = self.affinity.get(ticket.key)
+            if home is None or home not in usable or ticket.key not in self._warm:
+                # Its endpoint failed or is benched: an ordinary request again.
+                bisect.insort(self._waiting, (-ticket.cost, ticket.seq, ticket))
+            elif self.endpoints[home].room_for(ticket.cost):
+                self._start(ticket, home)
+                out.append((ticket, home))
+            else:
+                self._ready.append(ticket)
+        position = 0
+        while usable and position < len(self._waiting):
+            ticket = self._waiting[position][2]
+            if ticket.key in self._leading and ticket.key not in self._warm:
+                # Parked until the first of its prefix has finished (then its cache is warm).
+                self._parked.setdefault(ticket.key, []).append(self._waiting.pop(position))
+                continue
             target = self._target(ticket, usable)
             if target is None:
-                kept.append(entry)
-                continue
+                home = self.affinity.get(ticket.key)
+                if home is not None and home in usable:
+                    position += 1  # bound to its busy endpoint: the others may go on
+                    continue
+                # The longest request waits for room: nothing shorter overtakes it (else a stream
+                # of short requests would starve the long ones, and the run ends on them).
+                break
+            del self._waiting[position]
             self._start(ticket, target)
             out.append((ticket, target))
-        self._waiting = kept
         return out
 
     def _target(self, ticket: Ticket, usable: list[int]) -> int | None:
@@ -200,6 +233,7 @@ class Dispatcher:
             del self._leading[ticket.key]
             if not failed:
                 self._warm.add(ticket.key)
+            self._unpark(ticket.key, warm=not failed)
         if not failed:
             endpoint.streak = 0
             endpoint.prompt_tokens += prompt_tokens
@@ -234,7 +268,9 @@ class Dispatcher:
     def drain(self) -> list[Ticket]:
         """Remove and return every waiting ticket (when nothing can serve them)."""
         tickets = [entry[2] for entry in self._waiting]
-        self._waiting = []
+        tickets += [entry[2] for parked in self._parked.values() for entry in parked]
+        tickets += self._ready
+        self._waiting, self._parked, self._ready = [], {}, []
         return tickets
 
 
