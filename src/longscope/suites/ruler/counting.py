@@ -10,7 +10,7 @@ against the tokenizer on the whole prompt (the suite counts every prompt whole w
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 from longscope.text.tokenizers import Tokenizer
 
@@ -25,6 +25,8 @@ class PieceCounter:
         self.sep = sep
         self.memo: dict[str, int] = {}
         self.text_memo: dict[str, int] = {}
+        self.helpers: dict[tuple[str, str], Any] = {}
+        """Per-tokenizer tables built on this counter (needle part counts)."""
         self.mode: Mode | None = self._probe(list(probe))
 
     def count(self, text: str) -> int:
@@ -48,6 +50,14 @@ class PieceCounter:
             if keep:  # one-off pieces (random needles) are not kept
                 self.memo[piece] = n
         return n
+
+    def mids_sum(self, pieces: Sequence[str]) -> int:
+        """Return the sum of `mid` over `pieces`: one tokenization of them all when counts add."""
+        if self.mode == "lead":
+            return self.count("".join(self.sep + p for p in pieces))
+        if self.mode == "trail":
+            return self.count("".join(p + self.sep for p in pieces))
+        return sum(self.mid(p, False) for p in pieces)
 
     def mid_text(self, text: str) -> int:
         """Return the tokens of `text` counted whole, kept in the memo (repeated parts)."""

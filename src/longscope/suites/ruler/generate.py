@@ -18,6 +18,8 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
+import numpy as np
+
 from longscope.suites.ruler.counting import PieceCounter
 from longscope.suites.ruler.data import NEEDLE, NOISE, Essays, QASet, cwe_words, key_words
 from longscope.suites.ruler.tasks import MODEL_TEMPLATES, TEMPLATES, Task
@@ -235,6 +237,80 @@ def _noise(
     return sentences, removable, n * unit
 
 
+class WordNumberNeedles:
+    """Token counts of `words`/`numbers` needles from their parts, for drawing thousands at once.
+
+    A needle's count is the sum of its parts' counts (fixed text, ` adjective`, `-noun`, and the
+    number as ` ddd`, `ddd`, `d`), each part counted once per tokenizer. Used only where a probe
+    of random needles shows the parts add up in this tokenizer; otherwise needles are counted.
+    """
+
+    def __init__(self, counter: PieceCounter, type_v: str) -> None:
+        self.adjs, self.nouns = key_words()
+        sep, lead = counter.sep, counter.mode == "lead"
+        before, after = NEEDLE.split("{key}")
+        self.before = before.format(type_needle_v=type_v)
+        self.middle, self.end = after.split("{value}")
+        count = counter.count
+        self.fixed = (
+            count((sep if lead else "") + self.before.rstrip(" "))
+            + count(self.middle.rstrip(" "))
+            + count(self.end + ("" if lead else sep))
+        )
+        self.adj = np.array([count(" " + a) for a in self.adjs])
+        self.noun = np.array([count("-" + n) for n in self.nouns])
+        self.head3 = np.array([count(f" {i}") if i >= 100 else 0 for i in range(1000)])
+        self.mid3 = np.array([count(f"{i:03d}") for i in range(1000)])
+        self.last1 = np.array([count(str(i)) for i in range(10)])
+        probe = np.random.default_rng(0)
+        a, n, v = self.draw(probe, 64)
+        self.exact = all(
+            int(c) == counter.mid(t, False)
+            for c, t in zip(self.costs(a, n, v), self.texts(a, n, v), strict=True)
+        )
+
+    def draw(self, gen: np.random.Generator, size: int) -> tuple[np.ndarray, ...]:
+        """Return `size` random (adjective, noun, 7-digit number) index triples."""
+        return (
+            gen.integers(0, len(self.adjs), size),
+            gen.integers(0, len(self.nouns), size),
+            gen.integers(10**6, 10**7, size),
+        )
+
+    def costs(self, a: np.ndarray, n: np.ndarray, v: np.ndarray) -> np.ndarray:
+        """Return each needle's `mid` count from its parts."""
+        parts = self.head3[v // 10**4] + self.mid3[(v // 10) % 1000] + self.last1[v % 10]
+        return self.fixed + self.adj[a] + self.noun[n] + parts
+
+    def texts(self, a: np.ndarray, n: np.ndarray, v: np.ndarray) -> list[str]:
+        """Return the needles' sentences."""
+        adjs, nouns, before, middle, end = self.adjs, self.nouns, self.before, self.middle, self.end
+        return [
+            f"{before}{adjs[i]}-{nouns[j]}{middle}{k}{end}"
+            for i, j, k in zip(a.tolist(), n.tolist(), v.tolist(), strict=True)
+        ]
+
+
+def _word_number_haystack(
+    rng: random.Random, parts: WordNumberNeedles, room: int
+) -> tuple[list[str], int]:
+    """Return random word/number needles whose counts fill `room`, and their tokens."""
+    gen = np.random.default_rng(rng.getrandbits(64))
+    chosen: list[np.ndarray] = []
+    used = 0
+    while True:
+        a, n, v = parts.draw(gen, 4096)
+        cum = np.cumsum(parts.costs(a, n, v)) + used
+        take = int(np.searchsorted(cum, room, side="right"))
+        chosen.append(np.stack([a[:take], n[:take], v[:take]]))
+        if take:
+            used = int(cum[take - 1])
+        if take < len(cum):
+            break
+    a, n, v = np.concatenate(chosen, axis=1)
+    return parts.texts(a, n, v), used
+
+
 def _needle_haystack(
     rng: random.Random,
     counter: PieceCounter,
@@ -247,23 +323,50 @@ def _needle_haystack(
 ) -> tuple[list[str], list[bool], int]:
     """Return a haystack of other needles (pieces, which are haystack, haystack tokens)."""
     room = budget - sum(insert_mids)
+    if (a["type_needle_k"], a["type_needle_v"]) == ("words", "numbers"):
+        key = ("word-number", a["type_needle_v"])
+        if key not in counter.helpers:
+            counter.helpers[key] = WordNumberNeedles(counter, a["type_needle_v"])
+        parts = counter.helpers[key]
+        if parts.exact:
+            probe = parts.texts(*parts.draw(np.random.default_rng(1), 1))[0]
+            sentences, used = _word_number_haystack(
+                rng, parts, room - _room(counter, head, tail, probe)
+            )
+            return _insert(rng, sentences, inserts, used)
     sentences: list[str] = []
     used = 0
-    first = True
+    batch = 128  # needles are counted a batch per tokenization, one by one only at the end
     while True:
-        sentence = NEEDLE.format(
-            type_needle_v=a["type_needle_v"],
-            key=random_value(a["type_needle_k"], rng),
-            value=random_value(a["type_needle_v"], rng),
-        )
-        if first:
-            room -= _room(counter, head, tail, sentence)
-            first = False
-        cost = counter.mid(sentence, False)
-        if used + cost > room:
-            break
-        sentences.append(sentence)
-        used += cost
+        drawn = [
+            NEEDLE.format(
+                type_needle_v=a["type_needle_v"],
+                key=random_value(a["type_needle_k"], rng),
+                value=random_value(a["type_needle_v"], rng),
+            )
+            for _ in range(batch)
+        ]
+        if not sentences:
+            room -= _room(counter, head, tail, drawn[0])
+        cost = counter.mids_sum(drawn)
+        if used + cost <= room:
+            sentences += drawn
+            used += cost
+            continue
+        for sentence in drawn:
+            cost = counter.mid(sentence, False)
+            if used + cost > room:
+                break
+            sentences.append(sentence)
+            used += cost
+        break
+    return _insert(rng, sentences, inserts, used)
+
+
+def _insert(
+    rng: random.Random, sentences: list[str], inserts: list[str], used: int
+) -> tuple[list[str], list[bool], int]:
+    """Return the haystack with `inserts` at random sentence positions, as RULER places them."""
     n = max(len(sentences), 1)
     removable = [True] * len(sentences)
     for index, element in zip(
