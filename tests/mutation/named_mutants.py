@@ -163,17 +163,17 @@ def snapshot(workdir: Path) -> None:
     subprocess.run(["tar", "-x", "-C", str(workdir)], input=archive.stdout, check=True)
 
 
-def _pytest(mutant: Mutant, workdir: Path) -> int:
+def _pytest(mutant: Mutant, workdir: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(workdir / "src")}
     command = [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider"]
     return subprocess.run(
         [*command, "-m", mutant.marks, *mutant.tests],
         cwd=workdir,
         env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
         check=False,
-    ).returncode
+    )
 
 
 def check(mutant: Mutant, workdir: Path) -> tuple[bool, float]:
@@ -183,12 +183,16 @@ def check(mutant: Mutant, workdir: Path) -> tuple[bool, float]:
     if original.count(mutant.old) != 1:
         raise SystemExit(f"{mutant.name}: {mutant.old!r} is not exactly once in {mutant.path}")
     # The same tests on the unmutated code must pass, or a failure would prove nothing.
-    if _pytest(mutant, workdir) != 0:
-        raise SystemExit(f"{mutant.name}: its tests fail on the unmutated code: fix them first")
+    baseline = _pytest(mutant, workdir)
+    if baseline.returncode != 0:
+        raise SystemExit(
+            f"{mutant.name}: its tests fail on the unmutated code: fix them first\n"
+            + baseline.stdout[-3000:]
+        )
     source.write_text(original.replace(mutant.old, mutant.new), encoding="utf-8")
     started = time.perf_counter()
     try:
-        returncode = _pytest(mutant, workdir)
+        returncode = _pytest(mutant, workdir).returncode
     finally:
         source.write_text(original, encoding="utf-8")
     # pytest: 1 = tests failed (killed); 0 = passed (survived); anything else is a broken setup
