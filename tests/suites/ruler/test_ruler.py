@@ -312,3 +312,35 @@ def test_rulers_model_templates_wrap_the_task_in_completion_mode(qwen_tokenizer)
     assert not any("[INST]" in _sent(suite, s, "chat") for s in chat)
     with pytest.raises(UsageError, match="unknown model_template"):
         from_params({"model_template": "nope"})
+
+
+@pytest.mark.model
+def test_end_to_end_on_the_embedded_model_at_4k(tmp_path) -> None:
+    """The registered suite runs offline on the embedded model and reports RULER's numbers."""
+    from longscope.models.registry import create_backend
+    from longscope.run.runner import RunOptions, run
+    from longscope.suites import create_suite
+
+    suite = create_suite(
+        "ruler", {"tasks": "niah_single_1,vt,fwe", "lengths": "4k", "samples": "5", **DATA}
+    )
+    backend = create_backend("llamacpp/gemma3-270m", {"context_length": 4096})
+    result = run(suite, backend, RunOptions(output=tmp_path, limit=5, quiet=True))
+    assert result.sent == 5
+    rows = result.result.rows
+    assert len(rows) == 5 and {r.sample["task"] for r in rows} == {"niah_single_1", "vt", "fwe"}
+    for row in rows:
+        # Every stored score is RULER's formula on the stored generation.
+        expected = (
+            match_all(postprocess(row.generation.text), row.sample["gold"])
+            if row.generation.status in ("ok", "length")
+            else None
+        )
+        assert row.score is None or row.score.value == expected
+    summarized = suite.summarize(rows)
+    summary = getattr(summarized, "native", summarized)  # RULER's own numbers, key for key
+    assert set(summary["by_length"]) == {"4096"}
+    cells = [summary["by_task"][t]["4096"] for t in summary["by_task"]]
+    assert summary["by_length"]["4096"] == round(sum(cells) / len(cells), 2)
+    assert summary["comparable_with_published"] is False  # 5 samples, 3 tasks
+    assert any("samples per task" in d for d in summary["differences"])

@@ -336,15 +336,14 @@ def _needle_haystack(
             return _insert(rng, sentences, inserts, used)
     sentences: list[str] = []
     used = 0
-    batch = 128  # needles are counted a batch per tokenization, one by one only at the end
+    batch = 256  # needles are counted a batch per tokenization, one by one only at the end
+    gen = np.random.default_rng(rng.getrandbits(64))
     while True:
+        keys = _bulk_values(a["type_needle_k"], rng, gen, batch)
+        values = _bulk_values(a["type_needle_v"], rng, gen, batch)
         drawn = [
-            NEEDLE.format(
-                type_needle_v=a["type_needle_v"],
-                key=random_value(a["type_needle_k"], rng),
-                value=random_value(a["type_needle_v"], rng),
-            )
-            for _ in range(batch)
+            NEEDLE.format(type_needle_v=a["type_needle_v"], key=k, value=v)
+            for k, v in zip(keys, values, strict=True)
         ]
         if not sentences:
             room -= _room(counter, head, tail, drawn[0])
@@ -361,6 +360,28 @@ def _needle_haystack(
             used += cost
         break
     return _insert(rng, sentences, inserts, used)
+
+
+def bulk_uuids(gen: np.random.Generator, n: int) -> list[str]:
+    """Return `n` random version-4 UUIDs (as `uuid.uuid4` formats them), drawn at once."""
+    raw = gen.integers(0, 256, (n, 16), dtype=np.uint8)
+    raw[:, 6] = (raw[:, 6] & 0x0F) | 0x40  # version 4
+    raw[:, 8] = (raw[:, 8] & 0x3F) | 0x80  # RFC 4122 variant
+    text = raw.tobytes().hex()
+    out = []
+    for i in range(0, 32 * n, 32):
+        h = text[i : i + 32]
+        out.append(f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}")
+    return out
+
+
+def _bulk_values(kind: str, rng: random.Random, gen: np.random.Generator, n: int) -> list[str]:
+    """Return `n` random keys or values of RULER's kind, drawn at once."""
+    if kind == "uuids":
+        return bulk_uuids(gen, n)
+    if kind == "numbers":
+        return [str(v) for v in gen.integers(10**6, 10**7, n).tolist()]
+    return [random_value(kind, rng) for _ in range(n)]
 
 
 def _insert(
