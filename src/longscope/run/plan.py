@@ -202,6 +202,7 @@ async def make_plan(
     probe: bool = False,
     price_in: float | None = None,
     price_out: float | None = None,
+    probe_tokens: int = PROBE_PROMPT_TOKENS,
 ) -> Plan:
     """Return the plan of `run(suite, backend, options)`; probe the endpoint when asked."""
     options = options or RunOptions()
@@ -223,7 +224,7 @@ async def make_plan(
         cell[1] += request.prompt_tokens or len(tokenizer.encode(request.text))
         cell[2] += request.config.max_tokens
     if rates is None and probe:
-        rates = await probe_rates(backend, info)
+        rates = await probe_rates(backend, info, probe_tokens)
     endpoints = len(getattr(backend, "endpoints", [backend]))
     return Plan(
         run_id=run_id,
