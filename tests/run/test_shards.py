@@ -10,6 +10,7 @@ from longscope.run.shards import (
     parse_shard,
     partition,
     prefill_cost,
+    resolve_shard,
     shard_from_env,
     shard_loads,
 )
@@ -50,6 +51,13 @@ def test_shard_from_slurm_and_kubernetes() -> None:
         shard_from_env({"JOB_COMPLETION_INDEX": "2"})
     with pytest.raises(UsageError, match="shard 3 of 3"):
         shard_from_env({"JOB_COMPLETION_INDEX": "3"}, count=3)
+
+
+def test_the_option_wins_over_the_environment() -> None:
+    env = {"SLURM_ARRAY_TASK_ID": "1", "SLURM_ARRAY_TASK_COUNT": "2"}
+    assert resolve_shard("0/3", env) == Shard(0, 3)
+    assert resolve_shard(None, env) == Shard(1, 2)
+    assert resolve_shard(None, {}) is None
 
 
 def test_partition_balances_cost_not_count() -> None:

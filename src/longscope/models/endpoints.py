@@ -173,9 +173,7 @@ class MultiEndpointBackend:
             if index is None:
                 break
             endpoint = self.endpoints[index]
-            limit = self.deadlines.deadline_s(
-                request.prompt_tokens, request.config.max_tokens, request.timeout_s
-            )
+            limit = self.deadlines.deadline_s(cost, request.config.max_tokens, request.timeout_s)
             sent = time.perf_counter()
             try:
                 generation = await endpoint.generate(replace(request, timeout_s=limit))
@@ -272,6 +270,21 @@ class MultiEndpointBackend:
             self._timer.cancel()
         for endpoint in self.endpoints:
             await endpoint.aclose()
+
+
+def describe_endpoints(stats: list[dict[str, Any]]) -> str:
+    """Return one line per endpoint: requests, failures, tokens, mean latency, health."""
+    lines = []
+    for e in stats:
+        latency = "-" if e["mean_latency_s"] is None else f"{e['mean_latency_s']:.2f}s"
+        health = "down" if e["down"] else (f"benched {e['benched']}x" if e["benched"] else "ok")
+        lines.append(
+            f"{e['endpoint']}: {e['requests']} requests ({e['failures']} failed), "
+            f"{e['prompt_tokens']:,} prompt + {e['completion_tokens']:,} output tokens, "
+            f"mean {latency}, most in flight {e['max_tokens_in_flight']:,}/{e['token_cap']:,} "
+            f"tokens, {health}"
+        )
+    return "\n".join(lines)
 
 
 def create_multi_backend(

@@ -75,6 +75,13 @@ def shard_from_env(env: Mapping[str, str] | None = None, count: int | None = Non
     return None
 
 
+def resolve_shard(option: str | None, env: Mapping[str, str] | None = None) -> Shard | None:
+    """Return the shard of `--shard i/N` if given, else the one a job array implies, else None."""
+    if option:
+        return parse_shard(option)
+    return shard_from_env(env)
+
+
 def _checked(index: int, count: int, source: str) -> Shard:
     if count < 1 or not 0 <= index < count:
         raise UsageError(f"{source} gives shard {index} of {count}: pass --shard i/N instead")
@@ -137,7 +144,8 @@ class ShardedSuite:
     """A suite seen through one shard: the same identity, only this shard's samples built.
 
     Everything but `build` is the wrapped suite's, so the run identity (suite, parameters, model,
-    settings) is the same on every shard and their stores merge.
+    settings) is the same on every shard and their stores merge. `--limit` applies to the shard's
+    own samples (the runner cuts after building).
     """
 
     def __init__(self, suite: Suite, shard: Shard) -> None:
