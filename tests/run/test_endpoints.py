@@ -287,6 +287,25 @@ def test_token_cap_is_never_exceeded_and_longest_go_first(gemma_tokenizer, tmp_p
     assert len(asked) == 20 and plan.prompt_tokens == sum(asked.values())
 
 
+def test_when_every_endpoint_fails_every_request_is_stored_with_its_reason(tmp_path: Path) -> None:
+    from tests.hostile_server import HostileServer, fails_always
+
+    with (
+        HostileServer("gemma3-270m", fails=fails_always, error="overloaded") as a,
+        HostileServer("gemma3-270m", fails=fails_always, error="overloaded") as b,
+    ):
+        backend = _backend([a.base_url, b.base_url], bench_after=1, bench_base_s=0.05, down_after=1)
+        result = _run(GRID, backend, tmp_path, repeats=2)
+    with RunStore.open_readonly(tmp_path) as store:
+        rows = store.generations(result.run_id)
+    assert len(rows) == 6 and all(g.status == "error" for _, _, g in rows)
+    assert all("endpoint" in g.error for _, _, g in rows)
+    assert all("HTTP 503: overloaded" in g.error for _, _, g in rows)
+    assert any(g.error.endswith("every endpoint is down") for _, _, g in rows)
+    assert all(e["down"] for e in backend.stats())
+    assert result.result.summary["completeness"]["complete"] is False
+
+
 def test_nothing_lost_when_one_server_is_killed_mid_run(servers, tmp_path: Path) -> None:
     urls = [url for _, url in servers]
     victim_proc, victim_url = servers[2]

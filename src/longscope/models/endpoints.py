@@ -201,15 +201,16 @@ class MultiEndpointBackend:
                     self.deadlines.observe(generation.prompt_tokens, latency)
                 return replace(generation, latency_s=round(latency, 6))
             last = generation
-        reasons = "; ".join(
-            f"{e.name}: {e.last_error or 'down'}" for e in self.dispatcher.endpoints if e.down
-        )
-        why = last.error if last is not None else f"every endpoint is down ({reasons})"
+        down = self.dispatcher.all_down()
+        why = last.error if last is not None else "no endpoint left"
+        if down:
+            why += "; every endpoint is down"
         return Generation(
             text="",
             status=last.status if last is not None else "error",
             latency_s=time.perf_counter() - started,
-            error=f"failed on {len(tried)} endpoint(s) ({', '.join(tried) or 'none'}): {why}",
+            error=f"failed after {len(tried)} attempt(s) on endpoint(s) "
+            f"{', '.join(dict.fromkeys(tried)) or 'none'}: {why}",
         )
 
     async def _acquire(self, ticket: Ticket) -> int | None:
@@ -297,8 +298,12 @@ def create_multi_backend(
     token_cap: int | None = None,
     prefill_tps: float | None = None,
     decode_tps: float | None = None,
+    **policy: Any,
 ) -> MultiEndpointBackend:
-    """Return one backend over `base_urls` (same model, same `-M` options on each)."""
+    """Return one backend over `base_urls` (same model, same `-M` options on each).
+
+    `policy` holds `MultiEndpointBackend`'s benching options (bench_after, bench_base_s, ...).
+    """
     from longscope.models.openai_api import OpenAIBackend
 
     urls = [u.strip() for u in base_urls if u.strip()]
@@ -322,6 +327,7 @@ def create_multi_backend(
         labels=urls,
         token_cap=token_cap,
         deadlines=DeadlinePolicy(prefill_tps=prefill_tps, decode_tps=decode_tps),
+        **policy,
     )
 
 
