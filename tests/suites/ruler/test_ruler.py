@@ -251,6 +251,15 @@ def test_bad_essays_file_is_one_line_naming_it(tmp_path, content, needle) -> Non
     assert str(bad) in str(info.value) and "\n" not in str(info.value)
 
 
+def test_a_length_too_short_for_a_task_is_one_line(qwen_tokenizer) -> None:
+    suite = RulerSuite(tasks=["vt"], lengths=[700], samples=1)
+    with pytest.raises(UsageError, match="ruler task vt does not fit in 700 tokens .*longer"):
+        suite.build(BuildContext(qwen_tokenizer, "completion", GenerationConfig()))
+    suite = RulerSuite(tasks=["niah_multikey_1"], lengths=[256], samples=1, **DATA)
+    with pytest.raises(UsageError, match="fixed parts alone need 144 tokens, over the 128 left"):
+        suite.build(BuildContext(qwen_tokenizer, "completion", GenerationConfig()))
+
+
 def test_bad_squad_and_missing_file(tmp_path) -> None:
     bad = tmp_path / "squad.json"
     bad.write_text(json.dumps({"data": [{"paragraphs": [{"qas": []}]}]}))

@@ -141,6 +141,8 @@ def _fit_pieces(
     """
     total = counter.total(head, pieces, mids_sum, tail)
     while total > budget:
+        if not any(removable):
+            raise ValueError(f"its fixed parts alone need {total} tokens, over the {budget} left")
         drop = max(i for i, r in enumerate(removable) if r)
         mids_sum -= counter.mid(pieces.pop(drop), False)
         removable.pop(drop)
@@ -488,6 +490,11 @@ def variable_tracking(task: Task, rng: random.Random, env: Env, budget: int) -> 
     counter = env.counter("\n")
     room_budget = budget - sum(counter.mid(c, False) for c in chain)
     pieces, removable, filler = _noise(rng, counter, [], [], room_budget, head, tail)
+    if len(pieces) < len(chain):
+        raise ValueError(
+            f"the one-shot example and the chain leave room for {len(pieces)} noise blocks, "
+            f"fewer than the chain's {len(chain)} links"
+        )
     positions = sorted(rng.sample(range(len(pieces)), len(chain)))
     for j, (where, link) in enumerate(zip(positions, chain, strict=True)):
         pieces.insert(where + j, link)

@@ -211,7 +211,13 @@ class RulerSuite:
         out = []
         for index in range(self.samples):
             rng = random.Random(f"{self.seed}:{task.name}:{length}:{index}")
-            draft = self._draft(task, rng, env, budget, length, index)
+            try:
+                draft = self._draft(task, rng, env, budget, length, index)
+            except ValueError as exc:
+                raise UsageError(
+                    f"ruler task {task.name} does not fit in {length} tokens ({exc}): use longer "
+                    "lengths (RULER's shortest is 4k)"
+                ) from exc
             if index == 0:
                 # The pieces' counts are checked against the whole prompt once per task and length;
                 # where they do not add up, every prompt of the cell is counted whole.
