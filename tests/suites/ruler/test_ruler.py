@@ -253,7 +253,7 @@ def test_bad_essays_file_is_one_line_naming_it(tmp_path, content, needle) -> Non
 
 def test_a_length_too_short_for_a_task_is_one_line(qwen_tokenizer) -> None:
     suite = RulerSuite(tasks=["vt"], lengths=[700], samples=1)
-    with pytest.raises(UsageError, match="ruler task vt does not fit in 700 tokens .*longer"):
+    with pytest.raises(UsageError, match=r"ruler task vt does not fit in 700 tokens .*longer"):
         suite.build(BuildContext(qwen_tokenizer, "completion", GenerationConfig()))
     suite = RulerSuite(tasks=["niah_multikey_1"], lengths=[256], samples=1, **DATA)
     with pytest.raises(UsageError, match="fixed parts alone need 144 tokens, over the 128 left"):

@@ -417,7 +417,7 @@ def _essay(
     cum = env._essay_cum
     if not cum:
         cum.append(0)
-    while cum[-1] < room:  # counts of the essay's sentences, cycled as RULER repeats the essay
+    while cum[-1] < room or len(cum) < 2:  # the essay's sentences counted, cycled as RULER does
         cum.append(cum[-1] + counter.mid(sents[(len(cum) - 1) % len(sents)]))
     n = max(bisect_right(cum, room) - 1, 1)
     document = [sents[i % len(sents)] for i in range(n)]
