@@ -1,8 +1,18 @@
 """RULER (NVIDIA/RULER, ../shared/specs/ruler.md): 13 synthetic tasks at any length, RULER's scoring.
 
 Comparable with RULER's published table when every task runs on RULER's data (the essay haystack and
-the two QA sets are local files the user gives) at RULER's lengths and sample count; the summary
-says when a run is not.
+the two QA sets are local files the user gives) at RULER's lengths, sample count and seed; the run
+header (`comparable_with_published`) and the summary say when a run is not.
+
+Where longscope differs from RULER's scripts, and why the scores still compare:
+- Each sample gets the largest haystack that fits its length, counted in the model's tokenizer
+  (RULER searches one size per task and length, then shrinks a sample that overflows).
+- Random draws follow RULER's definitions (keys, values, depths, chains, frequencies, documents)
+  but not its random streams: the samples are RULER's kind, not RULER's bytes.
+- The essay is cut into sentences by a regular expression, not nltk's punkt (which needs a
+  download); needles go between sentences at RULER's depths either way.
+- Chat models get the task as their user message, without the answer prefix (a chat template
+  cannot end inside the assistant's turn); base models get RULER's prompt and answer prefix.
 """
 
 from __future__ import annotations
