@@ -18,8 +18,8 @@ from typing import Annotated, Any
 import typer
 from rich.text import Text
 
+from longscope.errors import UsageError
 from longscope.files import write_atomic, write_json
-from longscope.models.base import UsageError
 from longscope.report.safe_text import plain, visible
 from longscope.report.terminal import safe_console
 from longscope.run.store import StoreError
@@ -674,7 +674,7 @@ def compare_command(
     from longscope.analysis.profile import leaderboard
     from longscope.run.scoring import read_run
 
-    rows = leaderboard([read_run(run_dir) for run_dir in run_dirs])
+    rows = leaderboard([read_run(run_dir).result for run_dir in run_dirs])
     if as_json:
         sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
         return
@@ -716,7 +716,7 @@ def profile_command(
     _between(threshold, "--threshold", 0.0, 100.0)
     _between(relative, "--relative", 0.0, 1.0)
     try:
-        profile = model_profile([read_run(d) for d in run_dirs], threshold, relative)
+        profile = model_profile([read_run(d).result for d in run_dirs], threshold, relative)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     write_json(output, profile)
@@ -738,16 +738,21 @@ def calibrate_command(
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the labels JSON")],
 ) -> None:
     """Write model-calibrated LongBench Pro difficulty labels (use with --difficulty-labels)."""
-    from longscope.analysis.calibrate import difficulty_labels
     from longscope.run.scoring import read_run
+    from longscope.suites import suite_factory
 
     try:
-        labels = difficulty_labels(
-            {
-                t: [read_run(d) for d in dirs]
-                for t, dirs in (("high", high), ("mid", mid), ("low", low))
-            }
-        )
+        tiers = {
+            t: [read_run(d) for d in dirs]
+            for t, dirs in (("high", high), ("mid", mid), ("low", low))
+        }
+        suites = {r.suite for runs in tiers.values() for r in runs}
+        calibrate = [getattr(suite_factory(s), "calibrate", None) for s in sorted(suites)]
+        if len(suites) != 1 or calibrate[0] is None:
+            raise ValueError(
+                f"calibration needs runs of one suite that calibrates; got {', '.join(sorted(suites))}"
+            )
+        labels = calibrate[0](tiers)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     write_json(output, labels)
@@ -776,7 +781,6 @@ def longscore_command(
     from rich.table import Table
 
     from longscope.analysis.longscore import longscore
-    from longscope.analysis.profile import length_curve
     from longscope.run.scoring import incomplete_line, read_run
 
     base_lengths = parse_lengths(base, "--base")
@@ -787,14 +791,8 @@ def longscore_command(
         line = incomplete_line(result.summary.get("completeness") or {})
         if line:
             err.print(plain(f"{run_dir}: {line}", "bold red"))
-        if result.suite == "hundred":
-            curves = {
-                task: {int(k): v for k, v in s.items()}
-                for task, s in result.summary["by_task"].items()
-            }
-            curves["overall"] = {int(k): v for k, v in result.summary["by_length"].items()}
-        else:
-            curves = {"overall": length_curve(result).scores}
+        view = result.result.view
+        curves = {**view.curves, "overall": view.by_length}
         model = result.summary.get("model") or str(run_dir)
         lengths = sorted({n for c in curves.values() for n in c})
         table = Table(title=plain(f"{model} ({result.suite}, {run_dir})"), title_justify="left")
@@ -833,11 +831,11 @@ def longscore_command(
 def list_command() -> None:
     """List suites and named models."""
     from longscope.models.registry import KNOWN_MODELS, PROVIDERS
-    from longscope.suites import SUITE_DESCRIPTIONS
+    from longscope.suites import suite_description, suite_names
 
     out.print(Text("Suites", style="bold"))
-    for name, text in SUITE_DESCRIPTIONS.items():
-        out.print(plain(f"  {name:<14} {text}"))
+    for name in suite_names():
+        out.print(plain(f"  {name:<14} {suite_description(name)}"))
     out.print(Text.assemble(("Named models", "bold"), " (llamacpp/NAME; any .gguf path works too)"))
     for name, known in KNOWN_MODELS.items():
         out.print(plain(f"  {name:<14} {known.description}; prompt mode {known.prompt_mode}"))

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from longscope.models.base import UsageError
+from longscope.errors import UsageError
 
 MAX_LINE_BYTES = 256 << 20
 """A JSONL row longer than this (256 MiB) is refused rather than read whole into memory."""

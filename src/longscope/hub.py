@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from longscope.models.base import UsageError
+from longscope.errors import UsageError
 
 
 @dataclass(frozen=True)

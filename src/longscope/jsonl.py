@@ -6,8 +6,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from longscope.errors import UsageError
 from longscope.files import MAX_LINE_BYTES, parse_json
-from longscope.models.base import UsageError
 
 
 def iter_jsonl(path: str | Path, what: str = "file") -> Iterator[tuple[int, Any]]:

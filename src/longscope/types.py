@@ -130,6 +130,16 @@ class Score:
         return self.value / self.max if self.max else 0.0
 
 
+@dataclass(frozen=True)
+class ScoredRow:
+    """One stored generation with its sample (without context) and score, as analyses see it."""
+
+    sample: dict[str, Any]
+    repeat: int
+    generation: Generation
+    score: Score | None
+
+
 def stable_hash(obj: Any, length: int = 16) -> str:
     """Return a short sha256 hex digest of a JSON-serialisable object with sorted keys."""
     data = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)

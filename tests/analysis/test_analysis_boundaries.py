@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from longscope.analysis.calibrate import difficulty_labels
 from longscope.analysis.effective import RULER_THRESHOLD, effective_length, relative_threshold
 from longscope.analysis.longscore import longscore
 from longscope.run.scoring import score_run
+from longscope.suites.longbench_pro.calibrate import difficulty_labels
 from longscope.suites.longbench_pro.predictions import score_predictions
 from longscope.suites.longbench_pro.scoring import SUMMARY_PASS, solved
 

@@ -87,4 +87,4 @@ def test_statuses_per_length_and_completeness_tables(tmp_path: Path) -> None:
         "2048": ["3", "0", "2", "1", "0"],
         "all": ["6", "2", "2", "2", "0"],
     }
-    assert "33.3 / 100" in html
+    assert "total 33.3/100 (Limited Retention)" in html

@@ -40,3 +40,14 @@ def effective_length(
 def relative_threshold(base_ability: float, fraction: float = 0.9) -> float:
     """Return a threshold relative to the model's own short-context score (ties to LongScore)."""
     return base_ability * fraction
+
+
+def weighted_averages(scores: Mapping[int, float]) -> tuple[float, float]:
+    """RULER's wAvg: weights rising linearly with length (inc) and falling (dec)."""
+    lengths = sorted(scores)
+    n = len(lengths)
+    if not n:
+        return 0.0, 0.0
+    inc = sum((i + 1) * scores[x] for i, x in enumerate(lengths)) / (n * (n + 1) / 2)
+    dec = sum((n - i) * scores[x] for i, x in enumerate(lengths)) / (n * (n + 1) / 2)
+    return round(inc, 2), round(dec, 2)

@@ -5,12 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
+from longscope.errors import UsageError
 from longscope.text.tokenizers import Tokenizer
 from longscope.types import Generation, PromptMode, Request
 
-
-class UsageError(ValueError):
-    """A mistake the user can fix (bad option, unknown name, unreachable server): exit code 2."""
+__all__ = ["Backend", "ModelInfo", "UsageError", "split_reasoning"]
 
 
 @dataclass(frozen=True)

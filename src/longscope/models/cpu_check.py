@@ -23,8 +23,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from longscope.errors import UsageError
 from longscope.files import write_json
-from longscope.models.base import UsageError
 from longscope.text.haystack import default_cache_dir
 
 # The rebuild a user runs when the check fails: the same portable flags as the Makefile.
@@ -168,7 +168,7 @@ def check_library(model_path: Path | None = None, *, cache_dir: Path | None = No
 
 def _embedded_model() -> Path | None:
     """Return the embedded Gemma file when it is installed: small, so the probe loads it in ~1 s."""
-    from longscope.models.registry import resolve_model_path
+    from longscope.catalogue import resolve_model_path
 
     try:
         return resolve_model_path("gemma3-270m")

@@ -15,10 +15,13 @@ from typing import Any
 import jinja2
 
 from longscope import __version__
-from longscope.analysis.effective import RULER_THRESHOLD, effective_length
+from longscope.analysis.effective import RULER_THRESHOLD, effective_length, weighted_averages
+from longscope.analysis.profile import longscores
 from longscope.report.safe_text import markdown, mpl, visible
-from longscope.run.scoring import ScoreResult, incomplete_line, no_score_text, result_state
+from longscope.report.terminal import length_label
+from longscope.run.scoring import ScoreResult
 from longscope.run.store import RunStore
+from longscope.summary import Breakdown, Grid, View, incomplete_line, no_score_text
 
 HEAD_TAIL_CHARS = 400
 
@@ -41,32 +44,29 @@ def _plt():  # type: ignore[no-untyped-def]
     return plt
 
 
-def heatmap_png(heatmap: dict[str, dict[str, float]], title: str) -> str:
-    """Depth x length heatmap on a fixed 0-100 scale (blank where a cell was not run)."""
+def heatmap_png(grid: Grid, title: str) -> str:
+    """A grid's heatmap on a fixed 0-100 scale (blank where a cell was not run): its rows along
+    the x axis (e.g. lengths), its columns along the y axis (e.g. needle depths)."""
     import numpy as np
 
     plt = _plt()
-    lengths = sorted(heatmap, key=int)
-    depths = sorted(
-        {d for row in heatmap.values() for d in row}, key=lambda d: float(d.rstrip("%"))
-    )
-    grid = np.full((len(depths), len(lengths)), np.nan)
-    for j, length in enumerate(lengths):
-        for i, depth in enumerate(depths):
-            if depth in heatmap[length]:
-                grid[i, j] = heatmap[length][depth]
-    fig, ax = plt.subplots(figsize=(1.2 + 1.1 * len(lengths), 1.0 + 0.45 * len(depths)))
-    image = ax.imshow(grid, cmap="RdYlGn", vmin=0, vmax=100, aspect="auto")
-    ax.set_xticks(
-        range(len(lengths)), [f"{int(n) // 1024}K" if int(n) >= 1024 else n for n in lengths]
-    )
-    ax.set_yticks(range(len(depths)), [mpl(d) for d in depths])
-    ax.set_xlabel("context length (tokens)")
-    ax.set_ylabel("needle depth")
-    for i in range(len(depths)):
-        for j in range(len(lengths)):
-            if not np.isnan(grid[i, j]):
-                ax.text(j, i, f"{grid[i, j]:.0f}", ha="center", va="center", fontsize=8)
+    rows = list(grid.rows)
+    columns = sorted({c for row in grid.rows.values() for c in row}, key=_number_key)
+    values = np.full((len(columns), len(rows)), np.nan)
+    for j, name in enumerate(rows):
+        for i, column in enumerate(columns):
+            if column in grid.rows[name]:
+                values[i, j] = grid.rows[name][column]
+    fig, ax = plt.subplots(figsize=(1.2 + 1.1 * len(rows), 1.0 + 0.45 * len(columns)))
+    image = ax.imshow(values, cmap="RdYlGn", vmin=0, vmax=100, aspect="auto")
+    ax.set_xticks(range(len(rows)), [mpl(length_label(n) if n.isdigit() else n) for n in rows])
+    ax.set_yticks(range(len(columns)), [mpl(c) for c in columns])
+    ax.set_xlabel(mpl(grid.rows_label))
+    ax.set_ylabel(mpl(grid.columns_label))
+    for i in range(len(columns)):
+        for j in range(len(rows)):
+            if not np.isnan(values[i, j]):
+                ax.text(j, i, f"{values[i, j]:.0f}", ha="center", va="center", fontsize=8)
     fig.colorbar(image, ax=ax, label="score %")
     ax.set_title(mpl(title))
     return _figure_png(fig)
@@ -168,166 +168,161 @@ def _route_text(plan: dict[str, Any] | None) -> str:
     return "\n".join(lines)
 
 
-def _longctx_section(result: ScoreResult) -> dict[str, Any]:
-    summary = result.summary
-    by_length = {int(k): v["percent"] for k, v in summary["by_length"].items()}
-    eff = effective_length(by_length, RULER_THRESHOLD)
-    claimed = result.header.get("model_info", {}).get("context_length")
+def _number_key(text: str) -> tuple[int, float, str]:
+    digits = "".join(ch for ch in str(text) if ch.isdigit() or ch == ".")
+    try:
+        return (0, float(digits), str(text))
+    except ValueError:
+        return (1, 0.0, str(text))
+
+
+def _breakdown_table(breakdown: Breakdown) -> dict[str, Any]:
+    points = any(c.points is not None for c in breakdown.cells.values())
+    columns = [breakdown.key, *(["points", "max"] if points else []), "score %"]
+    rows = []
+    for key, cell in breakdown.cells.items():
+        score = "-" if cell.score is None else f"{cell.score:.1f}"
+        rows.append([key, *([f"{cell.points:g}", f"{cell.max:g}"] if points else []), score])
+    return {"title": breakdown.title, "columns": columns, "rows": rows}
+
+
+def _curves_table(view: View) -> dict[str, Any] | None:
+    curves = {**view.curves, "overall": view.by_length}
+    lengths = sorted({n for c in curves.values() for n in c})
+    if len(lengths) < 2 or not view.curves:
+        return None
+    scores = longscores(view)
+    with_base = any(ls.base is not None for ls in scores.values())
+    columns = ["category", *(length_label(n) for n in lengths)]
+    columns += ["Base", "LongScore"] if with_base else []
+    rows = []
+    for name, points in curves.items():
+        row = [name, *(f"{points[n]:.1f}" if n in points else "" for n in lengths)]
+        ls = scores.get(name)
+        if with_base:
+            row.append("-" if ls is None or ls.base is None else f"{ls.base:.1f}")
+            row.append(
+                "-"
+                if ls is None
+                else ls.undefined or ("-" if ls.average is None else f"{ls.average:+.1f}")
+            )
+        rows.append(row)
+    return {"title": "Score % by length", "columns": columns, "rows": rows}
+
+
+def _view_parts(result: ScoreResult, view: View) -> dict[str, Any]:
+    """Images, facts and tables of one view, whatever the suite."""
+    summary = result.result
+    prefix = f"{view.name}: " if view.name else ""
     images = []
-    if summary["heatmap"]:
+    for grid in view.grids:
+        images.append((prefix + grid.title, heatmap_png(grid, prefix + grid.title)))
+    if len(view.by_length) > 1:
+        lines = dict(view.curves)
+        lines["overall" if lines else (summary.model or "model")] = view.by_length
         images.append(
             (
-                "Needle score by depth and length",
-                heatmap_png(summary["heatmap"], "needle / position-bias score %"),
+                prefix + "Score vs length",
+                curve_png(lines, RULER_THRESHOLD, f"{prefix}{summary.title} score by length"),
             )
         )
-    if len(by_length) > 1:
-        images.append(
-            (
-                "Score vs length",
-                curve_png(
-                    {summary.get("model") or "model": by_length},
-                    RULER_THRESHOLD,
-                    "LongCtx score by length",
-                ),
-            )
-        )
-    images.append(
-        (
-            "By task type",
-            bars_png(
-                {k: v["percent"] for k, v in summary["by_type"].items()}, "score % by task type"
-            ),
-        )
-    )
-    tables = [
-        ("By tier", "tier", summary["by_tier"]),
-        ("By length (tokens)", "length", summary["by_length"]),
-        ("By task type", "type", summary["by_type"]),
-        ("By needle depth", "depth", summary["by_depth"]),
-    ]
-    status_cells: dict[str, dict[str, int]] = {}
-    for row in summary["per_sample"].values():
-        cell = status_cells.setdefault(str(row["length"]), {})
-        for status, count in row["statuses"].items():
-            cell[status] = cell.get(status, 0) + count
-    return {
-        "headline": f"{summary['total']:.1f} / 100 ({summary['level']})",
-        "facts": [
-            ("raw points", f"{summary['raw_points']:g} of {summary['max_points']:g}"),
-            ("effective length (>= 85.6)", eff.label),
-            ("claimed / held context", str(claimed)),
-        ],
-        "images": images,
-        "tables": [
-            (title, label, rows)
-            for title, label, rows in tables
-            if rows and any(k != "None" for k in rows)
-        ],
-        "status_cells": status_cells,
-    }
-
-
-def _longbench_pro_section(result: ScoreResult) -> dict[str, Any]:
-    images = []
-    facts = []
-    tables = []
-    from longscope.suites.longbench_pro.suite import display_modes
-
-    for mode, data in display_modes(result.summary).items():
-        facts.append((f"{mode} overall", f"{data['average_overall_metric']:.2f}"))
-        facts.append(
-            (
-                f"{mode} failed / truncated",
-                f"{data['fail_samples_num']} / {data['truncated_questions_num']}",
-            )
-        )
-        for dimension in ("language", "difficulty", "contextual_requirement", "primary_task"):
-            values = data[f"average_{dimension}_metric"]
-            images.append(
-                (
-                    f"{mode}: by {dimension}",
-                    bars_png(values, f"{mode}: score by {dimension.replace('_', ' ')}"),
-                )
-            )
-        lengths = {int(k[:-1]) * 1024: v for k, v in data["average_token_length_metric"].items()}
-        if len(lengths) > 1:
-            images.append(
-                (
-                    f"{mode}: score vs length",
-                    curve_png({mode: lengths}, RULER_THRESHOLD, "LongBench Pro score by length"),
-                )
-            )
-        for dimension in ("token_length", "secondary_task", "language_x_length"):
-            rows = {k: {"percent": v} for k, v in data[f"average_{dimension}_metric"].items()}
-            tables.append((f"{mode}: by {dimension.replace('_', ' ')}", dimension, rows))
-    return {
-        "headline": "; ".join(f"{k} {v}" for k, v in facts[::2]),
-        "facts": facts,
-        "images": images,
-        "tables": tables,
-        "status_cells": {},
-    }
-
-
-def _hundred_section(result: ScoreResult) -> dict[str, Any]:
-    summary = result.summary
-    curves = {
-        task: {int(k): v for k, v in scores.items()} for task, scores in summary["by_task"].items()
-    }
-    overall = {int(k): v for k, v in summary["by_length"].items()}
-    scores = summary["longscore"]
-    images = []
-    if len(overall) > 1:
-        images.append(
-            (
-                "Score vs length per task",
-                curve_png(
-                    {**curves, "overall": overall}, RULER_THRESHOLD, "100-LongBench score by length"
-                ),
-            )
-        )
-    defined = {task: ls["average"] for task, ls in scores.items() if ls["average"] is not None}
-    if defined:
+    for breakdown in view.breakdowns:
+        values = {k: c.score for k, c in breakdown.cells.items() if c.score is not None}
+        if breakdown.plot and values:
+            title = f"{prefix}{breakdown.title}"
+            images.append((title, bars_png(values, f"{title} (score %)")))
+    defined = {name: ls.average for name, ls in longscores(view).items() if ls.average is not None}
+    if defined and len(view.by_length) > 1 and view.curves:
         # LongScore is a relative change (%): shift to a 0-100 bar where 100 means no loss.
         images.append(
             (
-                "LongScore (100 = no loss vs base)",
+                prefix + "LongScore (100 = no loss vs base)",
                 bars_png(
                     {k: max(0.0, 100 + v) for k, v in defined.items()}, "100 + average LongScore"
                 ),
             )
         )
-    facts = [
-        (f"{task} LongScore", ls["undefined"] or f"{ls['average']:+.1f} (base {ls['base']})")
-        for task, ls in scores.items()
-        if ls["average"] is not None or ls["undefined"]
+    facts = [(prefix + name, value) for name, value in view.facts]
+    if view.by_length:
+        eff = effective_length(view.by_length, RULER_THRESHOLD)
+        inc, dec = weighted_averages(view.by_length)
+        facts.append((f"{prefix}effective length (>= {RULER_THRESHOLD:g})", eff.label))
+        facts.append((f"{prefix}wAvg inc / dec", f"{inc} / {dec}"))
+    tables = []
+    curves = _curves_table(view)
+    if curves is not None:
+        tables.append(curves)
+    tables += [_breakdown_table(b) for b in view.breakdowns if b.cells]
+    for grid in view.grids:
+        columns = sorted({c for row in grid.rows.values() for c in row}, key=_number_key)
+        tables.append(
+            {
+                "title": grid.title,
+                "columns": [grid.rows_label, *columns],
+                "rows": [
+                    [name, *(f"{row[c]:.0f}" if c in row else "" for c in columns)]
+                    for name, row in grid.rows.items()
+                ],
+            }
+        )
+    tables += [
+        {"title": t.title, "columns": list(t.columns), "rows": [list(r) for r in t.rows]}
+        for t in view.tables
     ]
-    tables = [
-        (f"{task}: score by target length", "length", {k: {"percent": v} for k, v in s.items()})
-        for task, s in summary["by_task"].items()
-    ]
-    facts += [(f"tokens sent at target {k}", str(v)) for k, v in summary["achieved_length"].items()]
-    head = scores.get("overall", {})
-    headline = (
-        f"overall LongScore {head['average']:+.1f}"
-        if head.get("average") is not None
-        else "LongScore undefined"
-    )
+    for table in tables:
+        if prefix:
+            table["title"] = prefix + table["title"]
+    return {"images": images, "facts": facts, "tables": tables}
+
+
+def _section(result: ScoreResult) -> dict[str, Any]:
+    """Return a run's section: headline, facts, images, tables; provisional or no score marked."""
+    summary = result.result
+    state = summary.state
+    if state == "none":
+        # Plots and totals of a run that scored nothing would read as a 0 score: show none.
+        return {
+            "headline": no_score_text(summary.completeness or {}),
+            "facts": [],
+            "images": [],
+            "tables": [],
+            "status_cells": {},
+            "notes": [],
+        }
+    headlines, facts, images, tables = [], [], [], []
+    for view in summary.views:
+        text = f"{view.headline.label} {view.headline.text()}"
+        if view.headline.note:
+            text += f", {view.headline.note}"
+        headlines.append(f"{view.name}: {text}" if view.name else text)
+        parts = _view_parts(result, view)
+        facts += parts["facts"]
+        images += parts["images"]
+        tables += parts["tables"]
+    facts.append(("claimed / held context", str(summary.claimed)))
+    headline = "; ".join(headlines)
+    if state == "provisional":
+        headline += " (provisional: incomplete run)"
+    # Suites fill these from stored text (task names, errors): shown as text, controls visible.
     return {
-        "headline": headline,
-        "facts": facts,
-        "images": images,
-        "tables": tables,
-        "status_cells": {},
+        "headline": visible(headline),
+        "facts": [(visible(k), visible(v)) for k, v in facts],
+        "images": [(visible(caption), src) for caption, src in images],
+        "tables": [
+            {
+                "title": visible(t["title"]),
+                "columns": [visible(c) for c in t["columns"]],
+                "rows": [[visible(c) for c in row] for row in t["rows"]],
+            }
+            for t in tables
+        ],
+        "status_cells": {
+            visible(k): {visible(s): n for s, n in v.items()}
+            for k, v in summary.statuses_by_length.items()
+        },
+        "notes": [visible(n) for n in summary.notes],
     }
 
-
-SECTIONS = {
-    "longctx": _longctx_section,
-    "longbench-pro": _longbench_pro_section,
-    "hundred": _hundred_section,
-}
 
 _TEMPLATE = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined).from_string(
     """<!doctype html>
@@ -357,12 +352,13 @@ details{border:1px solid #ddd;margin:.2rem 0;padding:.2rem .5rem} pre{white-spac
 {% for length, cell in run.completeness.items() %}<tr><td>{{ length }}</td><td class="num">{{ cell.requested }}</td><td class="num">{{ cell.scored }}</td><td class="num">{{ cell.skipped }}</td><td class="num">{{ cell.failed }}</td><td class="num">{{ cell.missing }}</td></tr>{% endfor %}
 </table>{% endif %}
 {% for caption, src in run.section.images %}<figure class="fig"><img alt="{{ caption }}" src="{{ src }}"><figcaption>{{ caption }}</figcaption></figure>{% endfor %}
-{% for title, label, rows in run.section.tables %}
-<h3>{{ title }}</h3>
-<table><tr><th>{{ label }}</th>{% if rows.values()|first is mapping and 'points' in (rows.values()|first) %}<th>points</th><th>max</th>{% endif %}<th>score %</th></tr>
-{% for key, row in rows.items() %}<tr><td>{{ key }}</td>{% if 'points' in row %}<td class="num">{{ row.points }}</td><td class="num">{{ row.max }}</td>{% endif %}<td class="num">{{ row.percent }}</td></tr>{% endfor %}
+{% for table in run.section.tables %}
+<h3>{{ table.title }}</h3>
+<table><tr>{% for column in table.columns %}<th>{{ column }}</th>{% endfor %}</tr>
+{% for row in table.rows %}<tr>{% for cell in row %}<td{% if not loop.first %} class="num"{% endif %}>{{ cell }}</td>{% endfor %}</tr>{% endfor %}
 </table>
 {% endfor %}
+{% for note in run.section.notes %}<p>{{ note }}</p>{% endfor %}
 {% if run.section.status_cells %}<h3>Statuses per length</h3>
 <table><tr><th>length</th><th>statuses</th></tr>{% for length, counts in run.section.status_cells.items() %}<tr><td>{{ length }}</td><td>{% for status, n in counts.items() %}<span class="status-{{ status }}">{{ status }} {{ n }}</span> {% endfor %}</td></tr>{% endfor %}</table>{% endif %}
 <h3>Samples</h3>
@@ -384,29 +380,8 @@ details{border:1px solid #ddd;margin:.2rem 0;padding:.2rem .5rem} pre{white-spac
 )
 
 
-def _section(result: ScoreResult) -> dict[str, Any] | None:
-    """Return the suite's section, its headline marked provisional or replaced when nothing scored."""
-    build = SECTIONS.get(result.suite)
-    if build is None:
-        return None
-    state = result_state(result.summary)
-    if state == "none":
-        # Plots and totals of a run that scored nothing would read as a 0 score: show none.
-        return {
-            "headline": no_score_text(result.summary),
-            "facts": [],
-            "images": [],
-            "tables": [],
-            "status_cells": {},
-        }
-    section = build(result)
-    if state == "provisional":
-        section["headline"] += " (provisional: incomplete run)"
-    return section
-
-
 def _completeness_rows(result: ScoreResult) -> dict[str, dict[str, int]]:
-    record = result.summary.get("completeness")
+    record = result.result.completeness
     if record is None:
         return {}
     rows = dict(record["by_length"])
@@ -422,15 +397,13 @@ def render_html(results: list[tuple[Path, ScoreResult]]) -> str:
     runs = []
     for run_dir, result in results:
         section = _section(result)
-        if section is None:
-            continue
         runs.append(
             {
                 "suite": result.suite,
                 "model": visible(result.summary.get("model") or ""),
                 "run_id": result.run_id,
                 "run_dir": visible(run_dir),
-                "incomplete": incomplete_line(result.summary.get("completeness") or {}),
+                "incomplete": incomplete_line(result.result.completeness),
                 "completeness": _completeness_rows(result),
                 "section": section,
                 "samples": _drilldown(result, run_dir),
@@ -449,10 +422,8 @@ def render_markdown(results: list[tuple[Path, ScoreResult]]) -> str:
     lines = []
     for run_dir, result in results:
         section = _section(result)
-        if section is None:
-            continue
         lines += [f"## {md(result.suite)}: {md(result.summary.get('model') or '')}", ""]
-        incomplete = incomplete_line(result.summary.get("completeness") or {})
+        incomplete = incomplete_line(result.result.completeness)
         if incomplete:
             lines += [f"**{md(incomplete)}**", ""]
         lines += [
@@ -475,7 +446,14 @@ def render_markdown(results: list[tuple[Path, ScoreResult]]) -> str:
                 f"{c['failed']} | {c['missing']} |"
                 for length, c in completeness.items()
             ] + [""]
-        for title, label, rows in section["tables"]:
-            lines += [f"### {md(title)}", "", f"| {md(label)} | score % |", "|---|---|"]
-            lines += [f"| {md(key)} | {md(row['percent'])} |" for key, row in rows.items()] + [""]
+        for table in section["tables"]:
+            lines += [
+                f"### {md(table['title'])}",
+                "",
+                "| " + " | ".join(md(c) for c in table["columns"]) + " |",
+                "|" + "---|" * len(table["columns"]),
+            ]
+            lines += ["| " + " | ".join(md(c) for c in row) + " |" for row in table["rows"]]
+            lines.append("")
+        lines += [md(note) for note in section["notes"]] + ([""] if section["notes"] else [])
     return "\n".join(lines)

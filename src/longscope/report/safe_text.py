@@ -64,7 +64,8 @@ _MD_SPECIAL = re.compile(r"([\\`\[\]|])")
 def markdown(text: object) -> str:
     """Return `text` as inert Markdown: one line, HTML escaped, links and code spans backslashed."""
     value = html.escape(visible(text), quote=True)
-    return _MD_SPECIAL.sub(r"\\\1", value)
+    # `](` after an escaped bracket is no link either; escaped too, so that no reader sees one.
+    return _MD_SPECIAL.sub(r"\\\1", value).replace("\\](", "\\]\\(")
 
 
 def mpl(text: object) -> str:

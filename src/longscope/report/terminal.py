@@ -1,4 +1,4 @@
-"""Terminal tables for a scored run (rich).
+"""Terminal tables for scored runs (rich), from the typed summary: no suite is named here.
 
 A run's completeness comes first: an incomplete run opens with the line saying how many requests
 failed and why, its scores are marked provisional, and a run that scored nothing prints no total
@@ -8,14 +8,17 @@ as text, never as rich markup, with control characters made visible.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from longscope.analysis.longscore import DEFAULT_BASE_LENGTHS
+from longscope.analysis.profile import longscores
 from longscope.report.safe_text import plain
-from longscope.run.scoring import incomplete_line, no_score_text, result_state
+from longscope.summary import Breakdown, Grid, Summary, View, incomplete_line, no_score_text
 
 
 def safe_console(**kwargs: Any) -> Console:
@@ -51,24 +54,134 @@ def _headline(*parts: object) -> Text:
     return text
 
 
-def _no_score(suite: str, summary: dict[str, Any]) -> Text:
-    return _headline((suite,), f" {summary.get('model') or ''}  {no_score_text(summary)}")
+def length_label(length: int | str) -> str:
+    """Return `4K` for 4096, the number itself below 1024."""
+    n = int(length)
+    return f"{n // 1024}K" if n >= 1024 and n % 1024 == 0 else str(n)
 
 
-def _breakdown(title: str, rows: dict[str, dict[str, Any]], label: str) -> Table:
-    table = _table(title)
-    table.add_column(label)
-    table.add_column("points", justify="right")
-    table.add_column("max", justify="right")
+def headline_text(summary: Summary, view: View) -> Text:
+    """Return `LongCtx MODEL  total 62.5/100  (Level)  raw points ...` for one view."""
+    name = f" ({view.name})" if view.name else ""
+    start = f" {summary.model}{name}  "
+    if summary.state == "none":
+        return _headline((summary.title,), start + no_score_text(summary.completeness or {}))
+    head = view.headline
+    if head.score is None:
+        return _headline((summary.title,), start + f"{head.label} -")
+    level = f"  ({head.level})" if head.level else ""
+    note = f"  {head.note}" if head.note else ""
+    provisional = " provisional (incomplete run)" if summary.state == "provisional" else ""
+    return _headline(
+        (summary.title,),
+        start + f"{head.label} ",
+        (f"{head.score:.{head.digits}f}{head.scale}",),
+        provisional,
+        level + note,
+    )
+
+
+def breakdown_table(breakdown: Breakdown) -> Table:
+    table = _table(breakdown.title)
+    table.add_column(breakdown.key)
+    points = any(c.points is not None for c in breakdown.cells.values())
+    if points:
+        table.add_column("points", justify="right")
+        table.add_column("max", justify="right")
     table.add_column("score %", justify="right")
-    for key, value in rows.items():
-        _row(table, key, f"{value['points']:g}", f"{value['max']:g}", f"{value['percent']:.1f}")
+    for key, cell in breakdown.cells.items():
+        score = "-" if cell.score is None else f"{cell.score:.1f}"
+        if points:
+            _row(table, key, f"{cell.points or 0:g}", f"{cell.max or 0:g}", score)
+        else:
+            _row(table, key, score)
     return table
 
 
-def completeness_table(summary: dict[str, Any]) -> Table | None:
+def grid_table(grid: Grid) -> Table:
+    columns = sorted({c for row in grid.rows.values() for c in row}, key=_number_key)
+    table = _table(grid.title)
+    table.add_column(grid.rows_label)
+    for column in columns:
+        table.add_column(column, justify="right")
+    for name, row in grid.rows.items():
+        _row(table, name, *(f"{row[c]:.0f}" if c in row else "" for c in columns))
+    return table
+
+
+def curves_table(view: View, base_lengths: Sequence[int] = DEFAULT_BASE_LENGTHS) -> Table | None:
+    """Score % by length per category and overall, with Base and LongScore where a Base exists."""
+    curves: dict[str, Mapping[int, float]] = {**view.curves, "overall": view.by_length}
+    lengths = sorted({n for c in curves.values() for n in c})
+    if len(lengths) < 2:
+        return None
+    scores = longscores(view, base_lengths)
+    with_base = any(ls.base is not None for ls in scores.values())
+    table = _table("Score % by length")
+    table.add_column("category")
+    for length in lengths:
+        table.add_column(length_label(length), justify="right")
+    if with_base:
+        table.add_column("Base", justify="right")
+        table.add_column("LongScore", justify="right")
+    for name, points in curves.items():
+        cells = [f"{points[n]:.1f}" if n in points else "" for n in lengths]
+        ls = scores.get(name)
+        if with_base:
+            base = "-" if ls is None or ls.base is None else f"{ls.base:.1f}"
+            value = "-"
+            if ls is not None:
+                value = ls.undefined or ("-" if ls.average is None else f"{ls.average:+.1f}")
+            cells += [base, value]
+        _row(table, name, *cells)
+    return table
+
+
+def print_summary(summary: Summary | dict[str, Any], console: Console | None = None) -> None:
+    """Print a run's summary: the incomplete line, each view's tables, notes, completeness."""
+    console = console or safe_console()
+    if not isinstance(summary, Summary):
+        summary = Summary.from_dict(summary)
+    line = incomplete_line(summary.completeness)
+    if line:
+        _say(console, plain(line, "bold red"))
+    if summary.state == "none":
+        _say(console, headline_text(summary, summary.view))
+    else:
+        for view in summary.views:
+            _say(console, headline_text(summary, view))
+            curves = curves_table(view)
+            if curves is not None:
+                console.print(curves)
+            for breakdown in view.breakdowns:
+                if breakdown.cells:
+                    console.print(breakdown_table(breakdown))
+            for grid in view.grids:
+                console.print(grid_table(grid))
+            for table in view.tables:
+                rich_table = _table(table.title)
+                for column in table.columns:
+                    rich_table.add_column(column)
+                for cells in table.rows:
+                    _row(rich_table, *cells)
+                console.print(rich_table)
+        for note in summary.notes:
+            _say(console, plain(note))
+    if summary.statuses:
+        _say(
+            console,
+            plain(
+                "statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(summary.statuses.items()))
+            ),
+        )
+    table = completeness_table(summary)
+    if table is not None:
+        console.print(table)
+
+
+def completeness_table(summary: Summary) -> Table | None:
     """Return requested / scored / skipped / failed / not run per length, or None without a record."""
-    record = summary.get("completeness")
+    record = summary.completeness
     if record is None:
         return None
     table = _table("Completeness by length (requests)")
@@ -89,196 +202,20 @@ def completeness_table(summary: dict[str, Any]) -> Table | None:
     return table
 
 
-def print_longctx(summary: dict[str, Any], console: Console) -> None:
-    """Print LongCtx's total, level, tier/type/depth tables and per-task lines."""
-    state = result_state(summary)
-    if state == "none":
-        _say(console, _no_score("LongCtx", summary))
-        _per_task(summary, console)
-        return
-    _say(
-        console,
-        _headline(
-            ("LongCtx",),
-            f" {summary.get('model') or ''}  total ",
-            (f"{summary['total']:.1f}/100",),
-            " provisional (incomplete run)" if state == "provisional" else "",
-            f"  ({summary['level']})  raw points {summary['raw_points']:g} of "
-            f"{summary['max_points']:g}",
-        ),
-    )
-    if any(k != "None" for k in summary["by_tier"]):
-        console.print(_breakdown("By tier", summary["by_tier"], "tier"))
-    console.print(_breakdown("By length (tokens)", summary["by_length"], "length"))
-    console.print(_breakdown("By task type", summary["by_type"], "type"))
-    if summary["by_depth"]:
-        console.print(_breakdown("Needle depth (position bias)", summary["by_depth"], "depth"))
-    if len(summary["heatmap"]) > 1 or any(len(v) > 1 for v in summary["heatmap"].values()):
-        depths = sorted(
-            {d for row in summary["heatmap"].values() for d in row}, key=lambda d: float(d[:-1])
-        )
-        heat = _table("Needle score % (length x depth)")
-        heat.add_column("length")
-        for depth in depths:
-            heat.add_column(depth, justify="right")
-        for length, row in sorted(summary["heatmap"].items(), key=lambda kv: int(kv[0])):
-            _row(heat, length, *(f"{row[d]:.0f}" if d in row else "" for d in depths))
-        console.print(heat)
-    _per_task(summary, console)
+def _number_key(text: str) -> tuple[int, float, str]:
+    digits = "".join(ch for ch in text if ch.isdigit() or ch == ".")
+    try:
+        return (0, float(digits), text)
+    except ValueError:
+        return (1, 0.0, text)
 
 
-def _per_task(summary: dict[str, Any], console: Console) -> None:
-    tasks = _table("Per task")
-    for name in ("id", "type", "length", "points", "status", "reason"):
-        tasks.add_column(name, justify="right" if name in ("length", "points") else "left")
-    for sid, row in summary["per_sample"].items():
-        statuses = ", ".join(f"{k} {v}" if v > 1 else k for k, v in row["statuses"].items())
-        _row(
-            tasks,
-            sid,
-            row["task"],
-            str(row["length"]),
-            f"{row['points']:g}",
-            statuses,
-            row.get("reason", ""),
-        )
-    console.print(tasks)
-    _say(
-        console,
-        plain("statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items()))),
-    )
-
-
-def print_longbench_pro(summary: dict[str, Any], console: Console) -> None:
-    """Print LongBench Pro's overall, per-run, BoN / pass@ and breakdown tables per prompt mode."""
-    state = result_state(summary)
-    if state == "none":
-        _say(console, _no_score("LongBench Pro", summary))
-        return
-    from longscope.suites.longbench_pro.suite import display_modes
-
-    for mode, result in display_modes(summary).items():
-        _say(
-            console,
-            _headline(
-                ("LongBench Pro",),
-                f" {summary.get('model') or ''} ({mode})  overall ",
-                (f"{result['average_overall_metric']:.2f}",),
-                " provisional (incomplete run)" if state == "provisional" else "",
-                f"  questions {result['total_questions_num']}, runs "
-                f"{result['inference_iterations']}, failed {result['fail_samples_num']}, "
-                f"truncated {result['truncated_questions_num']}",
-            ),
-        )
-        runs = _table("Runs, best-of-N and pass@N")
-        for name in ("i", "run i overall", "BoN-i", "pass@i"):
-            runs.add_column(name, justify="right")
-        for i in range(1, result["inference_iterations"] + 1):
-            _row(
-                runs,
-                str(i),
-                f"{result[f'inference_iteration_{i}_overall_metric']:.2f}",
-                f"{result[f'BoN-{i}']['overall_metric']:.2f}",
-                f"{result[f'pass@{i}']:.2f}",
-            )
-        console.print(runs)
-        for key, value in result.items():
-            if key.startswith("average_") and key.endswith("_metric") and isinstance(value, dict):
-                dimension = key.removeprefix("average_").removesuffix("_metric")
-                table = _table(f"By {dimension.replace('_', ' ')}")
-                table.add_column(dimension)
-                table.add_column("score", justify="right")
-                for group, score in value.items():
-                    _row(table, group, f"{score:.2f}")
-                console.print(table)
-    _say(
-        console,
-        plain(
-            f"summary similarity: {summary['longscope']['embedder']}; "
-            f"official parity: {summary['longscope']['official_parity']}"
-        ),
-    )
-
-
-def print_hundred(summary: dict[str, Any], console: Console) -> None:
-    """Print 100-LongBench scores per task and length, LongScore, QA filter and judge failures."""
-    state = result_state(summary)
-    if state == "none":
-        _say(console, _no_score("100-LongBench", summary))
-        return
-    lengths = list(summary["by_length"])
-    provisional = " (provisional: incomplete run)" if state == "provisional" else ""
-    table = _table(f"100-LongBench {summary.get('model') or ''}: score % by length{provisional}")
-    table.add_column("task")
-    for length in lengths:
-        table.add_column(
-            f"{int(length) // 1024}K" if int(length) >= 1024 else length, justify="right"
-        )
-    table.add_column("Base", justify="right")
-    table.add_column("LongScore", justify="right")
-    rows = {**summary["by_task"], "overall": summary["by_length"]}
-    for task, scores in rows.items():
-        ls = summary["longscore"].get(task, {})
-        score = ls.get("undefined") or (
-            "-" if ls.get("average") is None else f"{ls['average']:+.1f}"
-        )
-        base = "-" if ls.get("base") is None else f"{ls['base']:.1f}"
-        _row(
-            table, task, *(f"{scores[n]:.1f}" if n in scores else "" for n in lengths), base, score
-        )
-    console.print(table)
-    _say(
-        console,
-        plain(
-            "tokens sent per target length: "
-            + ", ".join(f"{k}: {v}" for k, v in summary["achieved_length"].items())
-        ),
-    )
-    present = {
-        *summary["by_task"],
-        *summary.get("judge_failures", {}),
-        *summary.get("qa_filter", {}).get("dropped", {}),
-    }
-    judged = sorted(t for t in present if t.endswith(("_qa", "_sum")))
-    if judged:
-        names = "LLM judge" if summary.get("metric") == "judge" else "token F1 / ROUGE-L"
-        _say(console, plain(f"QA and summary metric: {names} ({', '.join(judged)})"))
-    dropped = summary.get("qa_filter", {}).get("dropped") or {}
-    if dropped:
-        _say(
-            console, plain(f"QA filter (>= {summary['qa_filter']['threshold']}) dropped: {dropped}")
-        )
-    if summary.get("judge_failures"):
-        _say(console, plain(f"judge failures (not scored): {summary['judge_failures']}"))
-    _say(
-        console,
-        plain("statuses: " + ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items()))),
-    )
-
-
-PRINTERS = {
-    "longctx": print_longctx,
-    "longbench-pro": print_longbench_pro,
-    "hundred": print_hundred,
-}
-
-
-def print_summary(summary: dict[str, Any], console: Console | None = None) -> None:
-    """Print a run's summary: the incomplete line first, the suite's tables, then completeness.
-
-    Suites without their own layout get their summary as JSON (escaped, so still text).
-    """
-    console = console or safe_console()
-    line = incomplete_line(summary.get("completeness") or {})
-    if line:
-        _say(console, plain(line, "bold red"))
-    printer = PRINTERS.get(summary.get("suite") or "")
-    if printer is None:
-        import json
-
-        _say(console, plain(json.dumps(summary, indent=2, ensure_ascii=False), one_line=False))
-    else:
-        printer(summary, console)
-    table = completeness_table(summary)
-    if table is not None:
-        console.print(table)
+__all__ = [
+    "breakdown_table",
+    "completeness_table",
+    "curves_table",
+    "headline_text",
+    "length_label",
+    "print_summary",
+    "safe_console",
+]

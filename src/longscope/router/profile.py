@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from longscope.models.base import UsageError
+from longscope.errors import UsageError
 from longscope.suites.longbench_pro.schema import describe_error
 
 Basis = Literal["absolute", "relative"]

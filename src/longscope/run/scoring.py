@@ -15,15 +15,21 @@ from __future__ import annotations
 import json
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from longscope.files import write_atomic
 from longscope.run.store import RunStore
 from longscope.suites import create_suite
-from longscope.suites.base import ScoredRow
-from longscope.types import SCORABLE, Generation
+from longscope.summary import (
+    Summary,
+    incomplete_line,
+    no_score_text,
+    state_of,
+    statuses_of,
+)
+from longscope.types import SCORABLE, Generation, ScoredRow
 
 SUMMARY_NAME = "summary.json"
 NOT_RUN = "not run"
@@ -36,7 +42,20 @@ class ScoreResult:
     suite: str
     header: dict[str, Any]
     summary: dict[str, Any]
+    """The summary as summary.json holds it (`typed.to_dict()`)."""
     rows: list[ScoredRow]
+    typed: Summary | None = None
+    """The typed summary every report and analysis reads."""
+
+    @property
+    def result(self) -> Summary:
+        """Return the typed summary (built from `summary` when only the dict is known)."""
+        return self.typed if self.typed is not None else Summary.from_dict(self.summary)
+
+    @property
+    def claimed(self) -> int | None:
+        """Return the context length the backend said it holds, when the run recorded it."""
+        return (self.header.get("model_info") or {}).get("context_length")
 
     @property
     def completeness(self) -> dict[str, Any]:
@@ -79,19 +98,35 @@ def score_run(
             rows.append(ScoredRow(sample, repeat, generation, score))
         if persist:
             store.put_scores(run_id, scores)
-    summary = suite.summarize(rows)
-    summary = {
-        "run_id": run_id,
-        "suite": run["suite"],
-        "model": header.get("model"),
-        "completeness": completeness(samples, rows),
-        **summary,
-    }
+    statuses, by_length = statuses_of(rows)
+    typed = replace(
+        as_summary(run["suite"], suite.summarize(rows)),
+        run_id=run_id,
+        suite=run["suite"],
+        model=header.get("model") or "",
+        claimed=(header.get("model_info") or {}).get("context_length"),
+        completeness=completeness(samples, rows),
+        statuses=statuses,
+        statuses_by_length=by_length,
+    )
+    summary = typed.to_dict()
     if persist:
         write_atomic(
             Path(run_dir) / SUMMARY_NAME, json.dumps(summary, indent=2, ensure_ascii=False)
         )
-    return ScoreResult(run_id=run_id, suite=run["suite"], header=header, summary=summary, rows=rows)
+    return ScoreResult(
+        run_id=run_id, suite=run["suite"], header=header, summary=summary, rows=rows, typed=typed
+    )
+
+
+def as_summary(suite: str, value: Any) -> Summary:
+    """Return a suite's summary as a `Summary`; a plain dict (an older suite) is read as best it
+    can be: its `by_length`, `by_task` and `overall`/`total`, kept whole as the native part."""
+    if isinstance(value, Summary):
+        return value
+    if isinstance(value, dict):
+        return Summary.from_native(suite, value)
+    raise TypeError(f"suite {suite!r} summarize() returned {type(value).__name__}, not a Summary")
 
 
 def read_run(
@@ -172,42 +207,29 @@ def _length_key(length: str) -> tuple[int, str]:
     return (int(length), "") if length.isdigit() else (1 << 62, length)
 
 
-def incomplete_line(record: dict[str, Any]) -> str:
-    """Return the one line that opens the output of an incomplete run ("" when complete).
-
-    e.g. `incomplete: 12 of 40 requests failed: 503 ×9, timeout ×3; re-run the same command to
-    retry them`.
-    """
-    if record.get("complete", True):
-        return ""
-    unfinished = record["failed"] + record["missing"]
-    verb = "failed" if record["missing"] == 0 else "were not answered"
-    reasons = ", ".join(f"{reason} ×{count}" for reason, count in record["reasons"].items())
-    return (
-        f"incomplete: {unfinished} of {record['requested']} requests {verb}: {reasons}; "
-        "re-run the same command to retry them"
-    )
-
-
 def nothing_scored(record: dict[str, Any]) -> bool:
     """Return True when a run scored no request at all: its totals mean nothing."""
     return record.get("scored", 0) == 0
 
 
-def result_state(summary: dict[str, Any]) -> str:
+def result_state(summary: dict[str, Any] | Summary) -> str:
     """Return `none` (nothing scored: print no total, no level), `provisional` or `complete`."""
-    record = summary.get("completeness")
-    if record is None:
-        return "complete"
-    if nothing_scored(record):
-        return "none"
-    return "complete" if record["complete"] else "provisional"
+    if isinstance(summary, Summary):
+        return summary.state
+    return state_of(summary.get("completeness"))
 
 
-def no_score_text(summary: dict[str, Any]) -> str:
-    """Return what stands where a total would: `no score: none of 40 requests was scored (...)`."""
-    record = summary["completeness"]
-    return (
-        f"no score: none of {record['requested']} requests was scored "
-        f"({record['skipped']} skipped, {record['failed']} failed, {record['missing']} not run)"
-    )
+__all__ = [
+    "NOT_RUN",
+    "SUMMARY_NAME",
+    "ScoreResult",
+    "as_summary",
+    "completeness",
+    "failure_reason",
+    "incomplete_line",
+    "no_score_text",
+    "nothing_scored",
+    "read_run",
+    "result_state",
+    "score_run",
+]

@@ -1,93 +1,175 @@
-"""Suite registry: names to constructors, and reconstruction of a suite from a stored run."""
+"""Suite registry: names to suites, with nothing here that knows any suite.
+
+Suites are found in three places, later ones winning on a name clash:
+1. tables the suite packages under `longscope/suites/` declare: `SUITES = {"name": "module:attr"}`
+   in the package's `__init__.py` (one line registers a suite);
+2. the `longscope.suites` entry-point group, so a suite in another package plugs in:
+   `[project.entry-points."longscope.suites"] mysuite = "mypackage.suite:MySuite"`;
+3. `register_suite(name, factory)` at run time (tests, notebooks).
+
+A factory is a class or module with `from_params(params) -> Suite` (builds the suite from stored
+or given parameters), and optionally `OPTIONS` (its `Param`s: typed `-S key=value` values,
+listed by `longscope list SUITE`), `from_options(values)` (when command-line values need another
+path than stored ones) and `DESCRIPTION`.
+"""
 
 from __future__ import annotations
 
+import functools
+import importlib
+import pkgutil
+from collections.abc import Sequence
 from typing import Any
 
-from longscope.models.base import UsageError
+from longscope.errors import UsageError
 from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow, Suite
+from longscope.suites.params import Param, parse_options
 
-SUITE_DESCRIPTIONS = {
-    "longctx": "LongCtx: 20 synthetic tasks (needle, position bias, multi-fact, reasoning), 4K-128K",
-    "longbench-pro": "LongBench Pro: 1,500 bilingual samples, 11/25 tasks, 8K-256K (--data FILE or hub)",
-    "hundred": "100-LongBench: length-controllable real contexts, 8 tasks, QA filter, LongScore",
-}
-SCORING_OPTIONS = (
-    "embedder",
-    "embed_base_url",
-    "official_parity",
-    "rouge_parity",
-    "difficulty_labels",
-)
-"""Options that change scores but not generations: never part of a run's identity."""
+ENTRY_POINT_GROUP = "longscope.suites"
+_registered: dict[str, Any] = {}
+_loaded: dict[str, Any] = {}
+
+
+def register_suite(name: str, factory: Any) -> None:
+    """Register a suite factory (a class or module with `from_params`, or `"module:attr"`)."""
+    _registered[name] = factory
+    _loaded.pop(name, None)
+
+
+def _tables() -> dict[str, Any]:
+    """Return name -> factory or `"module:attr"` from every source, later sources winning."""
+    return {**_builtin(), **_entry_points(), **_registered}
+
+
+@functools.cache
+def _builtin() -> dict[str, Any]:
+    """The tables of the suite packages under longscope/suites (their `SUITES`)."""
+    found: dict[str, Any] = {}
+    package = importlib.import_module(__name__)
+    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+        if info.ispkg:
+            module = importlib.import_module(f"{__name__}.{info.name}")
+            found.update(getattr(module, "SUITES", {}) or {})
+    return found
+
+
+@functools.cache
+def _entry_points() -> dict[str, Any]:
+    from importlib.metadata import entry_points
+
+    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+
+def suite_names() -> list[str]:
+    """Return every known suite's name, sorted."""
+    return sorted(_tables())
+
+
+def suite_factory(name: str) -> Any:
+    """Return the factory of suite `name` (class or module with `from_params`)."""
+    if name in _loaded:
+        return _loaded[name]
+    tables = _tables()
+    target = tables.get(name)
+    if target is None:
+        raise UsageError(f"unknown suite {name!r}: available are {', '.join(sorted(tables))}")
+    if isinstance(target, str):
+        module, _, attr = target.partition(":")
+        loaded: Any = importlib.import_module(module)
+        for part in filter(None, attr.split(".")):
+            loaded = getattr(loaded, part)
+    elif hasattr(target, "load") and hasattr(target, "group"):  # an entry point
+        loaded = target.load()
+    else:
+        loaded = target
+    if not callable(getattr(loaded, "from_params", None)):
+        raise UsageError(f"suite {name!r} ({target}) has no from_params(params)")
+    _loaded[name] = loaded
+    return loaded
+
+
+def suite_options(name: str) -> tuple[Param, ...]:
+    """Return the parameters suite `name` declares (empty when it declares none)."""
+    return tuple(getattr(suite_factory(name), "OPTIONS", ()) or ())
+
+
+def suite_description(name: str) -> str:
+    factory = suite_factory(name)
+    text = getattr(factory, "DESCRIPTION", None) or getattr(factory, "description", None)
+    if isinstance(text, str) and text:
+        return text
+    doc = (getattr(factory, "__doc__", None) or "").strip()
+    return doc.splitlines()[0] if doc else ""
 
 
 def create_suite(name: str, params: dict[str, Any]) -> Suite:
-    """Return the suite called `name` built from its params (as `Suite.params()` returns them)."""
-    if name == "longctx":
-        from longscope.suites.longctx.suite import GridSpec, LongCtxSuite
+    """Return suite `name` built from its params (as `Suite.params()` returns them, or typed)."""
+    factory = suite_factory(name)
+    try:
+        return factory.from_params(dict(params))
+    except UsageError:
+        raise
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
 
-        grid = None
-        if params.get("preset") == "grid" or params.get("lengths"):
-            grid = GridSpec(
-                lengths=tuple(params["lengths"]),
-                depths=tuple(params.get("depths") or GridSpec.depths),
-                types=tuple(params.get("types") or GridSpec.types),
-            )
-        try:
-            return LongCtxSuite(
-                tiers=tuple(params.get("tiers") or (1, 2, 3, 4, 5)),
-                language=params.get("language", "en"),
-                seed=int(params.get("seed", 0)),
-                grid=grid,
-            )
-        except ValueError as exc:
-            raise UsageError(str(exc)) from exc
-    if name == "longbench-pro":
-        from longscope.suites.longbench_pro.suite import LongBenchProSuite
 
-        if not params.get("data"):
-            raise UsageError(
-                "longbench-pro needs --data FILE (.json/.jsonl/.parquet) or --data hub"
-            )
-        try:
-            return LongBenchProSuite(
-                params["data"],
-                modes=tuple(params.get("modes") or ("nonthinking",)),
-                filters=params.get("filters") or {},
-                truncate_with=params.get("truncate_with") or "qwen2.5",
-                max_input_tokens=params.get("max_input_tokens"),
-                temperature=float(params.get("temperature", 1.0)),
-                **{k: params[k] for k in SCORING_OPTIONS if params.get(k) is not None},
-            )
-        except ValueError as exc:
-            raise UsageError(str(exc)) from exc
-    if name == "hundred":
-        from longscope.suites.hundred.suite import SYNTHETIC_TASKS, HundredSuite
+def suite_from_options(
+    name: str, pairs: Sequence[str] = (), common: dict[str, Any] | None = None
+) -> Suite:
+    """Return suite `name` from `-S key=value` pairs and the common options it declares.
 
-        try:
-            return HundredSuite(
-                tasks=tuple(params.get("tasks") or SYNTHETIC_TASKS),
-                lengths=tuple(params.get("lengths") or (2048, 4096, 6144, 8192, 16384)),
-                samples=int(params.get("samples") or 10),
-                seed=int(params.get("seed", 0)),
-                pool=params.get("pool") or "pydoc",
-                sources=params.get("sources") or {},
-                metric=params.get("metric") or "deterministic",
-                qa_filter=float(params.get("qa_filter", 0.5)),
-            )
-        except ValueError as exc:
-            raise UsageError(str(exc)) from exc
-    raise UsageError(
-        f"unknown suite {name!r}: available are {', '.join(sorted(SUITE_DESCRIPTIONS))}"
-    )
+    `common` holds options every suite may take (`seed`, `lengths` as text): each reaches the
+    suite only when it declares a parameter of that name and `-S` did not set it. A suite that
+    declares no parameters gets the pairs as text.
+    """
+    factory = suite_factory(name)
+    declared = suite_options(name)
+    common = {k: v for k, v in (common or {}).items() if v is not None}
+    if not declared:
+        values: dict[str, Any] = {}
+        for pair in pairs:
+            key, sep, raw = pair.partition("=")
+            if not sep or not key.strip():
+                raise UsageError(f"malformed suite option {pair!r}: expected -S key=value")
+            values[key.strip().replace("-", "_")] = raw.strip()
+        values = {**{k: str(v) for k, v in common.items()}, **values}
+    else:
+        values = parse_options(name, declared, pairs)
+        by_name = {p.name: p for p in declared}
+        for key, value in common.items():
+            if key in by_name and key not in values:
+                values[key] = by_name[key].parse(value)
+            elif key not in by_name and key in ("lengths",):
+                raise UsageError(f"--{key} does not apply to {name}: see `longscope list {name}`")
+    build = getattr(factory, "from_options", None) or factory.from_params
+    try:
+        return build(values)
+    except UsageError:
+        raise
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+
+
+def scoring_overrides(name: str, pairs: Sequence[str]) -> dict[str, Any]:
+    """Return `-S` pairs given to `score` / `report`: only parameters that change scores."""
+    if not pairs:
+        return {}
+    return parse_options(name, suite_options(name), pairs, scoring_only=True)
 
 
 __all__ = [
-    "SUITE_DESCRIPTIONS",
+    "ENTRY_POINT_GROUP",
     "BuildContext",
+    "Param",
     "PromptTemplate",
     "ScoredRow",
     "Suite",
     "create_suite",
+    "register_suite",
+    "scoring_overrides",
+    "suite_description",
+    "suite_factory",
+    "suite_from_options",
+    "suite_names",
+    "suite_options",
 ]

@@ -1,4 +1,11 @@
-"""The suite protocol and the prompt template shared by suites and the prompt builder."""
+"""The suite protocol and the prompt template shared by suites and the prompt builder.
+
+A suite is a class (or module) the registry (`longscope.suites`) finds by name. Building it:
+`from_params(params)` from stored or typed parameters, and optionally `OPTIONS` (its `Param`s,
+given as `-S key=value`) and `from_options(values)`. Running it: the `Suite` protocol below.
+Summing up: `summarize` returns a `longscope.summary.Summary`, which every report, comparison and
+profile reads; nothing outside `suites/` knows any suite by name.
+"""
 
 from __future__ import annotations
 
@@ -6,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Protocol, runtime_checkable
 
+from longscope.summary import Summary
 from longscope.text.tokenizers import Tokenizer
 from longscope.types import (
     Generation,
@@ -15,6 +23,7 @@ from longscope.types import (
     PromptParts,
     Sample,
     Score,
+    ScoredRow,
 )
 
 _CONTEXT_MARK = "\x00context\x00"
@@ -62,16 +71,6 @@ class BuildContext:
     """Tokens the model's chat template adds around the user message, when known (chat mode)."""
 
 
-@dataclass(frozen=True)
-class ScoredRow:
-    """One stored generation with its sample (without context) and score, as analyses see it."""
-
-    sample: dict[str, Any]
-    repeat: int
-    generation: Generation
-    score: Score | None
-
-
 @runtime_checkable
 class Suite(Protocol):
     """A benchmark: its samples, how to ask, how to grade, and how to sum up."""
@@ -103,6 +102,6 @@ class Suite(Protocol):
         """Grade a scorable generation against a stored sample (the dict from `Sample.public`)."""
         ...
 
-    def summarize(self, rows: Sequence[ScoredRow]) -> dict[str, Any]:
-        """Return the suite's totals and breakdowns from scored rows."""
+    def summarize(self, rows: Sequence[ScoredRow]) -> Summary:
+        """Return the typed summary (`longscope.summary`): headline, curve, breakdowns."""
         ...

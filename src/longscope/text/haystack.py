@@ -108,8 +108,8 @@ class FillerPool:
     def _save(self) -> None:
         counts = [b - a for a, b in itertools.pairwise(self.cumulative)]
         self._cached_counts = counts
+        from longscope.errors import UsageError
         from longscope.files import write_atomic
-        from longscope.models.base import UsageError
 
         with contextlib.suppress(UsageError):  # a read-only cache only costs time
             write_atomic(self._cache, json.dumps({"counts": counts, "additive": self.additive}))

@@ -105,7 +105,7 @@ class HFTokenizer:
 
 def load_tokenizer(spec: str) -> Tokenizer:
     """Return a tokenizer named by `spec`: `qwen2.5`, a named model, a `.gguf` or `tokenizer.json` path."""
-    from longscope.models.registry import KNOWN_MODELS, resolve_model_path
+    from longscope.catalogue import KNOWN_MODELS, resolve_model_path
 
     if spec in ("qwen", "qwen2", "qwen2.5", DEFAULT_TOKENIZER):
         return QwenTokenizer()

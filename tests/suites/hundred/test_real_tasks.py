@@ -80,7 +80,7 @@ def test_qa_filter_drops_questions_answered_from_memory_at_every_length(qwen_tok
         else:
             text = sample.gold[0]
         rows.append(_row(sample, text))
-    summary = suite.summarize(rows)
+    summary = suite.summarize(rows).native
     dropped = summary["qa_filter"]["dropped"].get("single_doc_qa", {})
     kept_qa4 = [
         s for s in samples if s.meta.get("source_row") == "qa4" and not s.meta.get("no_context")

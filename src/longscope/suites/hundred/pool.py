@@ -11,9 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from longscope.errors import UsageError
 from longscope.files import write_atomic
 from longscope.jsonl import iter_jsonl
-from longscope.models.base import UsageError
 from longscope.text.haystack import default_cache_dir
 from longscope.text.tokenizers import Tokenizer
 from longscope.types import stable_hash

@@ -11,9 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from longscope.errors import UsageError
 from longscope.hub import load_hub_rows
 from longscope.jsonl import iter_jsonl
-from longscope.models.base import UsageError
 from longscope.suites.longbench_pro.schema import describe_error
 
 QA_TASKS = ("single_doc_qa", "multi_doc_qa")

@@ -20,9 +20,9 @@ from statistics import mean
 from typing import Any
 
 from longscope.analysis.longscore import DEFAULT_BASE_LENGTHS, longscore
+from longscope.errors import UsageError
 from longscope.metrics.qa import best_f1, normalize_qa
 from longscope.metrics.rouge import rouge_l
-from longscope.models.base import UsageError
 from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow
 from longscope.suites.hundred.pool import DEFAULT_POOL, WRAP, CountedPool, Document, load_pool
 from longscope.suites.hundred.sources import (
@@ -33,6 +33,8 @@ from longscope.suites.hundred.sources import (
     load_source,
     split_documents,
 )
+from longscope.suites.params import Param
+from longscope.summary import Breakdown, Cell, Headline, Summary, View
 from longscope.types import SCORABLE, Generation, GenerationConfig, Sample, Score
 
 SYNTHETIC_TASKS = ("kv_retrieval", "counting_stars", "passage_count")
@@ -97,7 +99,46 @@ class HundredSuite:
     """100-LongBench (seed 004; ../shared/specs/100-longbench.md): the synthetic tasks."""
 
     name = "hundred"
-    version = "hundred-1"
+    title = "100-LongBench"
+    DESCRIPTION = "100-LongBench: length-controllable real contexts, 8 tasks, QA filter, LongScore"
+    OPTIONS = (
+        Param("tasks", "strs", SYNTHETIC_TASKS, "tasks", choices=ALL_TASKS),
+        Param("lengths", "lengths", (2048, 4096, 6144, 8192, 16384), "target context lengths"),
+        Param("samples", "int", 10, "samples per task and length", low=1),
+        Param("seed", "int", 0, "document choice and order (also the run's --seed)", low=0),
+        Param(
+            "pool",
+            "str",
+            DEFAULT_POOL,
+            "document pool: pydoc (embedded) or a JSONL file of {id, context} rows",
+        ),
+        Param(
+            "source",
+            "pairs",
+            {},
+            "source of passage_retrieval and the QA/summary tasks, "
+            "repeatable: TASK=FILE.jsonl (LongBench v1 rows or {id, context, answers}) or "
+            "TASK=hub:NAME[:CONFIG]",
+        ),
+        Param(
+            "metric",
+            "choice",
+            "deterministic",
+            "QA/summary metric: deterministic (token F1, "
+            "ROUGE-L) or judge (an LLM judge: run --judge-model, or `longscope judge`)",
+            choices=("deterministic", "judge"),
+            scoring=True,
+        ),
+        Param(
+            "qa_filter",
+            "float",
+            0.5,
+            "drop QA samples answered this well with no context",
+            low=0.0,
+            high=1.0,
+            scoring=True,
+        ),
+    )
     default_repeats = 1
     default_config = GenerationConfig(max_tokens=64, temperature=0.0)
     template = PromptTemplate(
@@ -153,6 +194,20 @@ class HundredSuite:
         self.base_lengths = tuple(base_lengths)
         self._source_pools: dict[tuple[str, str], CountedPool] = {}
         self._loaded_sources: dict[str, Source] = {}
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> HundredSuite:
+        """Build from stored params (`params()`) or typed `-S` values."""
+        return cls(
+            tasks=tuple(params.get("tasks") or SYNTHETIC_TASKS),
+            lengths=tuple(params.get("lengths") or (2048, 4096, 6144, 8192, 16384)),
+            samples=int(params.get("samples") or 10),
+            seed=int(params.get("seed") or 0),
+            pool=params.get("pool") or DEFAULT_POOL,
+            sources=params.get("sources") or params.get("source") or {},
+            metric=params.get("metric") or "deterministic",
+            qa_filter=float(params["qa_filter"]) if params.get("qa_filter") is not None else 0.5,
+        )
 
     def params(self) -> dict[str, Any]:
         return {
@@ -455,8 +510,59 @@ class HundredSuite:
             return Score(value, 1.0, {"metric": "ROUGE-L F"})
         return grade(sample["task"], generation.text, str(sample["meta"]["answer"]))
 
-    def summarize(self, rows: Sequence[ScoredRow]) -> dict[str, Any]:
-        return {"metric": self.metric, **summarize_hundred(rows, self.base_lengths, self.qa_filter)}
+    def summarize(self, rows: Sequence[ScoredRow]) -> Summary:
+        native = {
+            "metric": self.metric,
+            **summarize_hundred(rows, self.base_lengths, self.qa_filter),
+        }
+        return hundred_summary(native)
+
+
+def hundred_summary(native: dict[str, Any]) -> Summary:
+    """The typed summary: the overall curve, one curve per task, the notes the paper asks for."""
+    by_length = {int(k): v for k, v in native["by_length"].items()}
+    curves = {t: {int(k): v for k, v in s.items()} for t, s in native["by_task"].items()}
+    overall = round(mean(by_length.values()), 2) if by_length else None
+    head = native["longscore"].get("overall", {})
+    if head.get("average") is not None:
+        longscore_text = f"LongScore {head['average']:+.1f}"
+    else:
+        longscore_text = "LongScore undefined" + (
+            f" ({head['undefined']})" if head.get("undefined") else ""
+        )
+    tasks = {t: Cell(round(mean(c.values()), 2), len(c)) for t, c in curves.items() if c}
+    notes = [
+        "tokens sent per target length: "
+        + ", ".join(f"{k}: {v}" for k, v in native["achieved_length"].items())
+    ]
+    present = {
+        *native["by_task"],
+        *native.get("judge_failures", {}),
+        *native.get("qa_filter", {}).get("dropped", {}),
+    }
+    judged = sorted(t for t in present if t.endswith(("_qa", "_sum")))
+    if judged:
+        names = "LLM judge" if native.get("metric") == "judge" else "token F1 / ROUGE-L"
+        notes.append(f"QA and summary metric: {names} ({', '.join(judged)})")
+    dropped = native.get("qa_filter", {}).get("dropped") or {}
+    if dropped:
+        notes.append(f"QA filter (>= {native['qa_filter']['threshold']}) dropped: {dropped}")
+    if native.get("judge_failures"):
+        notes.append(f"judge failures (not scored): {native['judge_failures']}")
+    facts = tuple(
+        (f"tokens sent at target {k}", str(v)) for k, v in native["achieved_length"].items()
+    )
+    view = View(
+        headline=Headline("average", overall, digits=1, note=longscore_text),
+        overall=overall,
+        by_length=by_length,
+        curves=curves,
+        breakdowns=(Breakdown("task", "By task (mean over lengths)", tasks, compare=True),),
+        facts=facts,
+    )
+    return Summary(
+        suite="hundred", title="100-LongBench", views=(view,), notes=tuple(notes), native=native
+    )
 
 
 def _sample(

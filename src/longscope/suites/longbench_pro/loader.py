@@ -10,10 +10,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from longscope.errors import UsageError
 from longscope.files import parse_json, read_user_text
 from longscope.hub import load_hub_rows
 from longscope.jsonl import iter_jsonl
-from longscope.models.base import UsageError
 from longscope.suites.longbench_pro.schema import (
     DIFFICULTIES,
     LENGTHS,

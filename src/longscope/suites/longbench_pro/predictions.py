@@ -18,8 +18,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from longscope.errors import UsageError
 from longscope.jsonl import iter_jsonl
-from longscope.models.base import UsageError
 from longscope.run.scoring import ScoreResult, score_run
 from longscope.run.store import RunStore
 from longscope.suites.longbench_pro.loader import load

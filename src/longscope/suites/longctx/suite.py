@@ -11,6 +11,8 @@ from typing import Any
 from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow
 from longscope.suites.longctx.grading import MAX_POINTS, grade
 from longscope.suites.longctx.tasks import TASK_TYPES, TASKS, TASKS_BY_ID, TIERS, TaskSpec
+from longscope.suites.params import Param
+from longscope.summary import Breakdown, Cell, Grid, Headline, Summary, Table, View
 from longscope.text.haystack import FillerPool, Insert, build_haystack
 from longscope.types import SCORABLE, Generation, GenerationConfig, Sample, Score
 
@@ -67,6 +69,31 @@ class LongCtxSuite:
     """The LongCtx benchmark (seed 003 + specs/longctx.md)."""
 
     name = "longctx"
+    title = "LongCtx"
+    DESCRIPTION = (
+        "LongCtx: 20 synthetic tasks (needle, position bias, multi-fact, reasoning), 4K-128K"
+    )
+    OPTIONS = (
+        Param(
+            "tiers",
+            "ints",
+            (1, 2, 3, 4, 5),
+            "the fixed 20 tasks' tiers (1=4K 2=16K 3=32K 4=64K 5=128K)",
+            choices=(),
+        ),
+        Param(
+            "lengths",
+            "lengths",
+            (),
+            "grid mode: any context lengths, e.g. 2k,4k,8k (replaces the tiers)",
+        ),
+        Param(
+            "depths", "depths", GridSpec.depths, "grid mode: needle depths, fractions or percents"
+        ),
+        Param("types", "strs", GridSpec.types, "grid mode: task types", choices=TASK_TYPES),
+        Param("language", "choice", "en", "prompts, documents and answers", choices=("en", "zh")),
+        Param("seed", "int", 0, "filler text (also the run's --seed)", low=0),
+    )
     default_repeats = 1
     version = "longctx-1"
     default_config = GenerationConfig(max_tokens=200, temperature=0.0)
@@ -94,6 +121,32 @@ class LongCtxSuite:
         self.seed = seed
         self.grid = grid
         self.template = TEMPLATES[language]
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> LongCtxSuite:
+        """Build from stored params (`params()`) or typed `-S` values."""
+        grid = None
+        if params.get("preset") == "grid" or params.get("lengths"):
+            grid = GridSpec(
+                lengths=tuple(params["lengths"]),
+                depths=tuple(params.get("depths") or GridSpec.depths),
+                types=tuple(params.get("types") or GridSpec.types),
+            )
+        return cls(
+            tiers=tuple(params.get("tiers") or (1, 2, 3, 4, 5)),
+            language=params.get("language") or "en",
+            seed=int(params.get("seed") or 0),
+            grid=grid,
+        )
+
+    @classmethod
+    def from_options(cls, values: dict[str, Any]) -> LongCtxSuite:
+        """Build from `-S` values: depths and types belong to grid mode (lengths)."""
+        if not values.get("lengths") and ("depths" in values or "types" in values):
+            raise ValueError("-S depths and -S types need -S lengths (grid mode)")
+        if values.get("lengths") and "tiers" in values:
+            raise ValueError("-S tiers is the fixed preset, -S lengths the grid: give one")
+        return cls.from_params(values)
 
     def prepare(self) -> None:
         """Nothing to load: LongCtx generates its data."""
@@ -182,8 +235,8 @@ class LongCtxSuite:
         task = TASKS_BY_ID[sample["meta"]["task_id"]]
         return grade(task, generation.text, sample["language"])
 
-    def summarize(self, rows: Sequence[ScoredRow]) -> dict[str, Any]:
-        return summarize_longctx(rows)
+    def summarize(self, rows: Sequence[ScoredRow]) -> Summary:
+        return longctx_summary(summarize_longctx(rows), rows)
 
 
 def _tier_names() -> str:
@@ -263,6 +316,77 @@ def summarize_longctx(rows: Sequence[ScoredRow]) -> dict[str, Any]:
             for sid in sorted(points, key=_sort_key)
         },
     }
+
+
+def _cells(groups: dict[str, dict[str, Any]]) -> dict[str, Cell]:
+    return {k: Cell(v["percent"], v["n"], v["points"], v["max"]) for k, v in groups.items()}
+
+
+def longctx_summary(native: dict[str, Any], rows: Sequence[ScoredRow]) -> Summary:
+    """The typed summary of LongCtx's own (`native`): total and level, breakdowns, heatmap."""
+    scored = bool(native["per_sample"])
+    total = native["total"] if scored else None
+    by_type_length: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
+    for row in native["per_sample"].values():
+        by_type_length[row["task"]][int(row["length"])].append(row["points"])
+    curves = {
+        kind: {
+            n: round(100 * max(0.0, sum(v)) / (MAX_POINTS * len(v)), 1)
+            for n, v in sorted(by_length.items())
+        }
+        for kind, by_length in sorted(by_type_length.items())
+    }
+    if len({n for c in curves.values() for n in c}) < 2:
+        curves = {}
+    breakdowns = []
+    if any(k != "None" for k in native["by_tier"]):
+        breakdowns.append(Breakdown("tier", "By tier", _cells(native["by_tier"])))
+    breakdowns.append(Breakdown("length", "By length (tokens)", _cells(native["by_length"])))
+    breakdowns.append(
+        Breakdown("type", "By task type", _cells(native["by_type"]), compare=True, plot=True)
+    )
+    if native["by_depth"]:
+        breakdowns.append(
+            Breakdown("depth", "Needle depth (position bias)", _cells(native["by_depth"]))
+        )
+    heat = native["heatmap"]
+    grids = ()
+    if len(heat) > 1 or any(len(v) > 1 for v in heat.values()):
+        ordered = {k: heat[k] for k in sorted(heat, key=int)}
+        grids = (Grid("Needle score % (length x depth)", "length", "depth", ordered),)
+    per_task = Table(
+        "Per task",
+        ("id", "type", "length", "points", "status", "reason"),
+        tuple(
+            (
+                sid,
+                row["task"],
+                str(row["length"]),
+                f"{row['points']:g}",
+                ", ".join(f"{k} {v}" if v > 1 else k for k, v in row["statuses"].items()),
+                row.get("reason", ""),
+            )
+            for sid, row in native["per_sample"].items()
+        ),
+    )
+    view = View(
+        headline=Headline(
+            "total",
+            total,
+            scale="/100",
+            digits=1,
+            level=native["level"] if scored else None,
+            note=f"raw points {native['raw_points']:g} of {native['max_points']:g}",
+        ),
+        overall=total,
+        by_length={int(k): v["percent"] for k, v in native["by_length"].items()},
+        curves=curves,
+        breakdowns=tuple(breakdowns),
+        grids=grids,
+        tables=(per_task,),
+        facts=(("raw points", f"{native['raw_points']:g} of {native['max_points']:g}"),),
+    )
+    return Summary(suite="longctx", title="LongCtx", views=(view,), native=native)
 
 
 def _group_value(sample: dict[str, Any], key: str) -> Any:

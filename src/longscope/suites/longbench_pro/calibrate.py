@@ -14,9 +14,11 @@ from pathlib import Path
 from statistics import mean
 from typing import Any
 
-from longscope.run.scoring import ScoreResult
 from longscope.suites.longbench_pro.scoring import solved
 from longscope.types import SCORABLE
+
+# A scored run (run.scoring.ScoreResult): `suite`, `run_id`, `rows` and `summary` are read.
+ScoreResult = Any
 
 LABELS_VERSION = 1
 TIERS = ("high", "mid", "low")

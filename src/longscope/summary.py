@@ -1,0 +1,509 @@
+"""The typed result of a scored run: what every report, comparison and profile reads.
+
+Every suite's `summarize` returns a `Summary`. Renderers (terminal, HTML, Markdown, JSON) and
+analyses (`compare`, `profile`, LongScore, effective length) read only this type and never switch
+on a suite's name: a new suite shows up everywhere by filling it in.
+
+A summary holds one or more `View`s: one set of results each (LongBench Pro has one per prompt
+mode; most suites have one). A view has a headline (score, scale, level), an overall score, the
+score by context length (the curve effective length and LongScore are read from), per-category
+curves (score by length per task or type), breakdowns (by depth, task, type, language,
+difficulty...), grids (a length x depth heatmap), and whatever tables and facts the suite adds.
+
+Scores are on a 0-100 scale. `native` is the suite's own summary (an official format, kept key for
+key: written at the top of summary.json); `extras` are longscope's suite-specific additions,
+written under the `longscope` key beside the generic view.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from statistics import mean
+from typing import Any
+
+from longscope.types import SCORABLE, ScoredRow
+
+SUMMARY_VERSION = 1
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One score in a breakdown: 0-100, and how many samples stand behind it."""
+
+    score: float | None
+    n: int | None = None
+    points: float | None = None
+    """Raw points, for suites that count points (LongCtx); `score` is then their percentage."""
+    max: float | None = None
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """Scores per group of one dimension (`depth`, `task`, `language`, `difficulty`, ...)."""
+
+    key: str
+    """The dimension, as analyses and published tables name it (`length`, `language`, ...)."""
+    title: str
+    cells: dict[str, Cell]
+    compare: bool = False
+    """Shown as columns by `longscope compare` (a model's profile across runs)."""
+    plot: bool = False
+    """Drawn as bars in the HTML report."""
+
+
+@dataclass(frozen=True)
+class Grid:
+    """A two-dimensional table of scores (0-100), drawn as a heatmap: e.g. depth x length."""
+
+    title: str
+    rows_label: str
+    columns_label: str
+    rows: dict[str, dict[str, float]]
+
+
+@dataclass(frozen=True)
+class Table:
+    """Anything else a suite shows as a table: cells are text, formatted by the suite."""
+
+    title: str
+    columns: tuple[str, ...]
+    rows: tuple[tuple[str, ...], ...]
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The one number a run is known by, as the suite states it."""
+
+    label: str = "overall"
+    score: float | None = None
+    scale: str = ""
+    """Printed after the score, e.g. `/100`."""
+    digits: int = 1
+    level: str | None = None
+    """A named band of the score (LongCtx's retention levels), when the suite has one."""
+    note: str = ""
+    """Printed after the score and level: raw points, question counts..."""
+
+    def text(self) -> str:
+        """Return `62.5/100 (Functional Retention)`, or `no score` without a score."""
+        if self.score is None:
+            return "no score"
+        level = f" ({self.level})" if self.level else ""
+        return f"{self.score:.{self.digits}f}{self.scale}{level}"
+
+
+@dataclass(frozen=True)
+class View:
+    """One set of results: the headline, the length curve and the breakdowns."""
+
+    name: str = ""
+    """Empty for a suite's only view; else what tells the views apart (a prompt mode)."""
+    headline: Headline = Headline()
+    overall: float | None = None
+    """0-100; None when nothing was scored."""
+    by_length: dict[int, float] = field(default_factory=dict)
+    """Score (0-100) per context length in tokens: the curve of effective length and LongScore."""
+    curves: dict[str, dict[int, float]] = field(default_factory=dict)
+    """Score by length per category (task, type): LongScore and effective length per category."""
+    breakdowns: tuple[Breakdown, ...] = ()
+    grids: tuple[Grid, ...] = ()
+    tables: tuple[Table, ...] = ()
+    facts: tuple[tuple[str, str], ...] = ()
+
+    def breakdown(self, key: str) -> Breakdown | None:
+        return next((b for b in self.breakdowns if b.key == key), None)
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A scored run: its views, statuses and completeness, and the suite's own summary."""
+
+    suite: str
+    title: str
+    """How reports name the suite (`LongCtx`, `LongBench Pro`)."""
+    views: tuple[View, ...] = (View(),)
+    notes: tuple[str, ...] = ()
+    """Lines printed under the tables (which embedder scored, which metric...)."""
+    native: dict[str, Any] = field(default_factory=dict)
+    """The suite's own summary, key for key (an official format): the top of summary.json."""
+    extras: dict[str, Any] = field(default_factory=dict)
+    """longscope's suite-specific additions, under the `longscope` key of summary.json."""
+    run_id: str = ""
+    model: str = ""
+    claimed: int | None = None
+    """The context length the model's backend said it holds (the run header), when known."""
+    completeness: dict[str, Any] | None = None
+    """Requested / scored / skipped / failed / missing, overall and per length (run.scoring)."""
+    statuses: dict[str, int] = field(default_factory=dict)
+    statuses_by_length: dict[str, dict[str, int]] = field(default_factory=dict)
+
+    # What every consumer asks first: the first view's numbers.
+    @property
+    def view(self) -> View:
+        return self.views[0] if self.views else View()
+
+    @property
+    def headline(self) -> Headline:
+        return self.view.headline
+
+    @property
+    def overall(self) -> float | None:
+        return self.view.overall
+
+    @property
+    def by_length(self) -> dict[int, float]:
+        return self.view.by_length
+
+    @property
+    def state(self) -> str:
+        """`none` (nothing scored: no total, no level), `provisional` or `complete`."""
+        return state_of(self.completeness)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Return summary.json: identity, completeness, the suite's own keys, then `longscope`."""
+        generic = {
+            "summary_version": SUMMARY_VERSION,
+            "title": self.title,
+            "views": [_view_dict(v) for v in self.views],
+            "notes": list(self.notes),
+            "statuses": dict(self.statuses),
+            "statuses_by_length": {k: dict(v) for k, v in self.statuses_by_length.items()},
+        }
+        out: dict[str, Any] = {"run_id": self.run_id, "suite": self.suite, "model": self.model}
+        if self.claimed is not None:
+            generic["claimed"] = self.claimed
+        if self.completeness is not None:
+            out["completeness"] = self.completeness
+        for key, value in self.native.items():
+            if key not in ("run_id", "suite", "model", "completeness", "longscope"):
+                out[key] = value
+        out["longscope"] = {**self.extras, **generic}
+        return out
+
+    @classmethod
+    def from_native(cls, suite: str, native: Mapping[str, Any]) -> Summary:
+        """Read a suite's own summary dict as best it can be (for suites that return a dict).
+
+        `by_length` ({length: score} or {length: {"percent": score}}), `by_task` ({task: {length:
+        score}}) and `overall` / `total` / `average` become the view; the dict is kept whole.
+        """
+
+        def number(value: Any) -> float | None:
+            if isinstance(value, Mapping):
+                value = value.get("percent", value.get("score"))
+            return finite(value)
+
+        by_length = {}
+        for key, value in (native.get("by_length") or {}).items():
+            score = number(value)
+            if str(key).isdigit() and score is not None:
+                by_length[int(key)] = score
+        curves = {}
+        for task, cells in (native.get("by_task") or {}).items():
+            if isinstance(cells, Mapping):
+                points = {int(k): number(v) for k, v in cells.items() if str(k).isdigit()}
+                curves[str(task)] = {k: v for k, v in sorted(points.items()) if v is not None}
+        overall = None
+        headline = native.get("headline") if isinstance(native.get("headline"), Mapping) else {}
+        for value in (native.get("overall"), native.get("total"), headline.get("average")):
+            overall = finite(value)
+            if overall is not None:
+                break
+        if overall is None and by_length:
+            overall = round(mean(by_length.values()), 2)
+        tasks = {t: Cell(round(mean(c.values()), 2), len(c)) for t, c in curves.items() if c}
+        breakdowns = (Breakdown("task", "By task", tasks, compare=True),) if tasks else ()
+        view = View(
+            headline=Headline("overall", overall, digits=2),
+            overall=overall,
+            by_length=dict(sorted(by_length.items())),
+            curves=curves,
+            breakdowns=breakdowns,
+        )
+        return cls(suite=suite, title=suite, views=(view,), native=dict(native))
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Summary:
+        """Read a summary.json written by `to_dict` back (the inverse, for stored summaries)."""
+        generic = dict(data.get("longscope") or {})
+        if "views" not in generic:
+            raise ValueError("not a longscope summary (no `longscope.views`)")
+        reserved = {
+            "summary_version",
+            "title",
+            "views",
+            "notes",
+            "statuses",
+            "statuses_by_length",
+            "claimed",
+        }
+        native = {
+            k: v
+            for k, v in data.items()
+            if k not in ("run_id", "suite", "model", "completeness", "longscope")
+        }
+        return cls(
+            suite=str(data.get("suite") or ""),
+            title=str(generic.get("title") or data.get("suite") or ""),
+            views=tuple(_view_from(v) for v in generic["views"]),
+            notes=tuple(generic.get("notes") or ()),
+            native=native,
+            extras={k: v for k, v in generic.items() if k not in reserved},
+            run_id=str(data.get("run_id") or ""),
+            model=str(data.get("model") or ""),
+            claimed=generic.get("claimed"),
+            completeness=data.get("completeness"),
+            statuses=dict(generic.get("statuses") or {}),
+            statuses_by_length=dict(generic.get("statuses_by_length") or {}),
+        )
+
+
+def _cell_dict(cell: Cell) -> dict[str, Any]:
+    return {
+        f.name: getattr(cell, f.name) for f in fields(cell) if getattr(cell, f.name) is not None
+    }
+
+
+def _view_dict(view: View) -> dict[str, Any]:
+    return {
+        "name": view.name,
+        "headline": {f.name: getattr(view.headline, f.name) for f in fields(view.headline)},
+        "overall": view.overall,
+        "by_length": {str(k): v for k, v in sorted(view.by_length.items())},
+        "curves": {
+            name: {str(k): v for k, v in sorted(curve.items())}
+            for name, curve in view.curves.items()
+        },
+        "breakdowns": [
+            {
+                "key": b.key,
+                "title": b.title,
+                "compare": b.compare,
+                "plot": b.plot,
+                "cells": {k: _cell_dict(c) for k, c in b.cells.items()},
+            }
+            for b in view.breakdowns
+        ],
+        "grids": [
+            {
+                "title": g.title,
+                "rows_label": g.rows_label,
+                "columns_label": g.columns_label,
+                "rows": g.rows,
+            }
+            for g in view.grids
+        ],
+        "tables": [
+            {"title": t.title, "columns": list(t.columns), "rows": [list(r) for r in t.rows]}
+            for t in view.tables
+        ],
+        "facts": [list(f) for f in view.facts],
+    }
+
+
+def _view_from(data: Mapping[str, Any]) -> View:
+    return View(
+        name=data.get("name", ""),
+        headline=Headline(**data.get("headline", {})),
+        overall=data.get("overall"),
+        by_length={int(k): v for k, v in data.get("by_length", {}).items()},
+        curves={n: {int(k): v for k, v in c.items()} for n, c in data.get("curves", {}).items()},
+        breakdowns=tuple(
+            Breakdown(
+                b["key"],
+                b["title"],
+                {k: Cell(**c) for k, c in b["cells"].items()},
+                b.get("compare", False),
+                b.get("plot", False),
+            )
+            for b in data.get("breakdowns", [])
+        ),
+        grids=tuple(
+            Grid(g["title"], g["rows_label"], g["columns_label"], g["rows"])
+            for g in data.get("grids", [])
+        ),
+        tables=tuple(
+            Table(t["title"], tuple(t["columns"]), tuple(tuple(r) for r in t["rows"]))
+            for t in data.get("tables", [])
+        ),
+        facts=tuple(tuple(f) for f in data.get("facts", [])),  # type: ignore[misc]
+    )
+
+
+# --- completeness: how much of a run stands behind its numbers -----------------------------------
+
+
+def state_of(record: Mapping[str, Any] | None) -> str:
+    """Return `none` (nothing scored), `provisional` (failed or unanswered requests) or `complete`."""
+    if record is None:
+        return "complete"
+    if record.get("scored", 0) == 0:
+        return "none"
+    return "complete" if record.get("complete", True) else "provisional"
+
+
+def incomplete_line(record: Mapping[str, Any] | None) -> str:
+    """Return the one line that opens the output of an incomplete run ("" when complete).
+
+    e.g. `incomplete: 12 of 40 requests failed: 503 ×9, timeout ×3; re-run the same command to
+    retry them`.
+    """
+    if not record or record.get("complete", True):
+        return ""
+    unfinished = record["failed"] + record["missing"]
+    verb = "failed" if record["missing"] == 0 else "were not answered"
+    reasons = ", ".join(f"{reason} ×{count}" for reason, count in record["reasons"].items())
+    return (
+        f"incomplete: {unfinished} of {record['requested']} requests {verb}: {reasons}; "
+        "re-run the same command to retry them"
+    )
+
+
+def no_score_text(record: Mapping[str, Any]) -> str:
+    """Return what stands where a total would: `no score: none of 40 requests was scored (...)`."""
+    return (
+        f"no score: none of {record['requested']} requests was scored "
+        f"({record['skipped']} skipped, {record['failed']} failed, {record['missing']} not run)"
+    )
+
+
+def request_counts(record: Mapping[str, Any] | None) -> dict[str, int]:
+    record = record or {}
+    return {k: record.get(k, 0) for k in ("requested", "scored", "skipped", "failed", "missing")}
+
+
+# --- building blocks for suites ------------------------------------------------------------------
+
+
+def row_value(row: ScoredRow) -> float:
+    """Return a row's score as a fraction of its maximum; an unscored request counts 0."""
+    if row.generation.status in SCORABLE and row.score is not None:
+        return row.score.fraction
+    return 0.0
+
+
+def percent(values: Iterable[float], digits: int = 2) -> float | None:
+    """Return the mean of fractions as a percentage, or None when there are none."""
+    items = list(values)
+    return round(100 * mean(items), digits) if items else None
+
+
+def length_key(text: str) -> tuple[int, float, str]:
+    """Sort key for group names: numbers (4096, 50%) in numeric order, then the rest by name."""
+    digits = "".join(ch for ch in text if ch.isdigit() or ch == ".")
+    try:
+        return (0, float(digits), text)
+    except ValueError:
+        return (1, 0.0, text)
+
+
+def group_cells(
+    rows: Iterable[ScoredRow], key: Any, *, value: Any = row_value, digits: int = 2
+) -> dict[str, Cell]:
+    """Return a cell per group: `key(row)` names the group (None leaves the row out)."""
+    groups: dict[str, list[float]] = defaultdict(list)
+    for row in rows:
+        group = key(row)
+        if group is not None:
+            groups[str(group)].append(value(row))
+    return {
+        name: Cell(percent(values, digits), len(values))
+        for name, values in sorted(groups.items(), key=lambda kv: length_key(kv[0]))
+    }
+
+
+def curve(cells: Mapping[str, Cell]) -> dict[int, float]:
+    """Return the {length: score} curve of a by-length breakdown (numeric keys only)."""
+    out = {}
+    for name, cell in cells.items():
+        if cell.score is not None and name.isdigit():
+            out[int(name)] = cell.score
+    return dict(sorted(out.items()))
+
+
+def simple_summary(
+    suite: str,
+    title: str,
+    rows: Sequence[ScoredRow],
+    *,
+    dimensions: Sequence[tuple[str, str]] = (("task", "task"), ("language", "language")),
+    native: dict[str, Any] | None = None,
+) -> Summary:
+    """A complete summary of any suite whose score is the mean over samples of `Score.fraction`.
+
+    Overall, the curve by `Sample.length`, a curve per task, and one breakdown per
+    (title word, sample field) in `dimensions` (fields of the sample or of its `meta`).
+    """
+
+    def field_of(name: str) -> Any:
+        return lambda row: row.sample.get(name, row.sample.get("meta", {}).get(name))
+
+    by_length = group_cells(rows, field_of("length"))
+    curves: dict[str, dict[int, float]] = {}
+    by_task: dict[str, list[ScoredRow]] = defaultdict(list)
+    for row in rows:
+        by_task[str(row.sample.get("task"))].append(row)
+    if len(by_task) > 1:
+        curves = {t: curve(group_cells(r, field_of("length"))) for t, r in sorted(by_task.items())}
+    overall = percent(row_value(r) for r in rows)
+    breakdowns = [Breakdown("length", "By length (tokens)", by_length)]
+    for word, name in dimensions:
+        cells = group_cells(rows, field_of(name))
+        if len(cells) > 1:
+            breakdowns.append(Breakdown(name, f"By {word}", cells, compare=True, plot=True))
+    view = View(
+        headline=Headline("overall", overall, digits=1),
+        overall=overall,
+        by_length=curve(by_length),
+        curves=curves,
+        breakdowns=tuple(breakdowns),
+    )
+    return Summary(suite=suite, title=title, views=(view,), native=dict(native or {}))
+
+
+def statuses_of(rows: Iterable[ScoredRow]) -> tuple[dict[str, int], dict[str, dict[str, int]]]:
+    """Return the status counts of the generations, overall and per sample length."""
+    total: Counter[str] = Counter()
+    by_length: dict[str, Counter[str]] = defaultdict(Counter)
+    for row in rows:
+        total[row.generation.status] += 1
+        by_length[str(row.sample.get("length"))][row.generation.status] += 1
+    ordered = sorted(by_length.items(), key=lambda kv: length_key(kv[0]))
+    return dict(sorted(total.items())), {k: dict(sorted(v.items())) for k, v in ordered}
+
+
+def finite(value: Any) -> float | None:
+    """Return `value` as a float when it is a finite number, else None."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) else None
+
+
+def with_run(summary: Summary, **identity: Any) -> Summary:
+    """Return `summary` with run identity, completeness and statuses filled in (run.scoring)."""
+    return replace(summary, **identity)
+
+
+__all__ = [
+    "SUMMARY_VERSION",
+    "Breakdown",
+    "Cell",
+    "Grid",
+    "Headline",
+    "Summary",
+    "Table",
+    "View",
+    "curve",
+    "group_cells",
+    "incomplete_line",
+    "no_score_text",
+    "percent",
+    "request_counts",
+    "row_value",
+    "simple_summary",
+    "state_of",
+    "statuses_of",
+]
