@@ -252,7 +252,11 @@ class CountingServer:
                     {"id": "c", "object": "text_completion", "choices": [choice], "usage": usage}
                 )
 
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        class Quiet(ThreadingHTTPServer):
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                pass  # a client that gave up (the timeout test) closed its connection
+
+        self._httpd = Quiet(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
         threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
@@ -285,6 +289,42 @@ def test_token_cap_is_never_exceeded_and_longest_go_first(gemma_tokenizer, tmp_p
     # what the plan counted is exactly what the servers were asked (a retry sends a prompt twice)
     asked = {k: v for c in counters for k, v in c.requests.items()}
     assert len(asked) == 20 and plan.prompt_tokens == sum(asked.values())
+
+
+def test_long_prompts_get_longer_deadlines(gemma_tokenizer) -> None:
+    """A server that takes 1.5 s: a 1 s suite limit times a long prompt out unless a prefill rate
+    says a prompt that long needs longer (30 s + 3 x 4,000 / 100 tok/s here)."""
+    from longscope.run.flow import DeadlinePolicy
+    from longscope.types import GenerationConfig, Request
+
+    server = CountingServer(gemma_tokenizer, delay_s=1.5)
+    prompt = "word " * 4_000
+    request = Request(
+        "s",
+        0,
+        "completion",
+        prompt=prompt,
+        config=GenerationConfig(max_tokens=4),
+        prompt_tokens=len(gemma_tokenizer.encode(prompt)),
+        timeout_s=1.0,
+    )
+
+    async def ask(deadlines: DeadlinePolicy):
+        backend = _backend([server.base_url])
+        backend.deadlines = deadlines
+        backend.max_attempts = 1
+        try:
+            return await backend.generate(request)
+        finally:
+            await backend.aclose()
+
+    try:
+        scaled = asyncio.run(ask(DeadlinePolicy(prefill_tps=100.0)))
+        flat = asyncio.run(ask(DeadlinePolicy()))
+    finally:
+        server.close()
+    assert scaled.status == "ok"
+    assert flat.status == "timeout" and "1.0s" in flat.error
 
 
 def test_when_every_endpoint_fails_every_request_is_stored_with_its_reason(tmp_path: Path) -> None:
