@@ -232,6 +232,9 @@ def test_missing_data_skips_the_task_with_its_reason(qwen_tokenizer) -> None:
     assert any("niah_single_2 skipped" in d for d in suite.differences())
     full = RulerSuite(**DATA)
     assert full.differences() == [] and full.params()["comparable_with_published"] is True
+    short = RulerSuite(lengths=[4096, 8192], **DATA).differences()
+    assert short == ["lengths 4K, 8K (RULER: 4K-128K): the average, effective length and wAvg "
+                     "cover other lengths"]  # fmt: skip
 
 
 @pytest.mark.parametrize(

@@ -147,6 +147,12 @@ class RulerSuite:
         missing = [t for t in ALL_TASKS if t not in self.tasks]
         if missing:
             out.append(f"tasks not run: {', '.join(missing)} (RULER averages all 13)")
+        if self.lengths != DEFAULT_LENGTHS:
+            shown = ", ".join(f"{n // 1024}K" if n % 1024 == 0 else str(n) for n in self.lengths)
+            out.append(
+                f"lengths {shown} (RULER: 4K-128K): the average, effective length and wAvg "
+                "cover other lengths"
+            )
         if self.samples != DEFAULT_SAMPLES:
             out.append(f"{self.samples} samples per task and length (RULER: {DEFAULT_SAMPLES})")
         if self.seed != DEFAULT_SEED:
