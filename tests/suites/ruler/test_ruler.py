@@ -356,3 +356,56 @@ def test_end_to_end_on_the_embedded_model_at_4k(tmp_path) -> None:
     assert summary["by_length"]["4096"] == round(sum(cells) / len(cells), 2)
     assert summary["comparable_with_published"] is False  # 5 samples, 3 tasks
     assert any("samples per task" in d for d in summary["differences"])
+
+
+def test_typed_summary_carries_rulers_table_and_round_trips() -> None:
+    from longscope.suites.ruler.suite import ruler_summary
+    from longscope.summary import Summary
+
+    rows = [
+        _row("niah_single_1", 4096, 1.0),
+        _row("vt", 4096, 0.5),
+        _row("niah_single_1", 8192, 1.0),
+        _row("vt", 8192, 0.0, text=""),
+    ]
+    native = summarize_ruler(rows, {}, ["5 samples per task and length (RULER: 500)"])
+    summary = ruler_summary(native)
+    assert summary.title == "RULER" and summary.native == native
+    assert summary.by_length == {4096: 75.0, 8192: 50.0}
+    assert summary.headline.score == 62.5 and summary.overall == 62.5
+    assert summary.view.curves == {
+        "niah_single_1": {4096: 100.0, 8192: 100.0},
+        "vt": {4096: 50.0, 8192: 0.0},
+    }
+    table = summary.view.tables[0]
+    assert table.columns == ("task", "4K", "8K") and table.rows[-1] == ("average", "75.00", "50.00")
+    assert summary.view.tables[1].rows[1] == ("vt", "0/1", "1/1")  # nulls
+    facts = dict(summary.view.facts)
+    assert (
+        facts["wAvg (inc)"] == str(round((75 + 2 * 50) / 3, 2))
+        and facts["effective length at 85.6"] == "<4096"
+    )
+    assert any("not comparable" in n for n in summary.notes)
+    again = Summary.from_dict(summary.to_dict())
+    assert again.view == summary.view and again.native["by_task"] == native["by_task"]
+
+
+def test_suite_options_parse_as_minus_s_values(tmp_path) -> None:
+    from longscope.suites.params import parse_options
+
+    pairs = ["tasks=vt,cwe", "lengths=4k,8k", "samples=3", "seed=7", f"essays={DATA['essays']}",
+             "model-template=meta-chat"]  # fmt: skip
+    values = parse_options("ruler", RulerSuite.OPTIONS, pairs)
+    suite = RulerSuite.from_params(values)
+    assert (suite.tasks, suite.lengths, suite.samples, suite.seed) == (
+        ("vt", "cwe"),
+        (4096, 8192),
+        3,
+        7,
+    )
+    assert suite.model_template == "meta-chat" and suite.data["essays"] == DATA["essays"]
+    assert RulerSuite.from_params(suite.params()).params() == suite.params()
+    for bad, needle in (("samples=0", "at least 1"), ("model_template=x", "use one of"),
+                        ("tasks=vt,nope", "unknown 'nope'"), ("lengths=4q", "bad length")):  # fmt: skip
+        with pytest.raises(UsageError, match=needle):
+            parse_options("ruler", RulerSuite.OPTIONS, [bad])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from longscope.models.base import UsageError
+from longscope.errors import UsageError
 
 DESCRIPTION = "RULER: 13 synthetic tasks (NIAH, tracing, aggregation, QA), 4K-128K, RULER's scoring"
 

@@ -26,8 +26,9 @@ from typing import Any
 
 from longscope.analysis.effective import RULER_THRESHOLD, effective_length
 from longscope.analysis.profile import weighted_averages
-from longscope.models.base import UsageError
+from longscope.errors import UsageError
 from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow
+from longscope.suites.params import Param
 from longscope.suites.ruler import generate
 from longscope.suites.ruler.data import load_essays, load_hotpotqa, load_squad
 from longscope.suites.ruler.scoring import match_all, match_part, postprocess, task_score
@@ -41,6 +42,7 @@ from longscope.suites.ruler.tasks import (
     TASKS,
     Task,
 )
+from longscope.summary import Breakdown, Cell, Headline, Summary, Table, View
 from longscope.types import (
     SCORABLE,
     Generation,
@@ -85,6 +87,22 @@ class RulerSuite:
     """RULER's 13 tasks (synthetic.yaml), sized exactly in the model's tokenizer."""
 
     name = "ruler"
+    title = "RULER"
+    DESCRIPTION = (
+        "RULER: 13 synthetic tasks (NIAH, tracing, aggregation, QA), 4K-128K, RULER's scoring"
+    )
+    OPTIONS = (
+        Param("tasks", "strs", ALL_TASKS, "RULER tasks (synthetic.yaml)", choices=ALL_TASKS),
+        Param("lengths", "lengths", DEFAULT_LENGTHS, "context lengths (prompt + output)"),
+        Param("samples", "int", DEFAULT_SAMPLES, "samples per task and length (RULER: 500)", low=1),
+        Param("seed", "int", DEFAULT_SEED, "RULER's random seed (42 in its published runs)", low=0),
+        Param("essays", "str", None, "essay haystack: RULER's PaulGrahamEssays.json ({\"text\"})"),
+        Param("squad", "str", None, "qa_1: SQuAD v2 dev JSON (dev-v2.0.json)"),
+        Param("hotpotqa", "str", None, "qa_2: HotpotQA dev JSON (hotpot_dev_distractor_v1.json)"),
+        Param("words", "str", None, "cwe past wonderwords' words: RULER's english_words.json"),
+        Param("model_template", "choice", "base", "RULER's model template in completion mode",
+              choices=tuple(MODEL_TEMPLATES)),
+    )  # fmt: skip
     version = "ruler-1"
     default_repeats = 1
     default_config = GenerationConfig(max_tokens=128, temperature=0.0)
@@ -131,6 +149,13 @@ class RulerSuite:
             if v
         }
         self._env_data: dict[str, Any] | None = None
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> RulerSuite:
+        """Build from stored params (`params()`), typed `-S` values or text."""
+        from longscope.suites.ruler import from_params
+
+        return from_params(params)
 
     def skipped(self) -> dict[str, str]:
         """Return {task: reason} for the tasks this run cannot run (data not given)."""
@@ -300,8 +325,8 @@ class RulerSuite:
             value, 1.0, {"metric": metric, "references": references[:10], "null": not prediction}
         )
 
-    def summarize(self, rows: Sequence[ScoredRow]) -> dict[str, Any]:
-        return summarize_ruler(rows, self.skipped(), self.differences())
+    def summarize(self, rows: Sequence[ScoredRow]) -> Summary:
+        return ruler_summary(summarize_ruler(rows, self.skipped(), self.differences()))
 
 
 def _fit_whole(
@@ -396,3 +421,51 @@ def summarize_ruler(
         "comparable_with_published": not notes,
         "differences": notes,
     }
+
+
+def _k(length: int) -> str:
+    return f"{length // 1024}K" if length % 1024 == 0 else str(length)
+
+
+def ruler_summary(native: dict[str, Any]) -> Summary:
+    """The typed summary: RULER's average by length, a curve per task, RULER's table and facts."""
+    by_length = {int(k): v for k, v in native["by_length"].items()}
+    curves = {t: {int(k): v for k, v in c.items()} for t, c in native["by_task"].items()}
+    lengths = sorted(by_length)
+    columns = ("task", *(_k(n) for n in lengths))
+    scores = tuple(
+        (t, *(f"{curves[t][n]:.2f}" if n in curves[t] else "-" for n in lengths)) for t in curves
+    )
+    average = ("average", *(f"{by_length[n]:.2f}" for n in lengths))
+    nulls = tuple((t, *(c.get(str(n), "-") for n in lengths)) for t, c in native["nulls"].items())
+    effective = tuple((k, v) for k, v in native["effective_length"].items())
+    tasks = {t: Cell(round(mean(c.values()), 2), len(c)) for t, c in curves.items() if c}
+    facts = (
+        ("wAvg (inc)", str(native["wAvg_inc"])),
+        ("wAvg (dec)", str(native["wAvg_dec"])),
+        *((f"effective length at {k}", v) for k, v in effective),
+        (
+            "comparable with RULER's published table",
+            "yes" if native["comparable_with_published"] else "no",
+        ),
+        *((f"tokens sent at target {k}", str(v)) for k, v in native["achieved_length"].items()),
+    )
+    notes = [f"not comparable with RULER's published table: {d}" for d in native["differences"]]
+    view = View(
+        headline=Headline("RULER average", native["headline"]["average"], digits=2),
+        overall=native["headline"]["average"],
+        by_length=by_length,
+        curves=curves,
+        breakdowns=(Breakdown("task", "By task (mean over lengths)", tasks, compare=True),),
+        tables=(
+            Table("RULER score by task and length (x100)", columns, (*scores, average)),
+            Table("Nulls (empty predictions) by task and length", columns, nulls),
+            Table(
+                "Effective length (largest length whose average passes)",
+                ("threshold", "length"),
+                effective,
+            ),
+        ),
+        facts=facts,
+    )
+    return Summary(suite="ruler", title="RULER", views=(view,), notes=tuple(notes), native=native)
