@@ -167,6 +167,7 @@ class MultiEndpointBackend:
         tried: list[str] = []
         started = time.perf_counter()
         last: Generation | None = None
+        timeouts = 0
         while len(tried) < self.max_attempts:
             ticket = self.dispatcher.submit(key, cost)
             index = await self._acquire(ticket)
@@ -201,6 +202,9 @@ class MultiEndpointBackend:
                     self.deadlines.observe(generation.prompt_tokens, latency)
                 return replace(generation, latency_s=round(latency, 6))
             last = generation
+            timeouts += generation.status == "timeout"
+            if timeouts >= 2:
+                break  # timed out twice: the prompt, not an endpoint, is slow; stop spending
         down = self.dispatcher.all_down()
         why = last.error if last is not None else "no endpoint left"
         if down:
