@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import shutil
 from pathlib import Path
 
 import pytest
 
 from longscope.models.base import UsageError
 from longscope.models.registry import create_backend
-from longscope.run.merge import merge_runs, record_shard
+from longscope.run.merge import endpoint_history, merge_runs, record_endpoints, record_shard
 from longscope.run.runner import RunOptions, RunResult, run_async
 from longscope.run.scoring import score_run
 from longscope.run.shards import Shard, ShardedSuite
@@ -79,6 +80,7 @@ def test_merge_equals_the_unsharded_run_and_is_idempotent(runs, tmp_path: Path) 
         texts = [(s, r, g.status, g.text) for s, r, g in a.generations(whole.run_id)]
         assert texts == [(s, r, g.status, g.text) for s, r, g in b.generations(whole.run_id)]
         assert a.scores(whole.run_id) == b.scores(whole.run_id)
+    assert endpoint_history(out, whole.run_id) == []
     again = merge_runs(out, [runs["shard0"][0], runs["shard1"][0]])
     assert again.added == 0 and again.generations == 2
     assert _volatile_free(score_run(out).summary) == _volatile_free(whole.result.summary)
@@ -94,6 +96,18 @@ def test_merge_reports_gaps_and_overlaps(runs, tmp_path: Path) -> None:
     # the unsharded run overlaps both shards with the same answers (greedy decoding)
     both = merge_runs(tmp_path / "both", [runs["whole"][0], runs["shard0"][0], runs["shard1"][0]])
     assert both.overlaps == 2 and both.conflicts == [] and both.generations == 2
+
+
+def test_merge_keeps_each_shards_endpoint_figures_once(runs, tmp_path: Path) -> None:
+    shard0, result = runs["shard0"]
+    copy = tmp_path / "shard0"
+    shutil.copytree(shard0, copy)
+    figures = [{"endpoint": "http://gpu1:8000/v1", "requests": 1, "prompt_tokens": 900}]
+    record_endpoints(copy, result.run_id, figures)
+    out = tmp_path / "out"
+    merge_runs(out, [copy, runs["shard1"][0]])
+    merge_runs(out, [copy, runs["shard1"][0]])
+    assert endpoint_history(out, result.run_id) == [figures]
 
 
 def test_merge_refuses_another_run_with_one_line(runs, tmp_path: Path) -> None:

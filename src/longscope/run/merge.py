@@ -150,6 +150,7 @@ def merge_runs(
     answers: dict[tuple[str, int], Generation] = {}
     routes: dict[tuple[str, int], dict[str, Any]] = {}
     judgements: list[tuple[Any, ...]] = []
+    endpoint_runs: list[Any] = []
     overlaps, conflicts = 0, []
     for path in map(Path, inputs):
         try:
@@ -185,6 +186,7 @@ def merge_runs(
                         overlaps += 1
                     else:
                         conflicts.append(f"{sid}#{repeat}")
+            endpoint_runs.extend(get_meta(store, ENDPOINTS_KEY + chosen) or [])
             for key, plan in store.routes(chosen).items():
                 routes.setdefault(key, plan)
             judgements.extend(
@@ -218,6 +220,10 @@ def merge_runs(
         merged.put_generations(chosen, rows)
         for sid, rep, judge, value, text, attempts, error in judgements:
             merged.put_judgement(chosen, sid, rep, judge, value, text, attempts, error)
+        if endpoint_runs:
+            history = get_meta(merged, ENDPOINTS_KEY + chosen) or []
+            new = [stats for stats in endpoint_runs if stats not in history]
+            put_meta(merged, ENDPOINTS_KEY + chosen, [*history, *new])
         if shard_count:
             put_meta(
                 merged,
