@@ -107,3 +107,34 @@ def test_longscore_at_the_base_floor_and_its_sign() -> None:
     up = longscore({2048: 40.0, 4096: 50.0, 6144: 60.0, 8192: 55.0, 16384: 45.0})
     assert up.base == 50.0 and up.lc == {8192: 10.0, 16384: -10.0} and up.average == 0.0
     assert up.raw_average == 50.0
+
+
+def test_labels_file_round_trip_and_each_bad_file_in_one_line(tmp_path: Path) -> None:
+    from longscope.errors import UsageError
+    from longscope.suites.longbench_pro.calibrate import LABELS_VERSION, load_labels
+
+    good = tmp_path / "labels.json"
+    good.write_text(
+        json.dumps({"labels_version": LABELS_VERSION, "labels": {"r#nonthinking": "Hard", 3: 4}})
+    )
+    assert load_labels(good) == {"r#nonthinking": "Hard", "3": "4"}
+    wrong = f"is not a longscope difficulty-labels file (version {LABELS_VERSION})"
+    for name, data in (
+        ("list.json", [1]),
+        ("version.json", {"labels_version": LABELS_VERSION + 1, "labels": {}}),
+        ("labels.json", {"labels_version": LABELS_VERSION, "labels": ["Hard"]}),
+        ("none.json", {"labels": {}}),
+    ):
+        path = tmp_path / name
+        path.write_text(json.dumps(data))
+        with pytest.raises(ValueError) as info:
+            load_labels(path)
+        assert str(info.value) == f"{path} {wrong}"
+    broken = tmp_path / "broken.json"
+    broken.write_text("{not json")
+    with pytest.raises(UsageError, match=rf"^{broken}: not valid JSON"):
+        load_labels(broken)
+    with pytest.raises(
+        UsageError, match=rf"^labels file {tmp_path / 'missing.json'} does not exist"
+    ):
+        load_labels(tmp_path / "missing.json")

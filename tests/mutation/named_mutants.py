@@ -103,7 +103,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "calibration-extreme-below-one",
-        "src/longscope/analysis/calibrate.py",
+        "src/longscope/suites/longbench_pro/calibrate.py",
         'if counts["high"] <= 1:',
         'if counts["high"] < 1:',
         ("tests/analysis",),
@@ -125,8 +125,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "statuses-per-length-table-dropped",
         "src/longscope/report/html.py",
-        '"status_cells": status_cells,',
-        '"status_cells": {},',
+        "{% if run.section.status_cells %}<h3>Statuses per length</h3>",
+        "{% if false %}<h3>Statuses per length</h3>",
         ("tests/report",),
     ),
     Mutant(
