@@ -22,6 +22,7 @@ import fnmatch
 import json
 import subprocess
 import sys
+import time
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -203,17 +204,26 @@ def main(argv: list[str] | None = None) -> int:
             archive = subprocess.run(["git", "archive", "HEAD"], capture_output=True, check=True)
             subprocess.run(["tar", "-x", "-C", str(cwd)], input=archive.stdout, check=True)
     if not args.summary_only:
-        patterns = [p for m in modules for p in SCOPE[m]]
+        # One module at a time, in the order given: an interrupted run leaves whole modules done
+        # (mutmut collects which tests reach which function once and reuses it).
         mutmut = Path(sys.executable).with_name("mutmut")
-        run = subprocess.run(
-            [str(mutmut), "run", "--max-children", str(args.max_children), *patterns],
-            stdout=subprocess.DEVNULL,
-            cwd=cwd,
-            check=False,
-        )
-        if run.returncode not in (0, 1):
-            print(f"mutmut run failed with exit code {run.returncode}", file=sys.stderr)
-            return run.returncode
+        for module in modules:
+            started = time.perf_counter()
+            run = subprocess.run(
+                [str(mutmut), "run", "--max-children", str(args.max_children), *SCOPE[module]],
+                stdout=subprocess.DEVNULL,
+                cwd=cwd,
+                check=False,
+            )
+            if run.returncode not in (0, 1):
+                print(f"mutmut run failed with exit code {run.returncode}", file=sys.stderr)
+                return run.returncode
+            [result] = summarize(exit_codes(cwd / "mutants"), [module])
+            print(
+                f"{module}: {result.killed + result.timeout}/{result.checked} killed "
+                f"({time.perf_counter() - started:.0f} s)",
+                flush=True,
+            )
     results = summarize(exit_codes(cwd / "mutants"), modules)
     print(table(results))
     survivors = [name for r in results for name in r.survivors]
