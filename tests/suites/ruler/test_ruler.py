@@ -276,6 +276,8 @@ def test_from_params_reads_text_and_lists() -> None:
     suite = from_params({"tasks": "vt,cwe", "lengths": "4k,8192", "samples": "5", "language": "en"})
     assert suite.tasks == ("vt", "cwe") and suite.lengths == (4096, 8192) and suite.samples == 5
     assert suite.seed == 42
+    # The run's --seed (sampling) never reaches RULER's random_seed: the samples stay RULER's.
+    assert from_params({"seed": 0}).seed == 42 and from_params({"random_seed": "7"}).seed == 7
     again = from_params(suite.params())
     assert again.params() == suite.params()
     with pytest.raises(UsageError, match="unknown ruler task"):
@@ -401,7 +403,7 @@ def test_typed_summary_carries_rulers_table_and_round_trips() -> None:
 def test_suite_options_parse_as_minus_s_values(tmp_path) -> None:
     from longscope.suites.params import parse_options
 
-    pairs = ["tasks=vt,cwe", "lengths=4k,8k", "samples=3", "seed=7", f"essays={DATA['essays']}",
+    pairs = ["tasks=vt,cwe", "lengths=4k,8k", "samples=3", "random-seed=7", f"essays={DATA['essays']}",
              "model-template=meta-chat"]  # fmt: skip
     values = parse_options("ruler", RulerSuite.OPTIONS, pairs)
     suite = RulerSuite.from_params(values)
@@ -417,3 +419,51 @@ def test_suite_options_parse_as_minus_s_values(tmp_path) -> None:
                         ("tasks=vt,nope", "unknown 'nope'"), ("lengths=4q", "bad length")):  # fmt: skip
         with pytest.raises(UsageError, match=needle):
             parse_options("ruler", RulerSuite.OPTIONS, [bad])
+
+
+def test_stored_run_scores_as_ruler_and_reports(tmp_path, qwen_tokenizer) -> None:
+    """A stored run re-scored from the store: RULER's numbers by hand, nulls, failed requests."""
+    from longscope.run.scoring import score_run
+    from longscope.run.store import RunStore
+    from longscope.suites import create_suite, register_suite, suite_names
+
+    if "ruler" not in suite_names():  # before the registry line lands (issue 15's last step)
+        register_suite("ruler", RulerSuite)
+    suite = create_suite("ruler", {"tasks": "niah_single_1,vt", "lengths": "4k,8k", "samples": 2})
+    samples = suite.build(BuildContext(qwen_tokenizer, "completion", GenerationConfig()))
+    with RunStore(tmp_path) as store:
+        store.put_run("r1", "ruler", {"params": suite.params(), "model": "openai/x"})
+        store.put_samples("r1", samples)
+        for s in samples:
+            if s.task == "niah_single_1":  # right at 4K; at 8K one right, one failed request
+                right = s.meta["target_length"] == 4096 or s.id.endswith("000")
+                gen = Generation(f" {s.gold[0]}.", "ok") if right else Generation("", "error")
+            else:  # vt: 2 of 5 names at 4K (0.4), all 5 upper-cased at 8K (1.0), one blank
+                names = (
+                    s.gold[:2] if s.meta["target_length"] == 4096 else [g.lower() for g in s.gold]
+                )
+                blank = s.id == "vt-8192-001"
+                gen = Generation("\x00 \n" if blank else " ".join(names), "ok")
+            store.put_generation("r1", s.id, 0, gen)
+    result = score_run(tmp_path, "r1")
+    native = json.loads((tmp_path / "summary.json").read_text())
+    assert native["by_task"] == {
+        "niah_single_1": {"4096": 100.0, "8192": 50.0},
+        "vt": {"4096": 40.0, "8192": 50.0},
+    }
+    assert native["by_length"] == {"4096": 70.0, "8192": 50.0}
+    assert native["nulls"] == {
+        "niah_single_1": {"4096": "0/2", "8192": "1/2"},
+        "vt": {"4096": "0/2", "8192": "1/2"},
+    }
+    assert native["statuses"]["niah_single_1"]["8192"] == {"ok": 1, "error": 1}
+    assert native["wAvg_inc"] == round((70 + 2 * 50) / 3, 2) and native["wAvg_dec"] == round(
+        (2 * 70 + 50) / 3, 2
+    )
+    assert (
+        native["effective_length"]["50.0"] == ">8192"
+        and native["effective_length"]["85.6"] == "<4096"
+    )
+    typed = result.result
+    assert typed.title == "RULER" and typed.by_length == {4096: 70.0, 8192: 50.0}
+    assert typed.headline.score == 60.0

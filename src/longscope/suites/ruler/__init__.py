@@ -46,7 +46,10 @@ def from_params(params: dict[str, Any]) -> Any:
             tasks=_list(params.get("tasks") or ALL_TASKS, "tasks"),
             lengths=[_length(str(n)) for n in _list(lengths, "lengths")],
             samples=int(params.get("samples") or DEFAULT_SAMPLES),
-            seed=int(params["seed"]) if params.get("seed") not in (None, "") else DEFAULT_SEED,
+            # RULER's own name (prepare.py --random_seed): the run's --seed is the sampling seed.
+            seed=int(params["random_seed"])
+            if params.get("random_seed") not in (None, "")
+            else DEFAULT_SEED,
             essays=params.get("essays") or None,
             squad=params.get("squad") or None,
             hotpotqa=params.get("hotpotqa") or None,

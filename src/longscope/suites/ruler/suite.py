@@ -95,7 +95,8 @@ class RulerSuite:
         Param("tasks", "strs", ALL_TASKS, "RULER tasks (synthetic.yaml)", choices=ALL_TASKS),
         Param("lengths", "lengths", DEFAULT_LENGTHS, "context lengths (prompt + output)"),
         Param("samples", "int", DEFAULT_SAMPLES, "samples per task and length (RULER: 500)", low=1),
-        Param("seed", "int", DEFAULT_SEED, "RULER's random seed (42 in its published runs)", low=0),
+        Param("random_seed", "int", DEFAULT_SEED, "RULER's --random_seed: which samples are drawn "
+              "(42 in its published runs; the run's --seed is the sampling seed)", low=0),
         Param("essays", "str", None, "essay haystack: RULER's PaulGrahamEssays.json ({\"text\"})"),
         Param("squad", "str", None, "qa_1: SQuAD v2 dev JSON (dev-v2.0.json)"),
         Param("hotpotqa", "str", None, "qa_2: HotpotQA dev JSON (hotpot_dev_distractor_v1.json)"),
@@ -181,7 +182,7 @@ class RulerSuite:
         if self.samples != DEFAULT_SAMPLES:
             out.append(f"{self.samples} samples per task and length (RULER: {DEFAULT_SAMPLES})")
         if self.seed != DEFAULT_SEED:
-            out.append(f"seed {self.seed} (RULER: {DEFAULT_SEED})")
+            out.append(f"random_seed {self.seed} (RULER: {DEFAULT_SEED})")
         return out
 
     def params(self) -> dict[str, Any]:
@@ -189,7 +190,7 @@ class RulerSuite:
             "tasks": list(self.tasks),
             "lengths": list(self.lengths),
             "samples": self.samples,
-            "seed": self.seed,
+            "random_seed": self.seed,
             "model_template": self.model_template,
             **{k: str(v) for k, v in sorted(self.data.items())},
             "ruler": RULER_REVISION,
