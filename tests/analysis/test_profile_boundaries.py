@@ -11,21 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from longscope.analysis.profile import leaderboard, length_curve, model_profile
-from longscope.run.scoring import ScoreResult, score_run
+from longscope.analysis.profile import leaderboard, model_profile, threshold_name
+from longscope.run.scoring import score_run
 from longscope.run.store import RunStore
 from longscope.suites.base import BuildContext
-from longscope.suites.longbench_pro.predictions import score_predictions
-from longscope.suites.longbench_pro.suite import display_modes
 from longscope.suites.longctx.suite import GridSpec, LongCtxSuite
+from longscope.summary import Summary
 from longscope.text.tokenizers import QwenTokenizer
 from longscope.types import Generation, GenerationConfig
 
-FIXTURES = Path(__file__).parents[1] / "fixtures"
 LENGTHS = (1024, 2048, 4096)
 
 
-def _run(run_dir: Path, model: str, right: set[int], status: str = "ok") -> ScoreResult:
+def _run(run_dir: Path, model: str, right: set[int], status: str = "ok") -> Summary:
     """A stored LongCtx grid run (one needle per length) answered right at the lengths `right`."""
     suite = LongCtxSuite(grid=GridSpec(lengths=LENGTHS, depths=(0.5,), types=("needle",)))
     samples = suite.build(BuildContext(QwenTokenizer(), "chat", GenerationConfig()))
@@ -40,15 +38,14 @@ def _run(run_dir: Path, model: str, right: set[int], status: str = "ok") -> Scor
             text = sample.gold[0] if sample.length in right else "I do not know."
             error = "HTTP 500" if status == "error" else ""
             store.put_generation("p1", sample.id, 0, Generation(text, status, error=error))
-    return score_run(run_dir)
+    return score_run(run_dir).result
 
 
 def test_curve_profile_and_weighted_averages(tmp_path: Path) -> None:
-    result = _run(tmp_path / "a", "m", right={1024, 2048})
-    curve = length_curve(result)
-    assert (curve.suite, curve.model, curve.claimed) == ("longctx", "m", 8192)
-    assert curve.scores == {1024: 100.0, 2048: 100.0, 4096: 0.0}
-    profile = model_profile([result])
+    summary = _run(tmp_path / "a", "m", right={1024, 2048})
+    assert (summary.suite, summary.model, summary.claimed) == ("longctx", "m", 8192)
+    assert summary.by_length == {1024: 100.0, 2048: 100.0, 4096: 0.0}
+    profile = model_profile([summary])
     assert (profile["model"], profile["claimed_context"], profile["effective_context"]) == (
         "m",
         8192,
@@ -59,6 +56,8 @@ def test_curve_profile_and_weighted_averages(tmp_path: Path) -> None:
     assert measured["relative_threshold"] == 90.0 and measured["relative_effective_length"] == 2048
     assert measured["scores"] == {"1024": 100.0, "2048": 100.0, "4096": 0.0}
     assert measured["complete"] is True and measured["threshold"] == 85.6
+    # inc = (1*100 + 2*100 + 3*0) / 6, dec = (3*100 + 2*100 + 1*0) / 6
+    assert (measured["wAvg_inc"], measured["wAvg_dec"]) == (50.0, 83.33)
     assert measured["requests"] == {
         "requested": 3,
         "scored": 3,
@@ -66,10 +65,12 @@ def test_curve_profile_and_weighted_averages(tmp_path: Path) -> None:
         "failed": 0,
         "missing": 0,
     }
-    [row] = leaderboard([result])
-    # inc = (1*100 + 2*100 + 3*0) / 6, dec = (3*100 + 2*100 + 1*0) / 6
+    assert model_profile([summary], claimed=4096)["claimed_context"] == 4096
+    [row] = leaderboard([summary], thresholds=(85.6, 50.0))
     assert (row["wAvg_inc"], row["wAvg_dec"]) == (50.0, 83.33)
     assert row["overall"] == 66.67 and row["effective"] == "2048" and row["state"] == "complete"
+    assert row[threshold_name(50.0)] == "2048" and threshold_name(50.0) == "effective@50"
+    assert row["lengths"] == {"1024": 100.0, "2048": 100.0, "4096": 0.0}
 
 
 def test_profile_takes_the_smallest_effective_length_and_skips_runs_without_scores(
@@ -103,20 +104,3 @@ def test_leaderboard_ranks_by_overall_and_runs_without_scores_last(tmp_path: Pat
     ]
     assert [r.get("overall") for r in rows] == [66.67, 33.33, None]
     assert rows[2]["failed"] == 3 and rows[2]["lengths"] == {}
-
-
-def test_longbench_pro_rows_and_curve_come_from_the_official_summary(tmp_path: Path) -> None:
-    result = score_predictions(
-        str(FIXTURES / "longbench_pro_mini.json"),
-        FIXTURES / "longbench_pro_mini_predictions.jsonl",
-        tmp_path / "lbp",
-    )
-    data = display_modes(result.summary)["nonthinking"]
-    [row] = leaderboard([result])
-    assert row["overall"] == row["nonthinking overall"] == data["average_overall_metric"]
-    for name in ("English", "Chinese"):
-        assert row[f"nonthinking {name}"] == data["average_language_metric"][name]
-    curve = length_curve(result)
-    assert curve.scores == {
-        int(k[:-1]) * 1024: v for k, v in data["average_token_length_metric"].items()
-    }
