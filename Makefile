@@ -63,7 +63,7 @@ browser:
 DEMO_MODELS := gemma3-270m smollm2-135m
 demo: install
 	@for m in $(DEMO_MODELS); do \
-	  $(BIN)/longscope run longctx --model llamacpp/$$m --tiers 1,2 --output runs/demo/$$m; \
+	  $(BIN)/longscope run longctx --model llamacpp/$$m -S tiers=1,2 --output runs/demo/$$m; \
 	  code=$$?; [ $$code -eq 0 ] || [ $$code -eq 3 ] || exit $$code; \
 	done
 	$(BIN)/longscope compare $(addprefix runs/demo/,$(DEMO_MODELS))

@@ -33,7 +33,13 @@ _longscope = longscope
             ["run", "longctx", "--model", "openai/m", "-M", "colour=red"],
             "unknown openai option(s) colour",
         ),
-        (["run", "longctx", "--model", "openai/m", "--tiers", "9"], "unknown LongCtx tier(s) [9]"),
+        (["run", "longctx", "--model", "openai/m", "-S", "tiers=9"], "unknown LongCtx tier(s) [9]"),
+        (
+            ["run", "longctx", "--model", "openai/m", "-S", "colour=red"],
+            "unknown longctx option 'colour': longctx takes tiers, lengths, depths, types, "
+            "language, seed (see `longscope list longctx`)",
+        ),
+        (["run", "longctx", "--model", "openai/m", "-S", "tiers"], "malformed suite option"),
         (["run", "longctx", "--model", "openai/m", "--lengths", "4q"], "bad length '4q'"),
         (
             ["run", "longctx", "--model", "openai/m", "--base-url", "http://127.0.0.1:9/v1"],
@@ -58,16 +64,16 @@ _longscope = longscope
             "unknown router strategy 'x': use map-reduce, truncate",
         ),
         (
-            ["run", "hundred", "--model", "openai/m", "--tasks", "passage_retrieval"],
+            ["run", "hundred", "--model", "openai/m", "-S", "tasks=passage_retrieval"],
             "passage_retrieval needs a summary per document",
         ),
         (
-            ["run", "hundred", "--model", "openai/m", "--tasks", "single_doc_qa"],
-            "need a real source: pass --source TASK=FILE.jsonl",
+            ["run", "hundred", "--model", "openai/m", "-S", "tasks=single_doc_qa"],
+            "need a real source: pass -S source=TASK=FILE.jsonl",
         ),
         (
-            ["run", "hundred", "--model", "openai/m", "--tasks", "x", "--source", "qa"],
-            "bad --source 'qa': expected TASK=FILE.jsonl or TASK=hub:NAME[:CONFIG]",
+            ["run", "hundred", "--model", "openai/m", "-S", "source=qa"],
+            "bad -S source=qa: expected source=KEY=VALUE",
         ),
     ],
 )
@@ -87,16 +93,16 @@ def test_unreachable_hub_source_is_one_line(monkeypatch: pytest.MonkeyPatch) -> 
         "hundred",
         "--model",
         "llamacpp/gemma3-270m",
-        "--tasks",
-        "single_doc_qa",
-        "--source",
-        "single_doc_qa=hub:THUDM/LongBench:qasper",
+        "-S",
+        "tasks=single_doc_qa",
+        "-S",
+        "source=single_doc_qa=hub:THUDM/LongBench:qasper",
     )
     assert result.returncode == 2, result.stderr
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1, result.stderr
     assert "cannot load THUDM/LongBench (qasper) from the Hub" in lines[0]
-    assert "pass --source TASK=FILE.jsonl" in lines[0]
+    assert "pass -S source=TASK=FILE.jsonl" in lines[0]
 
 
 def test_unknown_option_is_a_usage_error() -> None:
@@ -157,8 +163,8 @@ def test_score_predictions_made_elsewhere(tmp_path: Path) -> None:
     result = _longscope(
         "score",
         "longbench-pro",
-        "--data",
-        str(FIXTURES / "longbench_pro_mini.json"),
+        "-S",
+        f"data={FIXTURES / 'longbench_pro_mini.json'}",
         "--predictions",
         str(FIXTURES / "longbench_pro_mini_predictions.jsonl"),
         "-o",
@@ -178,8 +184,8 @@ def test_malformed_longbench_pro_data_is_one_line(tmp_path: Path) -> None:
     result = _longscope(
         "run",
         "longbench-pro",
-        "--data",
-        str(bad),
+        "-S",
+        f"data={bad}",
         "--model",
         "openai/m",
         "--base-url",

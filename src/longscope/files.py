@@ -109,3 +109,11 @@ def parse_json(text: str, where: str) -> Any:
         raise UsageError(f"{where}: not valid JSON ({exc.msg} at line {exc.lineno})") from exc
     except RecursionError as exc:  # the C decoder refuses nesting past the recursion limit
         raise UsageError(f"{where}: JSON nested too deeply to read") from exc
+
+
+def default_cache_dir() -> Path:
+    """Return where longscope keeps derived, recomputable data (token counts)."""
+    root = os.environ.get("LONGSCOPE_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "longscope"
+    )
+    return Path(root)

@@ -131,6 +131,26 @@ class Score:
 
 
 @dataclass(frozen=True)
+class JudgeTask:
+    """What a suite asks an LLM judge about one answer (the judge never sees the context)."""
+
+    kind: str
+    """The suite's name for the verdict's format (e.g. `qa`, `summary`); given back to parse it."""
+    prompt: str
+    opening: str = ""
+    """Text a completion-mode judge (a base model) is handed to continue, ending at `}`."""
+
+
+@dataclass(frozen=True)
+class Judgement:
+    """A stored verdict on one answer: the judged score in [0, 1], or None when the judge failed."""
+
+    value: float | None
+    judge: str
+    error: str = ""
+
+
+@dataclass(frozen=True)
 class ScoredRow:
     """One stored generation with its sample (without context) and score, as analyses see it."""
 

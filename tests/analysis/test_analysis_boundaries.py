@@ -14,8 +14,9 @@ from longscope.analysis.effective import RULER_THRESHOLD, effective_length, rela
 from longscope.analysis.longscore import longscore
 from longscope.run.scoring import score_run
 from longscope.suites.longbench_pro.calibrate import difficulty_labels
-from longscope.suites.longbench_pro.predictions import score_predictions
 from longscope.suites.longbench_pro.scoring import SUMMARY_PASS, solved
+
+from ..lbp_helper import score_predictions
 
 DATA = Path(__file__).parents[1] / "fixtures" / "longbench_pro_mini.json"
 

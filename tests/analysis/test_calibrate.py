@@ -7,7 +7,8 @@ import pytest
 
 from longscope.run.scoring import score_run
 from longscope.suites.longbench_pro.calibrate import difficulty_labels
-from longscope.suites.longbench_pro.predictions import score_predictions
+
+from ..lbp_helper import score_predictions
 
 DATA = Path(__file__).parents[1] / "fixtures" / "longbench_pro_mini.json"
 

@@ -41,7 +41,7 @@ def hundred_run(run_dir: Path) -> None:
 
 
 def longbench_pro_run(run_dir: Path) -> None:
-    from longscope.suites.longbench_pro.predictions import score_predictions
+    from ..lbp_helper import score_predictions
 
     score_predictions(
         str(FIXTURES / "longbench_pro_mini.json"),

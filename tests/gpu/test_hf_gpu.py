@@ -161,7 +161,7 @@ def test_longctx_tier_runs_end_to_end_through_the_cli(tiny: tuple, tmp_path: Pat
     tok.save_pretrained(folder)
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path("src").resolve()), *sys.path])}
     run_dir = tmp_path / "run"
-    args = ["run", "longctx", "--model", f"hf/{folder}", "--tiers", "1", "--limit", "2"]
+    args = ["run", "longctx", "--model", f"hf/{folder}", "-S", "tiers=1", "--limit", "2"]
     # Two repeats per sample: the runner hands each sample's pair to generate_group.
     args += ["--repeats", "2"]
     args += ["--max-tokens", "8", "--output", str(run_dir), "--quiet", "-M", "prompt_mode=chat"]

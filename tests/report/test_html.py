@@ -192,7 +192,7 @@ def test_report_renders_in_headless_chromium_with_plots_and_no_script(
 
 
 def test_every_suite_renders(tmp_path: Path) -> None:
-    from longscope.suites.longbench_pro.predictions import score_predictions
+    from ..lbp_helper import score_predictions
 
     fixtures = Path(__file__).parents[1] / "fixtures"
     lbp = score_predictions(

@@ -10,7 +10,7 @@ from ..cli_helper import longscope
 @pytest.mark.model
 def test_a_routed_run_splits_what_exceeds_the_budget(tmp_path, gemma_tokenizer) -> None:
     run = longscope(
-        "run", "longctx", "--model", "llamacpp/gemma3-270m", "--tiers", "1", "--limit", "1",
+        "run", "longctx", "--model", "llamacpp/gemma3-270m", "-S", "tiers=1", "--limit", "1",
         "--router-length", "1536", "-o", str(tmp_path), "-q", timeout=600,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]

@@ -5,11 +5,12 @@ from pathlib import Path
 import pytest
 
 from longscope.models.openai_api import OpenAIBackend
-from longscope.run.judge import judge, parse_verdict
+from longscope.run.judge import judge
 from longscope.run.scoring import score_run
 from longscope.run.store import RunStore
 from longscope.suites import create_suite
 from longscope.suites.base import BuildContext
+from longscope.suites.hundred.judging import parse_verdict
 from longscope.types import Generation, GenerationConfig
 
 from ..models.fault_server import FaultServer, completion_body, text_completion_body

@@ -135,7 +135,7 @@ def test_longctx_tier1_through_real_llama_server(llama_server: str, tmp_path: Pa
         assert abs(seen - samples[sid]) <= 2
 
 
-GRID = ["--lengths", "1k", "--depths", "0.1,0.3,0.5,0.7,0.9", "--types", "needle", "-q"]
+GRID = ["--lengths", "1k", "-S", "depths=0.1,0.3,0.5,0.7,0.9", "-S", "types=needle", "-q"]
 
 
 def _cli(*args: str) -> list[str]:

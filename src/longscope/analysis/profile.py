@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from longscope.analysis.effective import (
@@ -22,6 +23,31 @@ from longscope.analysis.longscore import DEFAULT_BASE_LENGTHS, DEFAULT_FLOOR, Lo
 from longscope.summary import Summary, View, request_counts
 
 PROFILE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class LengthCurve:
+    suite: str
+    model: str
+    claimed: int | None
+    scores: dict[int, float]
+    """Score (0-100) per context length in tokens."""
+
+
+def as_summary(value: Any) -> Summary:
+    """Return a `Summary`, or the summary of a scored run (anything whose `.result` is one)."""
+    if isinstance(value, Summary):
+        return value
+    summary = getattr(value, "result", None)
+    if isinstance(summary, Summary):
+        return summary
+    raise TypeError(f"not a summary or a scored run: {type(value).__name__}")
+
+
+def length_curve(value: Any) -> LengthCurve:
+    """Return the score-by-length curve of a summary (its first view) or of a scored run."""
+    summary = as_summary(value)
+    return LengthCurve(summary.suite, summary.model, summary.claimed, dict(summary.by_length))
 
 
 def threshold_name(threshold: float) -> str:
@@ -40,13 +66,17 @@ def longscores(
 
 
 def model_profile(
-    summaries: Sequence[Summary],
+    runs: Sequence[Any],
     threshold: float = RULER_THRESHOLD,
     relative: float = 0.9,
     *,
     claimed: int | None = None,
 ) -> dict[str, Any]:
-    """A profile the router reads: claimed context, effective lengths and where they came from."""
+    """A profile the router reads: claimed context, effective lengths and where they came from.
+
+    `runs`: summaries, or scored runs (`run.scoring.ScoreResult`).
+    """
+    summaries = [as_summary(r) for r in runs]
     if not summaries:
         raise ValueError("a profile needs at least one scored run")
     models = {s.model for s in summaries}
@@ -97,7 +127,7 @@ def model_profile(
 
 
 def leaderboard(
-    summaries: Sequence[Summary],
+    runs: Sequence[Any],
     thresholds: Sequence[float] = (RULER_THRESHOLD,),
     base_lengths: Sequence[int] = DEFAULT_BASE_LENGTHS,
 ) -> list[dict[str, Any]]:
@@ -107,6 +137,7 @@ def leaderboard(
     may change when the run is resumed) or `no score` (nothing scored: no overall, no lengths).
     `effective` is at the first threshold, `effective@N` at each further one.
     """
+    summaries = [as_summary(r) for r in runs]
     thresholds = tuple(thresholds) or (RULER_THRESHOLD,)
     rows = []
     for summary in summaries:
@@ -150,7 +181,10 @@ def leaderboard(
 
 __all__ = [
     "PROFILE_VERSION",
+    "LengthCurve",
+    "as_summary",
     "leaderboard",
+    "length_curve",
     "longscores",
     "model_profile",
     "threshold_name",

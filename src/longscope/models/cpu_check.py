@@ -24,8 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from longscope.errors import UsageError
-from longscope.files import write_json
-from longscope.text.haystack import default_cache_dir
+from longscope.files import default_cache_dir, write_json
 
 # The rebuild a user runs when the check fails: the same portable flags as the Makefile.
 PORTABLE_CMAKE_ARGS = (

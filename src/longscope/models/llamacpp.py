@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from longscope.catalogue import KNOWN_MODELS, resolve_model_path
 from longscope.models.base import ModelInfo, UsageError, split_reasoning
 from longscope.models.cpu_check import check_library
-from longscope.models.registry import KNOWN_MODELS, resolve_model_path
 from longscope.text.tokenizers import LlamaTokenizer, Tokenizer
 from longscope.types import Generation, GenerationConfig, Message, PromptMode, Request
 

@@ -19,7 +19,7 @@ __all__ = [
 ]
 
 
-PROVIDERS = ("llamacpp", "openai", "hf")
+PROVIDERS = ("llamacpp", "openai", "hf", "scripted")
 
 
 def parse_model_options(pairs: list[str]) -> dict[str, Any]:
@@ -67,6 +67,10 @@ def create_backend(spec: str, options: dict[str, Any] | None = None, **kwargs: A
         from longscope.models.hf import HFBackend
 
         return HFBackend.from_options(name, options)
+    if provider == "scripted":
+        from longscope.models.scripted import ScriptedBackend
+
+        return ScriptedBackend.from_options(name, options)
     from longscope.models.openai_api import OpenAIBackend
 
     return OpenAIBackend.from_options(name, options, **kwargs)

@@ -202,6 +202,69 @@ def completeness_table(summary: Summary) -> Table | None:
     return table
 
 
+def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = None) -> None:
+    """Print `compare`'s rows: one column per key any row has, then one per length."""
+    columns = list(dict.fromkeys(k for row in rows for k in row if k != "lengths"))
+    lengths = list(dict.fromkeys(k for row in rows for k in row.get("lengths", {})))
+    console = console or safe_console(width=max(120, 12 * (len(columns) + len(lengths))))
+    table = Table(title="Leaderboard", title_justify="left")
+    for column in [*columns, *lengths]:
+        table.add_column(plain(column if column not in lengths else length_label(column)))
+    for row in rows:
+        cells = [_cell(row.get(c)) for c in columns]
+        cells += [_cell(row.get("lengths", {}).get(n)) for n in lengths]
+        table.add_row(*cells)
+    console.print(table)
+
+
+def _cell(value: Any) -> Text:
+    return plain("" if value is None else value)
+
+
+def print_longscore(
+    model: str,
+    title: str,
+    summary: Summary,
+    base_lengths: Sequence[int],
+    floor: float,
+    console: Console | None = None,
+) -> dict[str, Any]:
+    """Print Base, raw score and LC per length and LongScore per category; return `overall`'s."""
+    from longscope.analysis.longscore import longscore
+
+    view = summary.view
+    curves = {**view.curves, "overall": view.by_length}
+    lengths = sorted({n for c in curves.values() for n in c})
+    console = console or safe_console(width=max(120, 11 * (len(lengths) * 2 + 4)))
+    table = _table(title)
+    for column in [
+        "task",
+        "Base",
+        *[f"{length_label(n)} raw" for n in lengths],
+        *[f"{length_label(n)} LC" for n in lengths if n not in base_lengths],
+        "avg raw",
+        "LongScore",
+    ]:
+        table.add_column(column, justify="right")
+    overall = None
+    for name, scores in curves.items():
+        ls = longscore(scores, base_lengths, floor)
+        cells = [name, "-" if ls.base is None else f"{ls.base:.1f}"]
+        cells += [f"{scores[n]:.1f}" if n in scores else "" for n in lengths]
+        cells += [
+            f"{ls.lc[n]:+.1f}" if n in ls.lc else "" for n in lengths if n not in base_lengths
+        ]
+        cells += [
+            "-" if ls.raw_average is None else f"{ls.raw_average:.1f}",
+            ls.undefined or ("-" if ls.average is None else f"{ls.average:+.1f}"),
+        ]
+        _row(table, *cells)
+        if name == "overall":
+            overall = ls
+    console.print(table)
+    return {"model": model, "longscore": overall}
+
+
 def _number_key(text: str) -> tuple[int, float, str]:
     digits = "".join(ch for ch in text if ch.isdigit() or ch == ".")
     try:
@@ -216,6 +279,8 @@ __all__ = [
     "curves_table",
     "headline_text",
     "length_label",
+    "print_leaderboard",
+    "print_longscore",
     "print_summary",
     "safe_console",
 ]

@@ -8,8 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from longscope.errors import UsageError
-from longscope.suites.longbench_pro.schema import describe_error
+from longscope.errors import UsageError, describe_error
 
 Basis = Literal["absolute", "relative"]
 

@@ -29,7 +29,7 @@ from longscope.summary import (
     state_of,
     statuses_of,
 )
-from longscope.types import SCORABLE, Generation, ScoredRow
+from longscope.types import SCORABLE, Generation, Judgement, ScoredRow
 
 SUMMARY_NAME = "summary.json"
 NOT_RUN = "not run"
@@ -46,6 +46,7 @@ class ScoreResult:
     rows: list[ScoredRow]
     typed: Summary | None = None
     """The typed summary every report and analysis reads."""
+    run_dir: Path | None = None
 
     @property
     def result(self) -> Summary:
@@ -83,16 +84,22 @@ def score_run(
         overrides = {k: v for k, v in (scoring or {}).items() if v is not None}
         suite = create_suite(run["suite"], {**header["params"], **overrides})
         samples = store.samples(run_id)
-        judgements = store.judgements(run_id)
+        # A suite that uses a judge is handed each answer's stored verdict (run.judge).
+        judging = callable(getattr(suite, "judge_task", None))
+        judgements = store.judgements(run_id) if judging else {}
         rows: list[ScoredRow] = []
         scores = []
         for sample_id, repeat, generation in store.generations(run_id):
             sample = samples.get(sample_id)
             if sample is None:
                 continue
-            if judgements:
-                sample = {**sample, "judgement": judgements.get((sample_id, repeat))}
-            score = suite.score(sample, generation) if generation.status in SCORABLE else None
+            score = None
+            if generation.status in SCORABLE and judging:
+                stored = judgements.get((sample_id, repeat))
+                verdict = None if stored is None else Judgement(stored[0], stored[1], stored[2])
+                score = suite.score(sample, generation, judgement=verdict)  # type: ignore[call-arg]
+            elif generation.status in SCORABLE:
+                score = suite.score(sample, generation)
             if score is not None:
                 scores.append((sample_id, repeat, score))
             rows.append(ScoredRow(sample, repeat, generation, score))
@@ -115,7 +122,13 @@ def score_run(
             Path(run_dir) / SUMMARY_NAME, json.dumps(summary, indent=2, ensure_ascii=False)
         )
     return ScoreResult(
-        run_id=run_id, suite=run["suite"], header=header, summary=summary, rows=rows, typed=typed
+        run_id=run_id,
+        suite=run["suite"],
+        header=header,
+        summary=summary,
+        rows=rows,
+        typed=typed,
+        run_dir=Path(run_dir),
     )
 
 

@@ -106,11 +106,21 @@ def create_suite(name: str, params: dict[str, Any]) -> Suite:
     """Return suite `name` built from its params (as `Suite.params()` returns them, or typed)."""
     factory = suite_factory(name)
     try:
-        return factory.from_params(dict(params))
+        return _named(name, factory.from_params(dict(params)))
     except UsageError:
         raise
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
+
+
+def _named(name: str, suite: Any) -> Suite:
+    """A run stores `suite.name` and is read back through the registry by it: they must agree."""
+    if getattr(suite, "name", None) != name:
+        raise UsageError(
+            f"suite {name!r} builds a suite named {getattr(suite, 'name', None)!r}: register it "
+            "under its own name"
+        )
+    return suite  # type: ignore[no-any-return]
 
 
 def suite_from_options(
@@ -138,12 +148,12 @@ def suite_from_options(
         by_name = {p.name: p for p in declared}
         for key, value in common.items():
             if key in by_name and key not in values:
-                values[key] = by_name[key].parse(value)
+                values[key] = by_name[key].parse(value, f"--{key}")
             elif key not in by_name and key in ("lengths",):
                 raise UsageError(f"--{key} does not apply to {name}: see `longscope list {name}`")
     build = getattr(factory, "from_options", None) or factory.from_params
     try:
-        return build(values)
+        return _named(name, build(values))
     except UsageError:
         raise
     except ValueError as exc:

@@ -10,7 +10,7 @@ profile reads; nothing outside `suites/` knows any suite by name.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
 from longscope.summary import Summary
@@ -69,6 +69,24 @@ class BuildContext:
     """The user's `--max-tokens`, which wins over any per-sample output budget."""
     chat_overhead: int | None = None
     """Tokens the model's chat template adds around the user message, when known (chat mode)."""
+
+
+@dataclass(frozen=True)
+class ImportedRun:
+    """Predictions made elsewhere, read by their suite: a run for `run.predictions` to store."""
+
+    suite: Any
+    """The suite the predictions answer (scores them, names the run)."""
+    samples: list[Sample]
+    generations: list[tuple[str, int, Generation]]
+    """(sample id, repeat, generation) per prediction, in the file's order."""
+    model: str
+    identity: dict[str, Any]
+    """What makes the run id (the data's revision, a digest of the file)."""
+    params: dict[str, Any]
+    """The parameters stored with the run (re-scoring reads them)."""
+    fields: dict[str, Any] = field(default_factory=dict)
+    """Further header fields (where the predictions came from)."""
 
 
 @runtime_checkable

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import Any, Literal
 
 from longscope.errors import UsageError
@@ -101,10 +101,12 @@ class Param:
     high: float | None = None
     scoring: bool = False
     """Changes scores, never generations: `score` and `report` accept it again (`-S`)."""
+    given_as: str = field(default="", compare=False, repr=False)
+    """The option it came through when not `-S name` (a common option such as `--lengths`)."""
 
     @property
     def flag(self) -> str:
-        return f"-S {self.name}"
+        return self.given_as or f"-S {self.name}"
 
     def shown_default(self) -> str:
         value = self.default
@@ -124,10 +126,15 @@ class Param:
             return f"{self.name}={'|'.join(self.choices)}"
         return f"{self.name}={_SHOW[self.kind]}"
 
-    def parse(self, raw: Any) -> Any:
-        """Return `raw` (command-line text, or a value already typed) as this parameter's type."""
+    def parse(self, raw: Any, flag: str | None = None) -> Any:
+        """Return `raw` (command-line text, or a value already typed) as this parameter's type.
+
+        `flag` names the option in messages when it is not `-S name` (a common option).
+        """
         if raw is None:
             return None
+        if flag is not None and flag != self.flag:
+            return replace(self, given_as=flag).parse(raw)
         if not isinstance(raw, str):
             return self._typed(raw)
         text = raw.strip()

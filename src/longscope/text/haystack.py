@@ -10,11 +10,11 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
-import os
 from bisect import bisect_left
 from dataclasses import dataclass
 from pathlib import Path
 
+from longscope.files import default_cache_dir
 from longscope.text.filler import SEPARATOR, filler_sentences
 from longscope.text.tokenizers import Tokenizer
 from longscope.types import stable_hash
@@ -116,14 +116,6 @@ class FillerPool:
 
     def count(self, text: str) -> int:
         return len(self.tokenizer.encode(text))
-
-
-def default_cache_dir() -> Path:
-    """Return where longscope keeps derived, recomputable data (token counts)."""
-    root = os.environ.get("LONGSCOPE_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "longscope"
-    )
-    return Path(root)
 
 
 def build_haystack(pool: FillerPool, target_tokens: int, inserts: list[Insert]) -> Haystack:

@@ -196,8 +196,8 @@ def test_longscore_hand_computed_and_guarded() -> None:
 def test_sweep_on_the_embedded_model_and_longscore(tmp_path) -> None:
     run = longscope(
         "run", "hundred", "--model", "llamacpp/gemma3-270m",
-        "--tasks", "kv_retrieval,counting_stars,passage_count", "--lengths", "1k,2k,3k",
-        "--samples", "1", "-o", str(tmp_path), "-q", timeout=600,
+        "-S", "tasks=kv_retrieval,counting_stars,passage_count", "--lengths", "1k,2k,3k",
+        "-S", "samples=1", "-o", str(tmp_path), "-q", timeout=600,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
     scored = longscope("longscore", str(tmp_path), "--base", "1k,2k")

@@ -10,7 +10,7 @@ import pytest
 
 from longscope.metrics.rouge import rouge_l
 from longscope.suites.hundred.suite import HundredSuite, grade
-from longscope.types import Generation
+from longscope.types import Generation, Judgement
 
 KEY = "0f8fad5b-d9cb-469f-a165-70867728950e"
 OTHER = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
@@ -43,15 +43,15 @@ def test_rouge_l_scores_the_whole_summary_lower_cased() -> None:
     ("judgement", "value", "failed"),
     [
         (None, 0.0, "not judged yet"),
-        ((0.75, "gguf:judge", ""), 0.75, None),
-        ((None, "gguf:judge", "no JSON verdict"), 0.0, "no JSON verdict"),
+        (Judgement(0.75, "gguf:judge", ""), 0.75, None),
+        (Judgement(None, "gguf:judge", "no JSON verdict"), 0.0, "no JSON verdict"),
     ],
 )
 def test_judge_verdicts_replace_f1_and_rouge(judgement, value, failed) -> None:
     suite = HundredSuite(metric="judge")
     for metric in ("f1", "rouge_l"):
-        sample = {**_sample(metric, ["Orla River"]), "judgement": judgement}
-        score = suite.score(sample, Generation("Orla River", "ok"))
+        sample = _sample(metric, ["Orla River"])
+        score = suite.score(sample, Generation("Orla River", "ok"), judgement=judgement)
         assert score.value == value and score.evidence["metric"] == "judge"
         assert score.evidence.get("judge_failed") == failed
 

@@ -112,7 +112,7 @@ def test_metric_flag_is_parsed_not_truthy() -> None:
 
 
 def test_real_tasks_without_a_source_say_how_to_get_one() -> None:
-    with pytest.raises(UsageError, match=r"need a real source: pass --source TASK=FILE\.jsonl"):
+    with pytest.raises(UsageError, match=r"need a real source: pass -S source=TASK=FILE\.jsonl"):
         create_suite("hundred", {"tasks": ["single_doc_qa"]})
 
 
@@ -152,7 +152,7 @@ def test_passage_retrieval_asks_for_the_summarised_passage(qwen_tokenizer) -> No
 
 
 def test_sources_are_only_for_tasks_that_use_them() -> None:
-    with pytest.raises(UsageError, match="--source is for passage_retrieval and the QA/summary"):
+    with pytest.raises(UsageError, match="-S source is for passage_retrieval and the QA/summary"):
         create_suite(
             "hundred", {"tasks": ["kv_retrieval"], "sources": {"kv_retrieval": GOV_REPORT}}
         )
@@ -180,8 +180,8 @@ def test_source_tasks_run_on_the_embedded_model_with_both_metrics(tmp_path) -> N
     args = [f"--source={task}={path}" for task, path in sources.items()]
     tasks = ",".join(sources)
     run = longscope(
-        "run", "hundred", "--model", "llamacpp/gemma3-270m", "--tasks", tasks,
-        "--lengths", "1k", "--samples", "1", "--max-tokens", "48", "-o", str(tmp_path), "-q",
+        "run", "hundred", "--model", "llamacpp/gemma3-270m", "-S", f"tasks={tasks}",
+        "--lengths", "1k", "-S", "samples=1", "--max-tokens", "48", "-o", str(tmp_path), "-q",
         *args, timeout=600,
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
@@ -194,7 +194,7 @@ def test_source_tasks_run_on_the_embedded_model_with_both_metrics(tmp_path) -> N
     judged = longscope("judge", str(tmp_path), "--judge-model", "llamacpp/gemma3-270m", timeout=600)
     assert judged.returncode == 0, judged.stderr[-2000:]
     assert "judged" in judged.stderr and "failed (recorded, not scored as 0)" in judged.stderr
-    rescored = longscope("score", str(tmp_path), "--metric", "judge")
+    rescored = longscope("score", str(tmp_path), "-S", "metric=judge")
     assert rescored.returncode == 0, rescored.stderr[-2000:]
     assert "QA and summary metric: LLM judge" in " ".join(rescored.stdout.split())
     by_judge = json.loads((tmp_path / "summary.json").read_text())
@@ -207,7 +207,7 @@ def test_source_tasks_run_on_the_embedded_model_with_both_metrics(tmp_path) -> N
     assert len(verdicts) == len(set(SOURCES) - dropped)
     assert by_judge["by_task"]["passage_retrieval"] == deterministic["by_task"]["passage_retrieval"]
 
-    back = longscope("score", str(tmp_path), "--metric", "deterministic")
+    back = longscope("score", str(tmp_path), "-S", "metric=deterministic")
     assert back.returncode == 0
     assert (
         json.loads((tmp_path / "summary.json").read_text())["by_task"] == deterministic["by_task"]

@@ -36,7 +36,8 @@ from pathlib import Path
 import pytest
 
 from longscope.suites.longbench_pro.official import OfficialRow, official_summary
-from longscope.suites.longbench_pro.predictions import score_predictions
+
+from ...lbp_helper import score_predictions
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"
 DATA = FIXTURES / "longbench_pro_mini.json"
@@ -186,18 +187,19 @@ def test_bon_idx_zero_counts_in_every_bon_and_above_n_in_none() -> None:
 
 
 def test_the_score_command_writes_the_official_summary(tmp_path) -> None:
-    """`longscope score longbench-pro --data DATA --predictions OFFICIAL_OUTPUT.jsonl` as a user
+    """`longscope score longbench-pro -S data=DATA --predictions OFFICIAL_OUTPUT.jsonl` as a user
     runs it: summary.json's `modes.nonthinking` is the official file, date aside."""
     from ...cli_helper import longscope
 
     done = longscope(
         "score",
         "longbench-pro",
-        "--data",
-        str(DATA),
+        "-S",
+        f"data={DATA}",
         "--predictions",
         str(INFERENCE),
-        "--rouge-parity",
+        "-S",
+        "rouge_parity=true",
         "-o",
         str(tmp_path),
         timeout=300,

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from longscope.suites.longbench_pro.predictions import score_predictions
+from ...lbp_helper import score_predictions
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"
 DATA = FIXTURES / "longbench_pro_mini.json"

@@ -12,9 +12,8 @@ from pathlib import Path
 from typing import Any
 
 from longscope.errors import UsageError
-from longscope.files import write_atomic
+from longscope.files import default_cache_dir, write_atomic
 from longscope.jsonl import iter_jsonl
-from longscope.text.haystack import default_cache_dir
 from longscope.text.tokenizers import Tokenizer
 from longscope.types import stable_hash
 

@@ -11,10 +11,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from longscope.errors import UsageError
+from longscope.errors import UsageError, describe_error
 from longscope.hub import load_hub_rows
 from longscope.jsonl import iter_jsonl
-from longscope.suites.longbench_pro.schema import describe_error
 
 QA_TASKS = ("single_doc_qa", "multi_doc_qa")
 SUM_TASKS = ("single_doc_sum", "multi_doc_sum")
@@ -51,7 +50,7 @@ def load_source(spec: str | Path) -> Source:
         hub = load_hub_rows(
             name,
             config or None,
-            instead="download the LongBench v1 JSONL files and pass --source TASK=FILE.jsonl",
+            instead="download the LongBench v1 JSONL files and pass -S source=TASK=FILE.jsonl",
         )
         rows = _validated(text, enumerate(hub.rows, start=1))
         return Source(rows, hub.identity)

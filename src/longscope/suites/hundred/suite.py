@@ -24,6 +24,7 @@ from longscope.errors import UsageError
 from longscope.metrics.qa import best_f1, normalize_qa
 from longscope.metrics.rouge import rouge_l
 from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow
+from longscope.suites.hundred import judging
 from longscope.suites.hundred.pool import DEFAULT_POOL, WRAP, CountedPool, Document, load_pool
 from longscope.suites.hundred.sources import (
     QA_TASKS,
@@ -35,7 +36,15 @@ from longscope.suites.hundred.sources import (
 )
 from longscope.suites.params import Param
 from longscope.summary import Breakdown, Cell, Headline, Summary, View
-from longscope.types import SCORABLE, Generation, GenerationConfig, Sample, Score
+from longscope.types import (
+    SCORABLE,
+    Generation,
+    GenerationConfig,
+    Judgement,
+    JudgeTask,
+    Sample,
+    Score,
+)
 
 SYNTHETIC_TASKS = ("kv_retrieval", "counting_stars", "passage_count")
 REAL_TASKS = (*QA_TASKS, *SUM_TASKS)
@@ -168,20 +177,20 @@ class HundredSuite:
         if "passage_retrieval" in tasks and "passage_retrieval" not in sources:
             raise ValueError(
                 "passage_retrieval needs a summary per document, which the default pydoc pool does "
-                "not have: pass --source passage_retrieval=FILE.jsonl with rows whose answers "
+                "not have: pass -S source=passage_retrieval=FILE.jsonl with rows whose answers "
                 "summarise their context (LongBench v1 gov_report, or {id, context, answers})"
             )
         missing = [t for t in tasks if t in REAL_TASKS and t not in sources]
         if missing:
             raise ValueError(
-                f"task(s) {', '.join(missing)} need a real source: pass --source TASK=FILE.jsonl with "
+                f"task(s) {', '.join(missing)} need a real source: pass -S source=TASK=FILE.jsonl with "
                 "LongBench v1 rows (input, context, answers), e.g. qasper or hotpotqa for QA, "
                 "gov_report or multi_news for summaries"
             )
         unused = [t for t in sources if t not in (RETRIEVAL_TASK, *REAL_TASKS)]
         if unused:
             raise ValueError(
-                f"--source is for passage_retrieval and the QA/summary tasks, not {', '.join(unused)}"
+                f"-S source is for passage_retrieval and the QA/summary tasks, not {', '.join(unused)}"
             )
         self.sources = {t: p for t, p in sources.items() if t in tasks}
         self.metric = metric
@@ -411,7 +420,7 @@ class HundredSuite:
         if pool.total_tokens < budget:
             raise UsageError(
                 f"the {self.pool} pool holds {pool.total_tokens} tokens, too few for {length}-token "
-                "contexts without repeating documents: give a larger pool (--pool FILE.jsonl)"
+                "contexts without repeating documents: give a larger pool (-S pool=FILE.jsonl)"
             )
         if task == "passage_count":
             pieces = self._repeated(rng, pool, budget, meta)
@@ -490,17 +499,33 @@ class HundredSuite:
     def timeout_s(self, sample: Sample) -> float:
         return 120.0 + 2.0 * sample.length / 1000.0
 
-    def score(self, sample: dict[str, Any], generation: Generation) -> Score:
+    @property
+    def needs_judge(self) -> bool:
+        """With `metric=judge` the QA and summary answers are scored by an LLM judge's verdicts."""
+        return self.metric == "judge"
+
+    @staticmethod
+    def judge_task(sample: dict[str, Any], generation: Generation) -> JudgeTask | None:
+        return judging.judge_task(sample, generation)
+
+    @staticmethod
+    def parse_verdict(kind: str, text: str) -> float | None:
+        return judging.parse_verdict(kind, text)
+
+    def score(
+        self, sample: dict[str, Any], generation: Generation, judgement: Judgement | None = None
+    ) -> Score:
         metric = sample["meta"].get("metric")
-        judged = self.metric == "judge" and metric in ("f1", "rouge_l")
-        if judged and not sample["meta"].get("no_context"):
-            verdict = sample.get("judgement")
-            if verdict is None:
+        if self.metric == "judge" and judging.judged(sample):
+            if judgement is None:
                 return Score(0.0, 1.0, {"metric": "judge", "judge_failed": "not judged yet"})
-            value, judge, error = verdict
-            if value is None:
-                return Score(0.0, 1.0, {"metric": "judge", "judge": judge, "judge_failed": error})
-            return Score(value, 1.0, {"metric": "judge", "judge": judge})
+            if judgement.value is None:
+                return Score(
+                    0.0,
+                    1.0,
+                    {"metric": "judge", "judge": judgement.judge, "judge_failed": judgement.error},
+                )
+            return Score(judgement.value, 1.0, {"metric": "judge", "judge": judgement.judge})
         if metric == "f1":
             value = best_f1(generation.text, sample["gold"])
             return Score(value, 1.0, {"metric": "token F1", "gold": sample["gold"][:5]})

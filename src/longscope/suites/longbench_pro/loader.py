@@ -103,7 +103,7 @@ def load_hub(revision: str | None = None) -> Dataset:
     hub = load_hub_rows(
         HUB_DATASET,
         revision=revision,
-        instead="download longbench_pro.json elsewhere and pass --data FILE",
+        instead="download longbench_pro.json elsewhere and pass -S data=FILE",
     )
     rows = []
     for number, raw in enumerate(hub.rows, start=1):

@@ -7,12 +7,14 @@ as the generation's reasoning, never scored), the prompt mode comes from the fil
 `thinking` to true / false. Rows keep their file order and `bon_idx`, which the official summary
 depends on (see official.py); N is the row count over the data's question count when it divides,
 as the official scorer requires, else the most rows any question has. The rows become a stored
-run, so every report, breakdown and re-score works on them as on a run made here.
+run (`longscope.run.predictions`), so every report, breakdown and re-score works on them as on a
+run made here.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -20,12 +22,10 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from longscope.errors import UsageError
 from longscope.jsonl import iter_jsonl
-from longscope.run.scoring import ScoreResult, score_run
-from longscope.run.store import RunStore
+from longscope.suites.base import ImportedRun
 from longscope.suites.longbench_pro.loader import load
-from longscope.suites.longbench_pro.schema import describe_error
-from longscope.suites.longbench_pro.suite import LongBenchProSuite, row_sample
-from longscope.types import Generation, stable_hash
+from longscope.suites.longbench_pro.schema import describe_error, row_sample
+from longscope.types import Generation
 
 
 class PredictionRow(BaseModel):
@@ -60,16 +60,19 @@ def _read(path: Path) -> list[tuple[int, PredictionRow]]:
     return rows
 
 
-def score_predictions(
-    data: str, predictions: str | Path, output: str | Path, **scoring: Any
-) -> ScoreResult:
-    """Store `predictions` against `data` as a run in `output`, score it, and return the result."""
+def read_predictions(
+    data: str, predictions: str | Path, make_suite: Callable[[list[str]], Any]
+) -> ImportedRun:
+    """Read `predictions` against `data`: the samples, one generation per row, the run's identity.
+
+    `make_suite(modes)` returns the suite that scores them (the modes the file holds).
+    """
     dataset = load(data)
     by_id = {row.id: row for row in dataset.rows}
     pred_path = Path(predictions)
     rows = _read(pred_path)
     modes = sorted({p.prompt_mode(pred_path) for _, p in rows})
-    suite = LongBenchProSuite(data, modes=modes, **scoring)
+    suite = make_suite(modes)
     # Per (question, mode): its rows in file order, each with its line and official run number.
     grouped: dict[str, list[tuple[int, PredictionRow]]] = defaultdict(list)
     for number, pred in rows:
@@ -107,31 +110,24 @@ def score_predictions(
                     file_refusal=refusal[mode],
                 )
             )
-    run_id = stable_hash(
-        {"suite": suite.name, "data": dataset.revision, "predictions": _digest(pred_path)}
+    generations = []
+    for sample_id, preds in grouped.items():
+        for repeat, (_, pred) in enumerate(preds):
+            reasoning = pred.thinking if isinstance(pred.thinking, str) else ""
+            if pred.prediction is None:
+                generation = Generation("", "error", reasoning, error="prediction is null")
+            else:
+                generation = Generation(pred.prediction, "ok", reasoning)
+            generations.append((sample_id, repeat, generation))
+    return ImportedRun(
+        suite=suite,
+        samples=samples,
+        generations=generations,
+        model=f"predictions:{pred_path.name}",
+        identity={"data": dataset.revision, "predictions": _digest(pred_path)},
+        params=suite.stored_params(),
+        fields={"predictions": str(pred_path)},
     )
-    with RunStore(output) as store:
-        store.put_run(
-            run_id,
-            suite.name,
-            {
-                "suite": suite.name,
-                "suite_version": f"longbench-pro-1/{dataset.revision}",
-                "params": {**suite.params(), **{k: v for k, v in scoring.items() if v is not None}},
-                "model": f"predictions:{pred_path.name}",
-                "predictions": str(pred_path),
-            },
-        )
-        store.put_samples(run_id, samples)
-        for sample_id, preds in grouped.items():
-            for repeat, (_, pred) in enumerate(preds):
-                reasoning = pred.thinking if isinstance(pred.thinking, str) else ""
-                if pred.prediction is None:
-                    generation = Generation("", "error", reasoning, error="prediction is null")
-                else:
-                    generation = Generation(pred.prediction, "ok", reasoning)
-                store.put_generation(run_id, sample_id, repeat, generation)
-    return score_run(output, run_id)
 
 
 def _bon_idx(pred: PredictionRow, repeat: int) -> int:

@@ -6,9 +6,12 @@ bad row fails with its file, row number, field and what was expected.
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, field_validator, model_validator
+
+from longscope.errors import describe_error as describe_error  # re-exported
+from longscope.types import Sample
 
 LANGUAGES = ("English", "Chinese")
 LENGTHS = ("8k", "16k", "32k", "64k", "128k", "256k")
@@ -128,11 +131,29 @@ class Row(BaseModel):
         return SECONDARY_TASKS[self.secondary_task][1]
 
 
-def describe_error(error: ValidationError) -> str:
-    """Return the first problem of a validation error as `field 'x': what was expected`."""
-    first = error.errors()[0]
-    where = ".".join(str(part) for part in first["loc"]) or "row"
-    message = first["msg"].removeprefix("Value error, ")
-    if first["type"] == "missing":
-        return f"field {where!r}: missing"
-    return f"field {where!r}: {message}"
+def row_sample(
+    row: Row, mode: str, *, context: str | None = None, question: str | None = None, **meta: Any
+) -> Sample:
+    """Return the sample of one dataset row in one prompt mode (`meta` adds run-time facts)."""
+    if question is None:
+        question = row.question_thinking if mode == "thinking" else row.question_nonthinking
+    return Sample(
+        id=f"{row.id}#{mode}",
+        task=row.secondary_task,
+        language=row.language,
+        context=row.context if context is None else context,
+        question=question,
+        gold=tuple(row.answer),
+        meta={
+            "row_id": row.id,
+            "mode": mode,
+            "metric": row.metric,
+            "token_length": row.token_length,
+            "primary_task": row.primary_task,
+            "secondary_task": row.secondary_task,
+            "contextual_requirement": row.contextual_requirement,
+            "difficulty": row.difficulty,
+            "truncated": False,
+            **meta,
+        },
+    )

@@ -14,7 +14,7 @@ from longscope.suites.longbench_pro.official import (
     OfficialRow,
     official_summary,
 )
-from longscope.suites.longbench_pro.schema import DIFFICULTIES, LENGTHS, Row
+from longscope.suites.longbench_pro.schema import DIFFICULTIES, LENGTHS, Row, row_sample
 from longscope.suites.longbench_pro.scoring import SUMMARY_PASS, score_prediction
 from longscope.suites.params import Param
 from longscope.summary import Breakdown, Cell, Headline, Summary, Table, View
@@ -47,34 +47,6 @@ FILTERS = {
     "requirement": "requirement",
 }
 """`-S` option -> the dataset filter it sets (loader.select)."""
-
-
-def row_sample(
-    row: Row, mode: str, *, context: str | None = None, question: str | None = None, **meta: Any
-) -> Sample:
-    """Return the sample of one dataset row in one prompt mode (`meta` adds run-time facts)."""
-    if question is None:
-        question = row.question_thinking if mode == "thinking" else row.question_nonthinking
-    return Sample(
-        id=f"{row.id}#{mode}",
-        task=row.secondary_task,
-        language=row.language,
-        context=row.context if context is None else context,
-        question=question,
-        gold=tuple(row.answer),
-        meta={
-            "row_id": row.id,
-            "mode": mode,
-            "metric": row.metric,
-            "token_length": row.token_length,
-            "primary_task": row.primary_task,
-            "secondary_task": row.secondary_task,
-            "contextual_requirement": row.contextual_requirement,
-            "difficulty": row.difficulty,
-            "truncated": False,
-            **meta,
-        },
-    )
 
 
 class LongBenchProSuite:
@@ -183,7 +155,7 @@ class LongBenchProSuite:
         """Build from stored params (`params()`, plus scoring options) or typed `-S` values."""
         if not params.get("data"):
             raise ValueError(
-                "longbench-pro needs --data FILE (.json/.jsonl/.parquet) or --data hub"
+                "longbench-pro needs -S data=FILE (.json/.jsonl/.parquet) or -S data=hub"
             )
         return cls(
             params["data"],
@@ -205,6 +177,31 @@ class LongBenchProSuite:
         params["modes"] = ["nonthinking", "thinking"] if mode == "both" else [mode]
         params["filters"] = {FILTERS[k]: values[k] for k in FILTERS if values.get(k)}
         return cls.from_params(params)
+
+    @classmethod
+    def import_predictions(cls, predictions: Any, params: dict[str, Any]) -> Any:
+        """Read predictions made elsewhere (`-S data=FILE`; scoring options apply)."""
+        from longscope.suites.longbench_pro.predictions import read_predictions
+
+        if not params.get("data"):
+            raise ValueError("scoring longbench-pro predictions needs -S data=FILE")
+        scoring = {k: params[k] for k in SCORING_OPTIONS if params.get(k) is not None}
+
+        def make(modes: list[str]) -> LongBenchProSuite:
+            return cls(params["data"], modes=modes, **scoring)
+
+        return read_predictions(params["data"], predictions, make)
+
+    def stored_params(self) -> dict[str, Any]:
+        """`params()` and the scoring options that differ from their defaults (kept with a run of
+        imported predictions, so that re-scoring it scores it the same way)."""
+        scoring = {
+            "embedder": self.embedder if self.embedder != DEFAULT_EMBEDDER else None,
+            "embed_base_url": self.embed_base_url,
+            "official_parity": self.official_parity or None,
+            "difficulty_labels": self.difficulty_labels,
+        }
+        return {**self.params(), **{k: v for k, v in scoring.items() if v is not None}}
 
     @staticmethod
     def calibrate(tiers: dict[str, list[Any]]) -> dict[str, Any]:

@@ -1,0 +1,203 @@
+"""An in-process scripted backend for tests: answers by rule, with latency and faults, no model.
+
+    ScriptedBackend("key", answer=lambda request: "42", latency_s=0.01, fault=every(5, "error"))
+
+From the command line (`--model scripted/NAME`, `-M key=value`):
+- `answer=TEXT`: the same answer to every request;
+- `pattern=REGEX`: the answer is the first group (or the whole match) of the REGEX's last match in
+  the prompt, so a suite whose prompt states the answer gets it right ("The key is (\\w+)");
+- `latency_s=S`: each answer takes this long;
+- `fail_every=N`, `fail_status=error|timeout|length|context_overflow`: every Nth request fails;
+- `context_length=N`, `prompt_mode=chat|completion`, `tokenizer=qwen2.5|NAME|PATH`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from longscope.errors import UsageError
+from longscope.models.base import ModelInfo
+from longscope.text.tokenizers import Tokenizer, load_tokenizer
+from longscope.types import STATUSES, Generation, PromptMode, Request, Status
+
+Rule = Callable[[Request], str]
+Fault = Callable[[Request, int], "Failure | None"]
+
+
+@dataclass(frozen=True)
+class Failure:
+    """A fault a script injects: the status the request ends in, and the error text."""
+
+    status: Status = "error"
+    error: str = "HTTP 503: scripted fault"
+
+
+def every(n: int, status: Status = "error", error: str = "") -> Fault:
+    """Return a fault that fails every `n`th request (counting from 1) with `status`."""
+
+    def fault(_: Request, number: int) -> Failure | None:
+        if n > 0 and number % n == 0:
+            return Failure(status, error or f"HTTP 503: scripted fault on request {number}")
+        return None
+
+    return fault
+
+
+def from_pattern(pattern: str) -> Rule:
+    """Return a rule answering with the first group (or whole match) of `pattern`'s last match."""
+    compiled = re.compile(pattern)
+
+    def rule(request: Request) -> str:
+        matches = list(compiled.finditer(request.text))
+        if not matches:
+            return ""
+        last = matches[-1]
+        return last.group(1) if compiled.groups else last.group(0)
+
+    return rule
+
+
+class ScriptedBackend:
+    """Answers requests by rule, in process; records every request it was sent (`requests`)."""
+
+    def __init__(
+        self,
+        name: str = "scripted",
+        *,
+        answer: str | Rule = "",
+        latency_s: float = 0.0,
+        fault: Fault | None = None,
+        context_length: int | None = 32768,
+        prompt_mode: PromptMode = "chat",
+        tokenizer: Tokenizer | str = "qwen2.5",
+        max_concurrency: int = 8,
+    ) -> None:
+        self.name = f"scripted/{name}"
+        self.max_concurrency = max_concurrency
+        self._answer = answer if callable(answer) else (lambda _r, text=answer: text)
+        self._latency_s = latency_s
+        self._fault = fault
+        self._context_length = context_length
+        self._prompt_mode = prompt_mode
+        self._tokenizer_spec = tokenizer
+        self._tokenizer: Tokenizer | None = None if isinstance(tokenizer, str) else tokenizer
+        self.requests: list[Request] = []
+        self.closed = False
+
+    @classmethod
+    def from_options(cls, name: str, options: dict[str, Any]) -> ScriptedBackend:
+        """Build from `scripted/NAME` and `-M` options (see the module's docstring)."""
+        options = dict(options)
+        known = {
+            "answer",
+            "pattern",
+            "latency_s",
+            "fail_every",
+            "fail_status",
+            "context_length",
+            "prompt_mode",
+            "tokenizer",
+            "max_concurrency",
+        }
+        unknown = sorted(set(options) - known)
+        if unknown:
+            raise UsageError(
+                f"unknown scripted option(s) {', '.join(unknown)}: use {', '.join(sorted(known))}"
+            )
+        if "answer" in options and "pattern" in options:
+            raise UsageError(
+                "give the scripted backend -M answer=TEXT or -M pattern=REGEX, not both"
+            )
+        answer: str | Rule = str(options.get("answer", ""))
+        if "pattern" in options:
+            try:
+                answer = from_pattern(str(options["pattern"]))
+            except re.error as exc:
+                raise UsageError(f"bad -M pattern: {exc}") from exc
+        status = str(options.get("fail_status", "error"))
+        if status not in STATUSES:
+            raise UsageError(f"bad -M fail_status={status}: use one of {', '.join(STATUSES)}")
+        mode = str(options.get("prompt_mode", "chat"))
+        if mode not in ("chat", "completion"):
+            raise UsageError(f"bad -M prompt_mode={mode}: use chat or completion")
+        fail_every = int(options.get("fail_every", 0))
+        return cls(
+            name,
+            answer=answer,
+            latency_s=float(options.get("latency_s", 0.0)),
+            fault=every(fail_every, status) if fail_every else None,  # type: ignore[arg-type]
+            context_length=int(options["context_length"]) if "context_length" in options else 32768,
+            prompt_mode=mode,  # type: ignore[arg-type]
+            tokenizer=str(options.get("tokenizer", "qwen2.5")),
+            max_concurrency=int(options.get("max_concurrency", 8)),
+        )
+
+    async def info(self) -> ModelInfo:
+        return ModelInfo(
+            model_id=self.name,
+            context_length=self._context_length,
+            context_source="user" if self._context_length is not None else "unknown",
+            prompt_mode=self._prompt_mode,
+            tokenizer=self.tokenizer().name,
+            details={"scripted": True},
+        )
+
+    def tokenizer(self) -> Tokenizer:
+        if self._tokenizer is None:
+            try:
+                self._tokenizer = load_tokenizer(str(self._tokenizer_spec))
+            except ValueError as exc:
+                raise UsageError(str(exc)) from exc
+        return self._tokenizer
+
+    async def generate(self, request: Request) -> Generation:
+        self.requests.append(request)
+        number = len(self.requests)
+        started = time.perf_counter()
+        if self._latency_s:
+            await asyncio.sleep(self._latency_s)
+        failure = self._fault(request, number) if self._fault is not None else None
+        if failure is not None:
+            return Generation(
+                text="",
+                status=failure.status,
+                latency_s=time.perf_counter() - started,
+                error=failure.error,
+            )
+        text = self._answer(request)
+        tokens = self.tokenizer().encode(text) if text else []
+        status: Status = "ok"
+        if len(tokens) > request.config.max_tokens:
+            text = self.tokenizer().decode(tokens[: request.config.max_tokens])
+            status = "length"
+        return Generation(
+            text=text,
+            status=status,
+            prompt_tokens=request.prompt_tokens,
+            completion_tokens=min(len(tokens), request.config.max_tokens),
+            latency_s=time.perf_counter() - started,
+        )
+
+    async def aclose(self) -> None:
+        self.closed = True
+
+
+def answers(*pairs: tuple[str, str], default: str = "") -> Rule:
+    """Return a rule answering with the text paired to the first regex found in the prompt."""
+    compiled: Sequence[tuple[re.Pattern[str], str]] = [(re.compile(p), a) for p, a in pairs]
+
+    def rule(request: Request) -> str:
+        for pattern, text in compiled:
+            if pattern.search(request.text):
+                return text
+        return default
+
+    return rule
+
+
+__all__ = ["Failure", "ScriptedBackend", "answers", "every", "from_pattern"]

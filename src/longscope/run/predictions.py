@@ -1,0 +1,45 @@
+"""Predictions made elsewhere (another harness, an official inference script) stored as a run.
+
+The suite reads the file (`import_predictions(path, params) -> ImportedRun`, optional); this module
+stores what it read as a run, with the same header as a run made here, and scores it, so every
+report, comparison and re-score works on it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from longscope.errors import UsageError
+from longscope.run.header import run_header
+from longscope.run.scoring import ScoreResult, score_run
+from longscope.run.store import RunStore
+from longscope.suites import suite_factory
+from longscope.types import stable_hash
+
+
+def import_predictions(
+    suite: str, predictions: str | Path, output: str | Path, params: dict[str, Any]
+) -> ScoreResult:
+    """Store `predictions` for suite `suite` as a run in `output`, score it, return the result."""
+    read = getattr(suite_factory(suite), "import_predictions", None)
+    if not callable(read):
+        raise UsageError(f"{suite} cannot score predictions made elsewhere")
+    try:
+        imported = read(Path(predictions), dict(params))
+    except UsageError:
+        raise
+    except ValueError as exc:
+        raise UsageError(str(exc)) from exc
+    name = imported.suite.name
+    run_id = stable_hash({"suite": name, **imported.identity})
+    header = {
+        **run_header(imported.suite, imported.model, **imported.fields),
+        "params": imported.params,
+    }
+    with RunStore(output) as store:
+        store.put_run(run_id, name, header)
+        store.put_samples(run_id, imported.samples)
+        for sample_id, repeat, generation in imported.generations:
+            store.put_generation(run_id, sample_id, repeat, generation)
+    return score_run(output, run_id)

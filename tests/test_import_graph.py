@@ -1,0 +1,183 @@
+"""The package's import graph, read from the source (ast): one-way, and suites known by name only
+inside `suites/`.
+
+Every `import` counts, at module level or inside a function (a lazy import is still a dependency),
+except inside `if TYPE_CHECKING:` and a module's `__getattr__` (lazy re-exports of a facade).
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).parents[1] / "src"
+PACKAGE = "longscope"
+SUITES = f"{PACKAGE}.suites"
+# What any layer may use of suites/: the registry, the protocol and the parameter types.
+SUITE_CONTRACT = {SUITES, f"{SUITES}.base", f"{SUITES}.params"}
+# Strings that are a suite's name but mean something else where they appear.
+NOT_SUITES = {("longscope.text.quantities", "hundred"): "the English number word"}
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(p): p for p in sorted((SRC / PACKAGE).rglob("*.py"))}
+
+
+def _skipped(node: ast.AST) -> bool:
+    if isinstance(node, ast.If):
+        test = node.test
+        name = test.id if isinstance(test, ast.Name) else getattr(test, "attr", "")
+        return name == "TYPE_CHECKING"
+    return isinstance(node, ast.FunctionDef) and node.name == "__getattr__"
+
+
+def _imports(tree: ast.AST, modules: set[str]) -> set[str]:
+    """Return the package modules `tree` imports (a `from M import x` names M.x when a module)."""
+    found: set[str] = set()
+
+    def visit(node: ast.AST) -> None:
+        if _skipped(node):
+            return
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            # `from pkg import module` depends on that module; `from module import name` on it.
+            for alias in node.names:
+                sub = f"{node.module}.{alias.name}"
+                found.add(sub if sub in modules else node.module)
+        for child in ast.iter_child_nodes(node):
+            visit(child)
+
+    visit(tree)
+    return {name for name in found if name in modules}
+
+
+def _strings(tree: ast.AST) -> set[str]:
+    """Return the string constants of `tree`, docstrings left out."""
+    docstrings = set()
+    for node in ast.walk(tree):
+        body = getattr(node, "body", None)
+        if isinstance(body, list) and body and isinstance(body[0], ast.Expr):
+            value = body[0].value
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                docstrings.add(id(value))
+    return {
+        node.value
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant)
+        and isinstance(node.value, str)
+        and id(node) not in docstrings
+    }
+
+
+@pytest.fixture(scope="module")
+def graph() -> dict[str, set[str]]:
+    modules = _modules()
+    names = set(modules)
+    return {
+        name: _imports(ast.parse(path.read_text(encoding="utf-8")), names) - {name}
+        for name, path in modules.items()
+    }
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Return the strongly connected components with more than one module (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    out: list[list[str]] = []
+
+    def connect(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in sorted(graph.get(node, ())):
+            if target not in index:
+                connect(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                out.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            connect(node)
+    return out
+
+
+def _path(graph: dict[str, set[str]], component: list[str]) -> str:
+    """Return one cycle inside a component, as `a -> b -> a`, for the failure message."""
+    members = set(component)
+    start = component[0]
+    trail, seen, node = [start], {start}, start
+    while True:
+        node = sorted(graph[node] & members)[0]
+        if node in seen:
+            return " -> ".join([*trail[trail.index(node) :], node])
+        trail.append(node)
+        seen.add(node)
+
+
+def test_no_import_cycles(graph) -> None:
+    cycles = _cycles(graph)
+    assert not cycles, "import cycles:\n" + "\n".join(_path(graph, c) for c in cycles)
+
+
+def test_only_suites_know_suites(graph) -> None:
+    """Outside suites/, no module imports a suite's package nor names a suite in a string."""
+    import importlib
+    import pkgutil
+
+    import longscope.suites
+
+    names = set()
+    for info in pkgutil.iter_modules(longscope.suites.__path__):
+        if info.ispkg:
+            table = getattr(importlib.import_module(f"{SUITES}.{info.name}"), "SUITES", {})
+            names.update(table)
+    assert {"longctx", "longbench-pro", "hundred"} <= names
+    problems = []
+    for module, path in _modules().items():
+        if module == SUITES or module.startswith(SUITES + "."):
+            continue
+        for target in sorted(graph[module]):
+            if target.startswith(SUITES + ".") and target not in SUITE_CONTRACT:
+                problems.append(f"{module} imports {target}")
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for text in sorted(_strings(tree) & names):
+            if (module, text) not in NOT_SUITES:
+                problems.append(f"{module} names the suite {text!r}")
+    assert not problems, "\n".join(problems)
+
+
+def test_layers_point_one_way(graph) -> None:
+    """The bottom imports nothing above it; analyses read summaries, never runs or suites."""
+    bottom = {f"{PACKAGE}.errors", f"{PACKAGE}.types", f"{PACKAGE}.summary"}
+    for module in bottom:
+        assert graph[module] <= bottom, (module, graph[module] - bottom)
+    for module, targets in graph.items():
+        if module.startswith(f"{PACKAGE}.analysis"):
+            above = {t for t in targets if t.startswith((f"{PACKAGE}.run", SUITES))}
+            assert not above, (module, above)
+        if module.startswith(f"{PACKAGE}.text"):
+            above = {t for t in targets if t.startswith((f"{PACKAGE}.run", SUITES))}
+            assert not above, (module, above)
