@@ -75,6 +75,28 @@ class RulerTemplate(PromptTemplate):
         return "", (Message("user", body),)
 
 
+def _list(value: Any, what: str) -> list[str]:
+    items = (
+        [v.strip() for v in value.split(",")]
+        if isinstance(value, str)
+        else [str(v).strip() for v in value]
+    )
+    if not items or any(not v for v in items):
+        raise UsageError(f"bad ruler {what} {value!r}: use a comma-separated list")
+    return items
+
+
+def _length(text: str) -> int:
+    lower = text.lower()
+    try:
+        value = float(lower[:-1]) * 1024 if lower.endswith("k") else float(lower)
+    except ValueError as exc:
+        raise UsageError(f"bad ruler length {text!r}: use token counts like 4k or 32768") from exc
+    if value % 1 or value < 1:
+        raise UsageError(f"bad ruler length {text!r}: use whole token counts like 4k or 32768")
+    return int(value)
+
+
 def reason_missing(task: Task, data: dict[str, str]) -> str:
     """Return why `task` cannot run with the data given, or "" when it can."""
     need = _DATA.get(task.haystack)
@@ -153,10 +175,27 @@ class RulerSuite:
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> RulerSuite:
-        """Build from stored params (`params()`), typed `-S` values or text."""
-        from longscope.suites.ruler import from_params
-
-        return from_params(params)
+        """Build from stored params (`params()`), typed `-S` values or text; unknown keys ignored."""
+        try:
+            lengths = params.get("lengths") or DEFAULT_LENGTHS
+            return cls(
+                tasks=_list(params.get("tasks") or ALL_TASKS, "tasks"),
+                lengths=[_length(str(n)) for n in _list(lengths, "lengths")],
+                samples=int(params.get("samples") or DEFAULT_SAMPLES),
+                # RULER's own name (prepare.py --random_seed): the run's --seed is the sampling seed.
+                seed=int(params["random_seed"])
+                if params.get("random_seed") not in (None, "")
+                else DEFAULT_SEED,
+                essays=params.get("essays") or None,
+                squad=params.get("squad") or None,
+                hotpotqa=params.get("hotpotqa") or None,
+                words=params.get("words") or None,
+                model_template=params.get("model_template") or "base",
+            )
+        except ValueError as exc:
+            if isinstance(exc, UsageError):
+                raise
+            raise UsageError(str(exc)) from exc
 
     def skipped(self) -> dict[str, str]:
         """Return {task: reason} for the tasks this run cannot run (data not given)."""
