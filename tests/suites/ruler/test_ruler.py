@@ -288,7 +288,7 @@ def test_from_params_reads_text_and_lists() -> None:
 
 def test_published_rows_as_published_with_flags() -> None:
     rows = published_rows()
-    assert len(rows) == 45
+    assert len(rows) == 45 and RulerSuite.published_rows() == rows
     gpt4 = next(r for r in rows if r.model == "GPT-4-1106-preview")
     assert gpt4.scores == {
         4096: 96.6,

@@ -197,6 +197,14 @@ class RulerSuite:
                 raise
             raise UsageError(str(exc)) from exc
 
+    @staticmethod
+    def published_rows() -> tuple[Any, ...]:
+        """Return RULER's published table as `PublishedRow`s (scores by length in tokens, stated
+        and flagged effective length, wAvg), for `compare --published ruler`."""
+        from longscope.suites.ruler.published import published_rows
+
+        return published_rows()
+
     def skipped(self) -> dict[str, str]:
         """Return {task: reason} for the tasks this run cannot run (data not given)."""
         out = {}
