@@ -130,7 +130,7 @@ def test_cli_run_exits_2_with_one_line_before_the_model_generates(tmp_path: Path
         "import sys\n"
         "from longscope.cli import main\n"
         f"sys.argv = ['longscope', 'run', 'longctx', '--model', 'llamacpp/gemma3-270m', "
-        f"'--tiers', '1', '--output', {str(out)!r}]\n"
+        f"'-S', 'tiers=1', '--output', {str(out)!r}]\n"
         "main()\n"
     )
     done = _run_with_crashing_probe(code, tmp_path)
