@@ -158,6 +158,7 @@ def build_backend(
 ) -> Backend:
     """Return the backend for `provider/name`, behind the router and the output-budget check."""
     from longscope.models.registry import create_backend
+    from longscope.models.retry import RetryPolicy, with_retries
 
     backend = create_backend(
         model_spec(model),
@@ -166,6 +167,8 @@ def build_backend(
         concurrency=concurrency,
         request_timeout_s=request_timeout,
     )
+    # One retry policy around every backend that does not retry inside its transport.
+    backend = with_retries(backend, getattr(backend, "retry_policy", None) or RetryPolicy())
     if router is not None or router_length is not None:
         from longscope.router import with_router
 

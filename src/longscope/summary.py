@@ -230,7 +230,15 @@ class Summary:
         """Read a summary.json written by `to_dict` back (the inverse, for stored summaries)."""
         generic = dict(data.get("longscope") or {})
         if "views" not in generic:
-            raise ValueError("not a longscope summary (no `longscope.views`)")
+            # A summary from before the typed view: read the suite's own keys as best they can be.
+            native = {k: v for k, v in data.items() if k not in ("run_id", "model", "completeness")}
+            return replace(
+                cls.from_native(str(data.get("suite") or ""), native),
+                run_id=str(data.get("run_id") or ""),
+                model=str(data.get("model") or ""),
+                completeness=data.get("completeness"),
+                statuses=dict(data.get("statuses") or {}),
+            )
         reserved = {
             "summary_version",
             "title",

@@ -38,6 +38,24 @@ class Sample:
     length: int = 0
     """Target length in tokens (the tier or bucket this sample belongs to)."""
     meta: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
+    max_tokens: int | None = None
+    """This sample's output budget, when it differs from the suite's (`GenerationConfig`)."""
+    prompt_tokens: int = 0
+    """The prompt's length as the suite counted it in the model's tokenizer (0: not counted)."""
+
+    def output_budget(self, default: int) -> int:
+        """Return the output budget of this sample's requests (`max_tokens`, else `default`)."""
+        if self.max_tokens is not None:
+            return self.max_tokens
+        legacy = self.meta.get("max_tokens")  # suites from before the typed field
+        return int(legacy) if isinstance(legacy, int) else default
+
+    def counted_prompt(self) -> int:
+        """Return the prompt's counted length (`prompt_tokens`), 0 when the suite did not count."""
+        if self.prompt_tokens:
+            return self.prompt_tokens
+        legacy = self.meta.get("prompt_tokens")  # suites from before the typed field
+        return int(legacy) if isinstance(legacy, int) and legacy > 0 else 0
 
     def public(self) -> dict[str, Any]:
         """Return everything but the context, as stored beside the generations."""

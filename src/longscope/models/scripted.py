@@ -8,6 +8,7 @@ From the command line (`--model scripted/NAME`, `-M key=value`):
   the prompt, so a suite whose prompt states the answer gets it right ("The key is (\\w+)");
 - `latency_s=S`: each answer takes this long;
 - `fail_every=N`, `fail_status=error|timeout|length|context_overflow`: every Nth request fails;
+- `retries=N`, `backoff_s=S`: the retry policy applied around it (`models.retry`; default 0);
 - `context_length=N`, `prompt_mode=chat|completion`, `tokenizer=qwen2.5|NAME|PATH`.
 """
 
@@ -22,6 +23,7 @@ from typing import Any
 
 from longscope.errors import UsageError
 from longscope.models.base import ModelInfo
+from longscope.models.retry import RetryPolicy
 from longscope.text.tokenizers import Tokenizer, load_tokenizer
 from longscope.types import STATUSES, Generation, PromptMode, Request, Status
 
@@ -76,8 +78,10 @@ class ScriptedBackend:
         prompt_mode: PromptMode = "chat",
         tokenizer: Tokenizer | str = "qwen2.5",
         max_concurrency: int = 8,
+        retry_policy: RetryPolicy | None = None,
     ) -> None:
         self.name = f"scripted/{name}"
+        self.retry_policy = retry_policy or RetryPolicy(max_retries=0)
         self.max_concurrency = max_concurrency
         self._answer = answer if callable(answer) else (lambda _r, text=answer: text)
         self._latency_s = latency_s
@@ -103,6 +107,8 @@ class ScriptedBackend:
             "prompt_mode",
             "tokenizer",
             "max_concurrency",
+            "retries",
+            "backoff_s",
         }
         unknown = sorted(set(options) - known)
         if unknown:
@@ -135,6 +141,10 @@ class ScriptedBackend:
             prompt_mode=mode,  # type: ignore[arg-type]
             tokenizer=str(options.get("tokenizer", "qwen2.5")),
             max_concurrency=int(options.get("max_concurrency", 8)),
+            retry_policy=RetryPolicy(
+                max_retries=int(options.get("retries", 0)),
+                backoff_base_s=float(options.get("backoff_s", 0.01)),
+            ),
         )
 
     async def info(self) -> ModelInfo:

@@ -309,7 +309,7 @@ def build_request(
     seeded = replace(
         config,
         seed=config.seed + repeat,
-        max_tokens=int(sample.meta.get("max_tokens", config.max_tokens)),
+        max_tokens=sample.output_budget(config.max_tokens),
     )
     return Request(
         sample_id=sample.id,
@@ -318,7 +318,7 @@ def build_request(
         prompt=prompt,
         messages=messages,
         config=seeded,
-        prompt_tokens=int(sample.meta.get("prompt_tokens", 0)),
+        prompt_tokens=sample.counted_prompt(),
         timeout_s=suite.timeout_s(sample),
         parts=suite.template.parts(sample, info.prompt_mode) if sample.context else None,
     )

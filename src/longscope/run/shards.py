@@ -95,8 +95,7 @@ def prefill_cost(tokens: int, quadratic_at: int = QUADRATIC_AT) -> float:
 
 def sample_tokens(sample: Sample) -> int:
     """Return a sample's prompt length: the suite's count, else its target length."""
-    counted = sample.meta.get("prompt_tokens")
-    return int(counted) if isinstance(counted, int) and counted > 0 else max(1, sample.length)
+    return sample.counted_prompt() or max(1, sample.length)
 
 
 def partition(

@@ -70,6 +70,48 @@ class BuildContext:
     chat_overhead: int | None = None
     """Tokens the model's chat template adds around the user message, when known (chat mode)."""
 
+    def output_budget(self, default: int) -> int:
+        """Return the output budget of a sample: the user's `--max-tokens`, else `default`."""
+        return self.max_tokens_override if self.max_tokens_override is not None else default
+
+    def fit(self, text: str) -> PromptFit:
+        """Return what sending `text` (a rendered prompt, or the one user message) costs."""
+        return prompt_fit(self, text)
+
+
+CHAT_MARGIN_TOKENS = 32
+"""A chat template's role markers when the backend cannot count them (a server's template)."""
+
+
+@dataclass(frozen=True)
+class PromptFit:
+    """The tokens a prompt costs as the model receives it, in the model's tokenizer.
+
+    Every suite sizes its contexts with this, so that all count the same things: the rendered
+    text, the BOS token a base model is given, and the chat template's own tokens (counted when the
+    backend knows its template, else covered by a margin that is never reported as sent).
+    """
+
+    counted: int
+    """Tokens counted exactly: the text, BOS in completion mode, a known chat template's."""
+    margin: int = 0
+    """Tokens reserved for what cannot be counted (a server's chat template)."""
+
+    @property
+    def reserved(self) -> int:
+        """Tokens to keep free for the prompt: counted and margin."""
+        return self.counted + self.margin
+
+
+def prompt_fit(ctx: BuildContext, text: str) -> PromptFit:
+    """Return what sending `text` costs in `ctx`'s model (see `PromptFit`)."""
+    counted = len(ctx.tokenizer.encode(text)) if text else 0
+    if ctx.prompt_mode == "completion":
+        return PromptFit(counted + 1)  # BOS
+    if ctx.chat_overhead is not None:
+        return PromptFit(counted + ctx.chat_overhead)
+    return PromptFit(counted, CHAT_MARGIN_TOKENS)
+
 
 @dataclass(frozen=True)
 class ImportedRun:

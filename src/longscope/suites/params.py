@@ -271,10 +271,13 @@ def defaults(declared: Sequence[Param]) -> dict[str, Any]:
 
 def describe(declared: Sequence[Param]) -> list[tuple[str, str, str]]:
     """Return (usage, default, help) per parameter, as `longscope list SUITE` prints them."""
-    return [
-        (p.usage(), p.shown_default(), p.help + (" [scoring]" if p.scoring else ""))
-        for p in declared
-    ]
+    rows = []
+    for p in declared:
+        text = p.help
+        if p.choices and p.kind == "strs":
+            text += f" (any of {', '.join(p.choices)})"
+        rows.append((p.usage(), p.shown_default(), text + (" [scoring]" if p.scoring else "")))
+    return rows
 
 
 __all__ = [

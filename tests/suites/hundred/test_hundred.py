@@ -46,9 +46,10 @@ def test_length_counts_everything_sent_and_is_recorded(qwen_tokenizer) -> None:
     suite = create_suite("hundred", {"lengths": [2048, 8192], "samples": 2})
     for sample in suite.build(BuildContext(qwen_tokenizer, *CTX_ARGS)):
         prompt, _ = suite.template.render(sample, "completion")
-        sent = len(qwen_tokenizer.encode(prompt))
-        assert sample.meta["achieved_length"] == sent
+        sent = len(qwen_tokenizer.encode(prompt)) + 1  # and BOS, as every suite counts it
+        assert sample.meta["achieved_length"] == sent == sample.prompt_tokens
         assert sample.meta["target_length"] - 200 < sent <= sample.meta["target_length"]
+        assert sample.length == sent + sample.max_tokens
 
 
 class _PairTokenizer:

@@ -48,7 +48,7 @@ def test_gold_passages_are_named_and_present(qwen_tokenizer) -> None:
             assert str(where) in sample.question
         assert sample.meta["achieved_length"] <= sample.meta["target_length"]
         prompt, _ = suite.template.render(sample, "completion")
-        assert sample.meta["achieved_length"] == len(qwen_tokenizer.encode(prompt))
+        assert sample.meta["achieved_length"] == len(qwen_tokenizer.encode(prompt)) + 1  # BOS
 
 
 def test_multi_document_contexts_split_on_their_marks() -> None:
@@ -145,7 +145,7 @@ def test_passage_retrieval_asks_for_the_summarised_passage(qwen_tokenizer) -> No
         assert sample.context.count(other["context"]) == 1
         assert sample.meta["source_distractors"] == 1
         prompt, _ = suite.template.render(sample, "completion")
-        assert sample.meta["achieved_length"] == len(qwen_tokenizer.encode(prompt))
+        assert sample.meta["achieved_length"] == len(qwen_tokenizer.encode(prompt)) + 1  # BOS
         assert suite.score(sample.public(), Generation(f"Passage {gold}", "ok")).value == 1.0
         wrong = str(int(gold) % sample.meta["passages"] + 1)
         assert suite.score(sample.public(), Generation(wrong, "ok")).value == 0.0

@@ -31,8 +31,8 @@ def test_truncated_prompt_plus_budget_fills_the_window_exactly(mode: str, budget
     truncated = [s for s in samples.values() if s.meta["truncated"]]
     assert len(truncated) == len(samples) == 50, "every fixture prompt is 220-277 tokens long"
     for sample in truncated:
-        assert sample.meta["max_tokens"] == budget
-        assert sample.meta["prompt_tokens"] == window - budget == 200
+        assert sample.max_tokens == budget
+        assert sample.prompt_tokens == window - budget == 200
     # a prompt that already fits is left whole, its question intact
     whole = _built(mode, 10**6)
     assert not any(s.meta["truncated"] for s in whole.values())
@@ -41,7 +41,7 @@ def test_truncated_prompt_plus_budget_fills_the_window_exactly(mode: str, budget
 def test_max_input_tokens_is_the_prompt_limit_to_the_token() -> None:
     samples = _built("nonthinking", None, max_input_tokens=150)
     sample = samples["mini-T1.1-en#nonthinking"]
-    assert sample.meta["truncated"] and sample.meta["prompt_tokens"] == 150
+    assert sample.meta["truncated"] and sample.prompt_tokens == 150
     prompt = sample.context + SEPARATOR + sample.question
     # re-encoding the decoded head+tail may merge a token at the seam, never add more than one
     assert abs(len(QwenTokenizer().encode(prompt)) - 150) <= 1
@@ -54,7 +54,7 @@ def test_max_input_tokens_is_the_prompt_limit_to_the_token() -> None:
 def test_thinking_budget_switches_exactly_at_256k(context_length, budget) -> None:
     suite = LongBenchProSuite(str(DATA), modes=("thinking",), filters={"language": ["en"]})
     ctx = BuildContext(QwenTokenizer(), "chat", GenerationConfig(), context_length=context_length)
-    assert {s.meta["max_tokens"] for s in suite.build(ctx)} == {budget}
+    assert {s.max_tokens for s in suite.build(ctx)} == {budget}
 
 
 def test_max_tokens_override_replaces_the_budget_and_the_limit() -> None:
@@ -63,6 +63,6 @@ def test_max_tokens_override_replaces_the_budget_and_the_limit() -> None:
         QwenTokenizer(), "chat", GenerationConfig(), context_length=300, max_tokens_override=100
     )
     for sample in suite.build(ctx):
-        assert sample.meta["max_tokens"] == 100
+        assert sample.max_tokens == 100
         if sample.meta["truncated"]:
-            assert sample.meta["prompt_tokens"] == 200
+            assert sample.prompt_tokens == 200

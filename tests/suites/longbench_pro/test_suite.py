@@ -104,8 +104,8 @@ def test_prompt_is_context_four_newlines_question_in_one_user_message() -> None:
         prompt, messages = suite.template.render(by_id[f"mini-T3.2-en#{mode}"], "chat")
         assert prompt == "" and len(messages) == 1 and messages[0].role == "user"
         assert messages[0].content == row["context"] + "\n\n\n\n" + question
-    assert by_id["mini-T3.2-en#nonthinking"].meta["max_tokens"] == 1024
-    assert by_id["mini-T3.2-en#thinking"].meta["max_tokens"] == 8192
+    assert by_id["mini-T3.2-en#nonthinking"].max_tokens == 1024
+    assert by_id["mini-T3.2-en#thinking"].max_tokens == 8192
     # requests sharing a context run back to back: both languages' documents form two blocks
     contexts = [s.context for s in samples]
     assert sum(1 for a, b in itertools.pairwise(contexts) if a != b) == 1
@@ -114,7 +114,7 @@ def test_prompt_is_context_four_newlines_question_in_one_user_message() -> None:
 def test_thinking_budget_for_256k_models() -> None:
     suite = LongBenchProSuite(str(DATA), modes=("thinking",))
     ctx = BuildContext(QwenTokenizer(), "chat", GenerationConfig(), context_length=262144)
-    assert {s.meta["max_tokens"] for s in suite.build(ctx)} == {32768}
+    assert {s.max_tokens for s in suite.build(ctx)} == {32768}
 
 
 def test_middle_truncation_keeps_head_and_tail_tokens() -> None:

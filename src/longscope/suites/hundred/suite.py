@@ -11,97 +11,51 @@ stores beside the generations.
 from __future__ import annotations
 
 import random
-import re
-import uuid
-from bisect import bisect_right
-from collections import defaultdict
 from collections.abc import Sequence
-from statistics import mean
 from typing import Any
 
-from longscope.analysis.longscore import DEFAULT_BASE_LENGTHS, longscore
+from longscope.analysis.longscore import DEFAULT_BASE_LENGTHS
 from longscope.errors import UsageError
-from longscope.metrics.qa import best_f1, normalize_qa
-from longscope.metrics.rouge import rouge_l
 from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow
 from longscope.suites.hundred import judging
 from longscope.suites.hundred.pool import DEFAULT_POOL, WRAP, CountedPool, Document, load_pool
+from longscope.suites.hundred.scoring import grade, score_answer
 from longscope.suites.hundred.sources import (
     QA_TASKS,
     SUM_TASKS,
     Source,
-    SourceRow,
     load_source,
     split_documents,
 )
-from longscope.suites.params import Param
-from longscope.summary import Breakdown, Cell, Headline, Summary, View
-from longscope.types import (
-    SCORABLE,
-    Generation,
-    GenerationConfig,
-    Judgement,
-    JudgeTask,
-    Sample,
-    Score,
+from longscope.suites.hundred.summary import hundred_summary, summarize_hundred
+from longscope.suites.hundred.tasks import (
+    ALL_TASKS,
+    ONE_GOLD,
+    REAL_TASKS,
+    RETRIEVAL_TASK,
+    SLACK,
+    SYNTHETIC_TASKS,
+    fill,
+    real_question,
+    repeated,
+    star_options,
+    task_parts,
 )
+from longscope.suites.params import Param
+from longscope.summary import Summary
+from longscope.types import Generation, GenerationConfig, Judgement, JudgeTask, Sample, Score
 
-SYNTHETIC_TASKS = ("kv_retrieval", "counting_stars", "passage_count")
-REAL_TASKS = (*QA_TASKS, *SUM_TASKS)
-RETRIEVAL_TASK = "passage_retrieval"
-ALL_TASKS = (*SYNTHETIC_TASKS, RETRIEVAL_TASK, *REAL_TASKS)
-_UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I)
-_INT = re.compile(r"\d+")
-# Passage wrappers of real indices can be a token shorter or longer than the counted upper bound.
-_SLACK = 16
-_ONE_GOLD = ("single_doc_qa", "single_doc_sum", RETRIEVAL_TASK)
-
-
-def fill(
-    rng: random.Random, counts: Sequence[int], budget: int, exclude: set[int] = frozenset()
-) -> list[int]:
-    """Pick documents uniformly among those that still fit, WITHOUT replacement, until none fits."""
-    available = sorted((counts[i], i) for i in range(len(counts)) if i not in exclude)
-    chosen: list[int] = []
-    remaining = budget
-    while available:
-        fitting = bisect_right(available, (remaining, len(counts)))
-        if fitting == 0:
-            break
-        count, index = available.pop(rng.randrange(fitting))
-        chosen.append(index)
-        remaining -= count
-    return chosen
-
-
-def _uuid(rng: random.Random) -> str:
-    return str(uuid.UUID(int=rng.getrandbits(128), version=4))
-
-
-def star_options(rng: random.Random, counts: list[int]) -> list[str]:
-    """Five distinct options: unanswerable, the truth, two swaps, one changed number (shuffled)."""
-    options = [str(counts)]
-
-    def add(candidate: list[int]) -> bool:
-        if str(candidate) in options:
-            return False
-        options.append(str(candidate))
-        return True
-
-    swaps = attempts = 0
-    while swaps < 2 and attempts < 200:  # equal counts make some swaps identical to the truth
-        attempts += 1
-        a, b = rng.sample(range(len(counts)), 2)
-        swapped = list(counts)
-        swapped[a], swapped[b] = swapped[b], swapped[a]
-        swaps += add(swapped)
-    while len(options) < 4:
-        changed = list(counts)
-        changed[rng.randrange(len(counts))] = rng.randint(1, 100)
-        add(changed)
-    options.append("unanswerable")
-    rng.shuffle(options)
-    return options
+__all__ = [
+    "ALL_TASKS",
+    "REAL_TASKS",
+    "SYNTHETIC_TASKS",
+    "HundredSuite",
+    "fill",
+    "grade",
+    "hundred_summary",
+    "star_options",
+    "summarize_hundred",
+]
 
 
 class HundredSuite:
@@ -316,12 +270,15 @@ class HundredSuite:
         rng.shuffle(order)
         for index in order:
             picked = source.rows[index]
-            golds = [picked.context] if task in _ONE_GOLD else split_documents(picked.context)
-            probe = self._real_question(task, picked, [999, 998, 997][: len(golds)])
+            golds = [picked.context] if task in ONE_GOLD else split_documents(picked.context)
+            probe = real_question(task, picked, [999, 998, 997][: len(golds)])
             gold_tokens = sum(
                 len(ctx.tokenizer.encode(WRAP.format(index=999, text=d))) for d in golds
             )
-            budget = length - self._prompt_tokens(task, "", probe, ctx) - _SLACK - gold_tokens
+            frame = ctx.fit("").reserved  # BOS, or the chat template's tokens
+            budget = (
+                length - self._prompt_tokens(task, "", probe, ctx) - frame - SLACK - gold_tokens
+            )
             if budget >= 0:
                 break
         else:
@@ -342,9 +299,10 @@ class HundredSuite:
         for where, text in zip(places, golds, strict=True):
             pieces.insert(where, (text, None))
         gold_passages = [where + 1 for where in places]
-        question = self._real_question(task, picked, gold_passages)
+        question = real_question(task, picked, gold_passages)
         context, achieved = self._sent(task, pieces, question, pool, ctx, additive)
-        max_tokens = 256 if task in SUM_TASKS else ctx.config.max_tokens
+        # Summaries need room to be written; the user's --max-tokens wins over it.
+        max_tokens = ctx.output_budget(256 if task in SUM_TASKS else ctx.config.max_tokens)
         if task == RETRIEVAL_TASK:
             gold = (str(gold_passages[0]),)
             metric = {"answer": gold[0], "source_distractors": from_source}
@@ -356,9 +314,10 @@ class HundredSuite:
             "source_row": picked.id or str(index),
             "question_text": picked.input,
             "gold_passages": gold_passages,
-            "max_tokens": max_tokens,
         }
-        return _sample(task, length, row, context, question, gold, achieved, len(pieces), meta)
+        return _sample(
+            task, length, row, context, question, gold, achieved, len(pieces), meta, ctx, max_tokens
+        )
 
     def _source_pool(self, source: Source, ctx: BuildContext) -> CountedPool:
         """A source's own documents as a counted pool (counts cached on disk like any pool)."""
@@ -367,22 +326,6 @@ class HundredSuite:
             documents = [Document(r.id or str(i), r.context) for i, r in enumerate(source.rows)]
             self._source_pools[key] = CountedPool(documents, source.identity, ctx.tokenizer)
         return self._source_pools[key]
-
-    @staticmethod
-    def _real_question(task: str, row: SourceRow, where: list[int]) -> str:
-        named = ", ".join(str(n) for n in where)
-        if task == RETRIEVAL_TASK:
-            return (
-                "Question: Which passage above does the following summary describe? Answer with "
-                f"the passage number only.\nSummary: {row.answers[0]}"
-            )
-        if task == "single_doc_qa":
-            return f"Answer the question based on Passage {where[0]}. Answer concisely.\nQuestion: {row.input}"
-        if task == "multi_doc_qa":
-            return f"Answer the question based on Passages {named}. Answer concisely.\nQuestion: {row.input}"
-        if task == "single_doc_sum":
-            return f"Question: Write a summary of Passage {where[0]} in a few sentences."
-        return f"Question: Write one summary of Passages {named} together in a few sentences."
 
     def _no_context(self, sample: Sample, ctx: BuildContext) -> Sample:
         question = (
@@ -397,13 +340,13 @@ class HundredSuite:
             question,
             sample.gold,
             length=0,
+            max_tokens=ctx.config.max_tokens,
             meta={
                 "metric": "f1",
                 "no_context": True,
                 "source_row": sample.meta["source_row"],
                 "target_length": 0,
                 "achieved_length": 0,
-                "max_tokens": ctx.config.max_tokens,
             },
         )
 
@@ -412,18 +355,20 @@ class HundredSuite:
     ) -> Sample:
         # Each sample depends on (seed, task, length, row) alone.
         rng = random.Random(f"{self.seed}:{task}:{length}:{row}")
-        question, _, inserts, meta = self._task_parts(task, rng)
-        overhead = self._prompt_tokens(task, "", question, ctx) + sum(
-            len(ctx.tokenizer.encode(s + " ")) for s in inserts
+        question, _, inserts, meta = task_parts(task, rng)
+        overhead = (
+            self._prompt_tokens(task, "", question, ctx)
+            + ctx.fit("").reserved  # BOS, or the chat template's tokens
+            + sum(len(ctx.tokenizer.encode(s + " ")) for s in inserts)
         )
-        budget = length - overhead - _SLACK
+        budget = length - overhead - SLACK
         if pool.total_tokens < budget:
             raise UsageError(
                 f"the {self.pool} pool holds {pool.total_tokens} tokens, too few for {length}-token "
                 "contexts without repeating documents: give a larger pool (-S pool=FILE.jsonl)"
             )
         if task == "passage_count":
-            pieces = self._repeated(rng, pool, budget, meta)
+            pieces = repeated(rng, pool, budget, meta)
         else:
             pieces = [
                 (pool.documents[i].text, pool.bodies[i]) for i in fill(rng, pool.counts, budget)
@@ -443,58 +388,20 @@ class HundredSuite:
                 pieces[where] = (sentence + " " + pieces[where][0], None)
             rng.shuffle(pieces)
         context, achieved = self._sent(task, pieces, question, pool, ctx)
-        meta.setdefault("max_tokens", ctx.config.max_tokens)
         gold = (str(meta["answer"]),)
-        return _sample(task, length, row, context, question, gold, achieved, len(pieces), meta)
-
-    def _repeated(
-        self, rng: random.Random, pool: CountedPool, budget: int, meta: dict[str, Any]
-    ) -> list[tuple[str, int | None]]:
-        """Distinct documents, each repeated 1-3 times, shuffled; records the unique count."""
-        chosen: list[tuple[str, int | None]] = []
-        remaining = budget
-        order = list(range(len(pool.documents)))
-        rng.shuffle(order)
-        unique = 0
-        for index in order:
-            copies = rng.randint(1, 3)
-            cost = copies * pool.counts[index]
-            if cost > remaining:
-                continue
-            chosen += [(pool.documents[index].text, pool.bodies[index])] * copies
-            remaining -= cost
-            unique += 1
-        rng.shuffle(chosen)
-        meta["unique"] = unique
-        meta["answer"] = str(unique)
-        return chosen
-
-    def _task_parts(
-        self, task: str, rng: random.Random
-    ) -> tuple[str, tuple[str, ...], list[str], dict[str, Any]]:
-        if task == "kv_retrieval":
-            keys = [_uuid(rng) for _ in range(4)]
-            sentences = [f"The value of {keys[i]} is {keys[i + 1]}." for i in range(3)]
-            question = f"Question: What is the value of {keys[0]}? Answer with the value only."
-            return question, (keys[1],), sentences, {"answer": keys[1], "keys": keys}
-        if task == "counting_stars":
-            counts = [rng.randint(1, 100) for _ in range(4)]
-            sentences = [f"The little penguin counted {n} ★." for n in counts]
-            options = star_options(rng, counts)
-            listed = "\n".join(f"{i + 1}. {opt}" for i, opt in enumerate(options))
-            answer = str(options.index(str(counts)) + 1)
-            question = (
-                "Question: In order, how many ★ did the little penguin count? Choose one option and "
-                f"answer with its number only.\n{listed}"
-            )
-            return (
-                question,
-                (answer,),
-                sentences,
-                {"answer": answer, "counts": counts, "options": options},
-            )
-        question = "Question: How many unique passages are there above? Answer with a number only."
-        return question, ("",), [], {}
+        return _sample(
+            task,
+            length,
+            row,
+            context,
+            question,
+            gold,
+            achieved,
+            len(pieces),
+            meta,
+            ctx,
+            ctx.config.max_tokens,
+        )
 
     def timeout_s(self, sample: Sample) -> float:
         return 120.0 + 2.0 * sample.length / 1000.0
@@ -515,25 +422,7 @@ class HundredSuite:
     def score(
         self, sample: dict[str, Any], generation: Generation, judgement: Judgement | None = None
     ) -> Score:
-        metric = sample["meta"].get("metric")
-        if self.metric == "judge" and judging.judged(sample):
-            if judgement is None:
-                return Score(0.0, 1.0, {"metric": "judge", "judge_failed": "not judged yet"})
-            if judgement.value is None:
-                return Score(
-                    0.0,
-                    1.0,
-                    {"metric": "judge", "judge": judgement.judge, "judge_failed": judgement.error},
-                )
-            return Score(judgement.value, 1.0, {"metric": "judge", "judge": judgement.judge})
-        if metric == "f1":
-            value = best_f1(generation.text, sample["gold"])
-            return Score(value, 1.0, {"metric": "token F1", "gold": sample["gold"][:5]})
-        if metric == "rouge_l":
-            # The whole summary is scored: never only its first line.
-            value = max(rouge_l(generation.text.lower(), g.lower()).f for g in sample["gold"])
-            return Score(value, 1.0, {"metric": "ROUGE-L F"})
-        return grade(sample["task"], generation.text, str(sample["meta"]["answer"]))
+        return score_answer(sample, generation.text, self.metric, judgement)
 
     def summarize(self, rows: Sequence[ScoredRow]) -> Summary:
         native = {
@@ -541,53 +430,6 @@ class HundredSuite:
             **summarize_hundred(rows, self.base_lengths, self.qa_filter),
         }
         return hundred_summary(native)
-
-
-def hundred_summary(native: dict[str, Any]) -> Summary:
-    """The typed summary: the overall curve, one curve per task, the notes the paper asks for."""
-    by_length = {int(k): v for k, v in native["by_length"].items()}
-    curves = {t: {int(k): v for k, v in s.items()} for t, s in native["by_task"].items()}
-    overall = round(mean(by_length.values()), 2) if by_length else None
-    head = native["longscore"].get("overall", {})
-    if head.get("average") is not None:
-        longscore_text = f"LongScore {head['average']:+.1f}"
-    else:
-        longscore_text = "LongScore undefined" + (
-            f" ({head['undefined']})" if head.get("undefined") else ""
-        )
-    tasks = {t: Cell(round(mean(c.values()), 2), len(c)) for t, c in curves.items() if c}
-    notes = [
-        "tokens sent per target length: "
-        + ", ".join(f"{k}: {v}" for k, v in native["achieved_length"].items())
-    ]
-    present = {
-        *native["by_task"],
-        *native.get("judge_failures", {}),
-        *native.get("qa_filter", {}).get("dropped", {}),
-    }
-    judged = sorted(t for t in present if t.endswith(("_qa", "_sum")))
-    if judged:
-        names = "LLM judge" if native.get("metric") == "judge" else "token F1 / ROUGE-L"
-        notes.append(f"QA and summary metric: {names} ({', '.join(judged)})")
-    dropped = native.get("qa_filter", {}).get("dropped") or {}
-    if dropped:
-        notes.append(f"QA filter (>= {native['qa_filter']['threshold']}) dropped: {dropped}")
-    if native.get("judge_failures"):
-        notes.append(f"judge failures (not scored): {native['judge_failures']}")
-    facts = tuple(
-        (f"tokens sent at target {k}", str(v)) for k, v in native["achieved_length"].items()
-    )
-    view = View(
-        headline=Headline("average", overall, digits=1, note=longscore_text),
-        overall=overall,
-        by_length=by_length,
-        curves=curves,
-        breakdowns=(Breakdown("task", "By task (mean over lengths)", tasks, compare=True),),
-        facts=facts,
-    )
-    return Summary(
-        suite="hundred", title="100-LongBench", views=(view,), notes=tuple(notes), native=native
-    )
 
 
 def _sample(
@@ -600,8 +442,16 @@ def _sample(
     achieved: int,
     passages: int,
     meta: dict[str, Any],
+    ctx: BuildContext,
+    max_tokens: int,
 ) -> Sample:
-    """A sample with the lengths every task records: target, achieved (all that is sent), answer."""
+    """A sample with the lengths every task records: target, achieved (all that is sent), answer.
+
+    `achieved` counts the rendered prompt; BOS or the chat template's tokens are added as every
+    suite counts them (`prompt_fit`), and a margin for an uncounted template reserved in `length`.
+    """
+    frame = ctx.fit("")
+    sent = achieved + frame.counted
     return Sample(
         f"{task}-{length}-{row:03d}",
         task,
@@ -609,90 +459,13 @@ def _sample(
         context,
         question,
         gold,
-        length=achieved + meta["max_tokens"],
+        length=sent + frame.margin + max_tokens,
+        max_tokens=max_tokens,
+        prompt_tokens=sent,
         meta={
             **meta,
             "target_length": length,
-            "achieved_length": achieved,
+            "achieved_length": sent,
             "passages": passages,
-            "prompt_tokens": achieved + 1,
         },
     )
-
-
-def grade(task: str, answer: str, gold: str) -> Score:
-    """kv: last UUID of the first line; stars: the chosen option number; count: the number. 0/1."""
-    first = answer.strip().split("\n", 1)[0] if answer.strip() else ""
-    if task == "kv_retrieval":
-        found = _UUID.findall(first)
-        got = found[-1].lower() if found else ""
-    else:
-        numbers = _INT.findall(first)
-        got = numbers[0] if numbers else ""
-    return Score(
-        1.0 if got == gold.lower() else 0.0,
-        1.0,
-        {"got": got, "gold": gold, "first_line": first[:200]},
-    )
-
-
-def _answered_from_memory(rows: Sequence[ScoredRow], threshold: float) -> set[tuple[str, str]]:
-    """(task, source row) pairs the model answers with no context (score >= threshold)."""
-    known = set()
-    for row in rows:
-        meta = row.sample["meta"]
-        if not meta.get("no_context") or row.score is None or row.generation.status not in SCORABLE:
-            continue
-        said = normalize_qa(row.generation.text.split("\n", 1)[0])
-        if row.score.value >= threshold and "unanswerable" not in said:
-            known.add((row.sample["task"], meta["source_row"]))
-    return known
-
-
-def summarize_hundred(
-    rows: Sequence[ScoredRow], base_lengths: Sequence[int], qa_filter: float = 0.5
-) -> dict[str, Any]:
-    """Per task x length scores (x100), achieved lengths, statuses, QA filter, LongScore per task."""
-    cells: dict[str, dict[int, list[float]]] = defaultdict(lambda: defaultdict(list))
-    achieved: dict[int, list[int]] = defaultdict(list)
-    statuses: dict[str, int] = defaultdict(int)
-    known = _answered_from_memory(rows, qa_filter)
-    dropped: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    judge_failures: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for row in rows:
-        meta = row.sample["meta"]
-        if meta.get("no_context"):
-            continue
-        if (row.sample["task"], meta.get("source_row")) in known:
-            dropped[row.sample["task"]][str(meta["target_length"])] += 1
-            continue
-        if row.score is not None and row.score.evidence.get("judge_failed"):
-            # A judge failure is neither right nor wrong: it leaves the cell and is counted.
-            judge_failures[row.sample["task"]][str(meta["target_length"])] += 1
-            continue
-        ok = row.generation.status in SCORABLE and row.score is not None
-        cells[row.sample["task"]][meta["target_length"]].append(
-            row.score.value if ok and row.score else 0.0
-        )
-        achieved[meta["target_length"]].append(meta["achieved_length"])
-        statuses[row.generation.status] += 1
-    tasks = {
-        task: {str(length): round(100 * mean(v), 2) for length, v in sorted(by_len.items())}
-        for task, by_len in cells.items()
-    }
-    overall = {
-        str(length): round(mean(tasks[t][str(length)] for t in tasks if str(length) in tasks[t]), 2)
-        for length in sorted({n for by_len in cells.values() for n in by_len})
-    }
-    return {
-        "by_task": tasks,
-        "by_length": overall,
-        "achieved_length": {str(k): round(mean(v)) for k, v in sorted(achieved.items())},
-        "longscore": {
-            task: longscore({int(k): v for k, v in scores.items()}, base_lengths).as_dict()
-            for task, scores in {**tasks, "overall": overall}.items()
-        },
-        "statuses": dict(statuses),
-        "judge_failures": {t: dict(v) for t, v in judge_failures.items()},
-        "qa_filter": {"threshold": qa_filter, "dropped": {t: dict(v) for t, v in dropped.items()}},
-    }

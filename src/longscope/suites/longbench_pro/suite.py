@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from longscope.metrics.similarity import DEFAULT_EMBEDDER, load_embedder
@@ -240,11 +241,9 @@ class LongBenchProSuite:
         }
 
     def _budget(self, mode: str, ctx: BuildContext) -> int:
-        if ctx.max_tokens_override is not None:
-            return ctx.max_tokens_override
         if mode == "thinking" and (ctx.context_length or 0) >= 256 * 1024:
-            return LONG_MODEL_THINKING_BUDGET
-        return OUTPUT_BUDGET[mode]
+            return ctx.output_budget(LONG_MODEL_THINKING_BUDGET)
+        return ctx.output_budget(OUTPUT_BUDGET[mode])
 
     def build(self, ctx: BuildContext) -> list[Sample]:
         counter: Tokenizer = ctx.tokenizer if self.truncate_with == "model" else QwenTokenizer()
@@ -268,12 +267,11 @@ class LongBenchProSuite:
                         head, sep, tail = text.rpartition(SEPARATOR)
                         context, question = (head, tail) if sep else (text, "")
                 samples.append(
-                    row_sample(
-                        row,
-                        mode,
-                        context=context,
-                        question=question,
-                        truncated=truncated,
+                    replace(
+                        row_sample(
+                            row, mode, context=context, question=question, truncated=truncated
+                        ),
+                        # Counted in the model's tokenizer only: Qwen2.5's count is not the model's.
                         prompt_tokens=tokens if tokens > 0 and counter is ctx.tokenizer else 0,
                         max_tokens=budget,
                     )

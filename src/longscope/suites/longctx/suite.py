@@ -32,8 +32,6 @@ TEMPLATES = {
         completion_stop=("\n\n", "\n问题：", "\n文档："),
     ),
 }
-# Chat templates wrap the message in role markers we cannot count without the template.
-CHAT_MARGIN_TOKENS = 32
 # Grid cells reuse these tasks' facts (type -> task) unless told otherwise.
 GRID_TASKS = {
     "needle": "LCB-001",
@@ -187,18 +185,11 @@ class LongCtxSuite:
             prompt, messages = self.template.render(
                 Sample("probe", "probe", lang, "", question, ()), ctx.prompt_mode
             )
-            # The template, question and BOS are counted; a chat template's role markers are counted
-            # when the backend knows its template (local GGUF), else covered by a margin that is
-            # not reported as sent (a server's template is unknown to us).
-            counted = pool.count(prompt or messages[0].content)
-            margin = 0
-            if ctx.prompt_mode == "completion":
-                counted += 1  # BOS
-            elif ctx.chat_overhead is not None:
-                counted += ctx.chat_overhead
-            else:
-                margin = CHAT_MARGIN_TOKENS
-            overhead = counted + margin
+            # The template, question and BOS are counted; a chat template's role markers are
+            # counted when the backend knows its template (local GGUF), else covered by a margin
+            # that is not reported as sent (a server's template is unknown to us).
+            fit = ctx.fit(prompt or messages[0].content)
+            counted, overhead = fit.counted, fit.reserved
             budget = length - overhead - ctx.config.max_tokens
             inserts = [
                 Insert(getattr(fact, lang), fact.depth if depth is None else depth)
@@ -214,11 +205,11 @@ class LongCtxSuite:
                     question=question,
                     gold=(task.answer[lang],),
                     length=length,
+                    prompt_tokens=hay.tokens + counted,
                     meta={
                         "task_id": task.id,
                         "tier": task.tier if self.grid is None else None,
                         "context_tokens": hay.tokens,
-                        "prompt_tokens": hay.tokens + counted,
                         "depths": [p.depth for p in hay.inserts],
                         "actual_depths": [p.actual_depth for p in hay.inserts],
                         "depth": round(mean(p.depth for p in hay.inserts), 4),
