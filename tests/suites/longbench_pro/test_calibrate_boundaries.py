@@ -1,0 +1,90 @@
+"""Difficulty calibration from hand-made scored runs: failed answers, the summary pass mark, and
+the labels file written and read back exactly."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from longscope.run.scoring import ScoreResult
+from longscope.suites.longbench_pro.calibrate import LABELS_VERSION, difficulty_labels, load_labels
+from longscope.types import Generation, Score, ScoredRow
+
+
+def _result(
+    run_id: str, model: str, outcomes: dict[str, tuple[str, str, float | None]]
+) -> ScoreResult:
+    """A scored LongBench Pro run: row id -> (metric, status, score or None)."""
+    rows = [
+        ScoredRow(
+            {
+                "id": f"{rid}#nonthinking",
+                "meta": {"row_id": rid, "mode": "nonthinking", "metric": metric},
+            },
+            0,
+            Generation("answer" if score is not None else "", status),
+            Score(score, 1.0) if score is not None else None,
+        )
+        for rid, (metric, status, score) in outcomes.items()
+    ]
+    return ScoreResult(run_id, "longbench-pro", {}, {"model": model}, rows)
+
+
+def _tiers(outcomes: dict[str, tuple[str, str, float | None]]) -> dict[str, list[ScoreResult]]:
+    # every model of every tier gives the same outcomes: a row is Extreme unless solved
+    return {
+        tier: [_result(f"{tier}{i}", f"{tier}-model-{i}", outcomes) for i in range(2)]
+        for tier in ("high", "mid", "low")
+    }
+
+
+def test_failed_generations_never_solve_and_summary_rows_pass_above_065() -> None:
+    labels = difficulty_labels(
+        _tiers(
+            {
+                "right": ("accuracy", "ok", 1.0),
+                "cut": ("accuracy", "length", 1.0),  # a length-cut answer is scored
+                "failed": ("accuracy", "error", None),
+                "summary": ("summary", "ok", 0.7),  # above 0.65: solved (not >= 1.0)
+                "summary-at-mark": ("summary", "ok", 0.65),
+                "partial": ("f1", "ok", 0.7),  # other metrics need 1.0
+            }
+        )
+    )["labels"]
+    assert labels == {
+        "cut#nonthinking": "Easy",
+        "failed#nonthinking": "Extreme",
+        "partial#nonthinking": "Extreme",
+        "right#nonthinking": "Easy",
+        "summary#nonthinking": "Easy",
+        "summary-at-mark#nonthinking": "Extreme",
+    }
+
+
+def test_labels_file_round_trip_with_its_provenance(tmp_path: Path) -> None:
+    tiers = _tiers({"r1": ("accuracy", "ok", 1.0)})
+    data = difficulty_labels(tiers)
+    assert data["labels_version"] == LABELS_VERSION
+    assert data["tiers"] == {
+        tier: [{"model": f"{tier}-model-{i}", "run_id": f"{tier}{i}"} for i in range(2)]
+        for tier in ("high", "mid", "low")
+    }
+    assert data["rule"] == (
+        "solved = mean score 1.0 (summary > 0.65); Extreme <= 1 high, Hard <= 1 mid, "
+        "Moderate <= 1 low, else Easy"
+    )
+    assert data["created"].endswith("+00:00") and len(data["created"]) == 25
+    path = tmp_path / "labels.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert load_labels(path) == {"r1#nonthinking": "Easy"}
+
+
+def test_calibration_refuses_unknown_tiers_and_other_suites() -> None:
+    tiers = _tiers({"r1": ("accuracy", "ok", 1.0)})
+    with pytest.raises(ValueError, match="at least one run for each of --high, --mid and --low"):
+        difficulty_labels({**tiers, "top": tiers["high"]})
+    other = ScoreResult("x1", "longctx", {}, {"model": "m"}, [])
+    with pytest.raises(ValueError, match=r"^run x1 is longctx, not longbench-pro$"):
+        difficulty_labels({**tiers, "low": [other]})
