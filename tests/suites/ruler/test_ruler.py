@@ -57,14 +57,19 @@ def test_every_prompt_is_counted_exactly_and_fills_its_length(qwen_tokenizer, mo
     suite, samples = _build(qwen_tokenizer, list(ALL_TASKS), 4096, 2, mode, overhead=overhead)
     assert {s.task for s in samples} == set(ALL_TASKS)
     for sample in samples:
-        real = len(qwen_tokenizer.encode(_sent(suite, sample, mode))) + (overhead or 0)
+        # What is sent: the text, plus BOS for a base model or the chat template's tokens.
+        text = len(qwen_tokenizer.encode(_sent(suite, sample, mode)))
+        real = text + (overhead if mode == "chat" else 1)
         budget = 4096 - TASKS[sample.task].template.tokens_to_generate
-        assert sample.meta["achieved_length"] == real, sample.id
+        assert sample.meta["achieved_length"] == real == sample.prompt_tokens, sample.id
+        # RULER's own `length`: the text's tokens and the task's output budget.
+        assert sample.meta["ruler_length"] == text + TASKS[sample.task].template.tokens_to_generate
         assert sample.meta["counted"] == "pieces"  # the counts added up: no whole recount
         # The largest haystack that fits: within one haystack unit (a document for QA) of it.
         slack = {"qa_1": 200, "qa_2": 200, "niah_multikey_3": 80}.get(sample.task, 40)
         assert budget - slack <= real <= budget, (sample.id, real)
         assert sample.length == real + TASKS[sample.task].template.tokens_to_generate
+        assert sample.max_tokens == TASKS[sample.task].template.tokens_to_generate
 
 
 @pytest.mark.model
@@ -73,7 +78,7 @@ def test_lengths_exact_in_the_embedded_models_tokenizer(gemma_tokenizer) -> None
         gemma_tokenizer, ["niah_single_1", "niah_single_2", "vt", "fwe"], 2048, 1
     )
     for sample in samples:
-        real = len(gemma_tokenizer.encode(_sent(suite, sample)))
+        real = len(gemma_tokenizer.encode(_sent(suite, sample))) + 1  # BOS
         assert sample.meta["achieved_length"] == real
         assert real <= 2048 - TASKS[sample.task].template.tokens_to_generate
 
@@ -259,7 +264,7 @@ def test_a_length_too_short_for_a_task_is_one_line(qwen_tokenizer) -> None:
     with pytest.raises(UsageError, match=r"ruler task vt does not fit in 700 tokens .*longer"):
         suite.build(BuildContext(qwen_tokenizer, "completion", GenerationConfig()))
     suite = RulerSuite(tasks=["niah_multikey_1"], lengths=[256], samples=1, **DATA)
-    with pytest.raises(UsageError, match="fixed parts alone need 144 tokens, over the 128 left"):
+    with pytest.raises(UsageError, match="fixed parts alone need 144 tokens, over the 127 left"):
         suite.build(BuildContext(qwen_tokenizer, "completion", GenerationConfig()))
 
 
@@ -317,7 +322,7 @@ def test_rulers_model_templates_wrap_the_task_in_completion_mode(qwen_tokenizer)
         assert prompt.startswith("[INST] ") and sample.meta["answer_prefix"] in prompt
         # RULER: the answer prefix follows the closed instruction, for every model.
         assert prompt.endswith(" [/INST]" + sample.meta["answer_prefix"])
-        assert len(qwen_tokenizer.encode(prompt)) == sample.meta["achieved_length"]
+        assert len(qwen_tokenizer.encode(prompt)) + 1 == sample.meta["achieved_length"]
         if sample.task == "vt":  # the one-shot example goes inside the instruction, unwrapped
             assert prompt.startswith("[INST] Memorize and track") and prompt.count("[INST]") == 1
         if sample.task == "cwe":  # the one-shot example is wrapped like the task
@@ -467,3 +472,30 @@ def test_stored_run_scores_as_ruler_and_reports(tmp_path, qwen_tokenizer) -> Non
     typed = result.result
     assert typed.title == "RULER" and typed.by_length == {4096: 70.0, 8192: 50.0}
     assert typed.headline.score == 60.0
+
+
+@pytest.mark.model
+def test_cli_run_with_suite_options_on_the_embedded_model(tmp_path) -> None:
+    """`longscope run ruler -S ...` on the embedded model: RULER's header, summary and report."""
+    from ...cli_helper import longscope
+
+    run = longscope(
+        "run", "ruler", "--model", "llamacpp/gemma3-270m", "--lengths", "1k",
+        "-S", "tasks=niah_single_1", "-S", "samples=1", "-S", f"essays={DATA['essays']}",
+        "--max-tokens", "12", "-o", str(tmp_path), "-q", timeout=600,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert "RULER" in run.stdout
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["suite"] == "ruler" and set(summary["by_length"]) == {"1024"}
+    assert summary["comparable_with_published"] is False
+    assert summary["nulls"]["niah_single_1"]["1024"] in ("0/1", "1/1")
+    report = longscope("report", str(tmp_path))
+    assert report.returncode == 0, report.stderr[-2000:]
+    assert "not comparable with RULER's published table" in " ".join(report.stdout.split())
+    bad = longscope("run", "ruler", "--model", "llamacpp/gemma3-270m", "-S", "samples=0")
+    assert (
+        bad.returncode == 2
+        and "samples" in bad.stderr
+        and len(bad.stderr.strip().splitlines()) == 1
+    )

@@ -27,7 +27,7 @@ from typing import Any
 from longscope.analysis.effective import RULER_THRESHOLD, effective_length
 from longscope.analysis.profile import weighted_averages
 from longscope.errors import UsageError
-from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow
+from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow, prompt_fit
 from longscope.suites.params import Param
 from longscope.suites.ruler import generate
 from longscope.suites.ruler.data import load_essays, load_hotpotqa, load_squad
@@ -293,8 +293,11 @@ class RulerSuite:
         self, env: generate.Env, ctx: BuildContext, task: Task, length: int
     ) -> list[Sample]:
         """Return the samples of one task at one length, each counted exactly in `ctx.tokenizer`."""
-        overhead = (ctx.chat_overhead or 0) if ctx.prompt_mode == "chat" else 0
-        budget = length - task.template.tokens_to_generate - overhead
+        # What the model receives beyond the text: BOS for a base model, a known chat template's
+        # tokens, else a margin for an unknown one (RULER counts the text alone).
+        frame = prompt_fit(ctx, "")
+        overhead, margin = frame.counted, frame.margin
+        budget = length - task.template.tokens_to_generate - overhead - margin
         max_tokens = ctx.max_tokens_override or task.template.tokens_to_generate
         whole = False
         out = []
@@ -322,7 +325,9 @@ class RulerSuite:
                 draft.context,
                 draft.question,
                 tuple(draft.answers),
-                length=achieved + max_tokens,
+                length=achieved + margin + max_tokens,
+                max_tokens=max_tokens,
+                prompt_tokens=achieved,
                 meta={
                     **draft.meta,
                     "head": draft.head,
@@ -330,9 +335,8 @@ class RulerSuite:
                     "metric": task.template.metric,
                     "target_length": length,
                     "achieved_length": achieved,
+                    "ruler_length": draft.predicted + task.template.tokens_to_generate,
                     "counted": "whole" if whole else "pieces",
-                    "max_tokens": max_tokens,
-                    "prompt_tokens": achieved,
                 },
             )
             out.append(sample)
