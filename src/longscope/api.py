@@ -390,13 +390,35 @@ def compare(
     for threshold in thresholds:
         between(threshold, "--threshold", 0.0, 100.0)
     summaries = [read_run(run_dir).result for run_dir in run_dirs]
-    rows = leaderboard(summaries, tuple(thresholds) or (RULER_THRESHOLD,))
-    if published:
-        from longscope.analysis.published import load_published
+    chosen = tuple(thresholds) or (RULER_THRESHOLD,)
+    rows = leaderboard(summaries, chosen)
+    if not published:
+        return rows
+    for spec in published:
+        rows += published_rows(spec).leaderboard_rows(chosen)
+    # The runs take their places among the published rows; rows without a score stay last.
+    return sorted(rows, key=lambda r: (r["state"] == "no score", -(r.get("overall") or 0.0)))
 
-        for spec in published:
-            rows += load_published(spec).rows()
-    return rows
+
+def published_rows(spec: str | Path) -> Any:
+    """Return published rows (`analysis.published.Published`) from a file, or a suite's own
+    shipped table by the suite's name (its `PUBLISHED` file or `published()`)."""
+    from longscope.analysis.published import Published, read_published
+
+    path = Path(spec)
+    if path.suffix.lower() in (".json", ".csv") or path.exists():
+        return read_published(path)
+    from longscope.suites import suite_factory
+
+    factory = suite_factory(str(spec))
+    shipped = getattr(factory, "PUBLISHED", None)
+    if shipped is not None:
+        return read_published(shipped)
+    made = getattr(factory, "published", None)
+    table = made() if callable(made) else None
+    if not isinstance(table, Published):
+        raise UsageError(f"{spec} ships no published rows: give a CSV or JSON file")
+    return table
 
 
 def profile(
@@ -490,6 +512,7 @@ __all__ = [
     "longscore",
     "model_options",
     "profile",
+    "published_rows",
     "report",
     "routes",
     "score",

@@ -135,7 +135,9 @@ def leaderboard(
 
     `state` is `complete`, `provisional` (some requests failed or were never answered: the scores
     may change when the run is resumed) or `no score` (nothing scored: no overall, no lengths).
-    `effective` is at the first threshold, `effective@N` at each further one.
+    `effective` is at the first threshold, `effective@N` at each further one. Breakdown cells
+    shown by `compare` are columns (`VIEW GROUP`) and, for tables per dimension, `cells`:
+    [dimension, view, group, score] each.
     """
     summaries = [as_summary(r) for r in runs]
     thresholds = tuple(thresholds) or (RULER_THRESHOLD,)
@@ -162,6 +164,7 @@ def leaderboard(
         if overall.base is not None:
             row["LongScore"] = overall.average if overall.average is not None else overall.undefined
         named = len(summary.views) > 1 or any(v.name for v in summary.views)
+        cells: list[list[Any]] = []
         for view in summary.views:
             prefix = f"{view.name} " if named else ""
             if view.overall is not None:
@@ -173,6 +176,8 @@ def leaderboard(
                     for name, cell in breakdown.cells.items():
                         if cell.score is not None:
                             row[f"{prefix}{name}"] = cell.score
+                            cells.append([breakdown.key, view.name, name, cell.score])
+        row["cells"] = cells
         row["lengths"] = {str(k): v for k, v in sorted(scores.items())}
         rows.append(row)
     # Runs without a score rank last, never as a 0.

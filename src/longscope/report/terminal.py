@@ -203,18 +203,44 @@ def completeness_table(summary: Summary) -> Table | None:
 
 
 def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = None) -> None:
-    """Print `compare`'s rows: one column per key any row has, then one per length."""
-    columns = list(dict.fromkeys(k for row in rows for k in row if k != "lengths"))
-    lengths = list(dict.fromkeys(k for row in rows for k in row.get("lengths", {})))
-    console = console or safe_console(width=max(120, 12 * (len(columns) + len(lengths))))
+    """Print `compare`'s rows: the leaderboard (scores, effective length, lengths), then one table
+    per breakdown dimension and view (models as rows, groups as columns)."""
+    cell_keys = {f"{v} {g}" if v else g for row in rows for _, v, g, _ in row.get("cells", [])}
+    skip = {"lengths", "cells", "source", *cell_keys}
+    columns = list(dict.fromkeys(k for row in rows for k in row if k not in skip))
+    lengths = sorted({int(k) for row in rows for k in row.get("lengths", {})})
+    console = console or safe_console(width=max(120, 11 * (len(columns) + len(lengths))))
     table = Table(title="Leaderboard", title_justify="left")
-    for column in [*columns, *lengths]:
-        table.add_column(plain(column if column not in lengths else length_label(column)))
-    for row in rows:
-        cells = [_cell(row.get(c)) for c in columns]
-        cells += [_cell(row.get("lengths", {}).get(n)) for n in lengths]
+    table.add_column("#", justify="right")
+    for column in columns:
+        table.add_column(plain(column))
+    for length in lengths:
+        table.add_column(length_label(length), justify="right")
+    for rank, row in enumerate(rows, start=1):
+        cells = [_cell(rank), *(_cell(row.get(c)) for c in columns)]
+        cells += [_cell(row.get("lengths", {}).get(str(n))) for n in lengths]
         table.add_row(*cells)
     console.print(table)
+    groups: dict[tuple[str, str], list[str]] = {}
+    for row in rows:
+        for dimension, view, group, _ in row.get("cells", []):
+            names = groups.setdefault((dimension, view), [])
+            if group not in names:
+                names.append(group)
+    for (dimension, view), names in groups.items():
+        title = f"By {dimension.replace('_', ' ')}" + (f" ({view})" if view else "")
+        by_dimension = Table(title=plain(title), title_justify="left")
+        by_dimension.add_column("#", justify="right")
+        by_dimension.add_column("model")
+        for name in names:
+            by_dimension.add_column(plain(name), justify="right")
+        for rank, row in enumerate(rows, start=1):
+            values = {g: v for d, w, g, v in row.get("cells", []) if (d, w) == (dimension, view)}
+            if values:
+                by_dimension.add_row(
+                    _cell(rank), _cell(row["model"]), *(_cell(values.get(n)) for n in names)
+                )
+        console.print(by_dimension)
 
 
 def _cell(value: Any) -> Text:

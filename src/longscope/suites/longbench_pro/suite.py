@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from longscope.metrics.similarity import DEFAULT_EMBEDDER, load_embedder
@@ -56,6 +57,8 @@ class LongBenchProSuite:
     name = "longbench-pro"
     title = "LongBench Pro"
     default_repeats = 3
+    PUBLISHED = Path(__file__).with_name("published.json")
+    """The official summaries of 80 runs of 46 models (`compare --published longbench-pro`)."""
     DESCRIPTION = "LongBench Pro: 1,500 bilingual samples, 11/25 tasks, 8K-256K (-S data=FILE|hub)"
     OPTIONS = (
         Param("data", "str", None, "the dataset: a .json/.jsonl/.parquet file, or hub (required)"),
@@ -468,8 +471,8 @@ _BREAKDOWNS = (
     ("token_length", "length", "By length", False, False),
     ("language", "language", "By language", True, True),
     ("difficulty", "difficulty", "By difficulty", True, True),
-    ("contextual_requirement", "requirement", "By contextual requirement", False, True),
-    ("primary_task", "primary_task", "By primary task", False, True),
+    ("contextual_requirement", "requirement", "By contextual requirement", True, True),
+    ("primary_task", "primary_task", "By primary task", True, True),
     ("secondary_task", "secondary_task", "By secondary task", False, False),
     ("language_x_length", "language_x_length", "By language x length", False, False),
 )
