@@ -12,6 +12,7 @@ Every value is checked here, so the library refuses what the command line refuse
 from __future__ import annotations
 
 import math
+import os
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -276,10 +277,10 @@ def evaluate(
             raise UsageError("this suite is scored by an LLM judge: give judge_model")
         if judge_model is None:
             say("warning: no --judge-model given: the evaluated model judges its own answers")
-        opts = model_options if judge_base_url is None else {}
-        _, rescored = judge(
-            result.run_dir, judge_model or str(model), judge_base_url, opts, notify=say
-        )
+        # The judge goes only to a host the user named: its own URL, else the evaluated model's.
+        url = judge_base_url if judge_base_url is not None else base_url
+        opts = model_options if judge_model is None else {}
+        _, rescored = judge(result.run_dir, judge_model or str(model), url, opts, notify=say)
         result = replace(result, result=rescored)
     return result
 
@@ -455,10 +456,19 @@ def judge(
     """Judge a stored run's answers that its suite asks a judge about (resumable); re-score it."""
     from longscope.run.judge import judge as judge_pass
 
-    options = model_options(judge_options) if judge_base_url is None else {}
-    backend = build_backend(
-        model_spec(judge_model, "--judge-model"), options, base_url=judge_base_url
-    )
+    spec = model_spec(judge_model, "--judge-model")
+    if (
+        spec.startswith("openai/")
+        and judge_base_url is None
+        and not os.environ.get("OPENAI_BASE_URL")
+    ):
+        # Judge prompts (and the API key) must never go to a host the user did not name.
+        raise UsageError(
+            f"judge {spec} has no endpoint: give --judge-base-url URL (or --base-url for the "
+            "evaluated model's own server); longscope sends judge prompts only where you say"
+        )
+    options = model_options(judge_options or {})
+    backend = build_backend(spec, options, base_url=judge_base_url)
     counts = judge_pass(run_dir, backend)
     if notify is not None:
         notify(
