@@ -1,7 +1,7 @@
 """LongBench Pro's line metrics: Accuracy, F1, SubEM, NDCG and Pairwise accuracy.
 
 Pure functions of (prediction lines, gold items), following the official definitions to the letter,
-quirks included (see ../shared/specs/longbench-pro.md): the answer area is the text after the LAST
+quirks included (see docs/benchmarks/longbench-pro.md): the answer area is the text after the LAST
 `[Answer]` (else the last `[答案]`), lines keep blanks and punctuation, a repeated prediction line
 keeps its LAST position, and pairwise accuracy divides by the number of PREDICTED pairs.
 """

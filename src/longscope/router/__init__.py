@@ -1,4 +1,4 @@
-"""The context-budget router (../shared/specs/effective-context.md)."""
+"""The context-budget router (docs/benchmarks/effective-context.md)."""
 
 from longscope.router.backend import STRATEGIES, RoutedBackend, describe_routes, with_router
 from longscope.router.chunks import chunk_context

@@ -59,7 +59,7 @@ __all__ = [
 
 
 class HundredSuite:
-    """100-LongBench (seed 004; ../shared/specs/100-longbench.md): the synthetic tasks."""
+    """100-LongBench (arXiv 2025; docs/benchmarks/100-longbench.md): the synthetic tasks."""
 
     name = "hundred"
     title = "100-LongBench"

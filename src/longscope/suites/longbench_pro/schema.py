@@ -1,4 +1,4 @@
-"""LongBench Pro's row schema, tasks and metric families (../shared/specs/longbench-pro.md).
+"""LongBench Pro's row schema, tasks and metric families (docs/benchmarks/longbench-pro.md).
 
 Rows come from files we did not write: they are validated here, at the edge, with pydantic, and a
 bad row fails with its file, row number, field and what was expected.

@@ -52,7 +52,7 @@ FILTERS = {
 
 
 class LongBenchProSuite:
-    """LongBench Pro (seeds 000, 002; ../shared/specs/longbench-pro.md)."""
+    """LongBench Pro (arXiv:2601.02872; docs/benchmarks/longbench-pro.md)."""
 
     name = "longbench-pro"
     title = "LongBench Pro"

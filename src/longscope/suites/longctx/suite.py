@@ -64,7 +64,7 @@ class GridSpec:
 
 
 class LongCtxSuite:
-    """The LongCtx benchmark (seed 003 + specs/longctx.md)."""
+    """The LongCtx benchmark (docs/benchmarks/longctx.md)."""
 
     name = "longctx"
     title = "LongCtx"

@@ -1,4 +1,4 @@
-"""The 20 LongCtx tasks (seed 003), in English and Chinese, with their grading keys.
+"""The 20 LongCtx tasks (docs/benchmarks/longctx.md), in English and Chinese, with their grading keys.
 
 A key names what a grader looks for. A key with a `value` ("0.003 arc-seconds", "July 14, 2019")
 matches when the answer states that value, compared as a number or date by
