@@ -89,11 +89,25 @@ format: install
 	$(BIN)/ruff format src tests benchmarks
 	$(BIN)/ruff check --fix src tests benchmarks
 
+# Every benchmark script. Those that need what this machine may not have say so and are skipped:
+# bench_hf.py needs a CUDA GPU (run it there: PYTHONPATH=src python benchmarks/bench_hf.py),
+# bench_ruler.py a checkout of NVIDIA/RULER and a Python with its dependencies (RULER=DIR
+# RULER_PYTHON=PATH), bench_portable.py a second llama-cpp-python build (OTHER_PYTHON=PATH).
 bench: install
 	$(BIN)/python benchmarks/bench_longbench_pro.py
 	$(BIN)/python benchmarks/bench_prompts.py
 	$(BIN)/python benchmarks/bench_overhead.py
+	$(BIN)/python benchmarks/bench_openai_overhead.py
+	$(BIN)/python benchmarks/bench_hundred.py
+	$(BIN)/python benchmarks/bench_scaleout.py
 	$(BIN)/python benchmarks/bench_prefill.py
+	$(BIN)/python benchmarks/bench_router.py --profile docs/gemma3-270m-profile.json --tiers 2,3 --limit 6
+	$(BIN)/python -c "import torch" 2>/dev/null && $(BIN)/python benchmarks/bench_hf.py \
+	  || echo "bench_hf.py skipped: needs torch and a CUDA GPU (make test-gpu's environment)"
+	@if [ -n "$(RULER)" ]; then $(BIN)/python benchmarks/bench_ruler.py --ruler $(RULER) \
+	  --ruler-python $(RULER_PYTHON); else echo "bench_ruler.py skipped: set RULER=DIR RULER_PYTHON=PATH"; fi
+	@if [ -n "$(OTHER_PYTHON)" ]; then $(BIN)/python benchmarks/bench_portable.py \
+	  --other $(OTHER_PYTHON); else echo "bench_portable.py skipped: set OTHER_PYTHON=PATH"; fi
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .ruff_cache
