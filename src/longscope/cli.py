@@ -14,10 +14,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.text import Text
 
 from longscope import api
 from longscope.errors import UsageError
+from longscope.report import terminal
 from longscope.report.safe_text import plain, visible
 from longscope.report.terminal import print_summary, safe_console
 from longscope.run.store import StoreError
@@ -46,136 +46,104 @@ out = safe_console()
 err = safe_console(stderr=True)
 
 
-def _note(message: str) -> None:
-    err.print(plain(message))
+def _o(kind: Any, *names: str, help: str) -> Any:
+    """An option's annotation: its type, names and help on one line."""
+    return Annotated[kind, typer.Option(*names, help=help)]
 
 
+def _a(kind: Any, help: str) -> Any:
+    return Annotated[kind, typer.Argument(help=help)]
+
+
+# fmt: off
 class _Opt:
-    """Options shared by several commands, declared once."""
+    """Options, declared once (several commands share some)."""
 
-    model = Annotated[
-        str,
-        typer.Option(
-            "--model",
-            "-m",
-            help="PROVIDER/NAME: llamacpp/gemma3-270m, "
-            "llamacpp/PATH.gguf, openai/NAME, hf/NAME, scripted/NAME",
-        ),
-    ]
-    model_args = Annotated[
-        list[str] | None,
-        typer.Option(
-            "--model-arg",
-            "-M",
-            help="Backend option KEY=VALUE (context_length, prompt_mode, tokenizer, ...)",
-        ),
-    ]
-    suite_args = Annotated[
-        list[str] | None,
-        typer.Option(
-            "--suite-option",
-            "-S",
-            help="Suite parameter KEY=VALUE, repeatable (see `longscope list SUITE`)",
-        ),
-    ]
-    scoring_args = Annotated[
-        list[str] | None,
-        typer.Option(
-            "--suite-option",
-            "-S",
-            help="Suite parameter that changes scores only, "
-            "KEY=VALUE (e.g. embedder=NAME; see `longscope list SUITE`)",
-        ),
-    ]
-    output = Annotated[
-        Path | None,
-        typer.Option("--output", "-o", help="Run directory (default: runs/SUITE-MODEL-ID)"),
-    ]
-    run_dir = Annotated[Path, typer.Argument(help="A run directory written by `longscope run`")]
-    run_dirs = Annotated[list[Path], typer.Argument(help="Run directories")]
-    run_id = Annotated[
-        str | None, typer.Option("--run-id", help="Run id prefix (default: the latest)")
-    ]
-    judge_model = Annotated[
-        str | None,
-        typer.Option(
-            "--judge-model",
-            help="Judge for suites scored by an LLM judge (default: the evaluated model)",
-        ),
-    ]
-    judge_base_url = Annotated[
-        str | None, typer.Option("--judge-base-url", help="Endpoint of an openai/ judge")
-    ]
-    json_out = Annotated[bool, typer.Option("--json", help="Print JSON")]
+    model = _o(str, "--model", "-m", help="PROVIDER/NAME: llamacpp/gemma3-270m, llamacpp/PATH."
+               "gguf, openai/NAME, hf/NAME, scripted/NAME")
+    model_args = _o(list[str] | None, "--model-arg", "-M", help="Backend option KEY=VALUE "
+                    "(context_length, prompt_mode, tokenizer, ...)")
+    suite_args = _o(list[str] | None, "--suite-option", "-S", help="Suite parameter KEY=VALUE, "
+                    "repeatable (see `longscope list SUITE`)")
+    scoring_args = _o(list[str] | None, "--suite-option", "-S", help="Suite parameter that "
+                      "changes scores only, KEY=VALUE (see `longscope list SUITE`)")
+    base_url = _o(str | None, "--base-url", help="OpenAI-compatible endpoint, e.g. "
+                  "http://127.0.0.1:8000/v1")
+    concurrency = _o(int | None, "--concurrency", help="Requests in flight")
+    request_timeout = _o(float | None, "--request-timeout", help="Client timeout per HTTP "
+                         "request, s")
+    lengths = _o(str | None, "--lengths", help="Context lengths, e.g. 4k,16k (the suite's "
+                 "`lengths`: -S lengths=...)")
+    limit = _o(int | None, "--limit", help="Run only the first N samples")
+    repeats = _o(int | None, "--repeats", help="Generations per sample (default: the suite's)")
+    seed = _o(int, "--seed", help="Seed for sampling (and the suite's `seed`)")
+    max_tokens = _o(int | None, "--max-tokens", help="Override the suite's output budget")
+    temperature = _o(float | None, "--temperature", help="Override the suite's temperature")
+    output = _o(Path | None, "--output", "-o", help="Run directory (default: "
+                "runs/SUITE-MODEL-ID)")
+    quiet = _o(bool, "--quiet", "-q", help="No progress bar")
+    serial = _o(bool, "--serial", help="One request at a time, in order (debugging)")
+    router = _o(Path | None, "--router", help="Keep the model inside its effective length: a "
+                "profile from `longscope profile`")
+    router_strategy = _o(str, "--router-strategy", help="Router: map-reduce or truncate")
+    router_basis = _o(str, "--router-basis", help="Router: the profile's absolute (85.6) or "
+                      "relative effective length")
+    router_length = _o(str | None, "--router-length", help="Router: a token budget instead of "
+                       "the profile's, e.g. 4k")
+    judge_model = _o(str | None, "--judge-model", help="Judge for suites scored by an LLM judge "
+                     "(default: the evaluated model)")
+    judge_base_url = _o(str | None, "--judge-base-url", help="Endpoint of an openai/ judge")
+    run_dir = _a(Path, "A run directory written by `longscope run`")
+    run_dirs = _a(list[Path], "Run directories")
+    run_id = _o(str | None, "--run-id", help="Run id prefix (default: the latest)")
+    json_out = _o(bool, "--json", help="Print JSON")
+    predictions = _o(Path | None, "--predictions", help="Predictions made elsewhere, read by the "
+                     "suite (LongBench Pro: JSONL rows id, prediction, [run|bon_idx], [thinking];"
+                     " -S data=FILE)")
+    score_args = _o(list[str] | None, "--suite-option", "-S", help="KEY=VALUE: with a run, "
+                    "options that change scores only (embedder=...); with predictions, the suite's"
+                    " parameters (data=FILE)")
+    html = _o(Path | None, "--html", help="Write a self-contained HTML report")
+    markdown = _o(Path | None, "--markdown", help="Write a Markdown report")
+    thresholds = _o(list[float] | None, "--threshold", help="Effective length at this score, "
+                    "repeatable (default RULER's 85.6)")
+    published = _o(list[str] | None, "--published", help="Published rows beside the runs: a CSV/"
+                   "JSON file with a source line, or a suite's shipped table (longbench-pro)")
+    profile_out = _o(Path, "--output", "-o", help="Where to write PROFILE.json")
+    threshold = _o(float, "--threshold", help="Absolute threshold (RULER: 85.6)")
+    relative = _o(float, "--relative", help="Relative threshold: a share of the shortest "
+                  "length's score")
+    high = _o(list[Path], "--high", help="Runs of high-tier models (repeatable)")
+    mid = _o(list[Path], "--mid", help="Runs of mid-tier models (repeatable)")
+    low = _o(list[Path], "--low", help="Runs of low-tier models (repeatable)")
+    labels_out = _o(Path, "--output", "-o", help="Where to write the labels JSON")
+    base = _o(str, "--base", help="Base lengths, e.g. 2k,4k,6k")
+    floor = _o(float, "--floor", help="Base Ability below this leaves LongScore undefined")
+# fmt: on
 
 
 @app.command("run")
 def run_command(
-    suite: Annotated[str, typer.Argument(help="Suite name (see `longscope list`)")],
+    suite: _a(str, "Suite name (see `longscope list`)"),
     model: _Opt.model,
     suite_option: _Opt.suite_args = None,
     model_arg: _Opt.model_args = None,
-    base_url: Annotated[
-        str | None,
-        typer.Option(
-            "--base-url", help="OpenAI-compatible endpoint, e.g. http://127.0.0.1:8000/v1"
-        ),
-    ] = None,
-    concurrency: Annotated[
-        int | None, typer.Option("--concurrency", help="Requests in flight")
-    ] = None,
-    request_timeout: Annotated[
-        float | None, typer.Option("--request-timeout", help="Client timeout per HTTP request, s")
-    ] = None,
-    lengths: Annotated[
-        str | None,
-        typer.Option(
-            "--lengths", help="Context lengths, e.g. 4k,16k (the suite's `lengths`: -S lengths=...)"
-        ),
-    ] = None,
-    limit: Annotated[
-        int | None, typer.Option("--limit", help="Run only the first N samples")
-    ] = None,
-    repeats: Annotated[
-        int | None, typer.Option("--repeats", help="Generations per sample (default: the suite's)")
-    ] = None,
-    seed: Annotated[
-        int, typer.Option("--seed", help="Seed for sampling (and the suite's `seed`)")
-    ] = 0,
-    max_tokens: Annotated[
-        int | None, typer.Option("--max-tokens", help="Override the suite's output budget")
-    ] = None,
-    temperature: Annotated[
-        float | None, typer.Option("--temperature", help="Override the suite's temperature")
-    ] = None,
+    base_url: _Opt.base_url = None,
+    concurrency: _Opt.concurrency = None,
+    request_timeout: _Opt.request_timeout = None,
+    lengths: _Opt.lengths = None,
+    limit: _Opt.limit = None,
+    repeats: _Opt.repeats = None,
+    seed: _Opt.seed = 0,
+    max_tokens: _Opt.max_tokens = None,
+    temperature: _Opt.temperature = None,
     output: _Opt.output = None,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar")] = False,
-    serial: Annotated[
-        bool, typer.Option("--serial", help="One request at a time, in order (debugging)")
-    ] = False,
-    router: Annotated[
-        Path | None,
-        typer.Option(
-            "--router",
-            help="Keep the model inside its effective length: a profile from `longscope profile`",
-        ),
-    ] = None,
-    router_strategy: Annotated[
-        str, typer.Option("--router-strategy", help="Router: map-reduce or truncate")
-    ] = "map-reduce",
-    router_basis: Annotated[
-        str,
-        typer.Option(
-            "--router-basis",
-            help="Router: the profile's absolute (85.6) or relative effective length",
-        ),
-    ] = "absolute",
-    router_length: Annotated[
-        str | None,
-        typer.Option(
-            "--router-length", help="Router: a token budget instead of the profile's, e.g. 4k"
-        ),
-    ] = None,
+    quiet: _Opt.quiet = False,
+    serial: _Opt.serial = False,
+    router: _Opt.router = None,
+    router_strategy: _Opt.router_strategy = "map-reduce",
+    router_basis: _Opt.router_basis = "absolute",
+    router_length: _Opt.router_length = None,
     judge_model: _Opt.judge_model = None,
     judge_base_url: _Opt.judge_base_url = None,
 ) -> None:
@@ -185,43 +153,21 @@ def run_command(
     model), 3 when some failed or were not answered (the scores shown are provisional; the same
     command retries them), 2 on bad input.
     """
+    routing = {"strategy": router_strategy, "basis": router_basis, "length": router_length}
+    given = dict(locals())
+    for key in ("suite", "model", "suite_option", "model_arg", "router_strategy",
+                "router_basis", "router_length", "routing"):  # fmt: skip
+        given.pop(key)
     result = api.evaluate(
-        suite,
-        model,
-        suite_options=suite_option or [],
-        model_options=model_arg or [],
-        base_url=base_url,
-        concurrency=concurrency,
-        request_timeout=request_timeout,
-        router=router,
-        router_options={
-            "strategy": router_strategy,
-            "basis": router_basis,
-            "length": router_length,
-        },
-        judge_model=judge_model,
-        judge_base_url=judge_base_url,
-        lengths=lengths,
-        seed=seed,
-        limit=limit,
-        repeats=repeats,
-        max_tokens=max_tokens,
-        temperature=temperature,
-        output=output,
-        quiet=quiet,
-        serial=serial,
-        notify=_note,
-    )
+        suite, model, suite_options=suite_option or [], model_options=model_arg or [],
+        router_options=routing, notify=_note, **given,
+    )  # fmt: skip
     summary = result.result.result
     print_summary(summary, out)
     if router is not None or router_length is not None:
         out.print(plain(api.routes(result), one_line=False))
-    out.print(
-        plain(
-            f"run {result.run_id[:12]} stored in {result.run_dir} "
-            f"({result.sent} sent, {result.skipped} skipped this time)"
-        )
-    )
+    out.print(plain(f"run {result.run_id[:12]} stored in {result.run_dir} "
+                    f"({result.sent} sent, {result.skipped} skipped this time)"))  # fmt: skip
     if summary.state != "complete":
         raise typer.Exit(EXIT_INCOMPLETE)
 
@@ -229,9 +175,7 @@ def run_command(
 @app.command("judge")
 def judge_command(
     run_dir: _Opt.run_dir,
-    judge_model: Annotated[
-        str, typer.Option("--judge-model", help="Judge model, e.g. openai/NAME")
-    ],
+    judge_model: _o(str, "--judge-model", help="Judge model, e.g. openai/NAME"),
     judge_base_url: _Opt.judge_base_url = None,
     model_arg: _Opt.model_args = None,
 ) -> None:
@@ -242,35 +186,15 @@ def judge_command(
 
 @app.command("score")
 def score_command(
-    target: Annotated[
-        str, typer.Argument(help="A run directory, or a suite name with --predictions")
-    ],
-    predictions: Annotated[
-        Path | None,
-        typer.Option(
-            "--predictions",
-            help="Predictions made elsewhere, read by the "
-            "suite (LongBench Pro: JSONL rows id, prediction, [run|bon_idx], "
-            "[thinking]; -S data=FILE)",
-        ),
-    ] = None,
-    suite_option: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--suite-option",
-            "-S",
-            help="KEY=VALUE: with a run, options "
-            "that change scores only (embedder=...); with predictions, the "
-            "suite's parameters (data=FILE)",
-        ),
-    ] = None,
+    target: _a(str, "A run directory, or a suite name with --predictions"),
+    predictions: _Opt.predictions = None,
+    suite_option: _Opt.score_args = None,
     output: _Opt.output = None,
     run_id: _Opt.run_id = None,
 ) -> None:
     """Re-score a stored run without a model, or score predictions made elsewhere."""
-    result = api.score(
-        target, run_id, options=suite_option or [], predictions=predictions, output=output
-    )
+    options = suite_option or []
+    result = api.score(target, run_id, options=options, predictions=predictions, output=output)
     if predictions is not None:
         out.print(plain(f"stored in {result.run_dir}"))
     print_summary(result.result, out)
@@ -280,12 +204,8 @@ def score_command(
 def report_command(
     run_dirs: _Opt.run_dirs,
     run_id: _Opt.run_id = None,
-    html: Annotated[
-        Path | None, typer.Option("--html", help="Write a self-contained HTML report")
-    ] = None,
-    markdown: Annotated[
-        Path | None, typer.Option("--markdown", help="Write a Markdown report")
-    ] = None,
+    html: _Opt.html = None,
+    markdown: _Opt.markdown = None,
     as_json: _Opt.json_out = False,
     suite_option: _Opt.scoring_args = None,
 ) -> None:
@@ -309,150 +229,75 @@ def report_command(
 
 @app.command("compare")
 def compare_command(
-    run_dirs: Annotated[list[Path], typer.Argument(help="Run directories to rank side by side")],
+    run_dirs: _a(list[Path], "Run directories to rank side by side"),
     as_json: _Opt.json_out = False,
-    threshold: Annotated[
-        list[float] | None,
-        typer.Option(
-            "--threshold", help="Effective length at this score, repeatable (default RULER's 85.6)"
-        ),
-    ] = None,
-    published: Annotated[
-        list[str] | None,
-        typer.Option(
-            "--published",
-            help="Published rows beside the runs: a CSV/"
-            "JSON file with a source line, or a suite's shipped table "
-            "(longbench-pro)",
-        ),
-    ] = None,
+    threshold: _Opt.thresholds = None,
+    published: _Opt.published = None,
 ) -> None:
     """Leaderboard across runs: overall, breakdowns, lengths, claimed vs effective length."""
-    from longscope.report.terminal import print_leaderboard
-
     rows = api.compare(run_dirs, thresholds=threshold or [], published=published or [])
     if as_json:
-        _print_json(rows)
-        return
-    print_leaderboard(rows)
+        return _print_json(rows)
+    terminal.print_leaderboard(rows)
     for source in dict.fromkeys(r["source"] for r in rows if r.get("source")):
         out.print(plain(f"published: {source}"))
     provisional = [r for r in rows if r["state"] not in ("complete", "published")]
     if provisional:
-        err.print(
-            plain(
-                f"{len(provisional)} of {len(rows)} runs incomplete: their scores are provisional "
-                "(see `longscope report RUN_DIR`)",
-                "bold red",
-            )
-        )
+        err.print(plain(f"{len(provisional)} of {len(rows)} runs incomplete: their scores are "
+                        "provisional (see `longscope report RUN_DIR`)", "bold red"))  # fmt: skip
 
 
 @app.command("profile")
 def profile_command(
-    run_dirs: Annotated[list[Path], typer.Argument(help="Runs of one model with a length sweep")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write PROFILE.json")],
-    threshold: Annotated[
-        float, typer.Option("--threshold", help="Absolute threshold (RULER: 85.6)")
-    ] = 85.6,
-    relative: Annotated[
-        float,
-        typer.Option(
-            "--relative", help="Relative threshold: a share of the shortest length's score"
-        ),
-    ] = 0.9,
+    run_dirs: _a(list[Path], "Runs of one model with a length sweep"),
+    output: _Opt.profile_out,
+    threshold: _Opt.threshold = 85.6,
+    relative: _Opt.relative = 0.9,
 ) -> None:
     """Write a model profile (claimed vs effective context) from stored runs."""
-    profile = api.profile(run_dirs, output, threshold=threshold, relative=relative)
-    out.print(
-        plain(
-            f"{profile['model']}: claimed {profile['claimed_context']}, "
-            f"effective {profile['effective_context']} -> {output}"
-        )
-    )
-    if not all(m["complete"] for m in profile["measured"]):
+    made = api.profile(run_dirs, output, threshold=threshold, relative=relative)
+    out.print(plain(f"{made['model']}: claimed {made['claimed_context']}, "
+                    f"effective {made['effective_context']} -> {output}"))  # fmt: skip
+    if not all(m["complete"] for m in made["measured"]):
         err.print(plain("measured from an incomplete run: the profile is provisional", "bold red"))
 
 
 @app.command("calibrate")
 def calibrate_command(
-    high: Annotated[
-        list[Path], typer.Option("--high", help="Runs of high-tier models (repeatable)")
-    ],
-    mid: Annotated[list[Path], typer.Option("--mid", help="Runs of mid-tier models (repeatable)")],
-    low: Annotated[list[Path], typer.Option("--low", help="Runs of low-tier models (repeatable)")],
-    output: Annotated[Path, typer.Option("--output", "-o", help="Where to write the labels JSON")],
+    high: _Opt.high,
+    mid: _Opt.mid,
+    low: _Opt.low,
+    output: _Opt.labels_out,
 ) -> None:
     """Write model-calibrated difficulty labels (use with -S difficulty_labels=FILE)."""
-    labels = api.calibrate({"high": high, "mid": mid, "low": low}, output)
-    counts: dict[str, int] = {}
-    for label in labels["labels"].values():
-        counts[label] = counts.get(label, 0) + 1
-    out.print(
-        plain(
-            f"{len(labels['labels'])} labels -> {output}: "
-            + ", ".join(f"{k} {v}" for k, v in sorted(counts.items()))
-        )
-    )
+    labels = api.calibrate({"high": high, "mid": mid, "low": low}, output)["labels"]
+    counts = {name: list(labels.values()).count(name) for name in sorted(set(labels.values()))}
+    out.print(plain(f"{len(labels)} labels -> {output}: "
+                    + ", ".join(f"{k} {v}" for k, v in counts.items())))  # fmt: skip
 
 
 @app.command("longscore")
 def longscore_command(
-    run_dirs: Annotated[list[Path], typer.Argument(help="Runs with a length sweep")],
-    base: Annotated[str, typer.Option("--base", help="Base lengths, e.g. 2k,4k,6k")] = "2k,4k,6k",
-    floor: Annotated[
-        float, typer.Option("--floor", help="Base Ability below this leaves LongScore undefined")
-    ] = 5.0,
+    run_dirs: _a(list[Path], "Runs with a length sweep"),
+    base: _Opt.base = "2k,4k,6k",
+    floor: _Opt.floor = 5.0,
 ) -> None:
     """Base Ability, per-length raw score and LongScore, averages, and both rankings across runs."""
-    from longscope.report.terminal import print_longscore
-
-    ranking = []
-    for run_dir, summary, base_lengths, floor_ in api.longscore(run_dirs, base, floor):
+    for run_dir, summary, *_ in (runs := api.longscore(run_dirs, base, floor)):
         line = incomplete_line(summary.completeness)
         if line:
             err.print(plain(f"{run_dir}: {line}", "bold red"))
-        model = summary.model or str(run_dir)
-        title = f"{model} ({summary.suite}, {run_dir})"
-        ranking.append(print_longscore(model, title, summary, base_lengths, floor_)["longscore"])
-        ranking[-1] = (model, ranking[-1])
-    if len(ranking) > 1:
-        by_raw = sorted(ranking, key=lambda r: -(r[1].raw_average or 0.0))
-        by_ls = sorted(ranking, key=lambda r: -(r[1].average if r[1].average is not None else -1e9))
-        out.print(plain("ranking by raw average:  " + " > ".join(m for m, _ in by_raw)))
-        out.print(plain("ranking by LongScore:    " + " > ".join(m for m, _ in by_ls)))
+    terminal.print_longscores(runs, out)
 
 
 @app.command("list")
-def list_command(
-    suite: Annotated[str | None, typer.Argument(help="A suite: list its -S parameters")] = None,
-) -> None:
+def list_command(suite: _a(str | None, "A suite: list its -S parameters") = None) -> None:
     """List suites and named models, or one suite's parameters with defaults and help."""
-    from longscope.catalogue import KNOWN_MODELS
-    from longscope.models.registry import PROVIDERS
-    from longscope.suites import suite_description, suite_names, suite_options
-    from longscope.suites.params import describe
+    terminal.print_catalogue(out, suite)
 
-    if suite is not None:
-        out.print(plain(f"{suite}: {suite_description(suite)}", "bold"))
-        rows = describe(suite_options(suite))
-        if not rows:
-            out.print(plain("  (no declared parameters: -S key=value reaches the suite as text)"))
-        for usage, default, text in rows:
-            out.print(plain(f"  -S {usage}"))
-            out.print(plain(f"      {text} (default: {default})"))
-        return
-    out.print(Text("Suites", style="bold"))
-    for name in suite_names():
-        out.print(plain(f"  {name:<14} {suite_description(name)}"))
-    out.print(Text.assemble(("Named models", "bold"), " (llamacpp/NAME; any .gguf path works too)"))
-    for name, known in KNOWN_MODELS.items():
-        out.print(plain(f"  {name:<14} {known.description}; prompt mode {known.prompt_mode}"))
-    out.print(
-        Text.assemble(
-            ("Providers", "bold"), f" {', '.join(PROVIDERS)} (openai/NAME --base-url URL)"
-        )
-    )
+
+def _note(message: str) -> None:
+    err.print(plain(message))
 
 
 def _print_json(value: Any) -> None:

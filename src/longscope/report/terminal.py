@@ -291,6 +291,55 @@ def print_longscore(
     return {"model": model, "longscore": overall}
 
 
+def print_longscores(
+    runs: Sequence[tuple[Any, Summary, Sequence[int], float]], console: Console | None = None
+) -> None:
+    """Print each run's LongScore table, then both rankings when there are several runs."""
+    ranking = []
+    for run_dir, summary, base_lengths, floor in runs:
+        model = summary.model or str(run_dir)
+        title = f"{model} ({summary.suite}, {run_dir})"
+        overall = print_longscore(model, title, summary, base_lengths, floor)["longscore"]
+        ranking.append((model, overall))
+    if len(ranking) > 1:
+        console = console or safe_console()
+        by_raw = sorted(ranking, key=lambda r: -(r[1].raw_average or 0.0))
+        by_ls = sorted(ranking, key=lambda r: -(r[1].average if r[1].average is not None else -1e9))
+        console.print(plain("ranking by raw average:  " + " > ".join(m for m, _ in by_raw)))
+        console.print(plain("ranking by LongScore:    " + " > ".join(m for m, _ in by_ls)))
+
+
+def print_catalogue(console: Console, suite: str | None = None) -> None:
+    """Print the suites, named models and providers; or one suite's `-S` parameters."""
+    from longscope.catalogue import KNOWN_MODELS
+    from longscope.models.registry import PROVIDERS
+    from longscope.suites import suite_description, suite_names, suite_options
+    from longscope.suites.params import describe
+
+    if suite is not None:
+        console.print(plain(f"{suite}: {suite_description(suite)}", "bold"))
+        rows = describe(suite_options(suite))
+        if not rows:
+            console.print(plain("  (no declared parameters: -S key=value reaches it as text)"))
+        for usage, default, text in rows:
+            console.print(plain(f"  -S {usage}"))
+            console.print(plain(f"      {text} (default: {default})"))
+        return
+    console.print(Text("Suites", style="bold"))
+    for name in suite_names():
+        console.print(plain(f"  {name:<14} {suite_description(name)}"))
+    console.print(
+        Text.assemble(("Named models", "bold"), " (llamacpp/NAME; any .gguf path works too)")
+    )
+    for name, known in KNOWN_MODELS.items():
+        console.print(plain(f"  {name:<14} {known.description}; prompt mode {known.prompt_mode}"))
+    console.print(
+        Text.assemble(
+            ("Providers", "bold"), f" {', '.join(PROVIDERS)} (openai/NAME --base-url URL)"
+        )
+    )
+
+
 def _number_key(text: str) -> tuple[int, float, str]:
     digits = "".join(ch for ch in text if ch.isdigit() or ch == ".")
     try:
@@ -305,8 +354,10 @@ __all__ = [
     "curves_table",
     "headline_text",
     "length_label",
+    "print_catalogue",
     "print_leaderboard",
     "print_longscore",
+    "print_longscores",
     "print_summary",
     "safe_console",
 ]

@@ -1,10 +1,26 @@
-"""The suite protocol and the prompt template shared by suites and the prompt builder.
+"""The suite contract: the protocol every suite meets, and the optional hooks it may offer.
 
-A suite is a class (or module) the registry (`longscope.suites`) finds by name. Building it:
-`from_params(params)` from stored or typed parameters, and optionally `OPTIONS` (its `Param`s,
-given as `-S key=value`) and `from_options(values)`. Running it: the `Suite` protocol below.
-Summing up: `summarize` returns a `longscope.summary.Summary`, which every report, comparison and
-profile reads; nothing outside `suites/` knows any suite by name.
+A suite is a class (or module) the registry (`longscope.suites`) finds by name: a `SUITES`
+table in its package, the `longscope.suites` entry-point group, or `register_suite`.
+
+Required (the `Suite` protocol below): `name`, `version`, `template`, `default_config`,
+`default_repeats`, `params()`, `prepare()`, `build(ctx)`, `timeout_s(sample)`,
+`score(sample, generation)`, `summarize(rows) -> Summary`; and on the class
+`from_params(params)` (build it from stored or typed parameters).
+
+Optional, each found by name and used only when present:
+- `OPTIONS` (its `Param`s: typed `-S key=value`, listed by `longscope list SUITE`),
+  `from_options(values)`, `DESCRIPTION`, `title`;
+- an LLM judge: `needs_judge`, `judge_task(sample, generation) -> JudgeTask | None`,
+  `parse_verdict(kind, text) -> float | None`, and `score(..., judgement=Judgement)`;
+- `import_predictions(path, params) -> ImportedRun` (`score SUITE --predictions FILE`);
+- `calibrate(tiers) -> dict` (`longscope calibrate`);
+- `PUBLISHED` (a file in `analysis.published`'s format) or `published() -> Published`
+  (`compare --published SUITE`).
+
+Samples are sized with `prompt_fit` (BOS, a known chat template, else a margin) and carry their
+output budget and counted prompt length as `Sample.max_tokens` / `Sample.prompt_tokens`.
+Nothing outside `suites/` knows any suite by name (tests/test_import_graph.py).
 """
 
 from __future__ import annotations
