@@ -73,3 +73,18 @@ def test_report_uses_calibrated_labels(tmp_path: Path) -> None:
 def test_calibration_needs_all_three_tiers(tmp_path: Path) -> None:
     with pytest.raises(ValueError, match="at least one run for each"):
         difficulty_labels({"high": [score_run(_run(tmp_path, "h", set()))], "mid": [], "low": []})
+
+
+def test_report_takes_the_labels_as_a_suite_option(tmp_path: Path) -> None:
+    """`longscope report RUN -S difficulty_labels=FILE` (was --difficulty-labels)."""
+    from ..cli_helper import longscope
+
+    run = _run(tmp_path, "r", {"mini-T3.2-en"})
+    labels = tmp_path / "labels.json"
+    names = ("mini-T3.2-en", "mini-T3.2-zh", "mini-T3.1-en", "mini-T3.1-zh")
+    table = {f"{n}#nonthinking": "Extreme" for n in names}
+    labels.write_text(json.dumps({"labels_version": 1, "labels": table}), encoding="utf-8")
+    done = longscope("report", str(run), "-S", f"difficulty_labels={labels}", "--json")
+    assert done.returncode == 0, done.stderr
+    summary = json.loads(done.stdout)
+    assert summary["modes"]["nonthinking"]["average_difficulty_metric"] == {"Extreme": 0.25}
