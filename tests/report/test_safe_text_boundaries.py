@@ -61,3 +61,8 @@ def test_markdown_escapes_html_links_code_and_cells() -> None:
 
 def test_mpl_label_has_no_mathtext() -> None:
     assert mpl("$\\x{$ \x1b") == "\\$\\x{\\$ \\x1b"
+
+
+def test_surrogates_and_private_use_characters_are_shown_as_escapes() -> None:
+    # category Cs (a lone surrogate) and Co (private use) can render as anything
+    assert visible("a\ud800b\ue000c") == "a\\ud800b\\ue000c"
