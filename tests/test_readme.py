@@ -40,13 +40,13 @@ TIMEOUT_S = 300
 TINY: tuple[tuple[str, str], ...] = (
     (
         r"^longscope run longctx\b.*--router",
-        "--lengths 2k --depths 0.5 --types needle --max-tokens 16 --limit 1 -q",
+        "--lengths 2k -S depths=0.5 -S types=needle --max-tokens 16 --limit 1 -q",
     ),
     (
         r"^longscope run longctx\b",
-        "--lengths 1k --depths 0.5 --types needle --max-tokens 16 --limit 1 -q",
+        "--lengths 1k -S depths=0.5 -S types=needle --max-tokens 16 --limit 1 -q",
     ),
-    (r"^longscope run hundred\b", "--lengths 2k --samples 1 --max-tokens 16 --limit 1 -q"),
+    (r"^longscope run hundred\b", "--lengths 2k -S samples=1 --max-tokens 16 --limit 1 -q"),
     (r"^longscope run longbench-pro\b", "--max-tokens 16 --limit 1 -q"),
     (r"^longscope run ruler\b", "--lengths 1k --max-tokens 16 --limit 1 -q"),
     (r"^longscope run\b", "--max-tokens 16 --limit 1 -q"),
@@ -75,7 +75,7 @@ PREPARE: tuple[tuple[str, str], ...] = (
     (
         r"\bruns/demo\b",
         "test -d runs/demo || longscope run longctx --model llamacpp/gemma3-270m --lengths 1k,2k "
-        "--depths 0.5 --types needle --max-tokens 16 -q -o runs/demo/gemma3-270m",
+        "-S depths=0.5 -S types=needle --max-tokens 16 -q -o runs/demo/gemma3-270m",
     ),
 )
 DATA_FILES = {
