@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+SUITES = {"ruler": "longscope.suites.ruler.suite:RulerSuite"}
+
 
 def from_params(params: dict[str, Any]) -> Any:
     """Return the RULER suite for `params` (see `RulerSuite.from_params`)."""
