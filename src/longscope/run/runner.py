@@ -80,7 +80,9 @@ def run_identity(suite: Suite, info: ModelInfo, config: GenerationConfig) -> str
 
 def default_run_dir(suite: Suite, backend: Backend, run_id: str) -> Path:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", backend.name).strip("_")
-    return Path("runs") / f"{suite.name}-{slug}-{run_id[:8]}"
+    shard = getattr(suite, "shard", None)  # a shard (run/shards.py) gets its own directory
+    suffix = f"-shard{shard.index}of{shard.count}" if shard is not None else ""
+    return Path("runs") / f"{suite.name}-{slug}-{run_id[:8]}{suffix}"
 
 
 def _git_revision() -> str:
@@ -169,6 +171,11 @@ async def run_async(
             },
         )
         store.put_samples(run_id, samples)
+        if callable(getattr(suite, "record", None)):
+            # A shard records the whole run's sample ids before sending: merge finds gaps with it.
+            from longscope.run.merge import SHARD_KEY, put_meta
+
+            put_meta(store, SHARD_KEY + run_id, suite.record())
         done = store.done_keys(run_id)
         todo = [
             (sample, repeat)
@@ -325,6 +332,9 @@ def build_request(
 
 
 async def _generate_with_deadline(backend: Backend, request: Request) -> Generation:
+    if getattr(backend, "bounds_own_deadline", False):
+        # It queues requests itself and times each from when it sends it (models/endpoints.py).
+        return await backend.generate(request)
     started = time.perf_counter()
     limit = (request.timeout_s or 0) + _TIMEOUT_GRACE_S if request.timeout_s else None
     calls = getattr(backend, "calls_for", None)
