@@ -327,6 +327,47 @@ def test_long_prompts_get_longer_deadlines(gemma_tokenizer) -> None:
     assert flat.status == "timeout" and "1.0s" in flat.error
 
 
+def test_time_queued_behind_the_cap_does_not_count_against_a_deadline(
+    gemma_tokenizer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three requests, one at a time under the cap, 0.6 s each, a 1 s limit: the third has queued
+    1.2 s when it is sent, and is still answered (its deadline starts when it is sent)."""
+    from longscope.run import runner
+    from longscope.types import GenerationConfig, Request
+
+    monkeypatch.setattr(runner, "_TIMEOUT_GRACE_S", 0.1)
+    server = CountingServer(gemma_tokenizer, delay_s=0.6)
+    prompts = [f"{word} " * 300 for word in ("alpha", "beta", "gamma")]
+    requests = [
+        Request(
+            f"s{i}",
+            0,
+            "completion",
+            prompt=p,
+            config=GenerationConfig(max_tokens=4),
+            prompt_tokens=len(gemma_tokenizer.encode(p)),
+            timeout_s=1.0,
+        )
+        for i, p in enumerate(prompts)
+    ]
+
+    async def main():
+        backend = _backend([server.base_url], token_cap=400)  # one request at a time
+        try:
+            return await asyncio.gather(
+                *(runner._generate_with_deadline(backend, r) for r in requests)
+            )
+        finally:
+            await backend.aclose()
+
+    try:
+        generations = asyncio.run(main())
+    finally:
+        server.close()
+    assert [g.status for g in generations] == ["ok", "ok", "ok"], [g.error for g in generations]
+    assert server.max_in_flight <= 400
+
+
 def test_when_every_endpoint_fails_every_request_is_stored_with_its_reason(tmp_path: Path) -> None:
     from tests.hostile_server import HostileServer, fails_always
 

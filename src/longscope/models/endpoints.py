@@ -85,6 +85,7 @@ class MultiEndpointBackend:
         self._timer: asyncio.TimerHandle | None = None
         self._pump_soon = False
         self._info: ModelInfo | None = None
+        self._info_lock = asyncio.Lock()
         self.served: dict[tuple[str, int], list[str]] = {}
         """(sample, repeat) -> the endpoints it was sent to, in order (the last one answered)."""
 
@@ -97,6 +98,11 @@ class MultiEndpointBackend:
 
     async def info(self) -> ModelInfo:
         """Return the model's description; every reachable endpoint must serve the same model."""
+        # Concurrent first calls (requests sent before anyone asked) must build one dispatcher.
+        async with self._info_lock:
+            return await self._load_info()
+
+    async def _load_info(self) -> ModelInfo:
         if self._info is not None:
             return self._info
         answers = await asyncio.gather(*(e.info() for e in self.endpoints), return_exceptions=True)
