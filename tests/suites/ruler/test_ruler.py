@@ -430,10 +430,8 @@ def test_stored_run_scores_as_ruler_and_reports(tmp_path, qwen_tokenizer) -> Non
     """A stored run re-scored from the store: RULER's numbers by hand, nulls, failed requests."""
     from longscope.run.scoring import score_run
     from longscope.run.store import RunStore
-    from longscope.suites import create_suite, register_suite, suite_names
+    from longscope.suites import create_suite
 
-    if "ruler" not in suite_names():  # before the registry line lands (issue 15's last step)
-        register_suite("ruler", RulerSuite)
     suite = create_suite("ruler", {"tasks": "niah_single_1,vt", "lengths": "4k,8k", "samples": 2})
     samples = suite.build(BuildContext(qwen_tokenizer, "completion", GenerationConfig()))
     with RunStore(tmp_path) as store:
