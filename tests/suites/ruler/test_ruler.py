@@ -307,6 +307,14 @@ def test_published_rows_as_published_with_flags() -> None:
     qwen3 = next(r for r in rows if r.model == "Qwen3-14B*")
     assert qwen3.scores[131072] == 85.1 and qwen3.effective == ">128K"  # as published
     assert qwen3.reported_by_authors and "its scores give 64K" in qwen3.flags[0]
+    table = RulerSuite.published()  # as `compare --published ruler` reads it
+    assert "NVIDIA/RULER@c3f5e3b" in table.source and len(table.rows) == 45
+    shown = {r.model: r for r in table.rows}
+    assert (
+        shown["GPT-4-1106-preview"].lengths == gpt4.scores
+        and shown["GPT-4-1106-preview"].context == 131072
+    )
+    assert "Qwen3-14B* (14B) \u2020" in shown and shown["Gemini-1.5-pro"].context == 1048576
     flagged = {r.model for r in rows if r.flags}
     assert flagged == {
         "Llama2", "Qwen3-14B*", "Qwen2.5-7B-Instruct-1M*", "Qwen3-8B*", "Qwen3-4B*", "EXAONE-4.0-1.2B*",

@@ -205,6 +205,25 @@ class RulerSuite:
 
         return published_rows()
 
+    @staticmethod
+    def published() -> Any:
+        """Return RULER's published table as `compare --published ruler` reads it: a row's
+        name carries a dagger where the README's effective length disagrees with its scores."""
+        from longscope.analysis.published import Published
+        from longscope.analysis.published import PublishedRow as Row
+        from longscope.suites.ruler.published import PUBLISHED_SOURCE, published_rows
+
+        rows = []
+        for row in published_rows():
+            flagged = " \u2020" if row.flags else ""
+            claimed = _length(row.claimed.upper().replace("M", "024K")) if row.claimed else None
+            rows.append(Row(f"{row.label}{flagged}", "", claimed, row.avg, dict(row.scores)))
+        source = (
+            f"{PUBLISHED_SOURCE}; \u2020: the README's effective length disagrees with the row's "
+            "own scores at 85.6, or the row is the threshold's reference"
+        )
+        return Published(source, tuple(rows))
+
     def skipped(self) -> dict[str, str]:
         """Return {task: reason} for the tasks this run cannot run (data not given)."""
         out = {}
