@@ -76,7 +76,8 @@ def test_merge_equals_the_unsharded_run_and_is_idempotent(runs, tmp_path: Path) 
     assert merged is not None
     assert _volatile_free(merged.summary) == _volatile_free(whole.result.summary)
     with RunStore.open_readonly(out) as a, RunStore.open_readonly(whole_dir) as b:
-        assert list(a.samples(whole.run_id)) == list(b.samples(whole.run_id))  # build order
+        # every stored field of every sample, in build order
+        assert list(a.samples(whole.run_id).items()) == list(b.samples(whole.run_id).items())
         texts = [(s, r, g.status, g.text) for s, r, g in a.generations(whole.run_id)]
         assert texts == [(s, r, g.status, g.text) for s, r, g in b.generations(whole.run_id)]
         assert a.scores(whole.run_id) == b.scores(whole.run_id)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -261,16 +261,12 @@ def _mismatch(path: Path, run: dict[str, Any], chosen: str | None) -> UsageError
 
 
 def _sample(data: dict[str, Any], context: str) -> Sample:
-    return Sample(
-        id=data["id"],
-        task=data["task"],
-        language=data["language"],
-        context=context,
-        question=data["question"],
-        gold=tuple(data["gold"]),
-        length=int(data.get("length", 0)),
-        meta=dict(data.get("meta") or {}),
-    )
+    """Return the stored sample as built: every field `Sample.public` wrote, and its context."""
+    known = {f.name for f in fields(Sample)} - {"context"}
+    values = {key: value for key, value in data.items() if key in known}
+    values["gold"] = tuple(values.get("gold", ()))
+    values["meta"] = dict(values.get("meta") or {})
+    return Sample(context=context, **values)
 
 
 def _with_route(generation: Generation, route: dict[str, Any] | None) -> Generation:
