@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: install browser demo test test-slow test-gpu lint format bench clean
+.PHONY: install browser demo test test-slow test-gpu lint format bench mutation clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -88,6 +88,12 @@ lint: install
 format: install
 	$(BIN)/ruff format src tests benchmarks
 	$(BIN)/ruff check --fix src tests benchmarks
+
+# Slow, not part of `make test`: issue 17's named mutants, then mutmut on a copy of HEAD, module by
+# module (results and explained survivors: BENCHMARKS.md, docs/mutation-survivors.md).
+mutation: install
+	$(BIN)/python -m tests.mutation.named_mutants --workdir build/named-mutants
+	$(BIN)/python -m tests.mutation.run_mutation --snapshot build/mutation
 
 # Every benchmark script. Those that need what this machine may not have say so and are skipped:
 # bench_hf.py needs a CUDA GPU (run it there: PYTHONPATH=src python benchmarks/bench_hf.py),

@@ -2,6 +2,8 @@
 length, without the router, behind it with map-reduce, and behind it with middle truncation.
 
     .venv/bin/python benchmarks/bench_router.py --profile PROFILE.json --tiers 2,3 [--limit N]
+    .venv/bin/python benchmarks/bench_router.py --model llamacpp/smollm2-135m --length 4096 \
+        --tiers 1,2,3 --out runs/router-bench-smollm2
 
 The profile comes from `longscope profile RUN -o PROFILE.json`. Runs are stored under
 runs/router-bench/ (resumable); the table compares scores per tier, model calls and prompt tokens
@@ -23,7 +25,10 @@ from longscope.run.store import RunStore
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--profile", required=True)
+    parser.add_argument("--profile", help="a profile from `longscope profile` (or give --length)")
+    parser.add_argument(
+        "--length", type=int, help="the router's budget in tokens instead of a profile's"
+    )
     parser.add_argument("--tiers", default="2,3")
     parser.add_argument("--basis", default="relative", choices=("absolute", "relative"))
     parser.add_argument("--model", default="llamacpp/gemma3-270m")
@@ -35,10 +40,13 @@ def main() -> None:
     print(
         f"# {platform.node()} {platform.machine()}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}"
     )
+    if (args.profile is None) == (args.length is None):
+        parser.error("give --profile or --length")
+    budget = {"basis": args.basis} if args.length is None else {"length": args.length}
     variants = {
         "no router": None,
-        "router: map-reduce": {"strategy": "map-reduce", "basis": args.basis},
-        "router: truncate": {"strategy": "truncate", "basis": args.basis},
+        "router: map-reduce": {"strategy": "map-reduce", **budget},
+        "router: truncate": {"strategy": "truncate", **budget},
     }
     rows = []
     for label, options in variants.items():
@@ -51,7 +59,7 @@ def main() -> None:
                 "longctx",
                 args.model,
                 suite_params={"tiers": tiers},
-                router=args.profile if options else None,
+                router=args.profile if options and args.profile else None,
                 router_options=options,
                 output=out,
                 quiet=True,
