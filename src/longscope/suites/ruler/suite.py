@@ -344,7 +344,7 @@ class RulerSuite:
                 draft.context,
                 draft.question,
                 tuple(draft.answers),
-                length=achieved + margin + max_tokens,
+                length=length,  # the bucket reports group by; prompt + output never exceed it
                 max_tokens=max_tokens,
                 prompt_tokens=achieved,
                 meta={
