@@ -60,6 +60,8 @@ PLACEHOLDERS: tuple[tuple[str, str], ...] = (
         "--base-url {url} -M prompt_mode=completion -M context_length=8192 -M tokenizer=gemma3-270m",
     ),
     (r"runs/hundred-\.\.\.", "runs/hundred-*"),
+    # LongCtx's fixed tiers (4K-128K prompts) give way to TINY's 1K/2K grid cell.
+    (r"\s-S tiers=[\d,]+", ""),
 )
 
 # Python examples: text replacements (the first shrinks the suite and the answers).

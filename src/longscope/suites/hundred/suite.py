@@ -62,6 +62,8 @@ class HundredSuite:
     """100-LongBench (arXiv 2025; docs/benchmarks/100-longbench.md): the synthetic tasks."""
 
     name = "hundred"
+    # hundred-2: prompts count BOS and a known chat template (the lengths of hundred-1 differ).
+    version = "hundred-2"
     title = "100-LongBench"
     DESCRIPTION = "100-LongBench: length-controllable real contexts, 8 tasks, QA filter, LongScore"
     OPTIONS = (
