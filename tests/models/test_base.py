@@ -31,4 +31,4 @@ def test_model_options_are_typed() -> None:
 def test_model_spec_keeps_slashes_in_the_name() -> None:
     assert split_model_spec("openai/Qwen/Qwen2.5-7B") == ("openai", "Qwen/Qwen2.5-7B")
     with pytest.raises(UsageError, match="bad model spec"):
-        split_model_spec("hf/x")
+        split_model_spec("nosuch/x")
