@@ -53,15 +53,15 @@ def test_tier1_in_chat_mode_on_the_embedded_instruct_model(in_process_run: Path)
     overhead = header["model_info"]["chat_overhead"]
     assert overhead > 5
     samples = {
-        sid: json.loads(data)["meta"]
-        for sid, data in db.execute("SELECT sample_id, data FROM samples")
+        sid: json.loads(data) for sid, data in db.execute("SELECT sample_id, data FROM samples")
     }
     for task in ("LCB-001", "LCB-002", "LCB-003", "LCB-004"):
         status, _text, error, prompt_tokens = rows[task]
         assert status in ("ok", "length"), (task, status, error)
-        # Counted exactly: the tokens the engine read are the tokens the suite sized, template
-        # included, and prompt plus the 200-token answer budget fits the 4K tier.
-        assert prompt_tokens == samples[task]["prompt_tokens"], task
+        # Counted from the template itself: the tokens the engine read are the tokens the suite
+        # sized, within the one or two a tokenizer may merge where message and template meet, and
+        # prompt plus the 200-token answer budget fits the 4K tier.
+        assert abs(prompt_tokens - samples[task]["prompt_tokens"]) <= 2, task
         assert 3500 < prompt_tokens <= 4096 - 200
     for task in ("LCB-005", "LCB-006", "LCB-007", "LCB-008"):
         status, _text, error, _ = rows[task]
@@ -136,7 +136,7 @@ def test_tier1_through_llama_server_chat_completions_matches_in_process(
     run(suite, backend, RunOptions(output=tmp_path, quiet=True))
     served, local = _rows(tmp_path), _rows(in_process_run)
     for task in ("LCB-001", "LCB-002", "LCB-003", "LCB-004"):
-        status, text, error, prompt_tokens = served[task]
+        status, _text, error, prompt_tokens = served[task]
         assert status in ("ok", "length"), (task, status, error)
         assert 3500 < prompt_tokens <= 4096 - 200
     for task in ("LCB-005", "LCB-006", "LCB-007", "LCB-008"):
