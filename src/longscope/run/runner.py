@@ -9,16 +9,14 @@ whole request, retries included, by the suite's limit (`Suite.timeout_s`, carrie
 from __future__ import annotations
 
 import asyncio
-import platform
 import re
-import subprocess
 import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from longscope import __version__
 from longscope.models.base import Backend, ModelInfo, UsageError
+from longscope.run.header import run_header
 from longscope.run.progress import RunProgress
 from longscope.run.scoring import ScoreResult, score_run
 from longscope.run.store import RunLock, RunStore
@@ -85,20 +83,6 @@ def default_run_dir(suite: Suite, backend: Backend, run_id: str) -> Path:
     return Path("runs") / f"{suite.name}-{slug}-{run_id[:8]}{suffix}"
 
 
-def _git_revision() -> str:
-    try:
-        out = subprocess.run(
-            ["git", "rev-parse", "--short", "HEAD"],
-            cwd=Path(__file__).parent,
-            capture_output=True,
-            text=True,
-            timeout=5,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return "unknown"
-    return out.stdout.strip() or "unknown"
-
-
 def _fits(sample: Sample, info: ModelInfo) -> str:
     """Return why `sample` cannot fit the backend, or "" when it fits or nothing tells us."""
     if info.context_length is None or sample.length <= info.context_length:
@@ -148,12 +132,10 @@ async def run_async(
         store.put_run(
             run_id,
             suite.name,
-            {
-                "suite": suite.name,
-                "suite_version": suite.version,
-                "params": suite.params(),
-                "model": backend.name,
-                "model_info": {
+            run_header(
+                suite,
+                backend.name,
+                model_info={
                     "model_id": info.model_id,
                     "context_length": info.context_length,
                     "context_source": info.context_source,
@@ -163,12 +145,8 @@ async def run_async(
                     "tokenizer_exact": tokenizer.exact,
                     "details": info.details,
                 },
-                "config": config.__dict__,
-                "longscope": __version__,
-                "git": _git_revision(),
-                "python": platform.python_version(),
-                "platform": platform.platform(),
-            },
+                config=config.__dict__,
+            ),
         )
         store.put_samples(run_id, samples)
         if callable(getattr(suite, "record", None)):
