@@ -128,7 +128,7 @@ def test_longctx_tier1_through_real_llama_server(llama_server: str, tmp_path: Pa
     db = sqlite3.connect(tmp_path / "longscope.sqlite")
     counted = dict(db.execute("SELECT sample_id, prompt_tokens FROM generations WHERE status='ok'"))
     samples = {
-        sid: json.loads(d)["meta"]["prompt_tokens"]
+        sid: json.loads(d)["prompt_tokens"]
         for sid, d in db.execute("SELECT sample_id, data FROM samples")
     }
     for sid, seen in counted.items():

@@ -77,7 +77,7 @@ def test_length_is_exact_in_the_embedded_models_tokenizer(gemma_tokenizer) -> No
     suite = create_suite("hundred", {"lengths": [2048, 4096], "samples": 2})
     for sample in suite.build(BuildContext(gemma_tokenizer, *CTX_ARGS)):
         prompt, _ = suite.template.render(sample, "completion")
-        assert sample.meta["achieved_length"] == len(gemma_tokenizer.encode(prompt))
+        assert sample.meta["achieved_length"] == len(gemma_tokenizer.encode(prompt)) + 1  # BOS
 
 
 def test_distractors_are_drawn_without_replacement(qwen_tokenizer) -> None:

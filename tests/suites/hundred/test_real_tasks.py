@@ -177,7 +177,7 @@ def test_hub_sources_load_through_datasets(tmp_path, qwen_tokenizer, monkeypatch
 @pytest.mark.model
 def test_source_tasks_run_on_the_embedded_model_with_both_metrics(tmp_path) -> None:
     sources = {**SOURCES, "passage_retrieval": GOV_REPORT}
-    args = [f"--source={task}={path}" for task, path in sources.items()]
+    args = [f"--suite-option=source={task}={path}" for task, path in sources.items()]
     tasks = ",".join(sources)
     run = longscope(
         "run", "hundred", "--model", "llamacpp/gemma3-270m", "-S", f"tasks={tasks}",
