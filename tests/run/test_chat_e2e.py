@@ -8,21 +8,16 @@ window is skipped with its reason, never truncated.
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
-import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from longscope.models.registry import create_backend, resolve_model_path
 from longscope.run.runner import RunOptions, run
 from longscope.suites import create_suite
 
-from ..conftest import free_port
+from ..llama_server import start_server, stop, wait_ready
 
 pytestmark = pytest.mark.model
 
@@ -73,52 +68,15 @@ def test_tier1_in_chat_mode_on_the_embedded_instruct_model(in_process_run: Path)
 
 @pytest.fixture(scope="module")
 def smol_server(tmp_path_factory: pytest.TempPathFactory):
-    port = free_port()
     log_path = tmp_path_factory.mktemp("smol-server") / "server.log"
-    log = log_path.open("wb")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(resolve_model_path("smollm2-135m")),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--n_ctx",
-            "8192",
-            "--flash_attn",
-            "true",
-            "--n_threads",
-            str(os.cpu_count() or 1),
-            "--model_alias",
-            "smollm2-135m",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
+    proc, url = start_server(
+        resolve_model_path("smollm2-135m"), log_path, n_ctx=8192, alias="smollm2-135m"
     )
-    url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.time() + 180
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"llama_cpp.server exited: {log_path.read_text()[-2000:]}")
-        try:
-            if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        raise RuntimeError("llama_cpp.server did not start within 180 s")
-    yield url
-    proc.terminate()
     try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+        wait_ready(proc, url, log_path)
+        yield url
+    finally:
+        stop(proc)
 
 
 def test_tier1_through_llama_server_chat_completions_matches_in_process(

@@ -12,14 +12,12 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 
 from longscope.models.base import UsageError
@@ -30,7 +28,7 @@ from longscope.run.runner import RunOptions, run_async
 from longscope.run.store import RunStore
 from longscope.suites import create_suite
 
-from ..conftest import free_port
+from ..llama_server import start_server, stop, wait_ready
 
 pytestmark = pytest.mark.model
 
@@ -40,46 +38,7 @@ MAX_TOKENS = 16  # short answers: the machine is shared, and scores are not what
 
 
 def _start(model_path: Path, log_path: Path) -> tuple[subprocess.Popen, str]:
-    port = free_port()
-    log = log_path.open("wb")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(model_path),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--n_ctx",
-            "4096",
-            "--n_threads",
-            "1",
-            "--flash_attn",
-            "true",
-            "--model_alias",
-            "gemma3-270m",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    log.close()
-    return proc, f"http://127.0.0.1:{port}/v1"
-
-
-def _wait(proc: subprocess.Popen, url: str, log_path: Path) -> None:
-    deadline = time.time() + 180
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"llama_cpp.server exited: {log_path.read_text()[-2000:]}")
-        try:
-            if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                return
-        except httpx.HTTPError:
-            time.sleep(0.3)
-    raise RuntimeError("llama_cpp.server did not start within 180 s")
+    return start_server(model_path, log_path, n_ctx=4096, alias="gemma3-270m", threads=1)
 
 
 @pytest.fixture(scope="module")
@@ -89,17 +48,11 @@ def servers(model_path: Path, tmp_path_factory: pytest.TempPathFactory):
     started = [_start(model_path, logs / f"server{i}.log") for i in range(3)]
     try:
         for i, (proc, url) in enumerate(started):
-            _wait(proc, url, logs / f"server{i}.log")
+            wait_ready(proc, url, logs / f"server{i}.log")
         yield started
     finally:
         for proc, _ in started:
-            if proc.poll() is None:
-                proc.terminate()
-        for proc, _ in started:
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
+            stop(proc)
 
 
 def _backend(urls: list[str], **kw: Any) -> MultiEndpointBackend:

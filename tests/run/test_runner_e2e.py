@@ -11,14 +11,13 @@ import sys
 import time
 from pathlib import Path
 
-import httpx
 import pytest
 
 from longscope.models.registry import create_backend
 from longscope.run.runner import RunOptions, run
 from longscope.suites import create_suite
 
-from ..conftest import free_port
+from ..llama_server import start_server, stop, wait_ready
 
 pytestmark = pytest.mark.model
 
@@ -59,53 +58,13 @@ def test_longctx_tier1_on_embedded_model_and_big_tiers_skipped(tmp_path: Path) -
 
 @pytest.fixture(scope="module")
 def llama_server(model_path: Path, tmp_path_factory: pytest.TempPathFactory):
-    port = free_port()
-    # A file, not a pipe: llama.cpp logs enough to fill a pipe and block the server.
     log_path = tmp_path_factory.mktemp("server") / "server.log"
-    log = log_path.open("wb")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "llama_cpp.server",
-            "--model",
-            str(model_path),
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--n_ctx",
-            "8192",
-            "--flash_attn",
-            "true",
-            "--n_threads",
-            str(os.cpu_count() or 1),
-            "--model_alias",
-            "gemma3-270m",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}/v1"
-    deadline = time.time() + 180
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError(f"llama_cpp.server exited: {log_path.read_text()[-2000:]}")
-        try:
-            if httpx.get(f"{url}/models", timeout=2).status_code == 200:
-                break
-        except httpx.HTTPError:
-            time.sleep(0.5)
-    else:
-        proc.kill()
-        raise RuntimeError("llama_cpp.server did not start within 180 s")
-    yield url
-    proc.terminate()
+    proc, url = start_server(model_path, log_path, n_ctx=8192, alias="gemma3-270m")
     try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-    log.close()
+        wait_ready(proc, url, log_path)
+        yield url
+    finally:
+        stop(proc)
 
 
 def test_longctx_tier1_through_real_llama_server(llama_server: str, tmp_path: Path) -> None:
