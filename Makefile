@@ -71,7 +71,7 @@ demo: install
 	@echo "Stored in runs/demo/; open runs/demo/report.html, or re-print with: $(BIN)/longscope report runs/demo/gemma3-270m"
 
 test: install browser
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q --durations=25
 
 test-slow: install
 	$(BIN)/pytest -q -m slow

@@ -92,12 +92,14 @@ async def test_suite_limit_bounds_the_whole_request_with_its_retries() -> None:
     with FaultServer() as server:
         server.script.extend([("sleep", 3.0)] * 6)
         started = time.perf_counter()
-        gen = await _backend(server, request_timeout_s=0.3, max_retries=5).generate(
+        gen = await _backend(server, request_timeout_s=0.5, max_retries=5).generate(
             _request(timeout_s=0.8)
         )
         elapsed = time.perf_counter() - started
     assert gen.status == "timeout" and "task limit of 0.8s reached" in gen.error
-    assert 0.8 <= elapsed < 1.3, elapsed
+    # Six attempts of 0.5 s would take 3 s and more; the 0.8 s limit ends the request, with slack
+    # for a loaded machine.
+    assert 0.8 <= elapsed < 2.0, elapsed
 
 
 @pytest.mark.parametrize("kind", MALFORMED)
