@@ -227,6 +227,7 @@ def test_a_second_writer_on_one_run_directory_gets_one_line(tmp_path: Path) -> N
         result = _run(server, "m", tmp_path / "run")
         assert server.posts == 0
     assert result.returncode == 2, result.stderr
-    lines = result.stderr.strip().splitlines()
+    # The forecast line comes first (nothing sent yet), then the one error line.
+    lines = [line for line in result.stderr.strip().splitlines() if not line.startswith("plan: ")]
     assert len(lines) == 1 and "is in use by another longscope writer (pid" in lines[0]
     assert str(os.getpid()) in lines[0]

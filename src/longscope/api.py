@@ -15,14 +15,14 @@ import math
 import os
 import unicodedata
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from longscope.errors import UsageError
 from longscope.models.base import Backend
 from longscope.report.safe_text import visible
-from longscope.run.runner import RunOptions, RunResult, run
+from longscope.run.runner import RunOptions, RunResult
 from longscope.run.scoring import ScoreResult, read_run, score_run
 from longscope.suites import (
     create_suite,
@@ -148,7 +148,7 @@ def build_backend(
     model: str,
     options: Sequence[str] | dict[str, Any] | None = None,
     *,
-    base_url: str | None = None,
+    base_url: str | Sequence[str] | None = None,
     concurrency: int | None = None,
     request_timeout: float | None = None,
     router: str | Path | None = None,
@@ -156,20 +156,95 @@ def build_backend(
     router_basis: str = "absolute",
     router_length: str | int | None = None,
     max_tokens: int | None = None,
+    max_tokens_in_flight: int | None = None,
+    prefill_rate: float | None = None,
+    decode_rate: float | None = None,
 ) -> Backend:
-    """Return the backend for `provider/name`, behind the router and the output-budget check."""
-    from longscope.models.registry import create_backend
+    """Return the backend for `provider/name`, behind the router and the output-budget check.
+
+    Several `base_url`s (or a token cap, or stated rates) give one openai/ model over several
+    endpoints with token-aware flow control (`models/endpoints.py`).
+    """
+    return _wrapped(
+        transport_backend(
+            model,
+            options,
+            base_url=base_url,
+            concurrency=concurrency,
+            request_timeout=request_timeout,
+            max_tokens_in_flight=max_tokens_in_flight,
+            prefill_rate=prefill_rate,
+            decode_rate=decode_rate,
+        ),
+        router=router,
+        router_strategy=router_strategy,
+        router_basis=router_basis,
+        router_length=router_length,
+        max_tokens=max_tokens,
+    )
+
+
+def transport_backend(
+    model: str,
+    options: Sequence[str] | dict[str, Any] | None = None,
+    *,
+    base_url: str | Sequence[str] | None = None,
+    concurrency: int | None = None,
+    request_timeout: float | None = None,
+    max_tokens_in_flight: int | None = None,
+    prefill_rate: float | None = None,
+    decode_rate: float | None = None,
+) -> Backend:
+    """Return the backend that talks to the model (one endpoint or several), before any wrapper."""
+    from longscope.models.registry import create_backend, split_model_spec
     from longscope.models.retry import RetryPolicy, with_retries
 
+    at_least(max_tokens_in_flight, "--max-tokens-in-flight", 1, whole=True)
+    at_least(prefill_rate, "--prefill-rate", 0.001)
+    at_least(decode_rate, "--decode-rate", 0.001)
+    spec = model_spec(model)
+    parsed = model_options(options)
+    urls = [base_url] if isinstance(base_url, str) else list(base_url or [])
+    provider, name = split_model_spec(spec)
+    flow = max_tokens_in_flight is not None or prefill_rate is not None or decode_rate is not None
+    if provider == "openai" and (len(urls) > 1 or flow):
+        from longscope.models.endpoints import create_multi_backend
+
+        return create_multi_backend(
+            name,
+            parsed,
+            urls or [os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"],
+            concurrency=concurrency,
+            request_timeout_s=request_timeout,
+            token_cap=max_tokens_in_flight,
+            prefill_tps=prefill_rate,
+            decode_tps=decode_rate,
+        )
+    if len(urls) > 1 or max_tokens_in_flight is not None:
+        raise UsageError(
+            f"{'several --base-url' if len(urls) > 1 else '--max-tokens-in-flight'} applies to "
+            f"openai/ models served by OpenAI-compatible endpoints, not {visible(provider)}/"
+        )
     backend = create_backend(
-        model_spec(model),
-        model_options(options),
-        base_url=base_url,
+        spec,
+        parsed,
+        base_url=urls[0] if urls else None,
         concurrency=concurrency,
         request_timeout_s=request_timeout,
     )
     # One retry policy around every backend that does not retry inside its transport.
-    backend = with_retries(backend, getattr(backend, "retry_policy", None) or RetryPolicy())
+    return with_retries(backend, getattr(backend, "retry_policy", None) or RetryPolicy())
+
+
+def _wrapped(
+    backend: Backend,
+    *,
+    router: str | Path | None = None,
+    router_strategy: str = "map-reduce",
+    router_basis: str = "absolute",
+    router_length: str | int | None = None,
+    max_tokens: int | None = None,
+) -> Backend:
     if router is not None or router_length is not None:
         from longscope.router import with_router
 
@@ -188,6 +263,110 @@ def build_backend(
     return backend
 
 
+@dataclass(frozen=True)
+class Scale:
+    """How a run reaches beyond one server: endpoints, flow control, a shard, a plan's rates.
+
+    `base_url` may name several endpoints (`--base-url` repeated); `base_urls_file` lists more.
+    `max_tokens_in_flight` caps prompt tokens in flight over all endpoints (default: derived from
+    their context lengths); `prefill_rate`/`decode_rate` (tokens/s per endpoint) stretch each
+    request's deadline with its length and give the plan its ETA, which `probe` measures instead.
+    `shard` is `i/N` (default: from a Slurm or Kubernetes job array's environment).
+    """
+
+    base_url: str | Sequence[str] | None = None
+    base_urls_file: str | Path | None = None
+    max_tokens_in_flight: int | None = None
+    prefill_rate: float | None = None
+    decode_rate: float | None = None
+    shard: str | None = None
+    probe: bool = False
+    price_in: float | None = None
+    price_out: float | None = None
+
+
+def _prepared(
+    suite: str | Suite,
+    model: str | Backend,
+    *,
+    suite_options: Sequence[str],
+    suite_params: dict[str, Any] | None,
+    model_options: Sequence[str] | dict[str, Any] | None,
+    scale: Scale,
+    concurrency: int | None,
+    request_timeout: float | None,
+    router: str | Path | None,
+    router_options: dict[str, Any] | None,
+    lengths: str | None,
+    seed: int,
+    limit: int | None,
+    repeats: int | None,
+    max_tokens: int | None,
+    temperature: float | None,
+    output: str | Path | None,
+    quiet: bool,
+    serial: bool,
+) -> tuple[Suite, Backend, Backend, RunOptions]:
+    """Check every value, then return (suite or its shard, backend, its transport, run options)."""
+    from longscope.run.launch import endpoint_urls, sharded
+
+    at_least(concurrency, "--concurrency", 1, whole=True)
+    at_least(request_timeout, "--request-timeout", 0.001)
+    at_least(max_tokens, "--max-tokens", 1, whole=True)
+    at_least(limit, "--limit", 1, whole=True)
+    at_least(repeats, "--repeats", 1, whole=True)
+    at_least(seed, "--seed", 0, whole=True)
+    at_least(scale.price_in, "--price-in", 0.0)
+    at_least(scale.price_out, "--price-out", 0.0)
+    between(temperature, "--temperature", 0.0, 2.0)
+    output = Path(output) if output is not None else None
+    _run_directory(output)
+    suite_obj = (
+        build_suite(suite, suite_options, params=suite_params, lengths=lengths, seed=seed)
+        if isinstance(suite, str)
+        else suite
+    )
+    suite_obj = sharded(suite_obj, scale.shard)
+    router_options = dict(router_options or {})
+    if isinstance(model, str):
+        transport = transport_backend(
+            model,
+            model_options,
+            base_url=endpoint_urls(scale.base_url, scale.base_urls_file),
+            concurrency=concurrency,
+            request_timeout=request_timeout,
+            max_tokens_in_flight=scale.max_tokens_in_flight,
+            prefill_rate=scale.prefill_rate,
+            decode_rate=scale.decode_rate,
+        )
+        backend = _wrapped(
+            transport,
+            router=router,
+            router_strategy=router_options.get("strategy", "map-reduce"),
+            router_basis=router_options.get("basis", "absolute"),
+            router_length=router_options.get("length"),
+            max_tokens=max_tokens,
+        )
+    else:
+        transport = backend = model
+        if router is not None or router_options.get("length"):
+            from longscope.router import with_router
+
+            backend = with_router(backend, router, **router_options)
+    options = RunOptions(
+        output=output,
+        limit=limit,
+        repeats=repeats or suite_obj.default_repeats,
+        seed=seed,
+        max_tokens=max_tokens,
+        temperature=temperature,
+        concurrency=concurrency,
+        quiet=quiet,
+        serial=serial,
+    )
+    return suite_obj, backend, transport, options
+
+
 def evaluate(
     suite: str | Suite,
     model: str | Backend,
@@ -195,7 +374,8 @@ def evaluate(
     suite_options: Sequence[str] = (),
     suite_params: dict[str, Any] | None = None,
     model_options: Sequence[str] | dict[str, Any] | None = None,
-    base_url: str | None = None,
+    base_url: str | Sequence[str] | None = None,
+    scale: Scale | None = None,
     concurrency: int | None = None,
     request_timeout: float | None = None,
     router: str | Path | None = None,
@@ -218,58 +398,37 @@ def evaluate(
     `evaluate("longctx", "llamacpp/gemma3-270m", suite_options=["tiers=1"], output="runs/x")`;
     `suite_params` gives the suite's typed parameters instead. With `router="profile.json"` (or
     `router_options={"length": 4096}`) the model runs behind the context-budget router.
+    `scale` spreads the run over several endpoints or one shard of a job array (see `Scale`).
     A suite scored by an LLM judge is judged by `judge_model` (default: the evaluated model).
-    `notify` receives one-line messages (warnings, judge counts).
+    `notify` receives one-line messages (the forecast, the actual figures, warnings, judge counts).
     """
+    from longscope.run.launch import launch, stated_rates
+
     say = notify or (lambda _: None)
-    at_least(concurrency, "--concurrency", 1, whole=True)
-    at_least(request_timeout, "--request-timeout", 0.001)
-    at_least(max_tokens, "--max-tokens", 1, whole=True)
-    at_least(limit, "--limit", 1, whole=True)
-    at_least(repeats, "--repeats", 1, whole=True)
-    at_least(seed, "--seed", 0, whole=True)
-    between(temperature, "--temperature", 0.0, 2.0)
     if judge_model is not None:
         model_spec(judge_model, "--judge-model")
-    output = Path(output) if output is not None else None
-    _run_directory(output)
-    suite_obj = (
-        build_suite(suite, suite_options, params=suite_params, lengths=lengths, seed=seed)
-        if isinstance(suite, str)
-        else suite
+    scale = (
+        replace(scale or Scale(), base_url=base_url) if base_url is not None else scale or Scale()
     )
-    router_options = dict(router_options or {})
-    if isinstance(model, str):
-        backend = build_backend(
-            model,
-            model_options,
-            base_url=base_url,
-            concurrency=concurrency,
-            request_timeout=request_timeout,
-            router=router,
-            router_strategy=router_options.get("strategy", "map-reduce"),
-            router_basis=router_options.get("basis", "absolute"),
-            router_length=router_options.get("length"),
-            max_tokens=max_tokens,
-        )
-    else:
-        backend = model
-        if router is not None or router_options.get("length"):
-            from longscope.router import with_router
-
-            backend = with_router(backend, router, **router_options)
-    options = RunOptions(
-        output=output,
-        limit=limit,
-        repeats=repeats or suite_obj.default_repeats,
-        seed=seed,
-        max_tokens=max_tokens,
-        temperature=temperature,
-        concurrency=concurrency,
-        quiet=quiet,
-        serial=serial,
-    )
-    result = run(suite_obj, backend, options)
+    suite_obj, backend, transport, options = _prepared(
+        suite, model, suite_options=suite_options, suite_params=suite_params,
+        model_options=model_options, scale=scale, concurrency=concurrency,
+        request_timeout=request_timeout, router=router, router_options=router_options,
+        lengths=lengths, seed=seed, limit=limit, repeats=repeats, max_tokens=max_tokens,
+        temperature=temperature, output=output, quiet=quiet, serial=serial,
+    )  # fmt: skip
+    result = launch(
+        suite_obj,
+        backend,
+        options,
+        transport=transport,
+        rates=stated_rates(scale.prefill_rate, scale.decode_rate, scale.probe),
+        probe=scale.probe,
+        price_in=scale.price_in,
+        price_out=scale.price_out,
+        say=say,
+    ).result
+    assert result is not None
     from longscope.run.judge import uses_judge
 
     if uses_judge(suite_obj):
@@ -278,11 +437,73 @@ def evaluate(
         if judge_model is None:
             say("warning: no --judge-model given: the evaluated model judges its own answers")
         # The judge goes only to a host the user named: its own URL, else the evaluated model's.
-        url = judge_base_url if judge_base_url is not None else base_url
+        urls = endpoint_urls_of(scale)
+        url = judge_base_url if judge_base_url is not None else (urls[0] if urls else None)
         opts = model_options if judge_model is None else {}
         _, rescored = judge(result.run_dir, judge_model or str(model), url, opts, notify=say)
         result = replace(result, result=rescored)
     return result
+
+
+def endpoint_urls_of(scale: Scale) -> list[str]:
+    """Return the endpoints `scale` names (`--base-url` repeated, then `--base-urls FILE`)."""
+    from longscope.run.launch import endpoint_urls
+
+    return endpoint_urls(scale.base_url, scale.base_urls_file)
+
+
+def plan(
+    suite: str | Suite,
+    model: str | Backend,
+    *,
+    suite_options: Sequence[str] = (),
+    suite_params: dict[str, Any] | None = None,
+    model_options: Sequence[str] | dict[str, Any] | None = None,
+    scale: Scale | None = None,
+    concurrency: int | None = None,
+    request_timeout: float | None = None,
+    lengths: str | None = None,
+    seed: int = 0,
+    limit: int | None = None,
+    repeats: int | None = None,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+    output: str | Path | None = None,
+) -> Any:
+    """Return what `evaluate` with the same arguments would send (`run.plan.Plan`), sending
+    nothing but the probe's two short requests when `scale.probe` asks for measured rates.
+
+    Prompt tokens are counted exactly in the model's tokenizer; requests already stored in
+    `output` are counted as done.
+    """
+    from longscope.run.launch import launch, stated_rates
+
+    scale = scale or Scale()
+    suite_obj, backend, transport, options = _prepared(
+        suite, model, suite_options=suite_options, suite_params=suite_params,
+        model_options=model_options, scale=scale, concurrency=concurrency,
+        request_timeout=request_timeout, router=None, router_options=None, lengths=lengths,
+        seed=seed, limit=limit, repeats=repeats, max_tokens=max_tokens, temperature=temperature,
+        output=output, quiet=True, serial=False,
+    )  # fmt: skip
+    return launch(
+        suite_obj,
+        backend,
+        options,
+        transport=transport,
+        rates=stated_rates(scale.prefill_rate, scale.decode_rate, scale.probe),
+        probe=scale.probe,
+        price_in=scale.price_in,
+        price_out=scale.price_out,
+        plan_only=True,
+    ).plan
+
+
+def merge(out: str | Path, run_dirs: Sequence[str | Path], run_id: str | None = None) -> Any:
+    """Merge shard stores of one run into `out` (idempotent); return `run.merge.MergeReport`."""
+    from longscope.run.merge import merge_runs
+
+    return merge_runs(out, run_dirs, run_id)
 
 
 def routes(result: RunResult) -> str:
@@ -513,6 +734,7 @@ def longscore(
 
 
 __all__ = [
+    "Scale",
     "build_backend",
     "build_suite",
     "calibrate",
@@ -520,11 +742,14 @@ __all__ = [
     "evaluate",
     "judge",
     "longscore",
+    "merge",
     "model_options",
+    "plan",
     "profile",
     "published_rows",
     "report",
     "routes",
     "score",
+    "transport_backend",
     "write_reports",
 ]

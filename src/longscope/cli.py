@@ -67,8 +67,20 @@ class _Opt:
                     "repeatable (see `longscope list SUITE`)")
     scoring_args = _o(list[str] | None, "--suite-option", "-S", help="Suite parameter that "
                       "changes scores only, KEY=VALUE (see `longscope list SUITE`)")
-    base_url = _o(str | None, "--base-url", help="OpenAI-compatible endpoint, e.g. "
-                  "http://127.0.0.1:8000/v1")
+    base_url = _o(list[str] | None, "--base-url", help="OpenAI-compatible endpoint, e.g. "
+                  "http://127.0.0.1:8000/v1; repeat for several serving the same model")
+    base_urls = _o(Path | None, "--base-urls", help="A file of endpoints, one URL per line")
+    tokens_in_flight = _o(int | None, "--max-tokens-in-flight", help="Cap on prompt tokens in "
+                          "flight over all endpoints (default: from their context lengths)")
+    prefill_rate = _o(float | None, "--prefill-rate", help="Prefill tokens/s of one endpoint: "
+                      "deadlines grow with prompt length; the plan's ETA")
+    decode_rate = _o(float | None, "--decode-rate", help="Output tokens/s of one endpoint")
+    shard = _o(str | None, "--shard", help="Run part i/N (0-based; default from a Slurm array "
+               "or Kubernetes indexed job); join the parts with `longscope merge`")
+    probe = _o(bool, "--probe", help="Measure prefill and decode rates with two short requests "
+               "for the ETA")
+    price_in = _o(float | None, "--price-in", help="Price per million prompt tokens")
+    price_out = _o(float | None, "--price-out", help="Price per million output tokens")
     concurrency = _o(int | None, "--concurrency", help="Requests in flight")
     request_timeout = _o(float | None, "--request-timeout", help="Client timeout per HTTP "
                          "request, s")
@@ -146,6 +158,14 @@ def run_command(
     router_length: _Opt.router_length = None,
     judge_model: _Opt.judge_model = None,
     judge_base_url: _Opt.judge_base_url = None,
+    base_urls: _Opt.base_urls = None,
+    max_tokens_in_flight: _Opt.tokens_in_flight = None,
+    prefill_rate: _Opt.prefill_rate = None,
+    decode_rate: _Opt.decode_rate = None,
+    shard: _Opt.shard = None,
+    probe: _Opt.probe = False,
+    price_in: _Opt.price_in = None,
+    price_out: _Opt.price_out = None,
 ) -> None:
     """Run a suite on a model, store every generation, score, and print the table.
 
@@ -154,13 +174,14 @@ def run_command(
     command retries them), 2 on bad input.
     """
     routing = {"strategy": router_strategy, "basis": router_basis, "length": router_length}
+    scale = _scale(locals())
     given = dict(locals())
-    for key in ("suite", "model", "suite_option", "model_arg", "router_strategy",
-                "router_basis", "router_length", "routing"):  # fmt: skip
+    for key in ("suite", "model", "suite_option", "model_arg", "router_strategy", "router_basis",
+                "router_length", "routing", "scale", *_SCALE_KEYS):  # fmt: skip
         given.pop(key)
     result = api.evaluate(
         suite, model, suite_options=suite_option or [], model_options=model_arg or [],
-        router_options=routing, notify=_note, **given,
+        router_options=routing, scale=scale, notify=_note, **given,
     )  # fmt: skip
     summary = result.result.result
     print_summary(summary, out)
@@ -169,6 +190,70 @@ def run_command(
     out.print(plain(f"run {result.run_id[:12]} stored in {result.run_dir} "
                     f"({result.sent} sent, {result.skipped} skipped this time)"))  # fmt: skip
     if summary.state != "complete":
+        raise typer.Exit(EXIT_INCOMPLETE)
+
+
+_SCALE_KEYS = ("base_url", "base_urls", "max_tokens_in_flight", "prefill_rate", "decode_rate",
+               "shard", "probe", "price_in", "price_out")  # fmt: skip
+
+
+def _scale(given: dict[str, Any]) -> api.Scale:
+    values = {key: given[key] for key in _SCALE_KEYS}
+    values["base_urls_file"] = values.pop("base_urls")
+    return api.Scale(**values)
+
+
+@app.command("plan")
+def plan_command(
+    suite: _a(str, "Suite name (see `longscope list`)"),
+    model: _Opt.model,
+    suite_option: _Opt.suite_args = None,
+    model_arg: _Opt.model_args = None,
+    base_url: _Opt.base_url = None,
+    base_urls: _Opt.base_urls = None,
+    concurrency: _Opt.concurrency = None,
+    request_timeout: _Opt.request_timeout = None,
+    lengths: _Opt.lengths = None,
+    limit: _Opt.limit = None,
+    repeats: _Opt.repeats = None,
+    seed: _Opt.seed = 0,
+    max_tokens: _Opt.max_tokens = None,
+    temperature: _Opt.temperature = None,
+    output: _Opt.output = None,
+    max_tokens_in_flight: _Opt.tokens_in_flight = None,
+    prefill_rate: _Opt.prefill_rate = None,
+    decode_rate: _Opt.decode_rate = None,
+    shard: _Opt.shard = None,
+    probe: _Opt.probe = False,
+    price_in: _Opt.price_in = None,
+    price_out: _Opt.price_out = None,
+    as_json: _Opt.json_out = False,
+) -> None:
+    """Print what `run` with the same options would send: prompt tokens per length, requests,
+    an ETA (stated or --probe rates) and a cost (--price-in/--price-out). Sends nothing else."""
+    scale = _scale(locals())
+    given = dict(locals())
+    for key in ("suite", "model", "suite_option", "model_arg", "as_json", "scale", *_SCALE_KEYS):
+        given.pop(key)
+    made = api.plan(suite, model, suite_options=suite_option or [], model_options=model_arg or [],
+                    scale=scale, **given)  # fmt: skip
+    if as_json:
+        return _print_json(made.as_dict())
+    out.print(plain(made.table(), one_line=False))
+
+
+@app.command("merge")
+def merge_command(
+    output: _a(Path, "Directory of the merged run (new, or an earlier merge's)"),
+    run_dirs: _a(list[Path], "Shard run directories of the same run"),
+    run_id: _Opt.run_id = None,
+) -> None:
+    """Merge shard stores of one run (same identity) into one run that scores and reports."""
+    merged = api.merge(output, run_dirs, run_id)
+    out.print(plain(merged.describe(), one_line=False))
+    if merged.result is not None:
+        print_summary(merged.result.result, out)
+    if merged.missing_shards or merged.missing_samples or merged.unfinished:
         raise typer.Exit(EXIT_INCOMPLETE)
 
 

@@ -206,6 +206,7 @@ async def make_plan(
 ) -> Plan:
     """Return the plan of `run(suite, backend, options)`; probe the endpoint when asked."""
     options = options or RunOptions()
+    suite.prepare()  # the suite's own data first, as `run` does: a bad file is named before a server
     info = await backend.info()
     run_id, _, planned = planned_requests(suite, backend, info, options)
     done = _done_keys(options.output, run_id)

@@ -54,13 +54,13 @@ def level(total: float) -> str:
     return next(name for floor, name in LEVELS if total >= floor)
 
 
-@dataclass(frozen=True)
-
 SEAM_TOKENS = 4
 """Kept free where the haystack meets the template: the two are counted apart, and a tokenizer
 may merge or split one or two tokens differently when it reads them joined (SmolLM2's chat
 template read 3,897 tokens for a prompt counted as 3,896)."""
 
+
+@dataclass(frozen=True)
 class GridSpec:
     """Any lengths x depths x task types, built by the same code as the fixed 20."""
 

@@ -1,0 +1,186 @@
+"""One invocation of `run` or `plan`: the forecast, the run, and the figures after it.
+
+`run` and `plan` share everything up to sending: the same suite (whole, or one shard of it), the
+same backend (one endpoint or several), the same built samples. The suite is built once per
+invocation: the plan's build is the one the run uses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from longscope.errors import UsageError
+from longscope.models.base import Backend
+from longscope.report.safe_text import visible
+from longscope.run.plan import Plan, Rates, actual_figures, make_plan
+from longscope.run.runner import RunOptions, RunResult, run_async
+from longscope.run.shards import ShardedSuite, resolve_shard
+from longscope.suites.base import BuildContext, Suite
+from longscope.types import Sample
+
+
+def endpoint_urls(base_url: str | Sequence[str] | None, url_file: str | Path | None) -> list[str]:
+    """Return the endpoints of `--base-url` (repeatable) and `--base-urls FILE`, in that order."""
+    from longscope.models.endpoints import read_url_file
+
+    urls = [base_url] if isinstance(base_url, str) else list(base_url or [])
+    if url_file is not None:
+        path = Path(url_file)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(
+                f"cannot read --base-urls {visible(path)}: {exc.__class__.__name__}; give a text "
+                "file with one http(s):// URL per line"
+            ) from exc
+        listed = read_url_file(text)
+        if not listed:
+            raise UsageError(f"--base-urls {visible(path)} lists no URL: one http(s):// per line")
+        urls += listed
+    return urls
+
+
+def stated_rates(prefill: float | None, decode: float | None, probe: bool) -> Rates | None:
+    """Return the rates the user stated (both needed for an ETA), or None to probe or go without."""
+    if probe and (prefill is not None or decode is not None):
+        raise UsageError(
+            "--probe measures the rates that --prefill-rate/--decode-rate state: give one or the other"
+        )
+    if prefill is None or decode is None:
+        return None
+    return Rates(prefill_tps=prefill, decode_tps=decode, source="stated")
+
+
+def sharded(suite: Suite, shard: str | None) -> Suite:
+    """Return `suite`, or its shard of `--shard i/N` (or of the job array's environment)."""
+    chosen = resolve_shard(shard)
+    return ShardedSuite(suite, chosen) if chosen is not None else suite  # type: ignore[return-value]
+
+
+class BuiltOnce:
+    """A suite whose `build` runs once per invocation: the plan and the run share the samples.
+
+    The second call must come with the same context (same model, prompt mode, settings), which
+    it does within one invocation; another context builds anew.
+    """
+
+    def __init__(self, suite: Suite) -> None:
+        self._suite = suite
+        self._built: tuple[tuple[Any, ...], list[Sample]] | None = None
+        self._prepared = False
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._suite, name)
+
+    def prepare(self) -> None:
+        if not self._prepared:
+            self._suite.prepare()
+            self._prepared = True
+
+    def build(self, ctx: BuildContext) -> list[Sample]:
+        key = (
+            id(ctx.tokenizer),
+            ctx.prompt_mode,
+            ctx.config,
+            ctx.context_length,
+            ctx.max_tokens_override,
+            ctx.chat_overhead,
+        )
+        if self._built is None or self._built[0] != key:
+            self._built = (key, self._suite.build(ctx))
+        return list(self._built[1])
+
+
+@dataclass(frozen=True)
+class Launched:
+    """What one invocation did: its plan, and the run unless it only planned."""
+
+    plan: Plan
+    result: RunResult | None
+    wall_s: float
+    endpoints: list[dict[str, Any]]
+    """Per-endpoint figures of a several-endpoint backend (empty otherwise)."""
+
+
+async def _launch(
+    suite: Suite,
+    backend: Backend,
+    transport: Any,
+    options: RunOptions,
+    *,
+    rates: Rates | None,
+    probe: bool,
+    prices: tuple[float | None, float | None],
+    say: Callable[[str], None],
+    plan_only: bool,
+) -> Launched:
+    try:
+        plan = await make_plan(
+            suite,
+            backend,
+            options,
+            rates=rates,
+            probe=probe,
+            price_in=prices[0],
+            price_out=prices[1],
+        )
+        if plan_only:
+            return Launched(plan, None, 0.0, [])
+        say(plan.forecast())
+        started = time.perf_counter()
+        result = await run_async(suite, backend, options)
+        wall = time.perf_counter() - started
+    finally:
+        await backend.aclose()
+    stats = transport.stats() if callable(getattr(transport, "stats", None)) else []
+    return Launched(plan, result, wall, stats)
+
+
+def launch(
+    suite: Suite,
+    backend: Backend,
+    options: RunOptions,
+    *,
+    transport: Any = None,
+    rates: Rates | None = None,
+    probe: bool = False,
+    price_in: float | None = None,
+    price_out: float | None = None,
+    say: Callable[[str], None] = lambda _: None,
+    plan_only: bool = False,
+) -> Launched:
+    """Plan `suite` on `backend`; unless `plan_only`, print the forecast, run it and record it.
+
+    `transport` is the backend before any wrapper (router, checks): a several-endpoint backend's
+    per-endpoint figures are read from it and stored in the run.
+    """
+    once = BuiltOnce(suite)
+    launched = asyncio.run(
+        _launch(
+            once,  # type: ignore[arg-type]
+            backend,
+            transport if transport is not None else backend,
+            options,
+            rates=rates,
+            probe=probe,
+            prices=(price_in, price_out),
+            say=say,
+            plan_only=plan_only,
+        )
+    )
+    result = launched.result
+    if result is None:
+        return launched
+    if launched.endpoints:
+        from longscope.models.endpoints import describe_endpoints
+        from longscope.run.merge import record_endpoints
+
+        record_endpoints(result.run_dir, result.run_id, launched.endpoints)
+        say(describe_endpoints(launched.endpoints))
+    say(actual_figures(result.run_dir, result.run_id, launched.wall_s, price_in, price_out))
+    return launched
