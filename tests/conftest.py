@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 from pathlib import Path
 
@@ -14,6 +15,16 @@ def _isolated_cache(
 ) -> None:
     # One cache per test session: token counts are computed once, never shared with the user's.
     monkeypatch.setenv("LONGSCOPE_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
+
+
+@pytest.fixture(autouse=True)
+def _no_cached_embeddings_under_mutation() -> None:
+    # mutmut forks each mutant's test run from the process that ran the clean tests: vectors cached
+    # there would answer every embedding and hide the mutants of the embedding code.
+    if os.environ.get("MUTANT_UNDER_TEST"):
+        from longscope.metrics import similarity
+
+        similarity._CACHE.clear()
 
 
 @pytest.fixture(scope="session")

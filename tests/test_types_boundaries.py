@@ -26,3 +26,52 @@ def test_public_sample_drops_only_the_context() -> None:
     expected["gold"] = ["g1", "g2"]
     assert public == expected and "context" not in public
     assert isinstance(public["gold"], list) and public["meta"] == {"k": 1}
+
+
+# --- a sample's output budget and counted prompt: what the runner sends and checks ---------------
+def _sample(**fields: object) -> Sample:
+    return Sample("i", "t", "en", "context", "q", ("g",), 4096, **fields)  # type: ignore[arg-type]
+
+
+def test_output_budget_is_the_samples_own_then_the_legacy_meta_then_the_suites() -> None:
+    # the typed field wins over a stale meta value and over the suite's default
+    assert _sample(max_tokens=64, meta={"max_tokens": 128}).output_budget(200) == 64
+    # a budget of 0 is a budget (not "unset"): the request must not fall back to 200 tokens
+    assert _sample(max_tokens=0, meta={"max_tokens": 128}).output_budget(200) == 0
+    # runs stored before the typed field kept it in meta
+    assert _sample(meta={"max_tokens": 128}).output_budget(200) == 128
+    # anything but an int in meta is not a budget
+    assert _sample(meta={"max_tokens": "128"}).output_budget(200) == 200
+    assert _sample(meta={"max_tokens": None}).output_budget(200) == 200
+    assert _sample().output_budget(200) == 200
+
+
+def test_counted_prompt_is_the_typed_count_then_a_positive_legacy_count_else_0() -> None:
+    assert _sample(prompt_tokens=3897, meta={"prompt_tokens": 3896}).counted_prompt() == 3897
+    assert _sample(meta={"prompt_tokens": 3896}).counted_prompt() == 3896
+    # the smallest count there is: one token
+    assert _sample(meta={"prompt_tokens": 1}).counted_prompt() == 1
+    # 0, a negative, a string or no count: not counted
+    assert _sample(meta={"prompt_tokens": 0}).counted_prompt() == 0
+    assert _sample(meta={"prompt_tokens": -3}).counted_prompt() == 0
+    assert _sample(meta={"prompt_tokens": "3896"}).counted_prompt() == 0
+    assert _sample().counted_prompt() == 0
+
+
+def test_score_fraction_is_value_over_max_and_0_without_a_max() -> None:
+    from longscope.types import Score
+
+    assert Score(3.0, 5.0).fraction == 0.6
+    # LongCtx's wrong-conclusion penalty stays negative
+    assert Score(-5.0, 5.0).fraction == -1.0
+    assert Score(1.0, 0.0).fraction == 0.0
+
+
+def test_request_text_is_the_prompt_or_the_messages_one_per_line() -> None:
+    from longscope.types import Message, Request
+
+    assert Request("s", 0, "completion", prompt="P", messages=(Message("user", "M"),)).text == "P"
+    chat = Request(
+        "s", 0, "chat", prompt="P", messages=(Message("system", "a"), Message("user", "b"))
+    )
+    assert chat.text == "a\nb"

@@ -41,3 +41,25 @@ def test_stored_form_has_string_lengths() -> None:
         "raw_average": 20.0,
         "undefined": "",
     }
+
+
+def test_below_the_floor_keeps_base_and_raw_average_and_gives_no_lc() -> None:
+    raw = {2048: 4.0, 4096: 5.0, 6144: 5.0, 8192: 1.0, 16384: 2.0}
+    # base = 14/3 = 4.666..., below the default floor of 5 points
+    assert longscore(raw) == LongScore(
+        4.67, raw, {}, None, 1.5, "base ability 4.67 is below the floor 5"
+    )
+
+
+def test_a_base_exactly_at_the_floor_is_defined() -> None:
+    result = longscore({2048: 5.0, 4096: 5.0, 6144: 5.0, 8192: 2.5})
+    assert result.undefined == "" and result.base == 5.0
+    assert result.lc == {8192: -50.0} and result.average == -50.0
+
+
+def test_average_and_raw_average_are_rounded_to_two_decimals() -> None:
+    # base 100; lc -10, -10, -10.01 -> mean -10.00333; raw mean 89.99666
+    result = longscore({2048: 100.0, 8192: 90.0, 16384: 90.0, 32768: 89.99}, base_lengths=(2048,))
+    assert result.lc == {8192: -10.0, 16384: -10.0, 32768: -10.01}
+    assert result.average == -10.0
+    assert result.raw_average == 90.0

@@ -132,3 +132,13 @@ def test_ndcg_matches_trec_eval() -> None:
         evaluator = pytrec_eval.RelevanceEvaluator(qrel, {f"ndcg_cut.{k}"})
         result = evaluator.evaluate({"q": scores})["q"]
         assert ndcg(pred, gold) == pytest.approx(result[f"ndcg_cut_{k}"], abs=1e-4), (pred, gold)
+
+
+def test_subem_with_no_gold_scores_zero_not_full_marks() -> None:
+    # nothing to find is not "everything found": a row without gold must not lift the average
+    assert sub_em(["a", "b"], []) == 0.0
+
+
+def test_pairwise_a_repeated_gold_item_is_no_ordered_pair() -> None:
+    # "a before b in the prediction" is strict: an item is never before itself
+    assert pairwise_accuracy(["a", "b"], ["a", "a"]) == 0.0

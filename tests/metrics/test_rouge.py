@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from longscope.metrics.rouge import rouge_l, split_sentences
+from longscope.metrics.rouge import RougeL, rouge_l, split_sentences
 
 WORDS = [
     "the",
@@ -81,3 +81,30 @@ def test_long_text_without_periods_gets_its_real_value_where_the_package_fails()
 
 def test_sentences_split_on_ascii_period_only() -> None:
     assert split_sentences("a b. c。d  e.") == ["a b", "c。d e"]
+
+
+def test_a_blank_sentence_is_one_empty_token_as_in_the_package() -> None:
+    # "a b. . c" has the sentences "a b", "" and "c"; the package splits each on " ", so the blank
+    # sentence is the token "" and matches the reference's blank sentence: m = n = |{a, b, "", c}|
+    # = 4, union LCS {a, b, ""} = 3 -> P = R = 3/4 (the official package gives the same)
+    score = rouge_l("a b. . c", "a b. . d")
+    assert (score.p, score.r) == (0.75, 0.75)
+    assert score.f == pytest.approx(2 * 0.75 * 0.75 / (1.5 + 1e-8))
+    rouge = pytest.importorskip("rouge")
+    official = rouge.Rouge(metrics=["rouge-l"]).get_scores("a b. . c", "a b. . d")[0]["rouge-l"]
+    assert (score.f, score.p, score.r) == pytest.approx(
+        (official["f"], official["p"], official["r"])
+    )
+
+
+@pytest.mark.parametrize(
+    ("prediction", "reference", "error"),
+    [
+        ("", "a b.", "empty hypothesis"),
+        ("..", "a b.", "empty hypothesis"),  # periods only: no sentence
+        ("a b.", "", "empty reference"),
+        ("a b.", "...", "empty reference"),
+    ],
+)
+def test_no_sentence_scores_zero_in_f_p_and_r(prediction: str, reference: str, error: str) -> None:
+    assert rouge_l(prediction, reference) == RougeL(0.0, 0.0, 0.0, official_error=error)

@@ -88,3 +88,51 @@ def test_calibration_refuses_unknown_tiers_and_other_suites() -> None:
     other = ScoreResult("x1", "longctx", {}, {"model": "m"}, [])
     with pytest.raises(ValueError, match=r"^run x1 is longctx, not longbench-pro$"):
         difficulty_labels({**tiers, "low": [other]})
+
+
+def test_each_label_at_its_at_most_one_model_boundary_and_rows_one_tier_did_not_run() -> None:
+    # Three models per tier; solved[row] lists, per tier, which of its models solve the row.
+    solved = {
+        "x": {"high": 1, "mid": 3, "low": 3},  # one high model: Extreme
+        "h": {"high": 2, "mid": 1, "low": 3},  # two high, one mid: Hard
+        "m": {"high": 2, "mid": 2, "low": 1},  # Moderate
+        "e": {"high": 2, "mid": 2, "low": 2},  # Easy
+        "e0": {"high": 3, "mid": 3, "low": 3},
+    }
+
+    def run(tier: str, i: int) -> ScoreResult:
+        rows = {rid: ("accuracy", "ok", 1.0 if i < n[tier] else 0.0) for rid, n in solved.items()}
+        if tier == "high":
+            rows["high-only"] = ("accuracy", "ok", 1.0)  # a row the mid and low runs lack
+        return _result(f"{tier}{i}", f"{tier}-{i}", rows)
+
+    tiers = {tier: [run(tier, i) for i in range(3)] for tier in ("high", "mid", "low")}
+    assert difficulty_labels(tiers)["labels"] == {
+        "x#nonthinking": "Extreme",
+        "h#nonthinking": "Hard",
+        "m#nonthinking": "Moderate",
+        "e#nonthinking": "Easy",
+        "e0#nonthinking": "Easy",
+        # solved by all three high models, by no mid model (none ran it): Hard
+        "high-only#nonthinking": "Hard",
+    }
+
+
+def test_a_model_solves_a_row_only_when_its_mean_over_repeats_is_1() -> None:
+    def run(tier: str, i: int, scores: tuple[float, ...]) -> ScoreResult:
+        rows = [
+            ScoredRow(
+                {"id": "r#thinking", "meta": {"row_id": "r", "mode": "thinking", "metric": "f1"}},
+                repeat,
+                Generation("answer", "ok"),
+                Score(score, 1.0),
+            )
+            for repeat, score in enumerate(scores)
+        ]
+        return ScoreResult(f"{tier}{i}", "longbench-pro", {}, {"model": f"m{i}"}, rows)
+
+    both = {t: [run(t, i, (1.0, 1.0)) for i in range(2)] for t in ("high", "mid", "low")}
+    assert difficulty_labels(both)["labels"] == {"r#thinking": "Easy"}
+    # one repeat of two right: a mean of 0.5 solves nothing
+    half = {t: [run(t, i, (1.0, 0.0)) for i in range(2)] for t in ("high", "mid", "low")}
+    assert difficulty_labels(half)["labels"] == {"r#thinking": "Extreme"}
