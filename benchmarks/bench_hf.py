@@ -3,11 +3,13 @@
 Measures in one run, on the GPU it finds:
 - a document's 6 generations of 64 tokens at 8K/32K/128K: per-request `generate` x6, one prefill +
   batched `generate`, and longscope's `generate_group` (one prefill + batched plain decode loop);
-- decode ms per step after a 32K prompt at batch 1 and 6 against the memory-bandwidth bound
-  (weights + KV read once per step at the measured copy bandwidth);
-- prefill (plain SDPA in one call; longscope's chunked prefill; cuDNN attention) as a fraction of
-  the bf16 matmul peak measured in the same run;
-- peak memory of the 128K group against the memory plan.
+- decode ms per step after a 32K prompt at batch 1 and 6 (CUDA-graph decode, and the eager loop
+  at batch 1) against the memory-bandwidth bound: the bytes a step must read (weights but the
+  input embedding, whose one row per token is read; KV cache once) over the measured read rate;
+- prefill (plain SDPA in one call; longscope's chunked prefill with cuDNN and with flash; cuDNN
+  attention in one call) as a fraction of the bf16 matmul peak measured in the same run, and the
+  chunked prefill's last logits against the one-call flash prefill;
+- peak memory of each group against the memory plan.
 
 Speed does not depend on weight values, so no download is needed. Usage:
     PYTHONPATH=src python benchmarks/bench_hf.py --out results.jsonl [--lengths 8192,32768,131072]
@@ -25,7 +27,8 @@ from typing import Any
 import torch
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
-from longscope.models.hf import HFBackend, decode_kernels
+from longscope.models import hf
+from longscope.models.hf import HFBackend, decode_kernels, prefill_kernels
 from longscope.models.memory_plan import GIB
 from longscope.types import GenerationConfig, Request
 
@@ -89,6 +92,20 @@ def copy_bandwidth() -> float:
     elapsed = (sync_time() - start) / 5
     del src, dst
     return 2 * (4 << 30) / elapsed / 1e9
+
+
+def read_bandwidth() -> float:
+    """Return measured device read GB/s: a sum over 4 GiB (reads dominate; the result is tiny)."""
+    src = torch.randn(1 << 30, device="cuda", dtype=torch.float32)
+    src.sum()
+    times = []
+    for _ in range(5):
+        start = sync_time()
+        src.sum()
+        times.append(sync_time() - start)
+    times.sort()
+    del src
+    return (4 << 30) / times[len(times) // 2] / 1e9
 
 
 def build_model() -> Any:
@@ -166,29 +183,40 @@ def prefill_flops(params: int, n: int, cfg: dict[str, int]) -> float:
     return 2 * params * n + attn
 
 
-def time_prefill(model: Any, ids: list[int], chunk: int, attention: str, cudnn: bool) -> float:
+def time_prefill(
+    model: Any, ids: list[int], chunk: int, attention: str, kernels: str
+) -> tuple[float, Any]:
+    """Return seconds to prefill `ids` in chunks, and the last position's logits (float32).
+
+    kernels: "flash" or "cudnn" (SDPA limited to that kernel; longscope's split cuDNN path off
+    for flash), or "longscope" (what the backend uses: cuDNN first, the split path on).
+    """
     from transformers import DynamicCache
 
     model.config._attn_implementation = attention
     tensor = torch.tensor([ids], device="cuda")
-    context = torch.nn.attention.sdpa_kernel(
-        [torch.nn.attention.SDPBackend.CUDNN_ATTENTION]
-        if cudnn
-        else [torch.nn.attention.SDPBackend.FLASH_ATTENTION]
-    )
+    backends = torch.nn.attention.SDPBackend
+    if kernels == "longscope":
+        context = prefill_kernels()
+    else:
+        only = backends.CUDNN_ATTENTION if kernels == "cudnn" else backends.FLASH_ATTENTION
+        context = torch.nn.attention.sdpa_kernel([only])
+    hf.cudnn_split["enabled"] = kernels != "flash"
     with torch.inference_mode(), context:
         cache = DynamicCache(config=model.config)
         start = sync_time()
         for begin in range(0, len(ids), chunk):
-            model(
+            out = model(
                 input_ids=tensor[:, begin : begin + chunk],
                 past_key_values=cache,
                 use_cache=True,
                 logits_to_keep=1,
             )
         elapsed = sync_time() - start
-    del cache
-    return elapsed
+    hf.cudnn_split["enabled"] = True
+    logits = out.logits[0, -1].float()
+    del cache, out
+    return elapsed, logits
 
 
 def profile_decode(model: Any, ids: list[int], record: Any, path: str) -> None:
@@ -235,14 +263,97 @@ def profile_decode(model: Any, ids: list[int], record: Any, path: str) -> None:
     del cache
 
 
+def profile_static_step(model: Any, ids: list[int], record: Any, path: str) -> None:
+    """Profile the graph decode's step run eagerly (kernel times, no launch gaps) after 32K."""
+    from transformers import DynamicCache
+
+    from longscope.models.memory_plan import decode_capacity
+
+    with torch.inference_mode():
+        cache = DynamicCache(config=model.config)
+        tensor = torch.tensor([ids], device="cuda")
+        for begin in range(0, len(ids), 8192):
+            model(
+                input_ids=tensor[:, begin : begin + 8192], past_key_values=cache, logits_to_keep=1
+            )
+        positions = torch.tensor([len(ids)], device="cuda")
+        decoder = hf._StaticDecoder(
+            torch, model, cache, len(ids), decode_capacity(len(ids) + 64), None, positions
+        )
+        del cache
+        decoder.tokens.fill_(5)
+        for _ in range(3):
+            decoder._forward()
+        start = sync_time()
+        for _ in range(10):
+            decoder._forward()
+        eager = (sync_time() - start) / 10
+        record(kind="static_step_eager", context=len(ids), ms_per_step=round(eager * 1e3, 2))
+        if path:
+            from torch.profiler import ProfilerActivity, profile
+
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                for _ in range(4):
+                    decoder._forward()
+                torch.cuda.synchronize()
+            table = prof.key_averages().table(sort_by="cuda_time_total", row_limit=30)
+            with open(path + ".static", "w") as handle:
+                handle.write(table)
+        decoder.close()
+    torch.cuda.empty_cache()
+
+
+def attention_checks(record: Any) -> None:
+    """cuDNN's cost for a new shape (it builds a graph per shape), and attention error against
+    float64 for flash (lower-right causal) and longscope's two-call cuDNN path, 7B-like heads."""
+    from torch.nn.attention.bias import causal_lower_right
+
+    gen = torch.Generator(device="cuda").manual_seed(0)
+    q_len, kv_len, heads, dim = 8192, 32768, 28, 128
+    query = torch.randn(1, heads, q_len, dim, device="cuda", generator=gen).bfloat16()
+    key = torch.randn(1, heads, kv_len, dim, device="cuda", generator=gen).bfloat16()
+    value = torch.randn(1, heads, kv_len, dim, device="cuda", generator=gen).bfloat16()
+    scale = dim**-0.5
+    with torch.inference_mode():
+        for shape in ((q_len - 3, kv_len - 5), (q_len - 3, kv_len - 5), (q_len, kv_len)):
+            q, k, v = query[:, :, : shape[0]], key[:, :, : shape[1]], value[:, :, : shape[1]]
+            start = sync_time()
+            hf._cudnn_after_prefix(q, k, v, scale)
+            record(
+                kind="cudnn_split_call",
+                q=shape[0],
+                kv=shape[1],
+                ms=round((sync_time() - start) * 1e3, 2),
+            )
+        mask = causal_lower_right(q_len, kv_len)
+        with torch.nn.attention.sdpa_kernel([torch.nn.attention.SDPBackend.FLASH_ATTENTION]):
+            flash = torch.nn.functional.scaled_dot_product_attention(
+                query, key, value, attn_mask=mask, scale=scale
+            )
+        split = hf._cudnn_after_prefix(query, key, value, scale)
+        rows = slice(q_len - 256, q_len)  # the last queries see (almost) all keys
+        q64, k64, v64 = query[:, :, rows].double(), key.double(), value.double()
+        scores = q64 @ k64.transpose(2, 3) * scale
+        allowed = torch.arange(kv_len, device="cuda")[None, :] <= (
+            torch.arange(q_len, device="cuda")[rows, None] + kv_len - q_len
+        )
+        reference = scores.masked_fill(~allowed, float("-inf")).softmax(-1) @ v64
+        for name, out in (("flash_lower_right", flash), ("cudnn_two_calls", split)):
+            error = (out[:, :, rows].double() - reference).norm() / reference.norm()
+            record(kind="attention_error", variant=name, rel_error=float(f"{error.item():.2e}"))
+    torch.cuda.empty_cache()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lengths", default="8192,32768,131072")
     parser.add_argument("--out", default="bench_hf.jsonl")
     parser.add_argument("--skip-baseline", action="store_true")
     parser.add_argument("--profile", default="", help="write the decode profile table here")
+    parser.add_argument("--skip", default="", help="parts to leave out: table,decode,bare,prefill")
     args = parser.parse_args()
     lengths = [int(x) for x in args.lengths.split(",")]
+    skip = set(args.skip.split(","))
     log = open(args.out, "a")  # noqa: SIM115
 
     def record(**row: Any) -> None:
@@ -254,12 +365,20 @@ def main() -> None:
     record(kind="env", torch=torch.__version__, transformers=__import__("transformers").__version__)
     peak = matmul_peak()
     bandwidth = copy_bandwidth()
-    record(kind="ceilings", matmul_tflops=round(peak, 1), copy_gbps=round(bandwidth, 1))
+    reading = read_bandwidth()
+    record(
+        kind="ceilings",
+        matmul_tflops=round(peak, 1),
+        copy_gbps=round(bandwidth, 1),
+        read_gbps=round(reading, 1),
+    )
 
     model = build_model()
     params = sum(p.numel() for p in model.parameters())
-    nonembed = params - 2 * QWEN25_7B["vocab_size"] * QWEN25_7B["hidden_size"]
-    weight_bytes = params * 2
+    embed = QWEN25_7B["vocab_size"] * QWEN25_7B["hidden_size"]
+    nonembed = params - 2 * embed
+    # A decode step reads every weight but the input embedding (one row per token).
+    step_weight_bytes = (params - embed) * 2
     backend = HFBackend(
         "random-qwen2.5-7b", model=model, tokenizer=IdTokenizer(), prompt_mode="completion"
     )
@@ -269,7 +388,7 @@ def main() -> None:
     longscope_group(backend, prompt_ids(1024), 2, 4)
 
     # 1. The table: 6 generations of 64 tokens on one prompt.
-    for n in lengths:
+    for n in lengths if "table" not in skip else []:
         ids = prompt_ids(n - NEW_TOKENS)
         row: dict[str, Any] = {"kind": "table", "prompt": n}
         torch.cuda.empty_cache()
@@ -280,6 +399,9 @@ def main() -> None:
         row["peak_gib"] = round((torch.cuda.max_memory_allocated() - base) / GIB, 2)
         row["plan_kv_act_gib"] = round((plan.kv_bytes + plan.activation_bytes) / GIB, 2)
         row["plan_total_gib"] = round(plan.needed_bytes / GIB, 2)
+        row["decode"] = backend.last_decode
+        row["cudnn_split_calls"] = hf.cudnn_split["used"]
+        row["cudnn_split_error"] = hf.cudnn_split["error"]
         if not args.skip_baseline:
             model.config._attn_implementation = "sdpa"
             row["generate_x6_s"] = round(hf_generate_each(model, ids), 2)
@@ -289,43 +411,75 @@ def main() -> None:
         torch.cuda.empty_cache()
         record(**row)
 
-    # 2. Decode after 32K at batch 1 and 6: (T(65 tokens) - T(1 token)) / 64.
+    # 2. Decode after 32K at batch 1 and 6: (T(129 tokens) - T(65 tokens)) / 64, so that the
+    # prefill and the graph capture (both in each call) cancel; the capture is reported apart.
     ids = prompt_ids(32768)
-    for batch in (1, 6):
+    variants = ((1, True, True), (1, True, False), (6, True, True), (1, False, True))
+    for batch, graph, fused in variants if "decode" not in skip else ():
+        backend.cuda_graph = graph
+        # fused: RMSNorm in torch's fused kernel and the rope of query and key in 5 kernels.
+        hf.FUSED_NORM["enabled"] = hf.FAST_ROPE["enabled"] = fused
         one = longscope_group(backend, ids, batch, 1)
-        full = longscope_group(backend, ids, batch, 65)
-        step = (full - one) / 64
+        mid = longscope_group(backend, ids, batch, 65)
+        full = longscope_group(backend, ids, batch, 129)
+        stats = backend.last_decode
+        # The decode phase's own clock (device synced at its ends), capture left out.
+        step = (stats["decode_s"] - stats.get("capture_ms", 0) / 1e3) / max(1, stats["steps"])
         kv = 32768 * backend.shape.kv_bytes_per_token * batch
-        bound = (weight_bytes + kv) / (bandwidth * 1e9 / 2)  # a read is half a copy's traffic
+        bound = (step_weight_bytes + kv) / (reading * 1e9)
+        old_bound = (params * 2 + kv) / (bandwidth * 1e9 / 2)  # BENCHMARKS.md's earlier formula
         record(
             kind="decode",
             context=32768,
             batch=batch,
+            path=stats.get("path"),
+            fused_norm_rope=fused,
+            capture_ms=stats.get("capture_ms"),
             ms_per_step=round(step * 1e3, 2),
+            ms_per_step_from_totals=round((full - mid) / 64 * 1e3, 2),
+            ms_per_step_with_capture=round((mid - one) / 64 * 1e3, 2),
             bound_ms=round(bound * 1e3, 2),
             ratio=round(step / bound, 2),
+            old_bound_ms=round(old_bound * 1e3, 2),
         )
         torch.cuda.empty_cache()
+    backend.cuda_graph = True
+    hf.FUSED_NORM["enabled"] = hf.FAST_ROPE["enabled"] = True
+
+    if "step" not in skip:
+        profile_static_step(model, prompt_ids(32768), record, args.profile)
+    if "attention" not in skip:
+        attention_checks(record)
 
     # 2b. Where a decode step's time goes: a bare loop of forward calls (no sync per step),
     # and the profiler's top operators by CPU time.
-    profile_decode(model, prompt_ids(32768), record, args.profile)
+    if "bare" not in skip:
+        profile_decode(model, prompt_ids(32768), record, args.profile)
 
-    # 3. Prefill as a fraction of the matmul peak.
-    for n in lengths:
+    # 3. Prefill as a fraction of the matmul peak; last logits against the flash one-call prefill.
+    for n in lengths if "prefill" not in skip else []:
         ids = prompt_ids(n)
         flops = prefill_flops(nonembed, n, QWEN25_7B)
-        for name, chunk, attention, cudnn in (
-            ("sdpa_one_call", n, "sdpa", False),
-            ("longscope_chunk8192", 8192, "longscope_sdpa", False),
-            ("longscope_one_call", n, "longscope_sdpa", False),
-            ("cudnn_one_call", n, "longscope_sdpa", True),
+        reference = None
+        for name, chunk, attention, kernels in (
+            ("sdpa_one_call_flash", n, "sdpa", "flash"),
+            ("longscope_chunk8192", 8192, "longscope_sdpa", "longscope"),
+            ("longscope_chunk16384", 16384, "longscope_sdpa", "longscope"),
+            ("longscope_chunk8192_flash", 8192, "longscope_sdpa", "flash"),
+            ("longscope_one_call", n, "longscope_sdpa", "longscope"),
+            ("cudnn_one_call", n, "longscope_sdpa", "cudnn"),
         ):
+            if chunk > n:
+                continue
+            before = hf.cudnn_split["used"]
             try:
-                seconds = time_prefill(model, ids, chunk, attention, cudnn)
+                seconds, logits = time_prefill(model, ids, chunk, attention, kernels)
             except RuntimeError as exc:
                 record(kind="prefill", prompt=n, variant=name, error=str(exc)[:200])
                 continue
+            if reference is None:
+                reference = logits
+            error = (logits - reference).norm() / reference.norm()
             tflops = flops / seconds / 1e12
             record(
                 kind="prefill",
@@ -334,7 +488,13 @@ def main() -> None:
                 seconds=round(seconds, 3),
                 tflops=round(tflops, 1),
                 of_peak=round(tflops / peak, 3),
+                logits_rel_error=float(f"{error.item():.2e}"),
+                same_argmax=bool(logits.argmax() == reference.argmax()),
+                cudnn_split_calls=hf.cudnn_split["used"] - before,
+                cudnn_split_error=hf.cudnn_split["error"],
+                cudnn_gqa_unrepeated=hf.cudnn_split["gqa"],
             )
+            del logits
             torch.cuda.empty_cache()
         model.config._attn_implementation = "longscope_sdpa"
 

@@ -65,13 +65,16 @@ def _hf_generate(backend, request: Request) -> list[int]:  # type: ignore[no-unt
     return [t for t in new if t not in backend._eos]
 
 
+@pytest.mark.parametrize("graph", [True, False], ids=["graph", "eager"])
 @pytest.mark.parametrize("mode", ["completion", "chat"])
-def test_grouped_equals_one_by_one_equals_generate(tiny: tuple, mode: str) -> None:
+def test_grouped_equals_one_by_one_equals_generate(tiny: tuple, mode: str, graph: bool) -> None:
     # A prefill chunk smaller than the prompt exercises chunked prefill and the lower-right mask.
-    backend = _backend(tiny, prefill_chunk=64)
+    backend = _backend(tiny, prefill_chunk=64, cuda_graph=graph)
     requests = _requests(mode)
     alone = [asyncio.run(backend.generate(r)) for r in requests]
     grouped = asyncio.run(backend.generate_group(requests))
+    expected = "graph" if graph and device() == "cuda" else "eager"
+    assert backend.last_decode["path"] == expected, backend.last_decode
     _, tok = tiny
     for request, one, many in zip(requests, alone, grouped, strict=True):
         reference = _hf_generate(backend, request)
@@ -84,6 +87,59 @@ def test_grouped_equals_one_by_one_equals_generate(tiny: tuple, mode: str) -> No
             one.status,
         )
     assert alone[0].prompt_tokens > 64
+
+
+def test_graph_decode_over_several_key_blocks_equals_generate(tiny: tuple) -> None:
+    """A cache past one block (1024 keys) sums the value product per block; still exact."""
+    if device() != "cuda":
+        pytest.skip("the graph decode runs on CUDA only")
+    backend = _backend(tiny, prefill_chunk=512)
+    long_context = CONTEXT * 3
+    config = GenerationConfig(max_tokens=40)
+    requests = [
+        Request("s", r, "completion", prompt=long_context + q, config=config)
+        for r, q in enumerate([QUESTIONS[0], QUESTIONS[0], QUESTIONS[2]])
+    ]
+    grouped = asyncio.run(backend.generate_group(requests))
+    stats = backend.last_decode
+    assert stats["path"] == "graph" and stats["capacity"] > 1024, stats
+    _, tok = tiny
+    for request, many in zip(requests, grouped, strict=True):
+        reference = _hf_generate(backend, request)
+        assert many.completion_tokens == len(reference) > 0
+        assert many.text == tok.decode(reference, skip_special_tokens=True)
+    assert grouped[0].prompt_tokens > 1024
+
+
+def test_cudnn_split_prefill_attention_matches_reference() -> None:
+    """A prefill chunk after a cached prefix, as two cuDNN calls merged by log-sum-exp."""
+    import torch
+
+    if device() != "cuda" or torch.cuda.get_device_capability() < (8, 0):
+        pytest.skip("cuDNN attention needs an Ampere or newer GPU")
+    from longscope.models import hf
+
+    class Module:
+        num_key_value_groups = 4
+
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    # Whole multiples of 1024: the lengths the backend hands to cuDNN (their graphs recur).
+    q_len, kv_len, heads, kv_heads, dim = 1024, 3072, 8, 2, 128
+    query = torch.randn(2, heads, q_len, dim, device="cuda", generator=gen).bfloat16()
+    key = torch.randn(2, kv_heads, kv_len, dim, device="cuda", generator=gen).bfloat16()
+    value = torch.randn(2, kv_heads, kv_len, dim, device="cuda", generator=gen).bfloat16()
+    before = hf.cudnn_split["used"]
+    out, _ = hf._attention(Module(), query, key, value, None, scaling=dim**-0.5)
+    assert hf.cudnn_split["used"] == before + 1, hf.cudnn_split["error"]
+    # Reference in float64: queries at the end of the keys (lower-right causal).
+    q, k, v = (t.double() for t in (query, key, value))
+    k, v = k.repeat_interleave(4, dim=1), v.repeat_interleave(4, dim=1)
+    scores = q @ k.transpose(2, 3) * dim**-0.5
+    rows = torch.arange(q_len, device="cuda")[:, None] + (kv_len - q_len)
+    scores = scores.masked_fill(torch.arange(kv_len, device="cuda")[None, :] > rows, float("-inf"))
+    reference = (scores.softmax(-1) @ v).transpose(1, 2)
+    error = (out.double() - reference).norm() / reference.norm()
+    assert error < 1e-2, error
 
 
 def test_sampling_is_seeded_per_request(tiny: tuple) -> None:

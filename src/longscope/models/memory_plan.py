@@ -84,6 +84,22 @@ class ModelShape:
         )
 
 
+DECODE_BLOCK = 1024
+"""Keys per block in the graph decode's attention; its fixed cache capacity is a multiple of it."""
+
+
+def decode_capacity(tokens: int) -> int:
+    """Return the fixed KV-cache capacity (tokens per sequence) the graph decode allocates.
+
+    A CUDA graph replays fixed shapes, so the cache is allocated once for prompt plus answer;
+    rounding up to whole blocks lets the attention sum its blocks in parallel (one partial product
+    per block) and lets groups of similar length share a shape.
+    """
+    if tokens <= DECODE_BLOCK:
+        return max(1, tokens)
+    return -(-tokens // DECODE_BLOCK) * DECODE_BLOCK
+
+
 def prefill_activation_bytes(
     shape: ModelShape, chunk: int, context: int, sequences: int = 1
 ) -> int:
@@ -159,9 +175,12 @@ def plan_memory(
 
     The peak is the largest of the backend's phases: the shared `prefix` prefilled once for one
     sequence; its cache copied per member layer by layer (one layer's extra copy at a time); the
-    members' prompt `suffix` prefilled as a batch; decoding, where the cache grows by
-    concatenation (one layer's old and new copy at a time). The margin covers kernel workspaces
-    and allocator rounding (peak against plan is measured in benchmarks/bench_hf.py).
+    members' prompt `suffix` prefilled as a batch; decoding, either over a cache that grows by
+    concatenation (one layer's old and new copy at a time) or, for the CUDA-graph decode, over a
+    fixed cache of `decode_capacity(tokens)` filled from the prefill's cache layer by layer (one
+    layer of the prompt's cache left over at a time) plus the step's float32 attention scores.
+    The margin covers kernel workspaces and allocator rounding (peak against plan is measured in
+    benchmarks/bench_hf.py).
     """
     per_token = shape.kv_bytes_per_token
     layer_share = max(1, shape.num_layers)
@@ -181,6 +200,10 @@ def plan_memory(
         ),
         per_token * tokens * sequences
         + per_token * tokens * sequences // layer_share
+        + sequences * shape.vocab_size * 4 * 2,
+        per_token * decode_capacity(tokens) * sequences
+        + per_token * prompt * sequences // layer_share
+        + sequences * shape.num_heads * decode_capacity(tokens) * 4 * 3
         + sequences * shape.vocab_size * 4 * 2,
     ]
     kv = per_token * tokens * sequences
