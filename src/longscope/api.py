@@ -221,9 +221,10 @@ def transport_backend(
             decode_tps=decode_rate,
         )
     if len(urls) > 1 or max_tokens_in_flight is not None:
+        what = "several --base-url apply" if len(urls) > 1 else "--max-tokens-in-flight applies"
         raise UsageError(
-            f"{'several --base-url' if len(urls) > 1 else '--max-tokens-in-flight'} applies to "
-            f"openai/ models served by OpenAI-compatible endpoints, not {visible(provider)}/"
+            f"{what} only to openai/ models served by OpenAI-compatible endpoints, "
+            f"not {visible(provider)}/"
         )
     backend = create_backend(
         spec,

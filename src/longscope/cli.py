@@ -189,7 +189,9 @@ def run_command(
         out.print(plain(api.routes(result), one_line=False))
     out.print(plain(f"run {result.run_id[:12]} stored in {result.run_dir} "
                     f"({result.sent} sent, {result.skipped} skipped this time)"))  # fmt: skip
-    if summary.state != "complete":
+    # Failed or unanswered requests exit 3; a run whose every request was deliberately skipped
+    # (no tier fits the model), or a shard that holds no sample, asked nothing that failed.
+    if not (summary.completeness or {}).get("complete", True):
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
@@ -382,7 +384,8 @@ def list_command(suite: _a(str | None, "A suite: list its -S parameters") = None
 
 
 def _note(message: str) -> None:
-    err.print(plain(message))
+    for line in message.splitlines():
+        err.print(plain(line), soft_wrap=True)
 
 
 def _print_json(value: Any) -> None:

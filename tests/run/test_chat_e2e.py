@@ -1,4 +1,4 @@
-"""LongCtx tier 1 on the embedded INSTRUCT model in chat mode: in-process and through llama.cpp's server.
+"""LongCtx on the embedded INSTRUCT model in chat mode: in-process and through llama.cpp's server.
 
 Both paths apply the GGUF's own chat template and decode greedily with the same engine, so they
 must read the same prompt tokens and write the same answers; the tier that does not fit the 8K
@@ -21,6 +21,11 @@ from ..llama_server import start_server, stop, wait_ready
 
 pytestmark = pytest.mark.model
 
+# A 4K needle (the first tier's length) and a 16K one that the 8K window cannot hold: the same
+# paths as tiers 1-2, at a quarter of the model time.
+CELLS = {"lengths": [4096, 16384], "depths": [0.5], "types": ["needle"]}
+FITS, TOO_LONG = ("needle-4096-d050",), ("needle-16384-d050",)
+
 
 def _rows(run_dir: Path) -> dict[str, tuple]:
     db = sqlite3.connect(run_dir / "longscope.sqlite")
@@ -35,12 +40,12 @@ def _rows(run_dir: Path) -> dict[str, tuple]:
 @pytest.fixture(scope="module")
 def in_process_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("smol-local")
-    suite = create_suite("longctx", {"tiers": [1, 2]})
+    suite = create_suite("longctx", CELLS)
     run(suite, create_backend("llamacpp/smollm2-135m"), RunOptions(output=out, quiet=True))
     return out
 
 
-def test_tier1_in_chat_mode_on_the_embedded_instruct_model(in_process_run: Path) -> None:
+def test_chat_mode_on_the_embedded_instruct_model(in_process_run: Path) -> None:
     rows = _rows(in_process_run)
     db = sqlite3.connect(in_process_run / "longscope.sqlite")
     header = json.loads(db.execute("SELECT header FROM runs").fetchone()[0])
@@ -50,7 +55,7 @@ def test_tier1_in_chat_mode_on_the_embedded_instruct_model(in_process_run: Path)
     samples = {
         sid: json.loads(data) for sid, data in db.execute("SELECT sample_id, data FROM samples")
     }
-    for task in ("LCB-001", "LCB-002", "LCB-003", "LCB-004"):
+    for task in FITS:
         status, _text, error, prompt_tokens = rows[task]
         assert status in ("ok", "length"), (task, status, error)
         # Counted from the template itself: the tokens the engine read are the tokens the suite
@@ -58,7 +63,7 @@ def test_tier1_in_chat_mode_on_the_embedded_instruct_model(in_process_run: Path)
         # prompt plus the 200-token answer budget fits the 4K tier.
         assert abs(prompt_tokens - samples[task]["prompt_tokens"]) <= 2, task
         assert 3500 < prompt_tokens <= 4096 - 200
-    for task in ("LCB-005", "LCB-006", "LCB-007", "LCB-008"):
+    for task in TOO_LONG:
         status, _text, error, _ = rows[task]
         assert status == "skipped"
         assert error == (
@@ -79,10 +84,10 @@ def smol_server(tmp_path_factory: pytest.TempPathFactory):
         stop(proc)
 
 
-def test_tier1_through_llama_server_chat_completions_matches_in_process(
+def test_llama_server_chat_completions_match_in_process(
     smol_server: str, in_process_run: Path, tmp_path: Path
 ) -> None:
-    suite = create_suite("longctx", {"tiers": [1, 2]})
+    suite = create_suite("longctx", CELLS)
     backend = create_backend(
         "openai/smollm2-135m",
         # The server applies the template; we size prompts with the same GGUF's tokenizer and a
@@ -93,13 +98,13 @@ def test_tier1_through_llama_server_chat_completions_matches_in_process(
     )
     run(suite, backend, RunOptions(output=tmp_path, quiet=True))
     served, local = _rows(tmp_path), _rows(in_process_run)
-    for task in ("LCB-001", "LCB-002", "LCB-003", "LCB-004"):
+    for task in FITS:
         status, _text, error, prompt_tokens = served[task]
         assert status in ("ok", "length"), (task, status, error)
         assert 3500 < prompt_tokens <= 4096 - 200
-    for task in ("LCB-005", "LCB-006", "LCB-007", "LCB-008"):
+    for task in TOO_LONG:
         assert served[task][0] == "skipped" and "holds 8192 (user)" in served[task][2]
     # Same context and question, so the same chat prompt minus the margin the server path leaves
     # for an unseen template: the in-process prompt holds more filler, never fewer tokens.
-    for task in ("LCB-001", "LCB-002", "LCB-003", "LCB-004"):
+    for task in FITS:
         assert local[task][3] >= served[task][3]

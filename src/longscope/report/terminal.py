@@ -43,6 +43,49 @@ def _row(table: Table, *cells: object) -> None:
     table.add_row(*(cell if isinstance(cell, Text) else plain(cell) for cell in cells))
 
 
+def print_split(
+    console: Console,
+    title: str,
+    keys: Sequence[str],
+    columns: Sequence[str],
+    rows: Sequence[Sequence[object]],
+    *,
+    right: bool = True,
+) -> None:
+    """Print a table whose `keys` columns (rank, model) repeat in as many parts as the console's
+    width needs: at 80 columns a 12-length leaderboard is three readable tables, not one squeezed
+    into wrapped cells. Each row holds the key cells, then one cell per column."""
+    texts = [[cell if isinstance(cell, Text) else plain(cell) for cell in row] for row in rows]
+
+    def width(index: int, header: str) -> int:
+        # A cell's text plus rich's padding (one space each side) and its border.
+        return max([len(header), *(texts[r][index].cell_len for r in range(len(texts)))]) + 3
+
+    fixed = 1 + sum(width(i, header) for i, header in enumerate(keys))
+    parts: list[list[int]] = [[]]
+    used = fixed
+    for offset, header in enumerate(columns):
+        index = len(keys) + offset
+        need = width(index, header)
+        if parts[-1] and used + need > console.width:
+            parts.append([])
+            used = fixed
+        parts[-1].append(index)
+        used += need
+    for number, indices in enumerate(parts, start=1):
+        suffix = f" ({number}/{len(parts)})" if len(parts) > 1 else ""
+        table = Table(title=plain(title + suffix), title_justify="left")
+        for header in keys:
+            table.add_column(plain(header), justify="right" if header == "#" else "left")
+        for index in indices:
+            table.add_column(
+                plain(columns[index - len(keys)]), justify="right" if right else "left"
+            )
+        for row in texts:
+            table.add_row(*row[: len(keys)], *(row[i] for i in indices))
+        console.print(table)
+
+
 def _headline(*parts: object) -> Text:
     """Join literal parts (str: ours, bold when wrapped in a 1-tuple) and untrusted ones (plain)."""
     text = Text()
@@ -204,23 +247,32 @@ def completeness_table(summary: Summary) -> Table | None:
 
 def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = None) -> None:
     """Print `compare`'s rows: the leaderboard (scores, effective length, lengths), then one table
-    per breakdown dimension and view (models as rows, groups as columns)."""
+    per breakdown dimension and view (models as rows, groups as columns), each split into parts
+    where the terminal is narrower than the table."""
     cell_keys = {f"{v} {g}" if v else g for row in rows for _, v, g, _ in row.get("cells", [])}
-    skip = {"lengths", "cells", "source", *cell_keys}
+    skip = {"lengths", "cells", "source", "model", *cell_keys}
     columns = list(dict.fromkeys(k for row in rows for k in row if k not in skip))
+    # What a reader looks for first comes first (the first part of a split table).
+    first = ("overall", "state", "claimed", "effective", "suite")
+    columns.sort(key=lambda c: first.index(c) if c in first else len(first))
     lengths = sorted({int(k) for row in rows for k in row.get("lengths", {})})
-    console = console or safe_console(width=max(120, 11 * (len(columns) + len(lengths))))
-    table = Table(title="Leaderboard", title_justify="left")
-    table.add_column("#", justify="right")
-    for column in columns:
-        table.add_column(plain(column))
-    for length in lengths:
-        table.add_column(length_label(length), justify="right")
-    for rank, row in enumerate(rows, start=1):
-        cells = [_cell(rank), *(_cell(row.get(c)) for c in columns)]
-        cells += [_cell(row.get("lengths", {}).get(str(n))) for n in lengths]
-        table.add_row(*cells)
-    console.print(table)
+    console = console or safe_console()
+    print_split(
+        console,
+        "Leaderboard",
+        ["#", "model"],
+        [*columns, *(length_label(n) for n in lengths)],
+        [
+            [
+                _cell(rank),
+                _cell(row.get("model")),
+                *(_cell(row.get(c)) for c in columns),
+                *(_cell(row.get("lengths", {}).get(str(n))) for n in lengths),
+            ]
+            for rank, row in enumerate(rows, start=1)
+        ],
+        right=False,
+    )
     groups: dict[tuple[str, str], list[str]] = {}
     for row in rows:
         for dimension, view, group, _ in row.get("cells", []):
@@ -229,18 +281,14 @@ def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = 
                 names.append(group)
     for (dimension, view), names in groups.items():
         title = f"By {dimension.replace('_', ' ')}" + (f" ({view})" if view else "")
-        by_dimension = Table(title=plain(title), title_justify="left")
-        by_dimension.add_column("#", justify="right")
-        by_dimension.add_column("model")
-        for name in names:
-            by_dimension.add_column(plain(name), justify="right")
+        table_rows = []
         for rank, row in enumerate(rows, start=1):
             values = {g: v for d, w, g, v in row.get("cells", []) if (d, w) == (dimension, view)}
             if values:
-                by_dimension.add_row(
-                    _cell(rank), _cell(row["model"]), *(_cell(values.get(n)) for n in names)
+                table_rows.append(
+                    [_cell(rank), _cell(row["model"]), *(_cell(values.get(n)) for n in names)]
                 )
-        console.print(by_dimension)
+        print_split(console, title, ["#", "model"], names, table_rows)
 
 
 def _cell(value: Any) -> Text:
@@ -261,18 +309,16 @@ def print_longscore(
     view = summary.view
     curves = {**view.curves, "overall": view.by_length}
     lengths = sorted({n for c in curves.values() for n in c})
-    console = console or safe_console(width=max(120, 11 * (len(lengths) * 2 + 4)))
-    table = _table(title)
-    for column in [
-        "task",
+    console = console or safe_console()
+    headers = [
         "Base",
         *[f"{length_label(n)} raw" for n in lengths],
         *[f"{length_label(n)} LC" for n in lengths if n not in base_lengths],
         "avg raw",
         "LongScore",
-    ]:
-        table.add_column(column, justify="right")
+    ]
     overall = None
+    rows = []
     for name, scores in curves.items():
         ls = longscore(scores, base_lengths, floor)
         cells = [name, "-" if ls.base is None else f"{ls.base:.1f}"]
@@ -284,10 +330,10 @@ def print_longscore(
             "-" if ls.raw_average is None else f"{ls.raw_average:.1f}",
             ls.undefined or ("-" if ls.average is None else f"{ls.average:+.1f}"),
         ]
-        _row(table, *cells)
+        rows.append(cells)
         if name == "overall":
             overall = ls
-    console.print(table)
+    print_split(console, title, ["task"], headers, rows)
     return {"model": model, "longscore": overall}
 
 
@@ -295,14 +341,14 @@ def print_longscores(
     runs: Sequence[tuple[Any, Summary, Sequence[int], float]], console: Console | None = None
 ) -> None:
     """Print each run's LongScore table, then both rankings when there are several runs."""
+    console = console or safe_console()
     ranking = []
     for run_dir, summary, base_lengths, floor in runs:
         model = summary.model or str(run_dir)
         title = f"{model} ({summary.suite}, {run_dir})"
-        overall = print_longscore(model, title, summary, base_lengths, floor)["longscore"]
-        ranking.append((model, overall))
+        made = print_longscore(model, title, summary, base_lengths, floor, console)
+        ranking.append((model, made["longscore"]))
     if len(ranking) > 1:
-        console = console or safe_console()
         by_raw = sorted(ranking, key=lambda r: -(r[1].raw_average or 0.0))
         by_ls = sorted(ranking, key=lambda r: -(r[1].average if r[1].average is not None else -1e9))
         console.print(plain("ranking by raw average:  " + " > ".join(m for m, _ in by_raw)))

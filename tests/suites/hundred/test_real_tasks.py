@@ -174,7 +174,10 @@ def test_hub_sources_load_through_datasets(tmp_path, qwen_tokenizer, monkeypatch
         load_source("hub:THUDM/LongBench:gov_report")
 
 
+# Five source tasks, then a judge pass with the 270M model: over two minutes on 2 cores, so in
+# `make test-slow`; the judge path itself runs in the default suite (tests/run/test_judge*.py).
 @pytest.mark.model
+@pytest.mark.slow
 def test_source_tasks_run_on_the_embedded_model_with_both_metrics(tmp_path) -> None:
     sources = {**SOURCES, "passage_retrieval": GOV_REPORT}
     args = [f"--suite-option=source={task}={path}" for task, path in sources.items()]

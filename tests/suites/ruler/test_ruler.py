@@ -342,7 +342,7 @@ def test_rulers_model_templates_wrap_the_task_in_completion_mode(qwen_tokenizer)
 
 
 @pytest.mark.model
-def test_end_to_end_on_the_embedded_model_at_4k(tmp_path) -> None:
+def test_end_to_end_on_the_embedded_model_at_2k(tmp_path) -> None:
     """The registered suite runs offline on the embedded model and reports RULER's numbers."""
     from longscope.models.registry import create_backend
     from longscope.run.runner import RunOptions, run
@@ -350,10 +350,10 @@ def test_end_to_end_on_the_embedded_model_at_4k(tmp_path) -> None:
 
     assert "ruler" in suite_names()  # registered by its package's one SUITES line
     suite = create_suite(
-        "ruler", {"tasks": "niah_single_1,vt", "lengths": "4k", "samples": "5", **DATA}
+        "ruler", {"tasks": "niah_single_1,vt", "lengths": "2k", "samples": "5", **DATA}
     )
-    backend = create_backend("llamacpp/gemma3-270m", {"context_length": 4096})
-    # Two 4K prompts, short answers, one at a time: about a minute of model time on 2 cores.
+    backend = create_backend("llamacpp/gemma3-270m", {"context_length": 2048})
+    # Two 2K prompts, short answers, one at a time: about half a minute of model time on 2 cores.
     options = RunOptions(output=tmp_path, limit=2, max_tokens=16, concurrency=1, quiet=True)
     result = run(suite, backend, options)
     assert result.sent == 2
@@ -361,7 +361,7 @@ def test_end_to_end_on_the_embedded_model_at_4k(tmp_path) -> None:
     assert len(rows) == 2 and {r.sample["task"] for r in rows} == {"niah_single_1", "vt"}
     for row in rows:  # RULER's budget: prompt + the task's output tokens within the length
         budget = TASKS[row.sample["task"]].template.tokens_to_generate
-        assert row.sample["meta"]["achieved_length"] + budget <= 4096
+        assert row.sample["meta"]["achieved_length"] + budget <= 2048
     for row in rows:
         # Every stored score is RULER's formula on the stored generation.
         expected = (
@@ -372,12 +372,12 @@ def test_end_to_end_on_the_embedded_model_at_4k(tmp_path) -> None:
         assert row.score is None or row.score.value == expected
     summarized = suite.summarize(rows)
     summary = getattr(summarized, "native", summarized)  # RULER's own numbers, key for key
-    assert set(summary["by_length"]) == {"4096"}
-    cells = [summary["by_task"][t]["4096"] for t in summary["by_task"]]
-    assert summary["by_length"]["4096"] == round(sum(cells) / len(cells), 2)
-    assert summary["comparable_with_published"] is False  # 5 samples, 2 tasks, 4K only
+    assert set(summary["by_length"]) == {"2048"}
+    cells = [summary["by_task"][t]["2048"] for t in summary["by_task"]]
+    assert summary["by_length"]["2048"] == round(sum(cells) / len(cells), 2)
+    assert summary["comparable_with_published"] is False  # 5 samples, 2 tasks, 2K only
     typed = result.result.result
-    assert typed.title == "RULER" and set(typed.by_length) == {4096}
+    assert typed.title == "RULER" and set(typed.by_length) == {2048}
     assert any("samples per task" in d for d in summary["differences"])
 
 
