@@ -171,3 +171,33 @@ def test_line_metrics_use_the_official_f1_and_keep_20_lines_of_evidence() -> Non
     many = "\n".join(str(i) for i in range(30))
     evidence = score_prediction("[Answer] " + many, sample).evidence
     assert evidence["prediction_lines"] == [str(i) for i in range(20)]
+
+
+def test_a_summary_score_of_exactly_1_is_inside_the_official_range() -> None:
+    # cosine 2 - F with full ROUGE F: 0.5 x (2 - F) + 0.5 x F = 1.0, which the range check accepts
+    score = summary_score(SUMMARY, [SUMMARY], "English", FixedCosine(2 - ROUGE_ONE))
+    assert score.evidence["official_value"] == 1.0 and score.value == 1.0
+    assert not score.evidence["official_failed"]
+
+
+def test_blank_summary_evidence_names_the_metric() -> None:
+    score = summary_score("  ", [SUMMARY], "English", FixedCosine(0.5), official_parity=True)
+    assert score.evidence["metric"] == "summary" and score.value == 0.0
+
+
+def test_score_prediction_gives_longscope_value_unless_parity_is_asked() -> None:
+    sample = {"language": "English", "gold": [SUMMARY, "..."], "meta": {"metric": "summary"}}
+    ours = score_prediction(SUMMARY, sample, embedder=FixedCosine(0.5))
+    assert ours.value == pytest.approx(0.25 + 0.5 * ROUGE_ONE)
+    assert ours.evidence["rouge_l"] == pytest.approx(ROUGE_ONE)
+    official = score_prediction(SUMMARY, sample, embedder=FixedCosine(0.5), official_parity=True)
+    assert official.value == pytest.approx(0.25) and official.evidence["rouge_l"] == 0.0
+
+
+def test_every_official_failure_is_named() -> None:
+    # no sentence in one reference and a negative cosine: two reasons, in order
+    score = summary_score(SUMMARY, [SUMMARY, "..."], "English", FixedCosine(-0.5))
+    assert score.evidence["official_error"] == "rouge empty reference; score outside [0, 1]"
+    assert score.evidence["official_failed"] and score.evidence["official_value"] == 0.0
+    # ours: 0.5 x -0.5 + 0.5 x F
+    assert score.value == pytest.approx(-0.25 + 0.5 * ROUGE_ONE)
