@@ -201,3 +201,21 @@ def test_every_official_failure_is_named() -> None:
     assert score.evidence["official_failed"] and score.evidence["official_value"] == 0.0
     # ours: 0.5 x -0.5 + 0.5 x F
     assert score.value == pytest.approx(-0.25 + 0.5 * ROUGE_ONE)
+
+
+def test_an_exactly_empty_reply_scores_0_even_against_an_empty_gold_item() -> None:
+    # the official scorer returns 0 before the metric for ""; [""] against [""] would be a match
+    for metric in ("accuracy", "f1", "subem"):
+        sample = {"language": "English", "gold": [""], "meta": {"metric": metric}}
+        score = score_prediction("", sample)
+        assert score.value == 0.0 and score.evidence["official_failed"], metric
+
+
+def test_evidence_keeps_20_gold_items_and_flags_of_a_scored_summary() -> None:
+    gold = [f"g{i}" for i in range(30)]
+    sample = {"language": "English", "gold": gold, "meta": {"metric": "subem"}}
+    evidence = score_prediction("[Answer] g1", sample).evidence
+    assert evidence["gold"] == gold[:20]
+    summary = summary_score(SUMMARY, [SUMMARY], "English", FixedCosine(0.5))
+    assert summary.evidence["blank_answer"] is False
+    assert summary.evidence["unparsable_answer"] is False
