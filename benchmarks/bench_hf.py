@@ -28,7 +28,7 @@ import torch
 from transformers import Qwen2Config, Qwen2ForCausalLM
 
 from longscope.models import hf
-from longscope.models.hf import HFBackend, decode_kernels, prefill_kernels
+from longscope.models.hf import HFBackend, decode_kernels
 from longscope.models.memory_plan import GIB
 from longscope.types import GenerationConfig, Request
 
@@ -184,39 +184,62 @@ def prefill_flops(params: int, n: int, cfg: dict[str, int]) -> float:
 
 
 def time_prefill(
-    model: Any, ids: list[int], chunk: int, attention: str, kernels: str
-) -> tuple[float, Any]:
-    """Return seconds to prefill `ids` in chunks, and the last position's logits (float32).
+    model: Any,
+    ids: list[int],
+    chunk: int,
+    attention: str,
+    kernels: str,
+    backend: HFBackend | None = None,
+    reps: int = 1,
+) -> tuple[list[float], Any, int]:
+    """Return the seconds of each of `reps` prefills of `ids`, the last position's logits
+    (float32) and the peak bytes allocated during the last one (cache included).
 
     kernels: "flash" or "cudnn" (SDPA limited to that kernel; longscope's split cuDNN path off
-    for flash), or "longscope" (what the backend uses: cuDNN first, the split path on).
+    for flash), or "longscope" (the backend's own prefill: `HFBackend.prefill_context` and
+    `prefill_ids`, i.e. cuDNN for whole-quantum chunks, fused RMSNorm, the rest split off), or
+    "longscope_unfused" (the same with transformers' RMSNorm).
     """
     from transformers import DynamicCache
 
     model.config._attn_implementation = attention
-    tensor = torch.tensor([ids], device="cuda")
+    tensor = torch.tensor(ids, device="cuda")
     backends = torch.nn.attention.SDPBackend
-    if kernels == "longscope":
-        context = prefill_kernels()
-    else:
-        only = backends.CUDNN_ATTENTION if kernels == "cudnn" else backends.FLASH_ATTENTION
-        context = torch.nn.attention.sdpa_kernel([only])
+    ours = kernels.startswith("longscope")
     hf.cudnn_split["enabled"] = kernels != "flash"
-    with torch.inference_mode(), context:
-        cache = DynamicCache(config=model.config)
-        start = sync_time()
-        for begin in range(0, len(ids), chunk):
-            out = model(
-                input_ids=tensor[:, begin : begin + chunk],
-                past_key_values=cache,
-                use_cache=True,
-                logits_to_keep=1,
-            )
-        elapsed = sync_time() - start
+    hf.FUSED_PREFILL_NORM["enabled"] = kernels == "longscope"
+    times = []
+    for _ in range(reps):
+        if ours:
+            assert backend is not None
+            context = backend.prefill_context()
+        else:
+            only = backends.CUDNN_ATTENTION if kernels == "cudnn" else backends.FLASH_ATTENTION
+            context = torch.nn.attention.sdpa_kernel([only])
+        out = None
+        torch.cuda.empty_cache()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        with torch.inference_mode(), context:
+            cache = DynamicCache(config=model.config)
+            start = sync_time()
+            if ours:
+                out = backend.prefill_ids(tensor, cache, chunk)
+            else:
+                for begin in range(0, len(ids), chunk):
+                    out = model(
+                        input_ids=tensor[None, begin : begin + chunk],
+                        past_key_values=cache,
+                        use_cache=True,
+                        logits_to_keep=1,
+                    )
+            times.append(sync_time() - start)
+        peak = torch.cuda.max_memory_allocated() - base
+        logits = out.logits[0, -1].float()
+        del cache, out
     hf.cudnn_split["enabled"] = True
-    logits = out.logits[0, -1].float()
-    del cache, out
-    return elapsed, logits
+    hf.FUSED_PREFILL_NORM["enabled"] = True
+    return times, logits, peak
 
 
 def profile_decode(model: Any, ids: list[int], record: Any, path: str) -> None:
@@ -400,6 +423,7 @@ def main() -> None:
         row["plan_kv_act_gib"] = round((plan.kv_bytes + plan.activation_bytes) / GIB, 2)
         row["plan_total_gib"] = round(plan.needed_bytes / GIB, 2)
         row["decode"] = backend.last_decode
+        row["prefill_chunk"] = backend.last_chunk
         row["cudnn_split_calls"] = hf.cudnn_split["used"]
         row["cudnn_split_error"] = hf.cudnn_split["error"]
         if not args.skip_baseline:
@@ -410,6 +434,24 @@ def main() -> None:
             row["ratio_vs_x6"] = round(row["generate_x6_s"] / row["longscope_s"], 2)
         torch.cuda.empty_cache()
         record(**row)
+        # One sequence of the same prompt: the prefill, not the decode, is its plan's peak.
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        single: dict[str, Any] = {"kind": "single", "prompt": n}
+        single["longscope_s"] = round(longscope_group(backend, ids, 1, NEW_TOKENS), 2)
+        plan = backend.last_plan
+        single["prefill_s"] = backend.last_decode.get("prefill_s")
+        single["prefill_chunk"] = backend.last_chunk
+        if single["prefill_s"]:
+            # First prefill of this prompt in the process: cuDNN graph builds for its new shapes
+            # (the rest split off the last chunk) are inside.
+            done = prefill_flops(nonembed, len(ids) - 1, QWEN25_7B) / single["prefill_s"] / 1e12
+            single["prefill_of_peak"] = round(done / peak, 3)
+        single["peak_gib"] = round((torch.cuda.max_memory_allocated() - base) / GIB, 2)
+        single["plan_kv_act_gib"] = round((plan.kv_bytes + plan.activation_bytes) / GIB, 2)
+        single["plan_total_gib"] = round(plan.needed_bytes / GIB, 2)
+        torch.cuda.empty_cache()
+        record(**single)
 
     # 2. Decode after 32K at batch 1 and 6: (T(129 tokens) - T(65 tokens)) / 64, so that the
     # prefill and the graph capture (both in each call) cancel; the capture is reported apart.
@@ -457,43 +499,56 @@ def main() -> None:
         profile_decode(model, prompt_ids(32768), record, args.profile)
 
     # 3. Prefill as a fraction of the matmul peak; last logits against the flash one-call prefill.
+    # Each variant runs `reps` times: the first pays cuDNN's graph builds for shapes not seen yet
+    # in this process (of_peak_first), the last is the steady state (of_peak).
     for n in lengths if "prefill" not in skip else []:
         ids = prompt_ids(n)
         flops = prefill_flops(nonembed, n, QWEN25_7B)
+        reps = 2 if n > 32768 else 3
+        free = backend.free_bytes()
+        # The backend's own choice for a single sequence of this prompt (and one answer token).
+        chunk, plan = backend.plan(n + 1, 1, free, n, 1)
+        chunk = min(chunk, n)
         reference = None
-        for name, chunk, attention, kernels in (
-            ("sdpa_one_call_flash", n, "sdpa", "flash"),
-            ("longscope_chunk8192", 8192, "longscope_sdpa", "longscope"),
-            ("longscope_chunk16384", 16384, "longscope_sdpa", "longscope"),
-            ("longscope_chunk8192_flash", 8192, "longscope_sdpa", "flash"),
-            ("longscope_one_call", n, "longscope_sdpa", "longscope"),
-            ("cudnn_one_call", n, "longscope_sdpa", "cudnn"),
+        for name, size, attention, kernels, count in (
+            ("sdpa_one_call_flash", n, "sdpa", "flash", 1),
+            ("longscope_default", chunk, "longscope_sdpa", "longscope", reps),
+            ("longscope_default_unfused_norm", chunk, "longscope_sdpa", "longscope_unfused", reps),
+            ("longscope_chunk8192", 8192, "longscope_sdpa", "longscope", reps),
+            ("longscope_chunk16384", 16384, "longscope_sdpa", "longscope", reps),
+            ("longscope_chunk32768", 32768, "longscope_sdpa", "longscope", reps),
+            ("longscope_one_call", n, "longscope_sdpa", "longscope", reps),
+            ("cudnn_one_call", n, "longscope_sdpa", "cudnn", reps),
         ):
-            if chunk > n:
+            if size > n or (name.startswith("longscope_chunk") and size == chunk):
                 continue
             before = hf.cudnn_split["used"]
             try:
-                seconds, logits = time_prefill(model, ids, chunk, attention, kernels)
+                times, logits, peak_bytes = time_prefill(
+                    model, ids, size, attention, kernels, backend, count
+                )
             except RuntimeError as exc:
                 record(kind="prefill", prompt=n, variant=name, error=str(exc)[:200])
                 continue
             if reference is None:
                 reference = logits
             error = (logits - reference).norm() / reference.norm()
-            tflops = flops / seconds / 1e12
-            record(
-                kind="prefill",
-                prompt=n,
-                variant=name,
-                seconds=round(seconds, 3),
-                tflops=round(tflops, 1),
-                of_peak=round(tflops / peak, 3),
-                logits_rel_error=float(f"{error.item():.2e}"),
-                same_argmax=bool(logits.argmax() == reference.argmax()),
-                cudnn_split_calls=hf.cudnn_split["used"] - before,
-                cudnn_split_error=hf.cudnn_split["error"],
-                cudnn_gqa_unrepeated=hf.cudnn_split["gqa"],
-            )
+            row: dict[str, Any] = {"kind": "prefill", "prompt": n, "variant": name}
+            row.update(chunk=size, seconds=[round(t, 3) for t in times])
+            row["of_peak"] = round(flops / times[-1] / 1e12 / peak, 3)
+            row["of_peak_first"] = round(flops / times[0] / 1e12 / peak, 3)
+            row["tflops"] = round(flops / times[-1] / 1e12, 1)
+            row["logits_rel_error"] = float(f"{error.item():.2e}")
+            row["same_argmax"] = bool(logits.argmax() == reference.argmax())
+            row["cudnn_split_calls"] = hf.cudnn_split["used"] - before
+            row["cudnn_split_error"] = hf.cudnn_split["error"]
+            row["cudnn_gqa_unrepeated"] = hf.cudnn_split["gqa"]
+            row["peak_gib"] = round(peak_bytes / GIB, 2)
+            if name == "longscope_default":
+                # The plan's prefill phase for this prompt (whole multiples: no flash rest, so
+                # the plan's repeated keys for a flash chunk are not used here).
+                row["plan_kv_act_gib"] = round((plan.kv_bytes + plan.activation_bytes) / GIB, 2)
+            record(**row)
             del logits
             torch.cuda.empty_cache()
         model.config._attn_implementation = "longscope_sdpa"

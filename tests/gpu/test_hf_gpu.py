@@ -111,6 +111,58 @@ def test_graph_decode_over_several_key_blocks_equals_generate(tiny: tuple) -> No
     assert grouped[0].prompt_tokens > 1024
 
 
+def test_chunk_rest_split_and_fused_norm_prefill_equal_generate(tiny: tuple) -> None:
+    """A rest past a cached prefix splits into whole quanta and a short tail; the prefill's
+    fused RMSNorm leaves the greedy tokens those of transformers' `generate`."""
+    from longscope.models import hf
+
+    backend = _backend(tiny, prefill_chunk=2048)
+    config = GenerationConfig(max_tokens=24)
+    unit = CONTEXT[: CONTEXT.index("4821.") + 6]  # one sentence pair: at most 72 tokens
+    context = CONTEXT
+    while True:
+        request = Request("s", 0, "completion", prompt=context + QUESTIONS[0], config=config)
+        if len(backend.encode_request(request)) > 3300:
+            break
+        context += unit
+    prefix = len(backend.encode_request(request)) - 1
+    bounds = hf.chunk_bounds(prefix, 2048)
+    assert 3072 < prefix < 4096 and len(bounds) == 3, (prefix, bounds)
+    assert (bounds[1][1] - bounds[1][0]) % 1024 == 0 and bounds[2][1] - bounds[2][0] < 1024
+    one = asyncio.run(backend.generate(request))
+    reference = _hf_generate(backend, request)
+    _, tok = tiny
+    assert one.completion_tokens == len(reference) > 0
+    assert one.text == tok.decode(reference, skip_special_tokens=True)
+
+
+def test_fused_prefill_norm_matches_transformers_rmsnorm() -> None:
+    import torch
+
+    if device() != "cuda":
+        pytest.skip("the fused prefill norm runs on CUDA only")
+    from longscope.models import hf
+    from tests.gpu.tiny import tiny_qwen2
+
+    model = tiny_qwen2(hidden=256, dtype="bfloat16", device="cuda")
+    norm = model.model.norm
+    with torch.no_grad():
+        norm.weight.uniform_(0.5, 1.5)
+    gen = torch.Generator(device="cuda").manual_seed(5)
+    hidden = (torch.randn(4096, 256, device="cuda", generator=gen) * 3).bfloat16()
+    with torch.inference_mode():
+        with hf.fused_prefill_norms(model) as switched:
+            fused = norm(hidden)
+        assert switched == 2 * 2 + 1  # two per layer and the final one
+        assert "forward" not in norm.__dict__
+        reference = norm(hidden)
+    assert fused.dtype == reference.dtype == torch.bfloat16
+    # Same arithmetic but the order of the float32 sum: at most one bf16 rounding step apart.
+    close = torch.isclose(fused.float(), reference.float(), rtol=2**-7, atol=0)
+    assert bool(close.all())
+    assert (fused != reference).float().mean().item() < 0.05
+
+
 def test_cudnn_split_prefill_attention_matches_reference() -> None:
     """A prefill chunk after a cached prefix, as two cuDNN calls merged by log-sum-exp."""
     import torch

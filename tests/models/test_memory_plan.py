@@ -129,9 +129,50 @@ def test_backend_skips_what_not_even_one_sequence_fits() -> None:
     backend = _backend(4)
     batch, reason = backend._next_batch(_members(6, 131000), list(range(6)))
     assert batch == []
-    # 7.0 GiB of KV, 1.75 GiB of keys repeated for a chunk's attention, the chunk's MLP.
-    assert reason.startswith("insufficient_vram: needs 10.4 GiB")
+    # The least it needs, with the smallest chunk (1024): 7.0 GiB of KV, 1.75 GiB of keys
+    # repeated for a chunk's attention, the chunk's MLP, the 5% margin.
+    assert reason.startswith("insufficient_vram: needs 9.3 GiB")
     assert reason.endswith("GiB for 131064 tokens x 1 sequences, 4.0 GiB free")
+    fixed = HFBackend("planned", vram_gib=4, prefill_chunk=8192)
+    fixed.shape = backend.shape
+    _, reason = fixed._next_batch(_members(6, 131000), list(range(6)))
+    assert reason.startswith("insufficient_vram: needs 10.4 GiB")
+
+
+def test_auto_chunk_is_the_largest_multiple_of_1024_that_fits() -> None:
+    from longscope.models.memory_plan import PREFILL_CHUNK_MAX, choose_chunk
+
+    shape = ModelShape.from_config(QWEN25_7B)
+    chunk, plan = choose_chunk(shape, 131072, 1, 100 * GIB, prefix=131071, suffix=1)
+    assert chunk == PREFILL_CHUNK_MAX and plan.fits
+    assert plan == plan_memory(shape, 131072, 1, 100 * GIB, chunk=chunk, prefix=131071, suffix=1)
+    # Just under what the largest chunk needs: the next smaller multiple of 1024 that fits.
+    tight = plan.needed_bytes - 1
+    chunk, plan = choose_chunk(shape, 131072, 1, tight, prefix=131071, suffix=1)
+    assert chunk % 1024 == 0 and chunk < PREFILL_CHUNK_MAX and plan.fits
+    bigger = plan_memory(shape, 131072, 1, tight, chunk=chunk + 1024, prefix=131071, suffix=1)
+    assert not bigger.fits
+    # The backend plans with the chunk it prefills with.
+    largest = plan_memory(shape, 131072, 1, 0, chunk=PREFILL_CHUNK_MAX, prefix=131007, suffix=1)
+    backend = _backend((largest.needed_bytes - 1) / GIB)
+    batch, _ = backend._next_batch(_members(1, 131008), [0])
+    assert batch == [0] and backend.last_chunk % 1024 == 0
+    assert backend.last_chunk < PREFILL_CHUNK_MAX
+    free = backend.free_bytes()
+    assert backend.last_plan == plan_memory(
+        shape, 131072, 1, free, chunk=backend.last_chunk, prefix=131007, suffix=1
+    )
+
+
+def test_chunk_bounds_split_a_long_rest_into_whole_quanta_and_a_short_tail() -> None:
+    from longscope.models.hf import chunk_bounds
+
+    assert chunk_bounds(32768, 16384) == [(0, 16384), (16384, 32768)]
+    assert chunk_bounds(32767, 16384) == [(0, 16384), (16384, 32767 - 1023), (32767 - 1023, 32767)]
+    assert chunk_bounds(5000, 16384) == [(0, 5000)]  # no cached prefix: one call
+    assert chunk_bounds(16384 + 700, 16384) == [(0, 16384), (16384, 17084)]
+    assert chunk_bounds(200, 64) == [(0, 64), (64, 128), (128, 192), (192, 200)]
+    assert chunk_bounds(0, 1024) == []
 
 
 def test_graph_decode_capacity_is_whole_blocks_and_the_plan_holds_it() -> None:
@@ -145,3 +186,24 @@ def test_graph_decode_capacity_is_whole_blocks_and_the_plan_holds_it() -> None:
     plan = plan_memory(shape, tokens, 6, 200 * GIB, prefix=32767, suffix=1)
     fixed_cache = shape.kv_bytes_per_token * decode_capacity(tokens) * 6
     assert plan.kv_bytes + plan.activation_bytes >= fixed_cache
+
+
+def test_unrepeated_chunks_count_repeated_keys_only_for_a_rest_under_1024() -> None:
+    from longscope.models.memory_plan import prefill_activation_bytes
+
+    shape = ModelShape.from_config(QWEN25_7B)
+    args = (shape, 131072, 1, 200 * GIB)
+    kw = {"chunk": 16384, "prefix": 131007, "suffix": 1}
+    repeated = plan_memory(*args, **kw)
+    split = plan_memory(*args, **kw, unrepeated=True)
+    kv = 57344 * 131007
+    assert repeated.kv_bytes + repeated.activation_bytes == kv + prefill_activation_bytes(
+        shape, 16384, 131007
+    )
+    # cuDNN chunks: no repeated keys; the flash rest (< 1024 tokens) repeats the whole prefix's.
+    assert split.kv_bytes + split.activation_bytes == kv + max(
+        prefill_activation_bytes(shape, 16384, 0), prefill_activation_bytes(shape, 1023, 131007)
+    )
+    # Measured on an H200 (BENCHMARKS.md): 8.99 GiB peak for this prompt alone; 11.06 planned
+    # with repeated keys for every chunk, 9.31 without.
+    assert (split.kv_bytes + split.activation_bytes) / GIB == pytest.approx(9.31, abs=0.01)

@@ -15,6 +15,8 @@ and the CPU, keep the eager loop of forward calls.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import functools
 import gc
 import hashlib
 import importlib.util
@@ -27,9 +29,13 @@ from typing import Any
 
 from longscope.models.base import ModelInfo, UsageError, split_reasoning
 from longscope.models.memory_plan import (
+    CHUNK_QUANTUM,
     DECODE_BLOCK,
     GIB,
+    PREFILL_CHUNK_MAX,
+    MemoryPlan,
     ModelShape,
+    choose_chunk,
     decode_capacity,
     insufficient_vram,
     plan_memory,
@@ -96,7 +102,7 @@ class HFBackend:
         dtype: str = "bfloat16",
         attn_implementation: str | None = None,
         device: str | None = None,
-        prefill_chunk: int = 8192,
+        prefill_chunk: int | None = None,
         max_batch: int = 16,
         vram_gib: float | None = None,
         cuda_graph: bool = True,
@@ -110,7 +116,11 @@ class HFBackend:
         self.dtype_name = dtype
         self.attn_implementation = attn_implementation
         self.device_name = device
-        self.prefill_chunk = max(1, prefill_chunk)
+        self.prefill_chunk = max(1, prefill_chunk) if prefill_chunk else None
+        """Tokens per prefill chunk; None: the memory plan picks the largest multiple of 1024 that
+        fits, up to `PREFILL_CHUNK_MAX`."""
+        self.last_chunk = self.prefill_chunk or PREFILL_CHUNK_MAX
+        """The prefill chunk of the last plan; the batch it planned runs with it."""
         self.max_batch = max(1, max_batch)
         self.vram_gib = vram_gib
         """Free device memory to plan against, instead of measuring it (tests, shared cards)."""
@@ -144,7 +154,7 @@ class HFBackend:
             dtype=str(options.pop("dtype", "bfloat16")),
             attn_implementation=options.pop("attn_implementation", None),
             device=options.pop("device", None),
-            prefill_chunk=int(options.pop("prefill_chunk", 8192)),
+            prefill_chunk=int(options.pop("prefill_chunk", 0)) or None,
             max_batch=int(options.pop("max_batch", 16)),
             vram_gib=float(vram) if vram is not None else None,
             cuda_graph=str(options.pop("cuda_graph", "1")).lower() not in ("0", "false", "no"),
@@ -223,7 +233,7 @@ class HFBackend:
                 "attention": config._attn_implementation,
                 "device": str(model.device),
                 "max_position_embeddings": trained,
-                "prefill_chunk": self.prefill_chunk,
+                "prefill_chunk": self.prefill_chunk or f"auto (at most {PREFILL_CHUNK_MAX})",
                 "kv_bytes_per_token": self.shape.kv_bytes_per_token,
                 "free_gib": round(self.free_bytes() / GIB, 2),
             },
@@ -303,15 +313,7 @@ class HFBackend:
             prefix = _common_prefix([m.ids for m in batch])
             prefix = min(prefix, min(len(m.ids) for m in batch) - 1)
             suffix = max(len(m.ids) for m in batch) - prefix
-            plan = plan_memory(
-                self.shape,
-                tokens,
-                len(batch),
-                free,
-                chunk=self.prefill_chunk,
-                prefix=prefix,
-                suffix=suffix,
-            )
+            self.last_chunk, plan = self.plan(tokens, len(batch), free, prefix, suffix)
             self.last_plan = plan
             if plan.fits:
                 return take, ""
@@ -319,6 +321,66 @@ class HFBackend:
                 return [], plan.reason
             take = take[: len(take) // 2]
         return [], "no request"
+
+    def plan(
+        self, tokens: int, sequences: int, free: int, prefix: int, suffix: int
+    ) -> tuple[int, MemoryPlan]:
+        """Return the prefill chunk and the memory plan for a batch (the chunk the option names,
+        else the largest multiple of 1024 up to `PREFILL_CHUNK_MAX` that fits)."""
+        if self.prefill_chunk:
+            plan = plan_memory(
+                self.shape,
+                tokens,
+                sequences,
+                free,
+                chunk=self.prefill_chunk,
+                prefix=prefix,
+                suffix=suffix,
+                unrepeated=self._unrepeated(self.prefill_chunk),
+            )
+            return self.prefill_chunk, plan
+        return choose_chunk(
+            self.shape,
+            tokens,
+            sequences,
+            free,
+            prefix=prefix,
+            suffix=suffix,
+            unrepeated=self._unrepeated(CHUNK_QUANTUM),
+        )
+
+    def _unrepeated(self, chunk: int) -> bool:
+        """Return whether prefix chunks of `chunk` tokens attend to grouped KV heads unrepeated
+        (cuDNN's split path: CUDA, 16-bit, whole quanta), so the plan counts no repeated keys
+        but for a rest under one quantum (`chunk_bounds`)."""
+        model = self._model
+        return bool(
+            model is not None
+            and chunk % CHUNK_QUANTUM == 0
+            and getattr(model.device, "type", "") == "cuda"
+            and self.shape.dtype_bytes == 2
+            and cudnn_split["enabled"]
+            and cudnn_split["gqa"]
+        )
+
+    @contextlib.contextmanager
+    def prefill_context(self) -> Any:
+        """Run the prefill inside: attention kernel order (`prefill_kernels`), fused RMSNorm."""
+        with prefill_kernels(), fused_prefill_norms(self._model):
+            yield
+
+    def prefill_ids(self, ids: Any, cache: Any, chunk: int) -> Any:
+        """Prefill one sequence's token ids (a 1D tensor on the device) into `cache`, in chunks
+        (`chunk_bounds`); return the last chunk's output (its last logits only)."""
+        out = None
+        for start, end in chunk_bounds(int(ids.shape[0]), chunk):
+            out = self._model(
+                input_ids=ids[start:end][None],
+                **{self._cache_kw: cache},
+                use_cache=True,
+                logits_to_keep=1,
+            )
+        return out
 
     def _run_batch_safely(self, batch: list[_Member], started: float) -> list[Generation]:
         torch, _ = _import_torch()
@@ -351,15 +413,8 @@ class HFBackend:
         clock = _PhaseClock(torch, device)
         with torch.inference_mode():
             ids = torch.tensor(batch[0].ids[:prefix], device=device)
-            with prefill_kernels():
-                for start in range(0, prefix, self.prefill_chunk):
-                    chunk = ids[start : start + self.prefill_chunk][None]
-                    model(
-                        input_ids=chunk,
-                        **{self._cache_kw: cache},
-                        use_cache=True,
-                        logits_to_keep=1,
-                    )
+            with self.prefill_context():
+                self.prefill_ids(ids, cache, self.last_chunk)
                 if count > 1 and prefix:
                     cache.batch_repeat_interleave(count)
                 logits, mask, positions = self._prefill_suffixes(batch, prefix, cache)
@@ -422,7 +477,7 @@ class HFBackend:
                 pos[row, pad:] = torch.arange(prefix, prefix + len(suffix), device=device)
                 pos[row, :pad] = prefix
             positions = pos
-        step = max(1, self.prefill_chunk // len(batch))
+        step = max(1, self.last_chunk // len(batch))
         logits = None
         for start in range(0, longest, step):
             end = min(longest, start + step)
@@ -820,6 +875,55 @@ def _rms_norm(torch: Any, norm: Any, hidden: Any) -> Any:
     return norm.weight * normed.to(hidden.dtype)
 
 
+FUSED_PREFILL_NORM = {"enabled": True}
+"""Whether prefill on CUDA runs Llama-family RMSNorms as torch's fused kernel (`fused_prefill_norms`)."""
+
+
+@contextlib.contextmanager
+def fused_prefill_norms(model: Any) -> Any:
+    """Run the RMSNorms of a Llama-family model on CUDA as one fused kernel while inside.
+
+    transformers' RMSNorm is 7 elementwise kernels over float32 copies (about 36 bytes of memory
+    traffic per element, twice per layer and token: some 9% of a 7B prefill's dense-matmul
+    time); the fused kernel reads and writes the bf16 tensor once. Same arithmetic (float32
+    normalisation, rounded to the input dtype, then times the weight in that dtype); only the
+    order of the float32 sum of squares differs. Yields the number of modules switched.
+    """
+    import torch
+
+    switched = []
+    kind = str(getattr(getattr(model, "config", None), "model_type", ""))
+    fused = getattr(torch.nn.functional, "rms_norm", None)
+    device = getattr(model, "device", None)
+    if (
+        FUSED_PREFILL_NORM["enabled"]
+        and fused is not None
+        and kind in _GRAPH_MODEL_TYPES
+        and getattr(device, "type", "") == "cuda"
+    ):
+        for module in model.modules():
+            if (
+                type(module).__name__.endswith("RMSNorm")
+                and isinstance(getattr(module, "variance_epsilon", None), float)
+                and getattr(module, "weight", None) is not None
+                and "forward" not in module.__dict__
+            ):
+                module.forward = functools.partial(_fused_norm_forward, module)
+                switched.append(module)
+    try:
+        yield len(switched)
+    finally:
+        for module in switched:
+            del module.forward
+
+
+def _fused_norm_forward(module: Any, hidden: Any) -> Any:
+    import torch
+
+    normed = torch.nn.functional.rms_norm(hidden, (hidden.shape[-1],), eps=module.variance_epsilon)
+    return module.weight * normed
+
+
 class _PhaseClock:
     """Wall time of a batch's phases; syncs the device at each lap (phases are sequential)."""
 
@@ -963,7 +1067,7 @@ def _kernel_order(cudnn_first: bool) -> Any:
 
 CUDNN_SPLIT_MIN_QUERIES = 256
 """Chunks of fewer queries keep the flash path: a short suffix does not earn back cuDNN's setup."""
-SHAPE_QUANTUM = 1024
+SHAPE_QUANTUM = CHUNK_QUANTUM
 """cuDNN takes only lengths in whole quanta: full prefill chunks at whole-chunk offsets recur
 from document to document, so their graphs are built once per process, not once per document."""
 cudnn_split: dict[str, Any] = {"enabled": True, "gqa": True, "used": 0, "error": ""}
@@ -973,6 +1077,29 @@ chunks ran as two cuDNN calls; the last error that turned an option off."""
 
 def _recurring(*lengths: int) -> bool:
     return all(n % SHAPE_QUANTUM == 0 for n in lengths)
+
+
+def chunk_bounds(length: int, chunk: int) -> list[tuple[int, int]]:
+    """Return the (start, end) of each prefill chunk of `length` tokens.
+
+    Whole chunks, then the rest. When chunks are whole multiples of `SHAPE_QUANTUM` and a rest
+    that is not follows a cached prefix, the rest is split into its whole quanta (cuDNN's split
+    path) and under a quantum of tokens (flash): flash attention after a long prefix ran at 47-54%
+    of the matmul peak on an H200 against 66-68% for the split cuDNN path (BENCHMARKS.md).
+    """
+    bounds = []
+    start = 0
+    while start + chunk < length:
+        bounds.append((start, start + chunk))
+        start += chunk
+    rest = length - start
+    whole = rest // SHAPE_QUANTUM * SHAPE_QUANTUM
+    if start and chunk % SHAPE_QUANTUM == 0 and 0 < whole < rest:
+        bounds.append((start, start + whole))
+        start += whole
+    if start < length:
+        bounds.append((start, length))
+    return bounds
 
 
 def _skipped(member: _Member, reason: str) -> Generation:
@@ -1173,8 +1300,7 @@ def _cudnn_after_prefix(query: Any, key: Any, value: Any, scaling: float | None)
         result = op(query, keys, values, None, True, 0.0, causal, False, scale=scaling)
         parts.append((result[0], result[1].reshape(batch, heads, q_len, 1).float()))
     (out_old, lse_old), (out_new, lse_new) = parts
-    top = torch.maximum(lse_old, lse_new)
-    w_old = torch.exp(lse_old - top)
-    w_new = torch.exp(lse_new - top)
-    merged = (out_old.float() * w_old + out_new.float() * w_new) / (w_old + w_new)
-    return merged.to(query.dtype)
+    # The chunk part's share of the softmax mass, exp(lse_new) / (exp(lse_old) + exp(lse_new)):
+    # one interpolation in float32 (4 passes over the output, against 9 for weighted sums).
+    share = torch.sigmoid(lse_new - lse_old)
+    return torch.lerp(out_old.float(), out_new.float(), share).to(query.dtype)

@@ -86,6 +86,13 @@ class ModelShape:
 
 DECODE_BLOCK = 1024
 """Keys per block in the graph decode's attention; its fixed cache capacity is a multiple of it."""
+CHUNK_QUANTUM = 1024
+"""Prefill chunks chosen by the plan are whole multiples of this (the lengths cuDNN attention
+takes in the HF backend: their graphs recur from document to document)."""
+PREFILL_CHUNK_MAX = 16384
+"""The largest prefill chunk the plan picks by itself. Measured on an H200 (BENCHMARKS.md, 7B
+shape): 16K-token chunks at 72.9% / 75.2% of the matmul peak at 32K / 128K, 8K chunks 72.0 /
+74.2%, 32K chunks 74.8 / 75.7% for twice the activation memory."""
 
 
 def decode_capacity(tokens: int) -> int:
@@ -170,6 +177,7 @@ def plan_memory(
     prefix: int = 0,
     suffix: int | None = None,
     weights_resident: bool = True,
+    unrepeated: bool = False,
 ) -> MemoryPlan:
     """Return the plan for `sequences` sequences of `tokens` tokens each (prompt plus answer).
 
@@ -180,16 +188,23 @@ def plan_memory(
     fixed cache of `decode_capacity(tokens)` filled from the prefill's cache layer by layer (one
     layer of the prompt's cache left over at a time) plus the step's float32 attention scores.
     The margin covers kernel workspaces and allocator rounding (peak against plan is measured in
-    benchmarks/bench_hf.py).
+    benchmarks/bench_hf.py). `unrepeated`: the prefix's chunks (whole multiples of
+    `CHUNK_QUANTUM`) attend to grouped KV heads as they are (the HF backend's cuDNN path), and
+    only a rest under one quantum repeats the keys and values of the whole prefix.
     """
     per_token = shape.kv_bytes_per_token
     layer_share = max(1, shape.num_layers)
     if suffix is None:
         suffix = max(1, tokens - prefix)
     prompt = min(tokens, prefix + suffix)
+    prefix_act = prefill_activation_bytes(shape, min(chunk, prefix), prefix, 1) if prefix else 0
+    if prefix and unrepeated:
+        prefix_act = max(
+            prefill_activation_bytes(shape, min(chunk, prefix), 0, 1),
+            prefill_activation_bytes(shape, min(CHUNK_QUANTUM - 1, prefix), prefix, 1),
+        )
     phases = [
-        per_token * prefix
-        + (prefill_activation_bytes(shape, min(chunk, prefix), prefix, 1) if prefix else 0),
+        per_token * prefix + prefix_act,
         per_token * prefix * sequences + per_token * prefix * sequences // layer_share,
         per_token * prompt * sequences
         + prefill_activation_bytes(
@@ -218,6 +233,36 @@ def plan_memory(
         margin_bytes=margin,
         free_bytes=free_bytes,
     )
+
+
+def choose_chunk(
+    shape: ModelShape,
+    tokens: int,
+    sequences: int,
+    free_bytes: int,
+    *,
+    prefix: int = 0,
+    suffix: int | None = None,
+    cap: int = PREFILL_CHUNK_MAX,
+    unrepeated: bool = False,
+) -> tuple[int, MemoryPlan]:
+    """Return the largest prefill chunk (a multiple of `CHUNK_QUANTUM`, at most `cap`) whose plan
+    fits, with that plan; when none fits, the smallest chunk and its plan (the least it needs)."""
+    chunk = max(1, cap)
+    while True:
+        plan = plan_memory(
+            shape,
+            tokens,
+            sequences,
+            free_bytes,
+            chunk=chunk,
+            prefix=prefix,
+            suffix=suffix,
+            unrepeated=unrepeated and chunk % CHUNK_QUANTUM == 0,
+        )
+        if plan.fits or chunk <= CHUNK_QUANTUM:
+            return chunk, plan
+        chunk = max(CHUNK_QUANTUM, (chunk - 1) // CHUNK_QUANTUM * CHUNK_QUANTUM)
 
 
 def max_sequences(
