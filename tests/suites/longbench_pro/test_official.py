@@ -209,3 +209,71 @@ def test_the_score_command_writes_the_official_summary(tmp_path) -> None:
     summary = written["modes"]["nonthinking"]
     assert summary.pop("date") and summary == {k: v for k, v in OFFICIAL.items() if k != "date"}
     assert "78.30" in done.stdout  # the terminal shows percent (0.7830082671665771)
+
+
+# --- the official aggregation by hand: BoN, pass@, group order and what the official code refuses
+def _g(language: str, length: str) -> dict:
+    from longscope.suites.longbench_pro.schema import PRIMARY_TASKS
+
+    return {
+        "token_length": length,
+        "contextual_requirement": "Full",
+        "difficulty": "Easy",
+        "primary_task": PRIMARY_TASKS[0],
+        "language": language,
+    }
+
+
+def test_official_summary_by_hand() -> None:
+    import datetime as dt
+
+    from longscope.suites.longbench_pro.schema import PRIMARY_TASKS
+
+    rows = [
+        # q2, a summary (solved above 0.65), 16k Chinese, run 2 only
+        OfficialRow("q2", 2, 0.65, False, _g("Chinese", "16k"), solved_above=0.65),
+        OfficialRow("q1", 1, 1.0, False, _g("English", "8k")),
+        OfficialRow("q1", 2, 0.5, True, _g("English", "8k")),
+        # bon_idx above N: in the average, in no BoN
+        OfficialRow("q3", 3, 1.0, False, _g("English", "8k")),
+    ]
+    result = official_summary(rows, 2)
+    summary = result.summary
+    assert summary["date"] == dt.date.today().isoformat()
+    assert (summary["total_questions_num"], summary["total_samples_num"]) == (3, 4)
+    assert summary["fail_samples_num"] == 1
+    assert summary["inference_inconsistent_samples_num"] == 2  # q2 and q3 lack 2 rows
+    # per question the mean of all its rows: q2 0.65, q1 0.75, q3 1.0
+    assert summary["average_overall_metric"] == sum([0.65, 0.75, 1.0]) / 3
+    assert summary["inference_iteration_1_overall_metric"] == 1.0
+    assert summary["inference_iteration_2_overall_metric"] == (0.65 + 0.5) / 2
+    # groups in the official order, whatever the file order
+    assert list(summary["average_token_length_metric"].items()) == [("8k", 0.875), ("16k", 0.65)]
+    assert list(summary["average_language_metric"].items()) == [
+        ("Chinese", 0.65),
+        ("English", 0.875),
+    ]
+    # BoN-1: q1's run 1 only; BoN-2: q2 0.65 and q1's best 1.0
+    assert summary["BoN-1"]["overall_metric"] == 1.0
+    assert summary["BoN-1"]["language"] == {"English": 1.0}
+    assert summary["BoN-2"]["overall_metric"] == (0.65 + 1.0) / 2
+    assert list(summary["BoN-2"]["token_length"]) == ["8k", "16k"]
+    # pass@: 1.0 for line metrics; a summary only ABOVE 0.65
+    assert (summary["pass@1"], summary["pass@2"]) == (1.0, 0.5)
+    others = ", ".join(PRIMARY_TASKS[1:])
+    assert result.refusals == [
+        "no rows for token_length 32k, 64k, 128k, 256k (official: KeyError)",
+        "no rows for contextual_requirement Partial (official: KeyError)",
+        "no rows for difficulty Moderate, Hard, Extreme (official: KeyError)",
+        f"no rows for primary_task {others} (official: KeyError)",
+        "no rows for token_length 16k, 32k, 64k, 128k, 256k (official: KeyError)",
+        "no rows for language Chinese (official: KeyError)",
+    ]
+
+
+def test_a_bon_without_rows_is_0_and_refused() -> None:
+    result = official_summary([OfficialRow("q", 3, 1.0, False, _g("English", "8k"))], 1, date="d")
+    assert result.summary["date"] == "d"
+    assert result.summary["BoN-1"]["overall_metric"] == 0.0 and result.summary["pass@1"] == 0.0
+    assert result.summary["BoN-1"]["language"] == {}
+    assert "no rows with bon_idx <= 1 (official: KeyError)" in result.refusals
