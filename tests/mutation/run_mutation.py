@@ -71,11 +71,10 @@ SCOPE: dict[str, tuple[str, ...]] = {
         "longscope.suites.longbench_pro.suite.xǁLongBenchProSuiteǁscore*",
         "longscope.suites.longbench_pro.suite.xǁLongBenchProSuiteǁsummarize*",
     ),
-    "suites/hundred/suite.py (grade, summary)": (
-        "longscope.suites.hundred.suite.x_grade*",
-        "longscope.suites.hundred.suite.x_summarize_hundred*",
-        "longscope.suites.hundred.suite.x__answered_from_memory*",
-        "longscope.suites.hundred.suite.x_hundred_summary*",
+    # 100-LongBench's grade and summary moved to suites/hundred/scoring.py and summary.py (commit
+    # 2fb88dc); setup.cfg's only_mutate lists suite.py alone, so only the suite's two wrappers are
+    # mutated until it lists those files too (docs/mutation-survivors.md).
+    "suites/hundred/suite.py (score, summarize)": (
         "longscope.suites.hundred.suite.xǁHundredSuiteǁscore*",
         "longscope.suites.hundred.suite.xǁHundredSuiteǁsummarize*",
     ),

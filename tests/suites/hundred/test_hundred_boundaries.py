@@ -83,3 +83,23 @@ def test_judge_mode_leaves_no_context_and_synthetic_tasks_to_their_rules() -> No
 def test_synthetic_grades(task: str, answer: str, gold: str, value: float) -> None:
     score = grade(task, answer, gold)
     assert score.value == value and score.max == 1.0 and score.evidence["gold"] == gold
+
+
+def test_the_suite_summary_applies_its_own_qa_filter_and_records_its_metric() -> None:
+    from longscope.types import Score, ScoredRow
+
+    def row(no_context: bool, value: float, text: str) -> ScoredRow:
+        meta = {"metric": "f1", "source_row": "r1", "target_length": 0 if no_context else 2048}
+        meta |= {"no_context": True} if no_context else {"achieved_length": 2000}
+        sample = {"id": f"qa-{no_context}", "task": "single_doc_qa", "meta": meta}
+        return ScoredRow(sample, 0, Generation(text, "ok"), Score(value, 1.0))
+
+    # answered with no context at F1 0.6: dropped at the default 0.5, kept with a filter of 0.7
+    rows = [row(True, 0.6, "Orla"), row(False, 1.0, "Orla River")]
+    default = HundredSuite(tasks=("kv_retrieval",)).summarize(rows).native
+    assert default["metric"] == "deterministic"
+    assert default["qa_filter"] == {"threshold": 0.5, "dropped": {"single_doc_qa": {"2048": 1}}}
+    assert default["by_task"] == {}
+    strict = HundredSuite(tasks=("kv_retrieval",), qa_filter=0.7).summarize(rows).native
+    assert strict["qa_filter"] == {"threshold": 0.7, "dropped": {}}
+    assert strict["by_task"] == {"single_doc_qa": {"2048": 100.0}}
