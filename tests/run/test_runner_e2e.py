@@ -97,6 +97,23 @@ def test_longctx_through_real_llama_server(llama_server: str, tmp_path: Path) ->
         assert abs(seen - samples[sid]) <= 2
 
 
+def test_a_documents_repeats_through_llama_cpp_server(llama_server: str, tmp_path: Path) -> None:
+    """llama.cpp's server ignores `n`: the run asks once with it, then once per repeat; greedy
+    repeats of one prompt give one answer, and every repeat is stored."""
+    backend = create_backend(
+        "openai/gemma3-270m",
+        {"prompt_mode": "completion", "context_length": 8192, "tokenizer": "gemma3-270m"},
+        base_url=llama_server,
+    )
+    suite = create_suite("longctx", {"lengths": [1024], "depths": [0.5], "types": ["needle"]})
+    result = run(suite, backend, RunOptions(output=tmp_path, repeats=3, max_tokens=12, quiet=True))
+    assert result.sent == 3 and backend.supports_n is False
+    db = sqlite3.connect(tmp_path / "longscope.sqlite")
+    rows = db.execute("SELECT repeat, status, text FROM generations ORDER BY repeat").fetchall()
+    assert [r[0] for r in rows] == [0, 1, 2]
+    assert {r[1] for r in rows} <= {"ok", "length"} and len({r[2] for r in rows}) == 1
+
+
 GRID = ["--lengths", "1k", "-S", "depths=0.1,0.3,0.5,0.7,0.9", "-S", "types=needle", "-q"]
 
 

@@ -8,6 +8,7 @@ import os
 import random
 import re
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import httpx
@@ -82,6 +83,8 @@ class OpenAIBackend:
         self._next_client = 0
         self._tokenizer: Tokenizer | None = None
         self._info: ModelInfo | None = None
+        self.supports_n: bool | None = None
+        """Whether the server answers `n` choices per request (None until a group asked)."""
 
     @classmethod
     def from_options(cls, name: str, options: dict[str, Any], **transport: Any) -> OpenAIBackend:
@@ -162,10 +165,66 @@ class OpenAIBackend:
         backoff and full jitter; after the last attempt they become an `error` or `timeout`
         generation with the reason, never an exception.
         """
+        return (await self._generate(request, 1))[0]
+
+    async def generate_group(self, requests: Sequence[Request]) -> list[Generation]:
+        """Return the generations of requests that share a prompt prefix (a document's repeats
+        and modes; `run/groups.py`), sent so that the server prefills the document once.
+
+        Requests with the same prompt and settings (repeats) go as one request with `n` choices,
+        which vLLM and SGLang answer from one prefill; the first such request goes alone and the
+        others after it, when the server's prefix cache holds the document. A server that ignores
+        `n` (llama.cpp's answers one choice) or refuses it is asked one request per repeat from
+        then on. With `n` the repeats share the first request's seed: the server draws the n
+        samples from it (different answers when sampling, the same when greedy).
+        """
+        same: dict[str, list[int]] = {}
+        for index, request in enumerate(requests):
+            same.setdefault(_prompt_key(request), []).append(index)
+        subsets = list(same.values())
+        out: list[Generation | None] = [None] * len(requests)
+
+        async def send(indices: list[int]) -> None:
+            for index, generation in zip(
+                indices, await self._generate_repeats([requests[i] for i in indices]), strict=True
+            ):
+                out[index] = generation
+
+        await send(subsets[0])
+        await asyncio.gather(*(send(indices) for indices in subsets[1:]))
+        return [g for g in out if g is not None]
+
+    async def _generate_repeats(self, requests: list[Request]) -> list[Generation]:
+        """Return one generation per request of one prompt: one request with `n` when it holds."""
+        if len(requests) == 1 or self.supports_n is False:
+            return list(await asyncio.gather(*(self.generate(r) for r in requests)))
+        made = await self._generate(requests[0], len(requests))
+        if len(made) == len(requests):
+            if any(g.status in ("ok", "length") for g in made):
+                self.supports_n = True
+            return made
+        # Fewer choices than asked (the server ignores `n`) or `n` refused: one request each.
+        self.supports_n = False
+        kept = [g for g in made if g.status in ("ok", "length")][: len(requests)]
+        rest = await asyncio.gather(*(self.generate(r) for r in requests[len(kept) :]))
+        return kept + list(rest)
+
+    async def _generate(self, request: Request, n: int) -> list[Generation]:
+        """Return `request`'s choices (`n` asked; fewer when the server gives fewer), or one
+        failed generation per choice asked, after retries within the request's deadline."""
         started = time.perf_counter()
         deadline = started + request.timeout_s if request.timeout_s else None
         attempts, last_status, last_error = 0, "error", ""
         out_of_time = False
+
+        def failed(status: str, error: str) -> list[Generation]:
+            latency = time.perf_counter() - started
+            # A refused `n` is answered by one request per repeat, never recorded as a failure.
+            count = 1 if n > 1 and status == "error" and error.startswith("HTTP 4") else n
+            return [
+                Generation(text="", status=status, latency_s=latency, error=error)  # type: ignore[arg-type]
+            ] * count
+
         while attempts <= self.max_retries:
             budget = self.request_timeout_s
             if deadline is not None:
@@ -179,37 +238,27 @@ class OpenAIBackend:
                 # httpx bounds each read, not the whole answer: a trickling server never trips
                 # its read timeout, so the attempt as a whole is bounded here.
                 async with asyncio.timeout(budget):
-                    generation = await self._call(request, budget)
+                    generations = await self._call(request, budget, n)
             except (TimeoutError, openai.APITimeoutError):
                 last_status, last_error = "timeout", f"no answer within {budget:.1f}s"
             except openai.BadRequestError as exc:
                 message = _error_message(exc)
                 status = "context_overflow" if _OVERFLOW.search(message) else "error"
-                return Generation(
-                    text="",
-                    status=status,
-                    latency_s=time.perf_counter() - started,
-                    error=f"HTTP 400: {message}",
-                )
+                return failed(status, f"HTTP 400: {message}")
             except openai.APIConnectionError as exc:
                 last_status, last_error = "error", f"connection error: {_snippet(str(exc))}"
             except openai.APIStatusError as exc:
                 if exc.status_code != 429 and exc.status_code < 500:
-                    return Generation(
-                        text="",
-                        status="error",
-                        latency_s=time.perf_counter() - started,
-                        error=f"HTTP {exc.status_code}: {_error_message(exc)}",
-                    )
+                    return failed("error", f"HTTP {exc.status_code}: {_error_message(exc)}")
                 last_status = "error"
                 last_error = f"HTTP {exc.status_code}: {_error_message(exc)}"
                 delay = _retry_after(exc.response)
             except UnusableAnswer as exc:
                 last_status, last_error = "error", f"unusable answer: {exc}"
             else:
-                return _check_truncation(
-                    generation, request, self.tokenizer().exact, time.perf_counter() - started
-                )
+                latency = time.perf_counter() - started
+                exact = self.tokenizer().exact
+                return [_check_truncation(g, request, exact, latency) for g in generations]
             if attempts > self.max_retries:
                 break
             pause = self._backoff(attempts - 1, delay)
@@ -218,28 +267,20 @@ class OpenAIBackend:
                 break
             self.retries_done += 1
             await asyncio.sleep(pause)
-        latency = time.perf_counter() - started
         if out_of_time:
-            return Generation(
-                text="",
-                status="timeout",
-                latency_s=latency,
-                error=f"task limit of {request.timeout_s:g}s reached after {attempts} attempt(s); "
+            return failed(
+                "timeout",
+                f"task limit of {request.timeout_s:g}s reached after {attempts} attempt(s); "
                 f"last: {last_error or 'none'}",
             )
-        return Generation(
-            text="",
-            status=last_status,  # type: ignore[arg-type]
-            latency_s=latency,
-            error=f"gave up after {attempts} attempts: {last_error}",
-        )
+        return failed(last_status, f"gave up after {attempts} attempts: {last_error}")
 
     def _backoff(self, attempt: int, retry_after: float | None) -> float:
         if retry_after is not None:
             return min(retry_after, 4 * self.backoff_cap_s)
         return random.uniform(0, min(self.backoff_cap_s, self.backoff_base_s * 2**attempt))
 
-    async def _call(self, request: Request, timeout_s: float) -> Generation:
+    async def _call(self, request: Request, timeout_s: float, n: int = 1) -> list[Generation]:
         config = request.config
         payload: dict[str, Any] = {
             "model": self.model,
@@ -250,6 +291,8 @@ class OpenAIBackend:
         }
         if config.stop:
             payload["stop"] = list(config.stop)
+        if n > 1:
+            payload["n"] = n
         if request.mode == "completion":
             path, payload["prompt"] = "/completions", request.prompt
         else:
@@ -268,7 +311,7 @@ class OpenAIBackend:
                 "timeout": httpx.Timeout(timeout_s, connect=min(timeout_s, _CONNECT_TIMEOUT_S))
             },
         )
-        return parse_answer(body, request.mode)
+        return parse_choices(body, request.mode)
 
     async def aclose(self) -> None:
         for client in self._clients:
@@ -327,13 +370,16 @@ def _count(usage: Any, key: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
-def parse_answer(body: bytes, mode: PromptMode) -> Generation:
-    """Return the generation in a 200 answer body; raise UnusableAnswer saying why there is none.
+def parse_choices(body: bytes, mode: PromptMode) -> list[Generation]:
+    """Return one generation per choice in a 200 answer body; raise UnusableAnswer saying why
+    there is none.
 
     Missing or malformed `usage` is not an error: the token counts are recorded as 0 (unknown) and
     the silent-truncation check, which needs the server's prompt count, is skipped for that answer.
     A `null` message content is an empty answer (a reasoning model cut off before answering), but a
-    message without a `content` key and without reasoning is unusable.
+    message without a `content` key and without reasoning is unusable. With several choices the
+    prompt was read once (its count goes to each) and the output count is the answer's total
+    shared out evenly (servers report one total).
     """
     try:
         data = json.loads(body)
@@ -346,7 +392,19 @@ def parse_answer(body: bytes, mode: PromptMode) -> Generation:
     choices = data.get("choices")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
         raise UnusableAnswer(f"no choices in the answer: {_body_snippet(body)}")
-    choice = choices[0]
+    usage = data.get("usage")
+    prompt, output = _count(usage, "prompt_tokens"), _count(usage, "completion_tokens")
+    # Choices in their `index` order; a choice the harness cannot use makes the answer unusable.
+    ordered = sorted(
+        (c for c in choices if isinstance(c, dict)),
+        key=lambda c: c.get("index") if isinstance(c.get("index"), int) else 0,
+    )
+    return [_choice(choice, mode, body, prompt, output // len(ordered)) for choice in ordered]
+
+
+def _choice(
+    choice: dict[str, Any], mode: PromptMode, body: bytes, prompt: int, output: int
+) -> Generation:
     if mode == "completion":
         text, reasoning = choice.get("text"), ""
         if not isinstance(text, str):
@@ -362,13 +420,28 @@ def parse_answer(body: bytes, mode: PromptMode) -> Generation:
             raise UnusableAnswer(f"no content in the answer's message: {_body_snippet(body)}")
         text = text or ""
     text, reasoning = split_reasoning(text, reasoning)
-    usage = data.get("usage")
     return Generation(
         text=text,
         reasoning=reasoning,
         status="length" if choice.get("finish_reason") == "length" else "ok",
-        prompt_tokens=_count(usage, "prompt_tokens"),
-        completion_tokens=_count(usage, "completion_tokens"),
+        prompt_tokens=prompt,
+        completion_tokens=output,
+    )
+
+
+def _prompt_key(request: Request) -> str:
+    """Return a key equal for requests that differ only by seed (a sample's repeats)."""
+    config = request.config
+    return json.dumps(
+        [
+            request.mode,
+            request.prompt,
+            [(m.role, m.content) for m in request.messages],
+            config.max_tokens,
+            config.temperature,
+            config.top_p,
+            list(config.stop or ()),
+        ]
     )
 
 
