@@ -4,8 +4,8 @@ from longscope import evaluate
 result = evaluate("longctx", "llamacpp/gemma3-270m", suite_options=["tiers=1"])
 print(result.result.typed.headline.text())
 
-The library API (`longscope.api`): `evaluate`, `score`, `report`, `compare`, `profile`, `judge`,
-`calibrate`; suites by name through `longscope.suites` (`register_suite`, the `longscope.suites`
+The library API (`longscope.api`): `evaluate`, `plan`, `merge`, `score`, `report`, `compare`,
+`profile`, `judge`, `calibrate`; suites by name through `longscope.suites` (`register_suite`, the `longscope.suites`
 entry-point group); every result is a typed `longscope.summary.Summary`.
 """
 
@@ -15,7 +15,7 @@ __version__ = "0.1.0"
 
 from longscope.types import Generation, Request, Sample, Score, Status
 
-_API = ("evaluate", "score", "report", "compare", "profile", "judge", "calibrate")
+_API = ("evaluate", "plan", "merge", "score", "report", "compare", "profile", "judge", "calibrate")
 
 
 def __getattr__(name: str):  # type: ignore[no-untyped-def]
