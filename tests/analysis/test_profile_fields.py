@@ -253,3 +253,16 @@ def test_leaderboard_ranks_a_zero_above_no_score_and_a_missing_overall_as_0() ->
     )
     # "unknown" (scored, no overall) ranks as 0, in input order before "zero"; no score last
     assert [r["model"] for r in rows] == ["half", "unknown", "zero", "none"]
+
+
+def test_the_relative_fraction_given_sets_the_relative_effective_length() -> None:
+    # 30% of 88.89 = 26.667: every length passes (90% gives 8192)
+    [low] = model_profile([_summary(CURVE)], relative=0.3)["measured"]
+    assert (low["relative_effective_length"], low["relative_label"]) == (16384, ">16384")
+
+
+def test_a_single_named_view_still_prefixes_its_columns() -> None:
+    # a LongBench Pro run in one prompt mode: its columns say which mode
+    view = View(name="thinking", overall=40.0, by_length={8192: 40.0})
+    [row] = leaderboard([Summary(suite="lbp", title="LBP", views=(view,), model="m")])
+    assert row["thinking overall"] == 40.0 and row["overall"] == 40.0

@@ -272,3 +272,8 @@ def test_overlap_credit_needs_a_shared_value_token() -> None:
     assert words_only.evidence["overlap"] == "4/5"
     assert words_only.evidence["value_token_shared"] is False
     assert (words_only.value, words_only.evidence["rule"]) == (0.0, "wrong or off-topic")
+
+
+def test_an_empty_answer_is_0_of_5() -> None:
+    score = grade(TASKS_BY_ID["LCB-001"], "   ")
+    assert (score.value, score.max, score.fraction) == (0.0, MAX_POINTS, 0.0)
