@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import fnmatch
 import json
+import os
 import subprocess
 import sys
 import time
@@ -82,6 +83,16 @@ SCOPE: dict[str, tuple[str, ...]] = {
     "types.py": ("longscope.types.*",),
     "run/runner.py (fit/skip)": ("longscope.run.runner.x__fits*",),
     "report/safe_text.py": ("longscope.report.safe_text.*",),
+}
+
+# mutmut forks each mutant's tests from a process that already ran tests: a BLAS or tokenizer
+# thread pool started there leaves a lock held in the child, which then blocks until the wall limit
+# and is recorded as a timeout (counted as caught below). One thread each: no pool, no false kill.
+ONE_THREAD = {
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "TOKENIZERS_PARALLELISM": "false",
 }
 
 KILLED = {1, 3, 37}
@@ -211,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
                 [str(mutmut), "run", "--max-children", str(args.max_children), *SCOPE[module]],
                 stdout=subprocess.DEVNULL,
                 cwd=cwd,
+                env={**os.environ, **ONE_THREAD},
                 check=False,
             )
             if run.returncode not in (0, 1):
