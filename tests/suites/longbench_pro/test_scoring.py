@@ -219,3 +219,10 @@ def test_evidence_keeps_20_gold_items_and_flags_of_a_scored_summary() -> None:
     summary = summary_score(SUMMARY, [SUMMARY], "English", FixedCosine(0.5))
     assert summary.evidence["blank_answer"] is False
     assert summary.evidence["unparsable_answer"] is False
+
+
+def test_evidence_names_the_metric_that_scored() -> None:
+    line = {"language": "English", "gold": ["a"], "meta": {"metric": "ndcg"}}
+    assert score_prediction("[Answer] a", line).evidence["metric"] == "ndcg"
+    summary = summary_score(SUMMARY, [SUMMARY], "English", FixedCosine(0.5))
+    assert summary.evidence["metric"] == "summary"
