@@ -136,3 +136,10 @@ def test_a_model_solves_a_row_only_when_its_mean_over_repeats_is_1() -> None:
     # one repeat of two right: a mean of 0.5 solves nothing
     half = {t: [run(t, i, (1.0, 0.0)) for i in range(2)] for t in ("high", "mid", "low")}
     assert difficulty_labels(half)["labels"] == {"r#thinking": "Extreme"}
+
+
+def test_calibration_without_a_tier_says_which_flags_it_needs() -> None:
+    tiers = _tiers({"r1": ("accuracy", "ok", 1.0)})
+    message = r"^calibration needs at least one run for each of --high, --mid and --low$"
+    with pytest.raises(ValueError, match=message):
+        difficulty_labels({"high": tiers["high"], "mid": tiers["mid"]})
