@@ -180,3 +180,25 @@ def test_nothing_scored_has_no_total_and_no_level() -> None:
     view = longctx_summary(native, []).view
     assert view.headline.score is None and view.headline.level is None
     assert view.overall is None and view.headline.text() == "no score"
+
+
+def test_position_bias_counts_as_a_needle_in_depth_and_heatmap() -> None:
+    rows = [
+        # grid ids: numeric order (4096 before 16384), not text order
+        _row("needle-16384-d005", "position_bias", 16384, 10 / 3, tier=None, depth=0.05),
+        _row("needle-4096-d090", "position_bias", 4096, 0.0, tier=None, depth=0.9),
+        _row("needle-4096-d010", "needle", 4096, 5.0, tier=None, depth=0.1),
+    ]
+    native = summarize_longctx(rows)
+    # 5% before 10% before 90%; 0.9 x 100 = 90
+    assert list(native["by_depth"]) == ["5%", "10%", "90%"]
+    # 10/3 of 5 points = 66.67% shown to 1 digit; 0 points stay 0
+    assert native["heatmap"] == {
+        "16384": {"5%": 66.7},
+        "4096": {"90%": 0.0, "10%": 100.0},
+    }
+    assert list(native["per_sample"]) == [
+        "needle-4096-d010",
+        "needle-4096-d090",
+        "needle-16384-d005",
+    ]
