@@ -382,3 +382,62 @@ def test_summary_reads_its_first_view_and_state() -> None:
     assert summary.view.breakdown("depth").title == "By depth"
     assert summary.view.breakdown("task") is None
     assert with_run(Summary(suite="s", title="S"), run_id="r9", model="m").run_id == "r9"
+
+
+# --- what the third mutation run found untested ----------------------------------------------
+def test_groups_and_statuses_in_numeric_not_text_order() -> None:
+    rows = [_row("t", 16384, "ok", 1.0), _row("t", 4096, "ok", 0.0), _row("t", 4096, "ok", 1 / 3)]
+    assert list(group_cells(rows, lambda r: r.sample["length"])) == ["4096", "16384"]
+    # 1/6 to 1 digit
+    assert group_cells(rows[1:], lambda r: "all", digits=1) == {"all": Cell(16.7, 2)}
+    assert list(statuses_of(rows)[1]) == ["4096", "16384"]
+
+
+def test_simple_summary_of_samples_without_meta() -> None:
+    rows = [
+        ScoredRow({"id": "a", "task": "t", "length": 1024}, 0, Generation("a", "ok"), Score(1, 1)),
+        ScoredRow({"id": "b", "task": "t", "length": 2048}, 0, Generation("a", "ok"), Score(0, 1)),
+    ]
+    assert simple_summary("s", "S", rows).view.by_length == {1024: 100.0, 2048: 0.0}
+
+
+def test_summary_json_of_an_older_writer_reads_with_defaults() -> None:
+    data = {
+        "longscope": {
+            "views": [
+                {
+                    "overall": 50.0,
+                    "breakdowns": [{"key": "task", "title": "By task", "cells": {}}],
+                }
+            ]
+        }
+    }
+    summary = Summary.from_dict(data)
+    assert (summary.suite, summary.title, summary.run_id, summary.model) == ("", "", "", "")
+    assert summary.view == View(
+        name="",
+        headline=Headline(),
+        overall=50.0,
+        breakdowns=(Breakdown("task", "By task", {}, compare=False, plot=False),),
+    )
+
+
+def test_a_summary_from_before_the_typed_view_keeps_identity_out_of_its_own_keys() -> None:
+    old = {"suite": "s", "model": "m", "completeness": {"scored": 1}, "total": 5.0}
+    summary = Summary.from_dict(old)
+    assert summary.native == {"suite": "s", "total": 5.0}
+    bare = Summary.from_dict({"total": 5.0})
+    assert (bare.suite, bare.run_id, bare.model) == ("", "", "")
+
+
+def test_a_suites_own_model_key_never_replaces_the_runs() -> None:
+    summary = Summary(suite="s", title="S", model="m", native={"model": "stale", "k": 1})
+    assert summary.to_dict()["model"] == "m"
+
+
+def test_from_native_headline_and_task_means_to_2_digits() -> None:
+    summary = Summary.from_native(
+        "x", {"by_task": {"kv": {"1024": 10.0, "2048": 20.0, "4096": 20.0}}}
+    )
+    assert summary.headline.label == "overall"
+    assert summary.view.breakdown("task").cells == {"kv": Cell(16.67, 3)}
