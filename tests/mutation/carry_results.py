@@ -2,11 +2,12 @@
 
 Usage: python -m tests.mutation.carry_results OLD_SNAPSHOT NEW_SNAPSHOT MODULE.py ... > SURVIVORS
 
-For each file (path under src/longscope/), copies the kills of OLD's full run into NEW's results,
-after checking that mutmut's hash of every function is identical in both (the same source, so the
-same mutants); prints the names of OLD's survivors, to be re-run by name in NEW
-(`mutmut run NAME ...`). A kill stays a kill when tests are only added; a timeout is not carried
-(a forked child can block on a thread-pool lock until the wall limit: it proves nothing).
+For each file (path under src/longscope/), copies the verdicts of OLD's full run into NEW's
+results, after checking that mutmut's hash of every function is identical in both (the same
+source, so the same mutants); prints the names of OLD's survivors and timeouts, to be re-run by
+name in NEW (`mutmut run NAME ...`): a kill stays a kill when tests are only added, a survivor
+keeps its verdict until re-run, and a timeout is not carried (a forked child can block on a
+thread-pool lock until the wall limit: it proves nothing).
 Exits 1 when a file's functions differ.
 """
 
@@ -16,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from tests.mutation.run_mutation import KILLED
+from tests.mutation.run_mutation import KILLED, NO_TESTS, SURVIVED
 
 
 def main(argv: list[str]) -> int:
@@ -29,9 +30,9 @@ def main(argv: list[str]) -> int:
             print(f"{name}: the source differs; run the whole module", file=sys.stderr)
             return 1
         for key, code in old_meta["exit_code_by_key"].items():
-            if code in KILLED:
+            if code in KILLED or code in SURVIVED or code in NO_TESTS:
                 new_meta["exit_code_by_key"][key] = code
-            elif code is not None:
+            if code is not None and code not in KILLED:
                 print(key)
         path.write_text(json.dumps(new_meta))
     return 0
