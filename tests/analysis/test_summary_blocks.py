@@ -433,6 +433,9 @@ def test_a_summary_from_before_the_typed_view_keeps_identity_out_of_its_own_keys
 def test_a_suites_own_model_key_never_replaces_the_runs() -> None:
     summary = Summary(suite="s", title="S", model="m", native={"model": "stale", "k": 1})
     assert summary.to_dict()["model"] == "m"
+    record = {"requested": 1, "scored": 1}
+    stale = Summary(suite="s", title="S", completeness=record, native={"completeness": "stale"})
+    assert stale.to_dict()["completeness"] == record
 
 
 def test_from_native_headline_and_task_means_to_2_digits() -> None:
