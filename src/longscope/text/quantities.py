@@ -109,14 +109,16 @@ _SCALE = re.compile(r"\s+(thousand|million|billion|trillion)\b|\s*(bn)\b")
 # After a currency sign, "$12m" and "$2.4b" are millions and billions too.
 _MONEY_SCALE = re.compile(r"\s*(k|m|mn|b|bn)\b")
 _SHORT_SCALES = {"k": 10**3, "m": 10**6, "mn": 10**6, "b": 10**9, "bn": 10**9}
-# Words before a number that make it a label ("line 4"), not a quantity.
+# Words before a number that make it a label ("line 4"), not a quantity. `\Z`, not `$`: `$` also
+# matches before a final newline, which made a number opening a line ("period\n94 minutes") read
+# as part of an identifier.
 _LABEL = re.compile(
     r"(?:\b(?:policy|section|sop|unit|line|po|phase|group|article|clause|step|version|tier|lcb"
     r"|number|item|rule|table|figure|page|chapter|stage|level|class|type|model)\s*#?\s*"
-    r"|第\s*)$"
+    r"|第\s*)\Z"
 )
 _LABEL_AFTER = re.compile(r"\s*(?:号|条|款|章|节|阶段|期)")
-_IDENT_BEFORE = re.compile(r"(?:[a-z][\-_]?|#\s*)$")
+_IDENT_BEFORE = re.compile(r"(?:[a-z][\-_]?|#\s*)\Z")
 
 _EN_SMALL = {
     w: i

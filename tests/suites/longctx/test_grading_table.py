@@ -467,3 +467,11 @@ def test_level_follows_the_total_as_shown() -> None:
     summary = summarize_longctx(rows)
     assert summary["total"] == 90.0
     assert summary["level"] == "Excellent Retention"
+
+
+@pytest.mark.parametrize("separator", ["\n", ": ", ":\n", " "])
+def test_a_value_opening_a_line_is_read_as_a_value(separator: str) -> None:
+    # A number after a line that ends in a letter is no identifier ("abc94"): `$` in the label
+    # and identifier patterns also matched before a newline, and this answer scored 1, not 5.
+    answer = f"Orbital period{separator}94 minutes"
+    assert grade(TASKS_BY_ID["LCB-003"], answer, "en").value == 5
