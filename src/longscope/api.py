@@ -403,8 +403,6 @@ def evaluate(
     A suite scored by an LLM judge is judged by `judge_model` (default: the evaluated model).
     `notify` receives one-line messages (the forecast, the actual figures, warnings, judge counts).
     """
-    from longscope.run.launch import launch, stated_rates
-
     say = notify or (lambda _: None)
     if judge_model is not None:
         model_spec(judge_model, "--judge-model")
@@ -418,17 +416,7 @@ def evaluate(
         lengths=lengths, seed=seed, limit=limit, repeats=repeats, max_tokens=max_tokens,
         temperature=temperature, output=output, quiet=quiet, serial=serial,
     )  # fmt: skip
-    result = launch(
-        suite_obj,
-        backend,
-        options,
-        transport=transport,
-        rates=stated_rates(scale.prefill_rate, scale.decode_rate, scale.probe),
-        probe=scale.probe,
-        price_in=scale.price_in,
-        price_out=scale.price_out,
-        say=say,
-    ).result
+    result = _launched(scale, suite_obj, backend, transport, options, say=say).result
     assert result is not None
     from longscope.run.judge import uses_judge
 
@@ -477,8 +465,6 @@ def plan(
     Prompt tokens are counted exactly in the model's tokenizer; requests already stored in
     `output` are counted as done.
     """
-    from longscope.run.launch import launch, stated_rates
-
     scale = scale or Scale()
     suite_obj, backend, transport, options = _prepared(
         suite, model, suite_options=suite_options, suite_params=suite_params,
@@ -487,8 +473,24 @@ def plan(
         seed=seed, limit=limit, repeats=repeats, max_tokens=max_tokens, temperature=temperature,
         output=output, quiet=True, serial=False,
     )  # fmt: skip
+    return _launched(scale, suite_obj, backend, transport, options, plan_only=True).plan
+
+
+def _launched(
+    scale: Scale,
+    suite: Suite,
+    backend: Backend,
+    transport: Backend,
+    options: RunOptions,
+    *,
+    say: Notify = lambda _: None,
+    plan_only: bool = False,
+) -> Any:
+    """Plan (and unless `plan_only`, run) with `scale`'s rates and prices (`run.launch.launch`)."""
+    from longscope.run.launch import launch, stated_rates
+
     return launch(
-        suite_obj,
+        suite,
         backend,
         options,
         transport=transport,
@@ -496,8 +498,9 @@ def plan(
         probe=scale.probe,
         price_in=scale.price_in,
         price_out=scale.price_out,
-        plan_only=True,
-    ).plan
+        say=say,
+        plan_only=plan_only,
+    )
 
 
 def merge(out: str | Path, run_dirs: Sequence[str | Path], run_id: str | None = None) -> Any:
