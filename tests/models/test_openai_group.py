@@ -100,3 +100,19 @@ async def test_a_transient_failure_of_the_n_request_is_retried_with_n() -> None:
         made = await backend.generate_group(_repeats(2))
     assert [g.text for g in made] == ["a", "b"]
     assert [r["body"].get("n") for r in server.requests] == [2, 2]
+
+
+async def test_a_groups_requests_stay_within_the_backends_concurrency() -> None:
+    import time
+
+    # llama.cpp-like: one choice whatever `n` says, so two repeats follow the first one by one.
+    with FaultServer(latency_s=0.3) as server:
+        backend = OpenAIBackend(
+            "m", base_url=server.url, concurrency=1, max_retries=0, request_timeout_s=5.0
+        )
+        started = time.perf_counter()
+        made = await backend.generate_group(_repeats(3))
+        elapsed = time.perf_counter() - started
+    assert [g.status for g in made] == ["ok"] * 3 and backend.supports_n is False
+    # Three answers of 0.3 s one at a time; with the two repeats side by side it would be 0.6 s.
+    assert elapsed >= 0.85, elapsed

@@ -83,6 +83,7 @@ class OpenAIBackend:
         self._next_client = 0
         self._tokenizer: Tokenizer | None = None
         self._info: ModelInfo | None = None
+        self._slots = asyncio.Semaphore(max(1, concurrency))
         self.supports_n: bool | None = None
         """Whether the server answers `n` choices per request (None until a group asked)."""
 
@@ -212,6 +213,12 @@ class OpenAIBackend:
     async def _generate(self, request: Request, n: int) -> list[Generation]:
         """Return `request`'s choices (`n` asked; fewer when the server gives fewer), or one
         failed generation per choice asked, after retries within the request's deadline."""
+        # A group's requests come from one runner slot: `concurrency` bounds them here, before
+        # the request's clock starts, so waiting for a slot never eats into its deadline.
+        async with self._slots:
+            return await self._generate_now(request, n)
+
+    async def _generate_now(self, request: Request, n: int) -> list[Generation]:
         started = time.perf_counter()
         deadline = started + request.timeout_s if request.timeout_s else None
         attempts, last_status, last_error = 0, "error", ""
