@@ -207,3 +207,71 @@ def test_unrepeated_chunks_count_repeated_keys_only_for_a_rest_under_1024() -> N
     # Measured on an H200 (BENCHMARKS.md): 8.99 GiB peak for this prompt alone; 11.06 planned
     # with repeated keys for every chunk, 9.31 without.
     assert (split.kv_bytes + split.activation_bytes) / GIB == pytest.approx(9.31, abs=0.01)
+
+
+def test_joining_counts_the_merged_cache_beside_the_running_one() -> None:
+    from longscope.models.memory_plan import decode_capacity, plan_join
+
+    shape = ModelShape.from_config(QWEN25_7B)
+    per_token = shape.kv_bytes_per_token
+    tokens, capacity = 32768 + 64, decode_capacity(32768 + 64)
+    kw = {"chunk": 16384, "prefix": 32767, "suffix": 1}
+    alone = plan_memory(shape, tokens, 6, 200 * GIB, **kw)
+    assert plan_join(shape, tokens, 6, 200 * GIB, rows=0, capacity=0, **kw) == alone
+    joined = plan_join(shape, tokens, 6, 200 * GIB, rows=6, capacity=capacity, **kw)
+    # Its own fixed cache (6 rows) plus the merged one (12 rows), then scores and logits.
+    merged = per_token * capacity * 18
+    scratch = 12 * shape.num_heads * capacity * 12 + 12 * shape.vocab_size * 8
+    assert joined.kv_bytes + joined.activation_bytes == merged + scratch
+    assert joined.needed_bytes == merged + scratch + (merged + scratch) // 20
+    # 6 running rows of 32K hold 11.3 GiB outside the free memory; 6 more need 34.3 GiB more.
+    assert round(joined.needed_bytes / GIB, 1) == 34.3
+    assert plan_join(shape, tokens, 6, joined.needed_bytes, rows=6, capacity=capacity, **kw).fits
+    short = joined.needed_bytes - 1
+    assert not plan_join(shape, tokens, 6, short, rows=6, capacity=capacity, **kw).fits
+    # A longer group widens every running row to its capacity.
+    wider = plan_join(shape, 65536 + 64, 6, 200 * GIB, rows=6, capacity=capacity, chunk=16384)
+    assert wider.kv_bytes + wider.activation_bytes >= per_token * decode_capacity(65600) * 18
+
+
+def test_joining_pays_while_the_empty_slots_cost_less_than_the_weights() -> None:
+    from longscope.models.memory_plan import decode_capacity, join_pays
+
+    shape = ModelShape.from_config(QWEN25_7B)  # 15.2 GB of weights, 57,344 bytes per token
+    capacity = decode_capacity(32768 + 64)
+    # An 8K document's 6 rows in a 32K batch: 6 x 24,576 empty slots = 8.5 GB < 15.2 GB.
+    assert join_pays(shape, rows=6, capacity=capacity, tokens=8192 + 64, sequences=6)
+    # Into a 128K batch: 6 x 122,880 = 42 GB of empty slots read every step.
+    big = decode_capacity(131072 + 64)
+    assert not join_pays(shape, rows=6, capacity=big, tokens=8192 + 64, sequences=6)
+    # The boundary: wasted bytes equal to the weights still pay, one slot more does not.
+    limit = shape.weight_bytes // shape.kv_bytes_per_token  # 265,216 slots
+    assert join_pays(shape, rows=1, capacity=limit + 1024, tokens=1024, sequences=1)
+    assert not join_pays(shape, rows=1, capacity=limit + 1025, tokens=1024, sequences=1)
+    # A longer group widens the running rows instead: the same rule.
+    assert join_pays(shape, rows=6, capacity=capacity, tokens=65536, sequences=6)
+    assert not join_pays(shape, rows=12, capacity=capacity, tokens=131072, sequences=6)
+
+
+def test_a_group_joins_a_running_batch_whole_or_waits() -> None:
+    from longscope.models.memory_plan import decode_capacity
+
+    backend = _backend(60)
+    capacity = decode_capacity(32768 + 64)
+    group = _members(6, 32768)
+    assert backend._next_batch(group, list(range(6)), (6, capacity)) == (list(range(6)), "")
+    # Rows for only part of it: it waits (a split would prefill its prefix twice).
+    assert backend._next_batch(group, list(range(6)), (12, capacity)) == (
+        [],
+        "the running batch has no rows free",
+    )
+    # Memory for 6 more rows beside the running ones but not 12: waits, never splits.
+    crowded = _backend(30)
+    batch, reason = crowded._next_batch(group, list(range(6)), (6, capacity))
+    assert batch == [] and reason.startswith("insufficient_vram: needs 34.3 GiB")
+    # Alone, the same memory runs the group whole.
+    assert crowded._next_batch(group, list(range(6)), (0, 0)) == (list(range(6)), "")
+    # An 8K document does not join a 128K batch: it waits for the batch to finish.
+    roomy = _backend(200)
+    far = roomy._next_batch(_members(6, 8192), list(range(6)), (6, decode_capacity(131136)))
+    assert far == ([], "joining reads more than it saves")

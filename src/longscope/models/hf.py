@@ -15,6 +15,7 @@ and the CPU, keep the eager loop of forward calls.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import functools
 import gc
@@ -23,7 +24,7 @@ import importlib.util
 import inspect
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,10 +36,10 @@ from longscope.models.memory_plan import (
     PREFILL_CHUNK_MAX,
     MemoryPlan,
     ModelShape,
-    choose_chunk,
     decode_capacity,
     insufficient_vram,
-    plan_memory,
+    join_pays,
+    plan_join,
 )
 from longscope.types import Generation, PromptMode, Request
 
@@ -88,10 +89,94 @@ class _Member:
     stop_at: int = -1
 
 
-class HFBackend:
-    """One transformers causal LM on one device. Requests run one group at a time."""
+class _Job:
+    """The requests of one `generate_group` call; answered when each has a generation."""
 
-    max_concurrency = 1
+    def __init__(self, members: list[_Member]) -> None:
+        self.members = members
+        self.results: list[Generation | None] = [None] * len(members)
+        self.pending = list(range(len(members)))
+        """Members not yet admitted to the device."""
+        self.future: concurrent.futures.Future[list[Generation]] = concurrent.futures.Future()
+
+    def put(self, index: int, generation: Generation) -> None:
+        self.results[index] = generation
+        if all(r is not None for r in self.results):
+            with contextlib.suppress(concurrent.futures.InvalidStateError):
+                self.future.set_result([r for r in self.results if r is not None])
+
+    def fail(self, exc: BaseException) -> None:
+        with contextlib.suppress(concurrent.futures.InvalidStateError):
+            self.future.set_exception(exc)
+
+
+@dataclass(eq=False)
+class _Unit:
+    """Members of one job admitted together: one prefill of their shared prefix."""
+
+    job: _Job
+    indices: list[int]
+    chunk: int
+    plan: Any
+    started: float = 0.0
+
+    @property
+    def members(self) -> list[_Member]:
+        return [self.job.members[i] for i in self.indices]
+
+    @property
+    def tokens(self) -> int:
+        return max(len(m.ids) + m.request.config.max_tokens for m in self.members)
+
+    @property
+    def longest(self) -> int:
+        return max(m.request.config.max_tokens for m in self.members)
+
+    def start(self) -> float:
+        """Start the members' clocks (their deadlines count from admission, not from queueing)."""
+        self.started = time.perf_counter()
+        for member in self.members:
+            timeout = member.request.timeout_s
+            member.deadline = self.started + timeout if timeout else None
+        return self.started
+
+
+@dataclass(eq=False)
+class _Row:
+    """One member decoding in the running batch."""
+
+    unit: _Unit
+    member: _Member
+    index: int
+    sampler: Any
+    length: int
+    """The unit's padded prompt length: the row's first decode slot."""
+
+    @property
+    def max_tokens(self) -> int:
+        return self.member.request.config.max_tokens
+
+
+def _drain(steps: Generator[None, None, Any]) -> Any:
+    """Run a generator of steps to its end; return what it returns."""
+    while True:
+        try:
+            next(steps)
+        except StopIteration as done:
+            return done.value
+
+
+class HFBackend:
+    """One transformers causal LM on one device, driven by one engine thread.
+
+    Groups queue; the engine prefills each (one prefill per shared prefix) and decodes its
+    members in one batch with the groups already decoding, where the memory plan and the bytes a
+    step reads allow (continuous batching over a fixed-capacity cache, one decode slot per row).
+    """
+
+    max_concurrency = 8
+    """Groups the runner hands over at once: the engine queues them and prefills the next while
+    the running batch decodes."""
 
     def __init__(
         self,
@@ -131,6 +216,27 @@ class HFBackend:
         self._tok = tokenizer
         self._lock = threading.Lock()
         self.last_plan: Any = None
+        self.engine_stats: dict[str, Any] = {
+            "units": 0,
+            "joined": 0,
+            "steps": 0,
+            "row_steps": 0,
+            "steps_in_prefill": 0,
+            "longest_wait_s": 0.0,
+            "prefill_s": 0.0,
+        }
+        """Units prefilled, units that joined a running batch, decode steps, rows over all
+        steps, steps taken between another unit's prefill chunks and the longest a running
+        batch waited between two steps then, the last unit's prefill seconds."""
+        self._wake = threading.Condition()
+        self._jobs: list[_Job] = []
+        self._engine: threading.Thread | None = None
+        self._closing = False
+        self._changed = False
+        self._batch: Any = None
+        self._rows: list[_Row] = []
+        self._tokens: Any = None
+        self._clock: Any = None
         if model is not None:
             self._prepare_model(model)
 
@@ -263,13 +369,29 @@ class HFBackend:
     # -- generation --------------------------------------------------------------------------
 
     async def generate(self, request: Request) -> Generation:
-        await self._ensure_loaded()
-        return (await asyncio.to_thread(self._generate_group_sync, [request]))[0]
+        return (await self.generate_group([request]))[0]
 
     async def generate_group(self, requests: Sequence[Request]) -> list[Generation]:
-        """Return one generation per request, prefilling the requests' shared prefix once."""
+        """Return one generation per request, prefilling the requests' shared prefix once.
+
+        The group joins the engine's queue; the engine decodes it in one batch with the groups
+        already running where memory and the bytes a step reads allow (`_admit`).
+        """
         await self._ensure_loaded()
-        return await asyncio.to_thread(self._generate_group_sync, list(requests))
+        members = await asyncio.to_thread(
+            lambda: [_Member(r, self.encode_request(r)) for r in requests]
+        )
+        job = _Job(members)
+        with self._wake:
+            if self._closing:
+                raise RuntimeError(f"{self.name} is closed")
+            self._jobs.append(job)
+            self._changed = True
+            if self._engine is None or not self._engine.is_alive():
+                self._engine = threading.Thread(target=self._serve, name="hf-engine", daemon=True)
+                self._engine.start()
+            self._wake.notify()
+        return await asyncio.wrap_future(job.future)
 
     def encode_request(self, request: Request) -> list[int]:
         """Return the prompt token ids exactly as the model receives them."""
@@ -282,39 +404,293 @@ class HFBackend:
         # The template already holds the special tokens (BOS, role markers).
         return list(self._tok.encode(text, add_special_tokens=False))
 
-    def _generate_group_sync(self, requests: list[Request]) -> list[Generation]:
-        with self._lock:
-            started = time.perf_counter()
-            members = [_Member(r, self.encode_request(r)) for r in requests]
-            results: list[Generation | None] = [None] * len(members)
-            pending = list(range(len(members)))
-            while pending:
-                batch_idx, reason = self._next_batch(members, pending)
-                if not batch_idx:
-                    for i in pending:
-                        results[i] = _skipped(members[i], reason)
+    # -- the engine: one thread owns the device ---------------------------------------------
+
+    def _serve(self) -> None:
+        """Admit groups and decode the running batch until closed (the engine thread)."""
+        torch, _ = _import_torch()
+        with torch.inference_mode():
+            while True:
+                with self._wake:
+                    while not self._closing and not self._jobs and not self._rows:
+                        self._wake.wait()
+                    if self._closing and not self._rows:
+                        for job in self._jobs:
+                            job.fail(RuntimeError(f"{self.name} closed"))
+                        self._jobs.clear()
+                        return
+                job = self._jobs[0] if self._jobs else None
+                try:
+                    admitted = job is not None and self._admit(job)
+                except Exception as exc:  # handed to every caller waiting on it
+                    self._fail_running(exc, job)
+                    continue
+                try:
+                    if self._rows:
+                        self._decode_once()
+                    elif job is not None and not admitted:
+                        raise RuntimeError("the engine admitted nothing and decodes nothing")
+                except Exception as exc:
+                    self._fail_running(exc, None)
+
+    def _admit(self, job: _Job) -> bool:
+        """Start the next part of `job` if it can run now; return whether anything changed."""
+        if not job.pending or job.future.cancelled():
+            # Admitted whole (its rows decode on), or its caller is gone.
+            job.pending = []
+            with self._wake:
+                self._jobs.remove(job)
+            return True
+        why = self._static_unsupported()
+        if why and self._rows:
+            return False
+        if not why and self._rows and not self._changed:
+            return False  # nothing freed or arrived since the last try
+        running = (len(self._rows), self._batch.capacity) if self._rows else (0, 0)
+        take, reason = self._next_batch(job.members, job.pending, running)
+        self._changed = False
+        if not take:
+            if self._rows:
+                return False  # wait for the running batch to free rows and memory
+            for index in job.pending:
+                job.put(index, _skipped(job.members[index], reason))
+            job.pending = []
+            return True
+        job.pending = [i for i in job.pending if i not in take]
+        unit = _Unit(job, take, chunk=self.last_chunk, plan=self.last_plan)
+        if why:
+            self._run_eager(unit, why)
+        else:
+            self._join(unit)
+        return True
+
+    def _run_eager(self, unit: _Unit, why: str) -> None:
+        """Run a unit alone with transformers' forward as the decode step (models the graph
+        decode does not cover, `cuda_graph=0`)."""
+        torch, _ = _import_torch()
+        batch = unit.members
+        started = unit.start()
+        clock = _PhaseClock(torch, self._model.device)
+        try:
+            cache, logits, mask, positions, _length = _drain(self._prefill_steps(unit))
+            prefill_s = clock.lap()
+            with decode_kernels():
+                steps = self._decode(batch, cache, logits, mask, positions)
+            del cache, logits
+            self.last_decode = {"path": "eager", "why": why, "steps": steps}
+            self.last_decode.update(prefill_s=prefill_s, decode_s=clock.lap())
+        except torch.OutOfMemoryError:
+            self._out_of_memory([unit])
+            return
+        latency = time.perf_counter() - started
+        for member, index in zip(batch, unit.indices, strict=True):
+            unit.job.put(index, self._finish(member, latency))
+
+    def _join(self, unit: _Unit) -> None:
+        """Prefill a unit and add its rows to the running batch (or start one with them).
+
+        The running batch takes one decode step after each prefill chunk, so its answers go on
+        while a long prompt prefills; its rows wait at most one chunk.
+        """
+        torch, _ = _import_torch()
+        unit.start()
+        clock = _PhaseClock(torch, self._model.device)
+        prefill = self._prefill_steps(unit)
+        stepped = time.perf_counter()
+        try:
+            while True:
+                try:
+                    next(prefill)
+                except StopIteration as done:
+                    cache, logits, mask, positions, length = done.value
                     break
-                pending = [i for i in pending if i not in batch_idx]
-                batch = [members[i] for i in batch_idx]
-                for i, gen in zip(batch_idx, self._run_batch_safely(batch, started), strict=True):
-                    results[i] = gen
-            return [r for r in results if r is not None]
+                if self._rows:
+                    # Its tokens reach the host after the chunk queued before it: from one
+                    # step's tokens to the next is how long the running rows wait.
+                    self._decode_once()
+                    self.engine_stats["steps_in_prefill"] += 1
+                    now = time.perf_counter()
+                    waited = max(self.engine_stats["longest_wait_s"], round(now - stepped, 3))
+                    self.engine_stats["longest_wait_s"] = waited
+                    stepped = now
+            prefill_s = clock.lap()
+            capacity = decode_capacity(length + unit.longest)
+            decoder = _StaticDecoder(torch, self._model, cache, length, capacity, mask, positions)
+            del cache
+        except torch.OutOfMemoryError:
+            self._out_of_memory([unit])
+            return
+        rows = [
+            _Row(unit, m, i, _Sampler(torch, m.request, decoder.device), length)
+            for m, i in zip(unit.members, unit.indices, strict=True)
+        ]
+        first = _choose(torch, logits, [r.sampler for r in rows])
+        del logits
+        self.engine_stats["units"] += 1
+        self.engine_stats["prefill_s"] = prefill_s
+        if not self._rows:
+            self._batch, self._rows, self._tokens = decoder, rows, first
+            self._clock = clock
+            clock.lap()  # the decode phase starts here (the fixed cache is filled)
+            return
+        self.engine_stats["joined"] += 1
+        try:
+            capacity = max(capacity, self._batch.capacity)
+            self._batch.rebuild(list(range(len(self._rows))), capacity, joining=decoder)
+        except torch.OutOfMemoryError:
+            decoder.close()
+            self._out_of_memory([*{r.unit: None for r in self._rows}, unit])
+            return
+        self._rows = self._rows + rows
+        self._tokens = torch.cat([self._tokens, first])
+        _release(torch)
+
+    def _decode_once(self) -> None:
+        """Feed the chosen tokens and launch the next step before reading them, so the device
+        never waits on the host's bookkeeping (stop strings, EOS); finish units that are done."""
+        torch, _ = _import_torch()
+        batch, rows, tokens = self._batch, self._rows, self._tokens
+        cuda = batch.device.type == "cuda"
+        host = torch.empty(len(rows), dtype=torch.long, pin_memory=cuda)
+        host.copy_(tokens, non_blocking=cuda)
+        ready = None
+        if cuda:
+            ready = torch.cuda.Event()
+            ready.record()
+        following = None
+        # A row whose token now is its last by length needs no step after it.
+        if any(not r.member.status and len(r.member.generated) + 1 < r.max_tokens for r in rows):
+            try:
+                following = _choose(torch, batch.step(tokens), [r.sampler for r in rows])
+            except torch.OutOfMemoryError:
+                self._out_of_memory(list({r.unit: None for r in rows}))
+                return
+            self.engine_stats["steps"] += 1
+            self.engine_stats["row_steps"] += len(rows)
+        if ready is not None:
+            ready.synchronize()
+        now = time.perf_counter()
+        for row, token in zip(rows, host.tolist(), strict=True):
+            if not row.member.status:
+                self._accept(row.member, token, now)
+                if not row.member.status and following is None:
+                    row.member.status = "length"
+        self._tokens = following
+        done = [
+            u
+            for u in {r.unit: None for r in rows}
+            if all(r.member.status for r in rows if r.unit is u)
+        ]
+        if not done:
+            return
+        for row in rows:
+            if row.unit in done:
+                row.unit.job.put(row.index, self._finish(row.member, now - row.unit.started))
+        keep = [i for i, r in enumerate(rows) if r.unit not in done]
+        self._changed = True
+        if not keep:
+            self._end_batch()
+            return
+        kept_rows = [rows[i] for i in keep]
+        capacity = decode_capacity(max(r.length + r.max_tokens for r in kept_rows))
+        try:
+            batch.rebuild(keep, capacity)
+        except torch.OutOfMemoryError:
+            self._out_of_memory(list({r.unit: None for r in kept_rows}))
+            return
+        self._rows = kept_rows
+        self._tokens = following.index_select(0, torch.tensor(keep, device=following.device))
+        _release(torch)
+
+    def _end_batch(self) -> None:
+        torch, _ = _import_torch()
+        batch = self._batch
+        self.last_decode = batch.stats() if batch is not None else {}
+        if self._clock is not None:
+            self.last_decode.update(prefill_s=self.engine_stats["prefill_s"])
+            self.last_decode.update(decode_s=self._clock.lap())
+        if batch is not None:
+            batch.close()
+        self._batch, self._rows, self._tokens, self._clock = None, [], None, None
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+    def _out_of_memory(self, units: list[_Unit]) -> None:
+        """Record `units` skipped after an out-of-memory error, free, and go on."""
+        torch, _ = _import_torch()
+        running = {r.unit for r in self._rows}
+        if running & set(units):
+            self._end_batch()
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+        free = self.free_bytes()
+        for unit in units:
+            plan = unit.plan
+            needed = plan.needed_bytes if plan is not None else 0
+            reason = (
+                insufficient_vram(needed, unit.tokens, len(unit.members), free)
+                + " (out of memory while running; the plan said it fits)"
+            )
+            for member, index in zip(unit.members, unit.indices, strict=True):
+                unit.job.put(index, _skipped(member, reason))
+        self._changed = True
+
+    def _fail_running(self, exc: BaseException, job: _Job | None) -> None:
+        """Hand an unexpected error to every caller whose requests were running or starting."""
+        jobs = {r.unit.job: None for r in self._rows}
+        if job is not None:
+            jobs[job] = None
+            job.pending = []
+        with contextlib.suppress(Exception):
+            self._end_batch()
+        self._batch, self._rows, self._tokens = None, [], None
+        with self._wake:
+            for failed in jobs:
+                failed.fail(exc)
+                if failed in self._jobs:
+                    self._jobs.remove(failed)
+
+    def _static_unsupported(self) -> str:
+        """Return why units decode with the eager loop ("" when the graph step runs them)."""
+        if not self.cuda_graph:
+            return "cuda_graph off"
+        return graph_unsupported(self._model)
 
     def _tokens_needed(self, member: _Member) -> int:
         return len(member.ids) + member.request.config.max_tokens
 
-    def _next_batch(self, members: list[_Member], pending: list[int]) -> tuple[list[int], str]:
-        """Return the largest prefix of `pending` whose plan fits (or none, with the reason)."""
+    def _next_batch(
+        self, members: list[_Member], pending: list[int], running: tuple[int, int] = (0, 0)
+    ) -> tuple[list[int], str]:
+        """Return the members to run next (or none, with the reason).
+
+        Alone: the largest prefix of `pending` whose plan fits. Beside `running` (rows, capacity
+        of the batch decoding now): the whole of `pending` up to `max_batch` rows in all, when
+        its join plan fits and joining pays (`join_pays`), else none (it waits; splitting it
+        would prefill its prefix twice).
+        """
         free = self.free_bytes()
-        take = pending[: self.max_batch]
+        rows, capacity = running
+        take = pending[: self.max_batch - rows] if rows else pending[: self.max_batch]
+        if rows and len(take) < min(len(pending), self.max_batch):
+            return [], "the running batch has no rows free"
         while take:
             batch = [members[i] for i in take]
             tokens = max(self._tokens_needed(m) for m in batch)
             prefix = _common_prefix([m.ids for m in batch])
             prefix = min(prefix, min(len(m.ids) for m in batch) - 1)
             suffix = max(len(m.ids) for m in batch) - prefix
-            self.last_chunk, plan = self.plan(tokens, len(batch), free, prefix, suffix)
+            self.last_chunk, plan = self.plan(tokens, len(batch), free, prefix, suffix, running)
             self.last_plan = plan
+            if rows:
+                pays = join_pays(
+                    self.shape, rows=rows, capacity=capacity, tokens=tokens, sequences=len(take)
+                )
+                if plan.fits and pays:
+                    return take, ""
+                return [], plan.reason or "joining reads more than it saves"
             if plan.fits:
                 return take, ""
             if len(take) == 1:
@@ -323,31 +699,37 @@ class HFBackend:
         return [], "no request"
 
     def plan(
-        self, tokens: int, sequences: int, free: int, prefix: int, suffix: int
+        self,
+        tokens: int,
+        sequences: int,
+        free: int,
+        prefix: int,
+        suffix: int,
+        running: tuple[int, int] = (0, 0),
     ) -> tuple[int, MemoryPlan]:
         """Return the prefill chunk and the memory plan for a batch (the chunk the option names,
-        else the largest multiple of 1024 up to `PREFILL_CHUNK_MAX` that fits)."""
-        if self.prefill_chunk:
-            plan = plan_memory(
+        else the largest multiple of 1024 up to `PREFILL_CHUNK_MAX` that fits), beside the
+        `running` (rows, capacity) of a batch decoding now."""
+        rows, capacity = running
+        chunks = [self.prefill_chunk] if self.prefill_chunk else _chunk_choices()
+        plan = None
+        for chunk in chunks:
+            plan = plan_join(
                 self.shape,
                 tokens,
                 sequences,
                 free,
-                chunk=self.prefill_chunk,
+                rows=rows,
+                capacity=capacity,
+                chunk=chunk,
                 prefix=prefix,
                 suffix=suffix,
-                unrepeated=self._unrepeated(self.prefill_chunk),
+                unrepeated=self._unrepeated(chunk),
             )
-            return self.prefill_chunk, plan
-        return choose_chunk(
-            self.shape,
-            tokens,
-            sequences,
-            free,
-            prefix=prefix,
-            suffix=suffix,
-            unrepeated=self._unrepeated(CHUNK_QUANTUM),
-        )
+            if plan.fits:
+                return chunk, plan
+        assert plan is not None
+        return chunks[-1], plan
 
     def _unrepeated(self, chunk: int) -> bool:
         """Return whether prefix chunks of `chunk` tokens attend to grouped KV heads unrepeated
@@ -382,84 +764,35 @@ class HFBackend:
             )
         return out
 
-    def _run_batch_safely(self, batch: list[_Member], started: float) -> list[Generation]:
-        torch, _ = _import_torch()
-        try:
-            return self._run_batch(batch, started)
-        except torch.OutOfMemoryError:
-            # The plan under-counted (fragmentation, another process): record it, free, go on.
-            gc.collect()
-            if torch.cuda.is_available():
-                torch.cuda.empty_cache()
-            tokens = max(self._tokens_needed(m) for m in batch)
-            plan = self.last_plan
-            needed = plan.needed_bytes if plan is not None else 0
-            reason = (
-                insufficient_vram(needed, tokens, len(batch), self.free_bytes())
-                + " (out of memory while running; the plan said it fits)"
-            )
-            return [_skipped(m, reason) for m in batch]
+    def _prefill_steps(self, unit: _Unit) -> Generator[None, None, tuple]:
+        """Prefill a unit, yielding after each forward call; return its cache, last logits, 2D
+        attention mask (None without padding), next positions and padded length.
 
-    def _run_batch(self, batch: list[_Member], started: float) -> list[Generation]:
+        The members' shared prefix is prefilled once, in chunks (`chunk_bounds`), and its cache
+        repeated per member; each member's tokens after it follow as one batch, left-padded to
+        one length: the padding sits between prefix and suffix, masked out, and positions count
+        only real tokens, so every member computes what it would alone.
+        """
         torch, transformers = _import_torch()
         model = self._model
         device = model.device
+        batch = unit.members
         count = len(batch)
-        for member in batch:
-            timeout = member.request.timeout_s
-            member.deadline = started + timeout if timeout else None
         prefix = min(_common_prefix([m.ids for m in batch]), min(len(m.ids) for m in batch) - 1)
         cache = transformers.DynamicCache(config=model.config)
-        clock = _PhaseClock(torch, device)
-        with torch.inference_mode():
-            ids = torch.tensor(batch[0].ids[:prefix], device=device)
+        ids = torch.tensor(batch[0].ids[:prefix], device=device)
+        for start, end in chunk_bounds(prefix, unit.chunk):
             with self.prefill_context():
-                self.prefill_ids(ids, cache, self.last_chunk)
-                if count > 1 and prefix:
-                    cache.batch_repeat_interleave(count)
-                logits, mask, positions = self._prefill_suffixes(batch, prefix, cache)
-            prefill_s = clock.lap()
-            longest = max(m.request.config.max_tokens for m in batch)
-            why = self._graph_unsupported(device, longest)
-            if why:
-                with decode_kernels():
-                    steps = self._decode(batch, cache, logits, mask, positions)
-                self.last_decode = {"path": "eager", "why": why, "steps": steps}
-                self.last_decode.update(prefill_s=prefill_s, decode_s=clock.lap())
-            else:
-                # The prefill left every row at the longest prompt (shorter ones left-padded).
-                length = max(len(m.ids) for m in batch)
-                decoder = _StaticDecoder(
-                    torch,
-                    model,
-                    cache,
-                    length,
-                    decode_capacity(length + longest),
-                    mask,
-                    positions,
+                model(
+                    input_ids=ids[start:end][None],
+                    **{self._cache_kw: cache},
+                    use_cache=True,
+                    logits_to_keep=1,
                 )
-                del cache
-                cache = None
-                setup_s = clock.lap()
-                try:
-                    self._decode_static(batch, decoder, logits)
-                finally:
-                    self.last_decode = decoder.stats()
-                    self.last_decode.update(
-                        prefill_s=prefill_s, setup_s=setup_s, decode_s=clock.lap()
-                    )
-                    decoder.close()
-                    del decoder
-            del cache, logits
-        latency = time.perf_counter() - started
-        return [self._finish(m, latency) for m in batch]
-
-    def _prefill_suffixes(self, batch: list[_Member], prefix: int, cache: Any) -> tuple:
-        """Prefill each member's tokens after the prefix, left-padded to one length; return the
-        last logits, the 2D attention mask (None without padding) and next positions."""
-        torch, _ = _import_torch()
-        model = self._model
-        device = model.device
+            yield
+        del ids
+        if count > 1 and prefix:
+            cache.batch_repeat_interleave(count)
         suffixes = [m.ids[prefix:] for m in batch]
         longest = max(len(s) for s in suffixes)
         padded = any(len(s) != longest for s in suffixes)
@@ -467,17 +800,14 @@ class HFBackend:
         input_ids = torch.tensor(rows, device=device)
         mask = positions = None
         if padded:
-            # Padding sits between the shared prefix and each suffix: masked out, and positions
-            # count only real tokens, so every member computes what it would alone.
-            mask = torch.ones(len(batch), prefix + longest, dtype=torch.long, device=device)
-            pos = torch.zeros(len(batch), longest, dtype=torch.long, device=device)
+            mask = torch.ones(count, prefix + longest, dtype=torch.long, device=device)
+            positions = torch.zeros(count, longest, dtype=torch.long, device=device)
             for row, suffix in enumerate(suffixes):
                 pad = longest - len(suffix)
                 mask[row, prefix : prefix + pad] = 0
-                pos[row, pad:] = torch.arange(prefix, prefix + len(suffix), device=device)
-                pos[row, :pad] = prefix
-            positions = pos
-        step = max(1, self.last_chunk // len(batch))
+                positions[row, pad:] = torch.arange(prefix, prefix + len(suffix), device=device)
+                positions[row, :pad] = prefix
+        step = max(1, unit.chunk // count)
         logits = None
         for start in range(0, longest, step):
             end = min(longest, start + step)
@@ -485,16 +815,19 @@ class HFBackend:
             if padded:
                 kwargs["attention_mask"] = mask[:, : prefix + end]
                 kwargs["position_ids"] = positions[:, start:end]
-            out = model(
-                input_ids=input_ids[:, start:end],
-                **{self._cache_kw: cache},
-                use_cache=True,
-                logits_to_keep=1,
-                **kwargs,
-            )
+            with self.prefill_context():
+                out = model(
+                    input_ids=input_ids[:, start:end],
+                    **{self._cache_kw: cache},
+                    use_cache=True,
+                    logits_to_keep=1,
+                    **kwargs,
+                )
             logits = out.logits[:, -1, :]
-        next_positions = torch.tensor([len(m.ids) for m in batch], device=device)
-        return logits, mask, next_positions
+            del out
+            yield
+        following = torch.tensor([len(m.ids) for m in batch], device=device)
+        return cache, logits, mask, following, prefix + longest
 
     def _decode(
         self, batch: list[_Member], cache: Any, logits: Any, mask: Any, positions: Any
@@ -551,44 +884,6 @@ class HFBackend:
                 member.status = "length"
         return calls
 
-    def _graph_unsupported(self, device: Any, steps: int) -> str:
-        """Return why this batch decodes with the eager loop ("" when the graph decode runs)."""
-        if not self.cuda_graph:
-            return "cuda_graph off"
-        if device.type != "cuda":
-            return f"device {device.type}"
-        if steps < 2:
-            return "no decode step"
-        return graph_unsupported(self._model)
-
-    def _decode_static(self, batch: list[_Member], decoder: _StaticDecoder, logits: Any) -> None:
-        """Decode with the captured step; each step is launched before the last one's tokens are
-        read, so the GPU never waits on the host's bookkeeping (stop strings, EOS)."""
-        torch, _ = _import_torch()
-        samplers = [_Sampler(torch, m.request, decoder.device) for m in batch]
-        longest = max(m.request.config.max_tokens for m in batch)
-        host = torch.empty((longest, len(batch)), dtype=torch.long, pin_memory=True)
-        tokens = _choose(torch, logits, samplers)
-        for step in range(longest):
-            host[step].copy_(tokens, non_blocking=True)
-            ready = torch.cuda.Event()
-            ready.record()
-            if step + 1 < longest and any(not m.status for m in batch):
-                next_tokens = _choose(torch, decoder.step(tokens), samplers)
-            else:
-                next_tokens = None
-            ready.synchronize()
-            now = time.perf_counter()
-            for member, token in zip(batch, host[step].tolist(), strict=True):
-                if not member.status:
-                    self._accept(member, token, now)
-            if all(m.status for m in batch) or next_tokens is None:
-                break
-            tokens = next_tokens
-        for member in batch:
-            if not member.status:
-                member.status = "length"
-
     def _accept(self, member: _Member, token: int, now: float) -> None:
         config = member.request.config
         if token in self._eos:
@@ -630,6 +925,13 @@ class HFBackend:
         await asyncio.to_thread(self._close)
 
     def _close(self) -> None:
+        with self._wake:
+            self._closing = True
+            self._wake.notify()
+        if self._engine is not None:
+            self._engine.join()
+        with self._wake:
+            self._engine, self._closing = None, False
         with self._lock:
             if self._model is not None:
                 self._model = None
@@ -667,12 +969,14 @@ class _Sampler:
 class _StaticDecoder:
     """One decode step of a Llama-family decoder over a fixed-capacity KV cache, as a CUDA graph.
 
-    The step reads its inputs (tokens, positions, cache slot) from tensors that stay at one
-    address, writes the new keys and values into the cache in place and marks the slot valid, so
-    the same captured graph serves every step; the host only advances positions and slot. Running
-    a step twice with the same inputs gives the same state, which lets the warm-up before capture
-    run the first step for real. Attention reads the whole capacity with the slots not yet
-    written masked out (at most an answer's length plus block rounding of wasted reads).
+    The step reads its inputs (tokens, positions, each row's cache slot) from tensors that stay
+    at one address, writes the new keys and values into each row's slot in place and marks it
+    valid, so the same captured graph serves every step; the host only advances positions and
+    slots. Rows have their own slots, so rows of documents of different lengths decode together.
+    Running a step twice with the same inputs gives the same state, which lets the warm-up before
+    capture run the first step for real. Attention reads the whole capacity with the slots not
+    yet written masked out. `rebuild` drops finished rows and adds a joining batch's rows (a new
+    graph is captured at the next step). Off CUDA the same step runs without a graph.
     """
 
     def __init__(
@@ -714,14 +1018,16 @@ class _StaticDecoder:
         else:
             self.valid[:, :length] = True
         self.positions = positions.clone()
-        self.slot = torch.tensor([length], dtype=torch.long, device=self.device)
+        self.slot = torch.full((batch,), length, dtype=torch.long, device=self.device)
         self.tokens = torch.zeros(batch, dtype=torch.long, device=self.device)
         self.graph: Any = None
         self.logits: Any = None
-        self.path = "graph"
-        self.why = ""
+        self.path = "graph" if self.device.type == "cuda" else "static"
+        self.why = "" if self.path == "graph" else f"device {self.device.type}: no CUDA graph"
         self.capture_s = 0.0
+        self.captures = 0
         self.steps = 0
+        self.largest = batch
 
     def step(self, tokens: Any) -> Any:
         """Return the logits (batch, vocab) after feeding `tokens`, one per row."""
@@ -734,9 +1040,62 @@ class _StaticDecoder:
         else:
             logits = self._forward()
         self.positions.add_(1)
-        self.slot.add_(1)
+        # A finished row keeps stepping with its batch until its unit ends: it must not write
+        # past its own cache.
+        self.slot.add_(1).clamp_(max=self.capacity - 1)
         self.steps += 1
         return logits
+
+    @property
+    def rows(self) -> int:
+        return int(self.tokens.shape[0])
+
+    def rebuild(
+        self, keep: list[int], capacity: int, joining: _StaticDecoder | None = None
+    ) -> None:
+        """Keep rows `keep` (in that order), then `joining`'s rows, over `capacity` slots.
+
+        Layer by layer, each old layer freed once copied. Slots past what a row wrote are zero
+        (finite: masked scores are -inf, but NaN in values would still poison the product).
+        """
+        torch = self.torch
+        index = torch.tensor(keep, dtype=torch.long, device=self.device)
+        kept = len(keep)
+        rows = kept + (joining.rows if joining is not None else 0)
+        for store, other in (
+            (self.keys, joining.keys if joining is not None else None),
+            (self.values, joining.values if joining is not None else None),
+        ):
+            for layer, old in enumerate(store):
+                _, heads, width, dim = old.shape
+                new = old.new_zeros((rows, heads, capacity, dim))
+                span = min(capacity, width)
+                for row, source in enumerate(keep):
+                    new[row, :, :span].copy_(old[source, :, :span])
+                if other is not None:
+                    theirs = other[layer]
+                    new[kept:, :, : min(capacity, theirs.shape[2])].copy_(theirs[:, :, :capacity])
+                    other[layer] = None
+                store[layer] = new
+                del old
+        valid = self.valid.new_zeros((rows, capacity))
+        span = min(capacity, self.valid.shape[1])
+        valid[:kept, :span] = self.valid.index_select(0, index)[:, :span]
+        parts = [self.positions.index_select(0, index)], [self.slot.index_select(0, index)]
+        if joining is not None:
+            theirs = joining.valid[:, :capacity]
+            valid[kept:, : theirs.shape[1]] = theirs
+            parts[0].append(joining.positions)
+            parts[1].append(joining.slot)
+            joining.close()
+        self.valid = valid
+        self.positions = torch.cat(parts[0])
+        self.slot = torch.cat(parts[1]).clamp_(max=capacity - 1)
+        self.tokens = torch.zeros(rows, dtype=torch.long, device=self.device)
+        self.capacity = capacity
+        self.block = DECODE_BLOCK if capacity > DECODE_BLOCK else capacity
+        self.graph = self.logits = None
+        self.largest = max(self.largest, rows)
 
     def _capture(self) -> None:
         torch = self.torch
@@ -752,19 +1111,21 @@ class _StaticDecoder:
             with torch.cuda.graph(graph):
                 self.logits = self._forward()
             self.graph = graph
+            self.captures += 1
         except RuntimeError as exc:
             # A model the capture cannot take still decodes right with the same step, eagerly.
             torch.cuda.synchronize(self.device)
             self.graph = self.logits = None
             self.path, self.why = "static", f"capture failed: {str(exc)[:200]}"
-        self.capture_s = time.perf_counter() - started
+        self.capture_s += time.perf_counter() - started
 
     def _forward(self) -> Any:
         torch = self.torch
         batch = self.tokens.shape[0]
         inner = self.model.model
         hidden = inner.embed_tokens(self.tokens[:, None])
-        self.valid.index_fill_(1, self.slot, True)
+        self.valid.scatter_(1, self.slot[:, None], True)
+        slots = self.slot.view(batch, 1, 1, 1).expand(batch, self.kv_heads, 1, self.head_dim)
         bias = torch.where(self.valid, 0.0, float("-inf"))[:, None, None, :]
         cos, sin = self.rotary(hidden, self.positions[:, None])
         rope = self._rope_tables(cos, sin)
@@ -779,8 +1140,8 @@ class _StaticDecoder:
                 query, key = attn.q_norm(query), attn.k_norm(key)
             query, key = self._apply_rope(query.transpose(1, 2), key.transpose(1, 2), rope)
             keys, values = self.keys[index], self.values[index]
-            keys.index_copy_(2, self.slot, key)
-            values.index_copy_(2, self.slot, value)
+            keys.scatter_(2, slots, key)
+            values.scatter_(2, slots, value)
             out = self._attend(query, keys, values, bias, attn.scaling)
             hidden = hidden + attn.o_proj(out.view(batch, 1, -1))
             hidden = hidden + layer.mlp(_rms_norm(torch, layer.post_attention_layernorm, hidden))
@@ -843,8 +1204,10 @@ class _StaticDecoder:
             "path": self.path,
             "why": self.why,
             "capture_ms": round(self.capture_s * 1e3, 1),
+            "captures": self.captures,
             "steps": self.steps,
             "capacity": self.capacity,
+            "largest_batch": self.largest,
         }
 
     def close(self) -> None:
@@ -1100,6 +1463,18 @@ def chunk_bounds(length: int, chunk: int) -> list[tuple[int, int]]:
     if start < length:
         bounds.append((start, length))
     return bounds
+
+
+def _release(torch: Any) -> None:
+    """Hand the blocks a rebuild freed back to the device: they are smaller than what the next
+    rebuild allocates, and `free_bytes` would count them as free."""
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def _chunk_choices() -> list[int]:
+    """Return the prefill chunks the plan tries, largest first (whole `CHUNK_QUANTUM`s)."""
+    return list(range(PREFILL_CHUNK_MAX, CHUNK_QUANTUM - 1, -CHUNK_QUANTUM))
 
 
 def _skipped(member: _Member, reason: str) -> Generation:

@@ -287,3 +287,73 @@ def max_tokens(shape: ModelShape, free_bytes: int, *, chunk: int = 8192, sequenc
         else:
             high = mid - 1
     return low
+
+
+def plan_join(
+    shape: ModelShape,
+    tokens: int,
+    sequences: int,
+    free_bytes: int,
+    *,
+    rows: int,
+    capacity: int,
+    chunk: int = 8192,
+    prefix: int = 0,
+    suffix: int | None = None,
+    unrepeated: bool = False,
+) -> MemoryPlan:
+    """Return the plan for `sequences` sequences of `tokens` tokens joining a running graph decode
+    of `rows` rows over a fixed cache of `capacity` slots each (0 rows: `plan_memory`).
+
+    The running rows' cache is allocated already (not in `free_bytes`). The group prefills beside
+    it as it would alone; then its own fixed cache and the running one are copied into one fixed
+    cache of the larger capacity for all rows, layer by layer. Each new layer is larger than the
+    blocks the copy frees, so the allocator cannot reuse them: the whole merged cache is counted on
+    top of the group's own, with the merged step's float32 scores and logits.
+    """
+    alone = plan_memory(
+        shape,
+        tokens,
+        sequences,
+        free_bytes,
+        chunk=chunk,
+        prefix=prefix,
+        suffix=suffix,
+        unrepeated=unrepeated,
+    )
+    if rows <= 0:
+        return alone
+    per_token = shape.kv_bytes_per_token
+    merged = max(capacity, decode_capacity(tokens))
+    total = rows + sequences
+    join = (
+        per_token * decode_capacity(tokens) * sequences
+        + per_token * merged * total
+        + total * shape.num_heads * merged * 4 * 3
+        + total * shape.vocab_size * 4 * 2
+    )
+    peak = max(alone.kv_bytes + alone.activation_bytes, join)
+    return MemoryPlan(
+        tokens=tokens,
+        sequences=sequences,
+        weight_bytes=0,
+        kv_bytes=alone.kv_bytes,
+        activation_bytes=max(0, peak - alone.kv_bytes),
+        margin_bytes=max(256 << 20, peak // 20),
+        free_bytes=free_bytes,
+    )
+
+
+def join_pays(shape: ModelShape, *, rows: int, capacity: int, tokens: int, sequences: int) -> bool:
+    """Return whether a group of `sequences` sequences of `tokens` tokens should decode inside a
+    running batch of `rows` rows over `capacity` slots rather than after it.
+
+    A decode step reads all weights once and every row's whole fixed cache. Together, every row
+    reads the larger capacity; apart, the group's steps read the weights again. Joining pays when
+    the empty slots it makes the batch read cost fewer bytes than that second weight read: a 7B
+    model (15 GB) takes an 8K document's rows into a 32K batch, not into a 128K one.
+    """
+    own = decode_capacity(tokens)
+    merged = max(capacity, own)
+    wasted = (rows + sequences) * merged - rows * capacity - sequences * own
+    return wasted * shape.kv_bytes_per_token <= shape.weight_bytes
