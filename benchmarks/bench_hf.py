@@ -177,6 +177,65 @@ def longscope_group(backend: HFBackend, ids: list[int], members: int, new_tokens
     return elapsed
 
 
+def run_documents(backend: HFBackend, documents: list[list[Request]], together: bool) -> float:
+    """Return seconds to answer every document: one after another (each awaited before the
+    next is handed over, as with one group in flight) or handed over at once, as the runner does."""
+
+    async def at_once() -> list[list[Any]]:
+        return await asyncio.gather(*(backend.generate_group(d) for d in documents))
+
+    start = sync_time()
+    if together:
+        answers = asyncio.run(at_once())
+    else:
+        answers = [asyncio.run(backend.generate_group(d)) for d in documents]
+    elapsed = sync_time() - start
+    for document, answered in zip(documents, answers, strict=True):
+        assert [g.completion_tokens for g in answered] == [r.config.max_tokens for r in document], {
+            g.status for g in answered
+        }
+    return elapsed
+
+
+def continuous(backend: HFBackend, record: Any, cases: list[tuple[int, int, int]]) -> None:
+    """Documents of one length handed over one after another, then at once (the engine decodes
+    the groups that fit together, one step between another group's prefill chunks)."""
+    for length, count, new_tokens in cases:
+        documents = [
+            requests(prompt_ids(length - new_tokens, seed=10 + d), MEMBERS, new_tokens)
+            for d in range(count)
+        ]
+        documents = [
+            [Request(f"doc{d}", r.repeat, r.mode, prompt=r.prompt, config=r.config) for r in doc]
+            for d, doc in enumerate(documents)
+        ]
+        row: dict[str, Any] = {"kind": "continuous", "prompt": length, "documents": count}
+        row.update(members=MEMBERS, new_tokens=new_tokens, max_batch=backend.max_batch)
+        before = dict(backend.engine_stats)
+        row["one_after_another_s"] = round(run_documents(backend, documents, False), 2)
+        apart = {k: backend.engine_stats[k] - before[k] for k in ("steps", "row_steps")}
+        torch.cuda.empty_cache()
+        before = dict(backend.engine_stats)
+        backend.engine_stats["longest_wait_s"] = 0.0
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        row["at_once_s"] = round(run_documents(backend, documents, True), 2)
+        row["peak_gib"] = round((torch.cuda.max_memory_allocated() - base) / GIB, 2)
+        stats = backend.engine_stats
+        row["speedup"] = round(row["one_after_another_s"] / row["at_once_s"], 2)
+        row["steps_apart"] = apart["steps"]
+        row["steps_at_once"] = stats["steps"] - before["steps"]
+        row["rows_per_step_at_once"] = round(
+            (stats["row_steps"] - before["row_steps"]) / max(1, row["steps_at_once"]), 2
+        )
+        row["joined"] = stats["joined"] - before["joined"]
+        row["steps_in_prefill"] = stats["steps_in_prefill"] - before["steps_in_prefill"]
+        row["longest_wait_s"] = stats["longest_wait_s"]
+        row["captures"] = backend.last_decode.get("captures")
+        torch.cuda.empty_cache()
+        record(**row)
+
+
 def prefill_flops(params: int, n: int, cfg: dict[str, int]) -> float:
     """Return dense + causal-attention FLOPs of prefilling n tokens (no lm_head: last logits only)."""
     attn = 2 * n * n * cfg["num_attention_heads"] * 128 * cfg["num_hidden_layers"]
@@ -373,7 +432,11 @@ def main() -> None:
     parser.add_argument("--out", default="bench_hf.jsonl")
     parser.add_argument("--skip-baseline", action="store_true")
     parser.add_argument("--profile", default="", help="write the decode profile table here")
-    parser.add_argument("--skip", default="", help="parts to leave out: table,decode,bare,prefill")
+    parser.add_argument(
+        "--skip",
+        default="",
+        help="parts to leave out: continuous,table,decode,step,attention,bare,prefill",
+    )
     args = parser.parse_args()
     lengths = [int(x) for x in args.lengths.split(",")]
     skip = set(args.skip.split(","))
@@ -409,6 +472,10 @@ def main() -> None:
 
     # Warm-up: kernels, allocator, cuBLAS handles.
     longscope_group(backend, prompt_ids(1024), 2, 4)
+
+    # 0. Continuous batching across documents.
+    if "continuous" not in skip:
+        continuous(backend, record, [(8192, 4, 256), (32768, 4, 64), (8192, 4, 1024)])
 
     # 1. The table: 6 generations of 64 tokens on one prompt.
     for n in lengths if "table" not in skip else []:

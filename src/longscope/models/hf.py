@@ -448,9 +448,9 @@ class HFBackend:
             return False  # nothing freed or arrived since the last try
         running = (len(self._rows), self._batch.capacity) if self._rows else (0, 0)
         take, reason = self._next_batch(job.members, job.pending, running)
-        self._changed = False
         if not take:
             if self._rows:
+                self._changed = False
                 return False  # wait for the running batch to free rows and memory
             for index in job.pending:
                 job.put(index, _skipped(job.members[index], reason))
