@@ -197,10 +197,11 @@ def run_documents(backend: HFBackend, documents: list[list[Request]], together: 
     return elapsed
 
 
-def continuous(backend: HFBackend, record: Any, cases: list[tuple[int, int, int]]) -> None:
+def continuous(backend: HFBackend, record: Any, cases: list[tuple[int, int, int, int]]) -> None:
     """Documents of one length handed over one after another, then at once (the engine decodes
     the groups that fit together, one step between another group's prefill chunks)."""
-    for length, count, new_tokens in cases:
+    for length, count, new_tokens, max_batch in cases:
+        backend.max_batch = max_batch
         documents = [
             requests(prompt_ids(length - new_tokens, seed=10 + d), MEMBERS, new_tokens)
             for d in range(count)
@@ -234,6 +235,7 @@ def continuous(backend: HFBackend, record: Any, cases: list[tuple[int, int, int]
         row["captures"] = backend.last_decode.get("captures")
         torch.cuda.empty_cache()
         record(**row)
+    backend.max_batch = 32
 
 
 def prefill_flops(params: int, n: int, cfg: dict[str, int]) -> float:
@@ -257,7 +259,8 @@ def time_prefill(
     kernels: "flash" or "cudnn" (SDPA limited to that kernel; longscope's split cuDNN path off
     for flash), or "longscope" (the backend's own prefill: `HFBackend.prefill_context` and
     `prefill_ids`, i.e. cuDNN for whole-quantum chunks, fused RMSNorm, the rest split off), or
-    "longscope_unfused" (the same with transformers' RMSNorm).
+    "longscope_unfused" (the same with transformers' RMSNorm, rotary embedding and SiLU-gated
+    product), or "longscope_unfused_ops" (fused RMSNorm, transformers' rotary and SiLU product).
     """
     from transformers import DynamicCache
 
@@ -266,7 +269,8 @@ def time_prefill(
     backends = torch.nn.attention.SDPBackend
     ours = kernels.startswith("longscope")
     hf.cudnn_split["enabled"] = kernels != "flash"
-    hf.FUSED_PREFILL_NORM["enabled"] = kernels == "longscope"
+    hf.FUSED_PREFILL_NORM["enabled"] = kernels in ("longscope", "longscope_unfused_ops")
+    hf.FUSED_PREFILL_OPS["enabled"] = kernels == "longscope"
     times = []
     for _ in range(reps):
         if ours:
@@ -298,6 +302,7 @@ def time_prefill(
         del cache, out
     hf.cudnn_split["enabled"] = True
     hf.FUSED_PREFILL_NORM["enabled"] = True
+    hf.FUSED_PREFILL_OPS["enabled"] = True
     return times, logits, peak
 
 
@@ -475,7 +480,8 @@ def main() -> None:
 
     # 0. Continuous batching across documents.
     if "continuous" not in skip:
-        continuous(backend, record, [(8192, 4, 256), (32768, 4, 64), (8192, 4, 1024)])
+        cases = [(8192, 4, 256, 16), (8192, 4, 256, 32), (32768, 4, 64, 32)]
+        continuous(backend, record, [*cases, (8192, 4, 1024, 16), (8192, 4, 1024, 32)])
 
     # 1. The table: 6 generations of 64 tokens on one prompt.
     for n in lengths if "table" not in skip else []:
@@ -493,6 +499,7 @@ def main() -> None:
         row["prefill_chunk"] = backend.last_chunk
         row["cudnn_split_calls"] = hf.cudnn_split["used"]
         row["cudnn_split_error"] = hf.cudnn_split["error"]
+        row["fused_ops_error"] = hf.FUSED_PREFILL_OPS["error"]
         if not args.skip_baseline:
             model.config._attn_implementation = "sdpa"
             row["generate_x6_s"] = round(hf_generate_each(model, ids), 2)
@@ -580,7 +587,14 @@ def main() -> None:
         for name, size, attention, kernels, count in (
             ("sdpa_one_call_flash", n, "sdpa", "flash", 1),
             ("longscope_default", chunk, "longscope_sdpa", "longscope", reps),
-            ("longscope_default_unfused_norm", chunk, "longscope_sdpa", "longscope_unfused", reps),
+            ("longscope_default_unfused", chunk, "longscope_sdpa", "longscope_unfused", reps),
+            (
+                "longscope_default_unfused_ops",
+                chunk,
+                "longscope_sdpa",
+                "longscope_unfused_ops",
+                reps,
+            ),
             ("longscope_chunk8192", 8192, "longscope_sdpa", "longscope", reps),
             ("longscope_chunk16384", 16384, "longscope_sdpa", "longscope", reps),
             ("longscope_chunk32768", 32768, "longscope_sdpa", "longscope", reps),

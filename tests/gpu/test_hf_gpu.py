@@ -223,6 +223,74 @@ def test_fused_prefill_norm_matches_transformers_rmsnorm() -> None:
     assert (fused != reference).float().mean().item() < 0.05
 
 
+def test_triton_rope_and_silu_mul_are_bit_identical_to_transformers() -> None:
+    on = device()  # skips first where torch is not installed (CI)
+    if on != "cuda":
+        pytest.skip("the Triton prefill kernels run on CUDA only")
+    import torch
+    from transformers.models.qwen2 import modeling_qwen2
+
+    from longscope.models import hf_triton
+
+    gen = torch.Generator(device="cuda").manual_seed(11)
+    for batch, cos_batch in ((1, 1), (3, 3), (3, 1)):
+        # As the attention makes them: projections viewed (batch, seq, heads, dim), transposed.
+        q = torch.randn(batch, 777, 28, 128, device="cuda", generator=gen).bfloat16()
+        k = torch.randn(batch, 777, 4, 128, device="cuda", generator=gen).bfloat16()
+        q, k = q.transpose(1, 2), k.transpose(1, 2)
+        angles = torch.rand(cos_batch, 777, 64, device="cuda", generator=gen) * 100
+        angles = torch.cat([angles, angles], dim=-1)
+        cos, sin = angles.cos().bfloat16(), angles.sin().bfloat16()
+        assert hf_triton.rope_fits(q, cos, sin) and hf_triton.rope_fits(k, cos, sin)
+        want_q, want_k = modeling_qwen2.apply_rotary_pos_emb(q, k, cos, sin)
+        assert torch.equal(hf_triton.rope(q, cos, sin), want_q)
+        assert torch.equal(hf_triton.rope(k, cos, sin), want_k)
+    gate = (torch.randn(4099, 1000, device="cuda", generator=gen) * 4).bfloat16()
+    up = torch.randn(4099, 1000, device="cuda", generator=gen).bfloat16()
+    want = torch.nn.functional.silu(gate) * up
+    assert torch.equal(hf_triton.silu_mul(gate, up), want)
+    # Past 2**31 elements (a 128K-token chunk of a 7B MLP): offsets are 64-bit.
+    count = (1 << 31) + 4096
+    gate = torch.full((count,), -1.5, device="cuda", dtype=torch.bfloat16)
+    gate[-4096:] = torch.linspace(-8, 8, 4096, device="cuda").bfloat16()
+    up = torch.full_like(gate, 2.0)
+    out = hf_triton.silu_mul(gate, up)
+    assert torch.equal(out[-4096:], torch.nn.functional.silu(gate[-4096:]) * up[-4096:])
+    assert torch.equal(out[:4096], torch.nn.functional.silu(gate[:4096]) * up[:4096])
+    del gate, up, out
+    torch.cuda.empty_cache()
+
+
+def test_fused_prefill_ops_leave_the_prefill_bit_identical() -> None:
+    """Prefill logits of a bf16 model with 128-wide heads, Triton kernels on and off: equal."""
+    on = device()
+    if on != "cuda":
+        pytest.skip("the Triton prefill kernels run on CUDA only")
+    import torch
+    from transformers import DynamicCache
+
+    from longscope.models import hf
+    from tests.gpu.tiny import tiny_qwen2, tiny_tokenizer
+
+    tok = tiny_tokenizer()
+    model = tiny_qwen2(
+        vocab_size=len(tok), hidden=512, heads=4, kv_heads=2, dtype="bfloat16", device="cuda"
+    )
+    backend = hf.HFBackend("wide-heads", model=model, tokenizer=tok)
+    gen = torch.Generator(device="cuda").manual_seed(2)
+    ids = torch.randint(3, len(tok), (3000,), device="cuda", generator=gen)
+    logits = []
+    for enabled in (True, False):
+        hf.FUSED_PREFILL_OPS["enabled"] = enabled
+        with torch.inference_mode(), hf.fused_prefill_ops(model) as switched:
+            out = backend.prefill_ids(ids, DynamicCache(config=model.config), 1024)
+        logits.append(out.logits.float())
+        assert switched == (2 if enabled else 0)
+    hf.FUSED_PREFILL_OPS["enabled"] = True
+    assert hf.FUSED_PREFILL_OPS["error"] == ""
+    assert torch.equal(logits[0], logits[1])
+
+
 def test_cudnn_split_prefill_attention_matches_reference() -> None:
     """A prefill chunk after a cached prefix, as two cuDNN calls merged by log-sum-exp."""
     on = device()  # skips first where torch is not installed (CI)

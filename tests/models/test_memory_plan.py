@@ -261,7 +261,7 @@ def test_a_group_joins_a_running_batch_whole_or_waits() -> None:
     group = _members(6, 32768)
     assert backend._next_batch(group, list(range(6)), (6, capacity)) == (list(range(6)), "")
     # Rows for only part of it: it waits (a split would prefill its prefix twice).
-    assert backend._next_batch(group, list(range(6)), (12, capacity)) == (
+    assert backend._next_batch(group, list(range(6)), (28, capacity)) == (
         [],
         "the running batch has no rows free",
     )

@@ -188,7 +188,7 @@ class HFBackend:
         attn_implementation: str | None = None,
         device: str | None = None,
         prefill_chunk: int | None = None,
-        max_batch: int = 16,
+        max_batch: int = 32,
         vram_gib: float | None = None,
         cuda_graph: bool = True,
         model: Any = None,
@@ -261,7 +261,7 @@ class HFBackend:
             attn_implementation=options.pop("attn_implementation", None),
             device=options.pop("device", None),
             prefill_chunk=int(options.pop("prefill_chunk", 0)) or None,
-            max_batch=int(options.pop("max_batch", 16)),
+            max_batch=int(options.pop("max_batch", 32)),
             vram_gib=float(vram) if vram is not None else None,
             cuda_graph=str(options.pop("cuda_graph", "1")).lower() not in ("0", "false", "no"),
         )
@@ -747,8 +747,9 @@ class HFBackend:
 
     @contextlib.contextmanager
     def prefill_context(self) -> Any:
-        """Run the prefill inside: attention kernel order (`prefill_kernels`), fused RMSNorm."""
-        with prefill_kernels(), fused_prefill_norms(self._model):
+        """Run the prefill inside: attention kernel order (`prefill_kernels`), fused RMSNorm,
+        rotary embedding and SiLU-gated product (`fused_prefill_ops`)."""
+        with prefill_kernels(), fused_prefill_norms(self._model), fused_prefill_ops(self._model):
             yield
 
     def prefill_ids(self, ids: Any, cache: Any, chunk: int) -> Any:
@@ -1278,6 +1279,84 @@ def fused_prefill_norms(model: Any) -> Any:
     finally:
         for module in switched:
             del module.forward
+
+
+FUSED_PREFILL_OPS: dict[str, Any] = {"enabled": True, "error": ""}
+"""Whether prefill on CUDA runs the rotary embedding and `silu(gate) * up` of Llama-family
+models as Triton kernels (`fused_prefill_ops`); the error that turned it off."""
+
+
+@contextlib.contextmanager
+def fused_prefill_ops(model: Any) -> Any:
+    """Run a Llama-family model's rotary embedding and SiLU-gated MLP product on CUDA as one
+    Triton kernel each while inside (models/hf_triton.py: bit-identical to transformers' in 16
+    bits). Yields the number of MLPs switched (0 where it does not apply)."""
+    kind = str(getattr(getattr(model, "config", None), "model_type", ""))
+    device = getattr(model, "device", None)
+    layers = getattr(getattr(model, "model", None), "layers", None) or []
+    if (
+        not FUSED_PREFILL_OPS["enabled"]
+        or kind not in _GRAPH_MODEL_TYPES
+        or getattr(device, "type", "") != "cuda"
+        or not layers
+        or importlib.util.find_spec("triton") is None
+    ):
+        yield 0
+        return
+    import sys
+
+    from longscope.models import hf_triton
+
+    module = sys.modules.get(type(layers[0].self_attn).__module__)
+    original = getattr(module, "apply_rotary_pos_emb", None)
+
+    def rotate(q: Any, k: Any, cos: Any, sin: Any, *args: Any, **kwargs: Any) -> Any:
+        if (
+            FUSED_PREFILL_OPS["enabled"]
+            and not args
+            and kwargs.get("unsqueeze_dim", 1) == 1
+            and hf_triton.rope_fits(q, cos, sin)
+            and hf_triton.rope_fits(k, cos, sin)
+        ):
+            try:
+                return hf_triton.rope(q, cos, sin), hf_triton.rope(k, cos, sin)
+            except Exception as exc:  # a Triton that cannot build it: transformers' is exact
+                FUSED_PREFILL_OPS["enabled"], FUSED_PREFILL_OPS["error"] = False, str(exc)[:300]
+        return original(q, k, cos, sin, *args, **kwargs)
+
+    act = str(getattr(model.config, "hidden_act", ""))
+    switched = []
+    if act in ("silu", "swish"):
+        for layer in layers:
+            mlp = getattr(layer, "mlp", None)
+            if (
+                mlp is not None
+                and all(hasattr(mlp, n) for n in ("gate_proj", "up_proj", "down_proj"))
+                and "forward" not in mlp.__dict__
+            ):
+                mlp.forward = functools.partial(_fused_mlp_forward, mlp)
+                switched.append(mlp)
+    if original is not None:
+        module.apply_rotary_pos_emb = rotate
+    try:
+        yield len(switched)
+    finally:
+        if original is not None:
+            module.apply_rotary_pos_emb = original
+        for mlp in switched:
+            del mlp.forward
+
+
+def _fused_mlp_forward(mlp: Any, hidden: Any) -> Any:
+    gate, up = mlp.gate_proj(hidden), mlp.up_proj(hidden)
+    if FUSED_PREFILL_OPS["enabled"] and gate.is_cuda:
+        from longscope.models import hf_triton
+
+        try:
+            return mlp.down_proj(hf_triton.silu_mul(gate, up))
+        except Exception as exc:  # a Triton that cannot build it: torch's two kernels are exact
+            FUSED_PREFILL_OPS["enabled"], FUSED_PREFILL_OPS["error"] = False, str(exc)[:300]
+    return mlp.down_proj(mlp.act_fn(gate) * up)
 
 
 def _fused_norm_forward(module: Any, hidden: Any) -> Any:
