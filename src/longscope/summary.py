@@ -323,7 +323,7 @@ def _view_from(data: Mapping[str, Any]) -> View:
             Breakdown(
                 b["key"],
                 b["title"],
-                {k: Cell(**c) for k, c in b["cells"].items()},
+                {k: Cell(**{"score": None, **c}) for k, c in b["cells"].items()},
                 b.get("compare", False),
                 b.get("plot", False),
             )

@@ -317,6 +317,18 @@ def test_summary_json_reads_back_to_the_same_summary() -> None:
     assert Summary.from_dict({"suite": "s", "longscope": {"views": []}}).title == "s"
 
 
+def test_a_cell_without_a_score_reads_back() -> None:
+    """A group whose every answer failed has no score: summary.json leaves the key out, and
+    reading it back must not fail (a report of a stored run)."""
+    empty = Breakdown("task", "Per task", {"a": Cell(None, 0), "b": Cell(50.0, 2)})
+    view = View(name="v", breakdowns=(empty,))
+    written = Summary(suite="s", title="S", views=(view,)).to_dict()
+    cells = written["longscope"]["views"][0]["breakdowns"][0]["cells"]
+    assert cells == {"a": {"n": 0}, "b": {"score": 50.0, "n": 2}}
+    back = Summary.from_dict(written)
+    assert back.views[0].breakdowns[0].cells == {"a": Cell(None, 0), "b": Cell(50.0, 2)}
+
+
 def test_a_summary_from_before_the_typed_view_is_read_from_its_own_keys() -> None:
     old = {
         "run_id": "r0",
