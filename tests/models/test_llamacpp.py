@@ -82,3 +82,59 @@ async def test_closing_waits_for_a_generation_abandoned_at_its_deadline() -> Non
         await asyncio.wait_for(asyncio.shield(task), 0.05)
     await backend.aclose()
     assert task.done() and backend._llama is None
+
+
+async def test_context_is_lowered_to_what_host_memory_holds() -> None:
+    """The seed's cascade on the CPU: with 0.6 GiB free, Gemma's 32K context (1.1 GiB with its
+    weights) is lowered before loading; a 4K sample runs, a 16K one is skipped naming memory."""
+    from longscope.models.memory_plan import HOST_CONTEXT_QUANTUM, host_context
+    from longscope.run.runner import _fits
+    from longscope.types import Sample
+
+    backend = create_backend("llamacpp/gemma3-270m", {"ram_gib": 0.6})
+    try:
+        info = await backend.info()
+        weights = backend.model_path.stat().st_size
+        # Gemma 3 270M: 18 layers x 1 KV head x (256 + 256) x 2 bytes, and a 512-token
+        # micro-batch's f16 mask per token of context (flash attention is on).
+        per_token = 18 * 1 * 512 * 2
+        expected, reason = host_context(
+            weight_bytes=weights,
+            kv_per_token=per_token,
+            scratch_per_token=512 * 2,
+            free_bytes=int(0.6 * (1 << 30)),
+            tokens=32768,
+        )
+        assert info.context_length == expected == 6144
+        assert expected % HOST_CONTEXT_QUANTUM == 0
+        assert (
+            info.context_source
+            == reason
+            == ("host memory: needs 1.1 GiB for 32768 tokens, 0.6 GiB free")
+        )
+        short = Sample("a", "t", "en", "", "", (), length=4096)
+        long = Sample("b", "t", "en", "", "", (), length=16384)
+        assert _fits(short, info) == ""
+        assert _fits(long, info) == (
+            "insufficient_memory: needs 16384 tokens (prompt and answer), backend holds 6144 "
+            "(host memory: needs 1.1 GiB for 32768 tokens, 0.6 GiB free)"
+        )
+        answer = await backend.generate(_request("The capital of France is", max_tokens=4))
+        assert answer.status in ("ok", "length")
+    finally:
+        await backend.aclose()
+
+
+async def test_context_memory_plenty_or_too_little() -> None:
+    roomy = create_backend("llamacpp/gemma3-270m", {"ram_gib": 64, "context_length": 2048})
+    try:
+        info = await roomy.info()
+        assert (info.context_length, info.context_source) == (2048, "user")
+    finally:
+        await roomy.aclose()
+    # The weights (0.24 GiB) and the margin leave no 256 tokens in 0.45 GiB.
+    starved = create_backend("llamacpp/gemma3-270m", {"ram_gib": 0.45})
+    with pytest.raises(UsageError, match=r"does not fit host memory \(host memory: needs 1\.1 GiB"):
+        await starved.info()
+    with pytest.raises(UsageError, match="bad ram_gib 'lots'"):
+        LlamaCppBackend.from_options("gemma3-270m", {"ram_gib": "lots"})

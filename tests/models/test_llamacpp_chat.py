@@ -28,7 +28,7 @@ def test_every_option_we_pass_is_accepted_by_the_installed_library() -> None:
     create.bind(None, **kwargs)  # raises TypeError on an unknown name
     init = inspect.signature(Llama.__init__).parameters
     assert set(_ENGINE_OPTIONS) <= set(init), set(_ENGINE_OPTIONS) - set(init)
-    for name in ("model_path", "n_ctx", "chat_format", "verbose"):
+    for name in ("model_path", "n_ctx", "chat_format", "verbose", "vocab_only"):
         assert name in init
 
 

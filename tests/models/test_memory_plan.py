@@ -275,3 +275,56 @@ def test_a_group_joins_a_running_batch_whole_or_waits() -> None:
     roomy = _backend(200)
     far = roomy._next_batch(_members(6, 8192), list(range(6)), (6, decode_capacity(131136)))
     assert far == ([], "joining reads more than it saves")
+
+
+GEMMA3_270M_METADATA = {
+    "general.architecture": "gemma3",
+    "gemma3.block_count": "18",
+    "gemma3.attention.head_count": "4",
+    "gemma3.attention.head_count_kv": "1",
+    "gemma3.attention.key_length": "256",
+    "gemma3.attention.value_length": "256",
+    "gemma3.embedding_length": "640",
+    "gemma3.context_length": "32768",
+}
+
+
+def test_gguf_kv_bytes_per_token_from_the_metadata() -> None:
+    from longscope.models.memory_plan import gguf_kv_bytes_per_token
+
+    assert gguf_kv_bytes_per_token(GEMMA3_270M_METADATA) == 18 * 1 * (256 + 256) * 2
+    # Without key/value lengths: embedding width over heads (Llama 3 8B: 4096 / 32 = 128).
+    llama = {
+        "general.architecture": "llama",
+        "llama.block_count": "32",
+        "llama.attention.head_count": "32",
+        "llama.attention.head_count_kv": "8",
+        "llama.embedding_length": "4096",
+    }
+    assert gguf_kv_bytes_per_token(llama) == 32 * 8 * 256 * 2 == 131072
+    assert gguf_kv_bytes_per_token({"general.architecture": "x"}) == 0
+
+
+def test_host_context_is_lowered_to_whole_quanta_that_fit() -> None:
+    from longscope.models.memory_plan import host_context
+
+    kw = {"weight_bytes": 8 * GIB, "kv_per_token": 131072, "scratch_per_token": 1024}
+    per_token = 131072 + 1024
+
+    def needed(tokens: int) -> int:
+        body = 8 * GIB + tokens * per_token
+        return body + max(256 << 20, body // 20)
+
+    # Exactly enough for 32K: kept whole, no reason.
+    assert host_context(**kw, free_bytes=needed(32768), tokens=32768) == (32768, "")
+    # One byte short: the most whole 256s that fit.
+    fits, reason = host_context(**kw, free_bytes=needed(32768) - 1, tokens=32768)
+    assert fits == 32768 - 256
+    assert reason == "host memory: needs 12.6 GiB for 32768 tokens, 12.6 GiB free"
+    free = 10 * GIB
+    fits, _ = host_context(**kw, free_bytes=free, tokens=131072)
+    assert fits % 256 == 0 and needed(fits) <= free < needed(fits + 256)
+    # (8 GiB + n x 132,096) x 1.05 <= 10 GiB: n <= 12,386, whole 256s: 12,288.
+    assert fits == 12288
+    # Not even the weights: nothing fits.
+    assert host_context(**kw, free_bytes=8 * GIB, tokens=4096)[0] == 0

@@ -18,6 +18,12 @@ from typing import IO, Any
 from longscope.catalogue import KNOWN_MODELS, resolve_model_path
 from longscope.models.base import ModelInfo, UsageError, split_reasoning
 from longscope.models.cpu_check import check_library
+from longscope.models.memory_plan import (
+    GIB,
+    HOST_CONTEXT_QUANTUM,
+    gguf_kv_bytes_per_token,
+    host_context,
+)
 from longscope.text.tokenizers import LlamaTokenizer, Tokenizer
 from longscope.types import Generation, GenerationConfig, Message, PromptMode, Request
 
@@ -47,6 +53,7 @@ class LlamaCppBackend:
         n_ctx: int = 0,
         engine_options: dict[str, Any] | None = None,
         chat_format: str | None = None,
+        ram_gib: float | None = None,
     ) -> None:
         self.name = f"llamacpp/{name}"
         self.model_path = model_path
@@ -61,6 +68,10 @@ class LlamaCppBackend:
             "n_threads_batch": cores,
             **(engine_options or {}),
         }
+        self.ram_gib = ram_gib
+        """Free host memory to plan against, instead of measuring it (tests, shared machines)."""
+        self.memory_limit = ""
+        """Why the context was lowered to what host memory holds ("" when it was not)."""
         self._llama: Any = None
         self._lock = threading.Lock()
         self._known_sha = None
@@ -86,12 +97,17 @@ class LlamaCppBackend:
             raise UsageError(f"bad prompt_mode {mode!r}: use chat or completion")
         n_ctx = int(options.pop("context_length", options.pop("n_ctx", 0)))
         chat_format = options.pop("chat_format", None)
+        ram = options.pop("ram_gib", None)
         engine = {k: options.pop(k) for k in _ENGINE_OPTIONS if k in options}
         if options:
             raise UsageError(
                 f"unknown llamacpp option(s) {', '.join(sorted(options))}: known are "
-                f"context_length, prompt_mode, chat_format, {', '.join(_ENGINE_OPTIONS)}"
+                f"context_length, prompt_mode, chat_format, ram_gib, {', '.join(_ENGINE_OPTIONS)}"
             )
+        try:
+            ram_gib = float(ram) if ram is not None else None
+        except ValueError:
+            raise UsageError(f"bad ram_gib {ram!r}: give GiB as a number") from None
         return cls(
             path,
             name=name,
@@ -99,6 +115,7 @@ class LlamaCppBackend:
             n_ctx=n_ctx,
             engine_options=engine,
             chat_format=chat_format,
+            ram_gib=ram_gib,
         )
 
     def _load(self) -> Any:
@@ -110,11 +127,12 @@ class LlamaCppBackend:
                 check_library(self.model_path)
                 from llama_cpp import Llama
 
+                n_ctx = self._planned_context(Llama)
                 with _engine_log() as log:
                     try:
                         llama = Llama(
                             model_path=str(self.model_path),
-                            n_ctx=self.requested_n_ctx,
+                            n_ctx=n_ctx,
                             chat_format=self.chat_format,
                             verbose=False,
                             **self.engine_options,
@@ -138,6 +156,57 @@ class LlamaCppBackend:
                 self._llama = llama
         return self._llama
 
+    def _planned_context(self, llama_class: Any) -> int:
+        """Return the n_ctx to load with: the one asked for (0: the trained one), lowered to what
+        host memory holds (`memory_plan.host_context`), so that samples past it are skipped with
+        the reason instead of the process being killed for memory."""
+        if int(self.engine_options.get("n_gpu_layers", 0) or 0) != 0:
+            return self.requested_n_ctx  # weights and cache live on the GPU: not host memory
+        with _engine_log():
+            try:
+                probe = llama_class(model_path=str(self.model_path), vocab_only=True, verbose=False)
+            except ValueError:
+                return self.requested_n_ctx  # the real load names what is wrong with the file
+        try:
+            metadata = {str(k): str(v) for k, v in probe.metadata.items()}
+        finally:
+            probe.close()
+        arch = metadata.get("general.architecture", "")
+        tokens = self.requested_n_ctx or int(metadata.get(f"{arch}.context_length", 0) or 0)
+        kv = gguf_kv_bytes_per_token(metadata)
+        if not tokens or not kv:
+            return self.requested_n_ctx
+        ubatch = int(self.engine_options.get("n_ubatch", 512) or 512)
+        heads = int(metadata.get(f"{arch}.attention.head_count", 1) or 1)
+        # The attention mask of a micro-batch (f16); without flash attention also its scores.
+        scratch = ubatch * 2 + (0 if self.engine_options.get("flash_attn") else ubatch * heads * 4)
+        fits, reason = host_context(
+            weight_bytes=self.model_path.stat().st_size,
+            kv_per_token=kv,
+            scratch_per_token=scratch,
+            free_bytes=self.free_bytes(),
+            tokens=tokens,
+        )
+        if not reason:
+            return self.requested_n_ctx
+        if fits < HOST_CONTEXT_QUANTUM:
+            raise UsageError(
+                f"{self.name} does not fit host memory ({reason}; not even "
+                f"{HOST_CONTEXT_QUANTUM} tokens of context do): free memory or use a smaller model"
+            )
+        self.memory_limit = reason
+        return fits
+
+    def free_bytes(self) -> int:
+        """Return the host memory available for a new allocation (`ram_gib` when stated)."""
+        if self.ram_gib is not None:
+            return int(self.ram_gib * GIB)
+        with contextlib.suppress(OSError, ValueError), open("/proc/meminfo", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+
     async def _ensure_loaded(self) -> Any:
         if self._llama is not None:
             return self._llama
@@ -153,7 +222,7 @@ class LlamaCppBackend:
         return ModelInfo(
             model_id=f"gguf:{self.model_path.name}:{self._file_digest()}",
             context_length=llama.n_ctx(),
-            context_source="user" if self.requested_n_ctx else "n_ctx",
+            context_source=self.memory_limit or ("user" if self.requested_n_ctx else "n_ctx"),
             prompt_mode=self.prompt_mode,
             tokenizer=self.name.split("/", 1)[1],
             chat_overhead=await asyncio.to_thread(self.chat_overhead),

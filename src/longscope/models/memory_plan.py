@@ -357,3 +357,60 @@ def join_pays(shape: ModelShape, *, rows: int, capacity: int, tokens: int, seque
     merged = max(capacity, own)
     wasted = (rows + sequences) * merged - rows * capacity - sequences * own
     return wasted * shape.kv_bytes_per_token <= shape.weight_bytes
+
+
+HOST_CONTEXT_QUANTUM = 256
+"""A context lowered to what host memory holds is a whole multiple of this."""
+
+
+def gguf_kv_bytes_per_token(metadata: dict[str, str], cache_bytes: int = 2) -> int:
+    """Return llama.cpp's KV-cache bytes per token of context (all layers, f16 cache) from a GGUF
+    file's metadata, or 0 when the metadata does not say (the plan is then skipped)."""
+    try:
+        arch = metadata["general.architecture"]
+        layers = int(metadata[f"{arch}.block_count"])
+        heads = int(metadata[f"{arch}.attention.head_count"])
+        kv_heads = int(metadata.get(f"{arch}.attention.head_count_kv", heads))
+        width = int(metadata[f"{arch}.embedding_length"])
+        key = int(metadata.get(f"{arch}.attention.key_length", width // heads))
+        value = int(metadata.get(f"{arch}.attention.value_length", key))
+    except (KeyError, ValueError, ZeroDivisionError):
+        return 0
+    return layers * kv_heads * (key + value) * cache_bytes
+
+
+def host_context(
+    *,
+    weight_bytes: int,
+    kv_per_token: int,
+    scratch_per_token: int,
+    free_bytes: int,
+    tokens: int,
+) -> tuple[int, str]:
+    """Return the context (tokens) llama.cpp should allocate in host memory, and why it is less
+    than `tokens` ("" when it is not).
+
+    llama.cpp allocates the KV cache for its whole context when it loads, so a context the memory
+    cannot hold is lowered before loading (samples past it are then skipped with the reason, the
+    seed's cascade), never left to the kernel's out-of-memory killer. Needed: the weights, the KV
+    cache, per-token scratch of the compute graph (the attention mask of a micro-batch, and its
+    scores without flash attention), and a margin of 256 MiB or 5%.
+    """
+    per_token = kv_per_token + scratch_per_token
+
+    def needed(count: int) -> int:
+        body = weight_bytes + count * per_token
+        return body + max(256 << 20, body // 20)
+
+    if per_token <= 0 or needed(tokens) <= free_bytes:
+        return tokens, ""
+    fits = tokens
+    while fits > 0 and needed(fits) > free_bytes:
+        spare = free_bytes - needed(0)
+        guess = max(0, min(fits - 1, spare // per_token if spare > 0 else 0))
+        fits = guess // HOST_CONTEXT_QUANTUM * HOST_CONTEXT_QUANTUM
+    reason = (
+        f"host memory: needs {needed(tokens) / GIB:.1f} GiB for {tokens} tokens, "
+        f"{free_bytes / GIB:.1f} GiB free"
+    )
+    return fits, reason
