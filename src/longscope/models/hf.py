@@ -1,15 +1,19 @@
-"""Hugging Face transformers models on a GPU: one prefill per shared prefix, VRAM-aware skipping.
+"""Hugging Face transformers models on a GPU: one prefill per shared prefix, continuous batching
+across groups, VRAM-aware skipping.
 
 torch and transformers are imported lazily (the optional `gpu` extra), so longscope imports and its
-CI runs without them. The decode loop is a plain loop of forward calls over a KV cache, not
-`generate`: it prefills a group's shared prefix once in chunks (bounded activation memory at 128K
-and beyond), copies the cache per member, and decodes the members as one batch. Each member samples
-with its own seeded generator, so a request gives the same tokens alone or in a batch.
+CI runs without them. One engine thread owns the device. Groups of requests queue; the engine
+prefills a group's shared prefix once, in chunks (bounded activation memory at 128K and beyond),
+copies the cache per member, and adds the members' rows to the batch that is decoding, between
+whose steps the prefill's chunks run. The decode is a plain loop of steps, not `generate`; each
+member samples with its own seeded generator, so a request gives the same tokens alone or in any
+batch.
 
-On CUDA, for Llama-family decoders (Llama, Mistral, Qwen2, Qwen3), the decode step is our own
-forward over a fixed-capacity KV cache, captured once per batch as a CUDA graph: an eager step
-launches some 1,000 kernels from Python, which made decode CPU-bound (BENCHMARKS.md). Other models,
-and the CPU, keep the eager loop of forward calls.
+For Llama-family decoders (Llama, Mistral, Qwen2, Qwen3) the decode step is our own forward over a
+fixed-capacity KV cache with a slot per row, captured on CUDA as a CUDA graph (an eager step
+launches some 1,000 kernels from Python, which made decode CPU-bound: BENCHMARKS.md); rows of
+documents of different lengths decode together, and finished groups leave. Other models, and
+`cuda_graph=0`, run one group at a time with transformers' forward as the step.
 """
 
 from __future__ import annotations

@@ -1,8 +1,10 @@
-"""Device memory plan for a transformer on a GPU: what a prompt costs before it is sent.
+"""Memory plans: what a prompt costs a transformer on a GPU before it is sent, and what context
+llama.cpp can hold in host memory before it loads.
 
-Pure Python on purpose (no torch): the plan is tested in CI and read by the HF backend before it
-prefills, so that a request that cannot fit is recorded `skipped` with its reason instead of
-crashing the run (the seed's "VRAM cascade").
+Pure Python on purpose (no torch): the plans are tested in CI and read by the HF backend before it
+prefills (and before a group joins a running batch) and by the llama.cpp backend before it loads,
+so that what cannot fit is recorded `skipped` with its reason instead of crashing the run (the
+seed's "VRAM cascade").
 """
 
 from __future__ import annotations
