@@ -116,6 +116,19 @@ def _documents(temperature: float) -> list[list[Request]]:
     return documents
 
 
+async def _queued_in_order(backend, documents):  # type: ignore[no-untyped-def]
+    """Hand documents over at once, queued in their order before the engine admits any (its
+    loop waits on the lock held here), so which one joins which does not depend on timing."""
+    tasks = []
+    with backend._wake:
+        queued = len(backend._jobs)
+        for document in documents:
+            tasks.append(asyncio.create_task(backend.generate_group(document)))
+            while len(backend._jobs) < queued + len(tasks):
+                await asyncio.sleep(0.005)
+    return await asyncio.gather(*tasks)
+
+
 @pytest.mark.parametrize("temperature", [0.0, 1.0], ids=["greedy", "sampled"])
 def test_groups_decode_together_as_each_would_alone(tiny: tuple, temperature: float) -> None:
     """Documents handed over at once share decode steps (the second joins while the first
@@ -126,10 +139,7 @@ def test_groups_decode_together_as_each_would_alone(tiny: tuple, temperature: fl
     assert backend.engine_stats["joined"] == 0
     steps_alone = backend.engine_stats["steps"]
 
-    async def together() -> list[list]:
-        return await asyncio.gather(*(backend.generate_group(d) for d in documents))
-
-    joined = asyncio.run(together())
+    joined = asyncio.run(_queued_in_order(backend, documents))
     stats = backend.engine_stats
     assert stats["joined"] == 1, stats  # the second document; the long one waited
     assert stats["steps_in_prefill"] >= 3, stats  # its prefill has 4+ chunks of 64 tokens
@@ -148,6 +158,39 @@ def test_groups_decode_together_as_each_would_alone(tiny: tuple, temperature: fl
                 reference = _hf_generate(backend, request)
                 assert one.text == tok.decode(reference, skip_special_tokens=True)
     assert len({g[0].text for g in joined}) == 3  # the documents' answers differ
+
+
+def test_out_of_memory_of_a_joining_document_leaves_the_running_one(tiny: tuple) -> None:
+    """An out-of-memory error while a second document prefills beside a decoding one: the second
+    is recorded skipped with the reason, the first answers as it would alone, the engine goes on."""
+    import torch
+
+    backend = _backend(tiny, prefill_chunk=64)
+    first, second, _ = _documents(0.0)
+    alone = asyncio.run(backend.generate_group(first))
+    real = backend._prefill_steps
+    running_then = []
+
+    def failing(unit):  # type: ignore[no-untyped-def]
+        if unit.members[0].request.sample_id == "d1":
+            running_then.append(len(backend._rows))
+            raise torch.OutOfMemoryError("provoked")
+        return real(unit)
+
+    backend._prefill_steps = failing
+
+    kept, lost = asyncio.run(_queued_in_order(backend, [first, second]))
+    assert running_then == [3]  # the first document's rows were decoding when it failed
+    assert [g.text for g in kept] == [g.text for g in alone]
+    assert {g.status for g in lost} == {"skipped"}
+    assert all(
+        g.error.startswith("insufficient_vram: needs ")
+        and g.error.endswith("(out of memory while running; the plan said it fits)")
+        for g in lost
+    )
+    backend._prefill_steps = real
+    again = asyncio.run(backend.generate_group(second))
+    assert {g.status for g in again} <= {"ok", "length"}
 
 
 def test_graph_decode_over_several_key_blocks_equals_generate(tiny: tuple) -> None:

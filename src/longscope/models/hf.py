@@ -499,9 +499,9 @@ class HFBackend:
         torch, _ = _import_torch()
         unit.start()
         clock = _PhaseClock(torch, self._model.device)
-        prefill = self._prefill_steps(unit)
         stepped = time.perf_counter()
         try:
+            prefill = self._prefill_steps(unit)
             while True:
                 try:
                     next(prefill)
