@@ -40,6 +40,7 @@ from longscope.models.memory_plan import (
     PREFILL_CHUNK_MAX,
     MemoryPlan,
     ModelShape,
+    choose_chunk,
     decode_capacity,
     insufficient_vram,
     join_pays,
@@ -715,9 +716,7 @@ class HFBackend:
         else the largest multiple of 1024 up to `PREFILL_CHUNK_MAX` that fits), beside the
         `running` (rows, capacity) of a batch decoding now."""
         rows, capacity = running
-        chunks = [self.prefill_chunk] if self.prefill_chunk else _chunk_choices()
-        plan = None
-        for chunk in chunks:
+        if self.prefill_chunk:
             plan = plan_join(
                 self.shape,
                 tokens,
@@ -725,15 +724,23 @@ class HFBackend:
                 free,
                 rows=rows,
                 capacity=capacity,
-                chunk=chunk,
+                chunk=self.prefill_chunk,
                 prefix=prefix,
                 suffix=suffix,
-                unrepeated=self._unrepeated(chunk),
+                unrepeated=self._unrepeated(self.prefill_chunk),
             )
-            if plan.fits:
-                return chunk, plan
-        assert plan is not None
-        return chunks[-1], plan
+            return self.prefill_chunk, plan
+        return choose_chunk(
+            self.shape,
+            tokens,
+            sequences,
+            free,
+            prefix=prefix,
+            suffix=suffix,
+            unrepeated=self._unrepeated(CHUNK_QUANTUM),
+            rows=rows,
+            capacity=capacity,
+        )
 
     def _unrepeated(self, chunk: int) -> bool:
         """Return whether prefix chunks of `chunk` tokens attend to grouped KV heads unrepeated
@@ -1553,11 +1560,6 @@ def _release(torch: Any) -> None:
     rebuild allocates, and `free_bytes` would count them as free."""
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
-
-
-def _chunk_choices() -> list[int]:
-    """Return the prefill chunks the plan tries, largest first (whole `CHUNK_QUANTUM`s)."""
-    return list(range(PREFILL_CHUNK_MAX, CHUNK_QUANTUM - 1, -CHUNK_QUANTUM))
 
 
 def _skipped(member: _Member, reason: str) -> Generation:

@@ -247,16 +247,21 @@ def choose_chunk(
     suffix: int | None = None,
     cap: int = PREFILL_CHUNK_MAX,
     unrepeated: bool = False,
+    rows: int = 0,
+    capacity: int = 0,
 ) -> tuple[int, MemoryPlan]:
     """Return the largest prefill chunk (a multiple of `CHUNK_QUANTUM`, at most `cap`) whose plan
-    fits, with that plan; when none fits, the smallest chunk and its plan (the least it needs)."""
+    fits, with that plan; when none fits, the smallest chunk and its plan (the least it needs).
+    Beside a running decode of `rows` rows over `capacity` slots, the plan is `plan_join`'s."""
     chunk = max(1, cap)
     while True:
-        plan = plan_memory(
+        plan = plan_join(
             shape,
             tokens,
             sequences,
             free_bytes,
+            rows=rows,
+            capacity=capacity,
             chunk=chunk,
             prefix=prefix,
             suffix=suffix,
