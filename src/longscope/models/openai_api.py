@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import random
 import re
 import time
 from collections.abc import Sequence
@@ -15,6 +14,7 @@ import httpx
 import openai
 
 from longscope.models.base import ModelInfo, UsageError, split_reasoning
+from longscope.models.retry import RetryPolicy
 from longscope.text.tokenizers import DEFAULT_TOKENIZER, Tokenizer, load_tokenizer
 from longscope.types import Generation, PromptMode, Request
 
@@ -62,8 +62,9 @@ class OpenAIBackend:
         self.max_concurrency = concurrency
         self.max_retries = max_retries
         self.request_timeout_s = request_timeout_s
-        self.backoff_base_s = backoff_base_s
-        self.backoff_cap_s = backoff_cap_s
+        # The shared policy's pauses (full jitter, Retry-After bounded); which failures are worth
+        # another attempt is decided here, from HTTP statuses the policy cannot see.
+        self.retry_policy = RetryPolicy(max_retries, backoff_base_s, backoff_cap_s)
         self.retries_done = 0
         # The key is read here and kept only inside the client: never stored, logged or reported.
         api_key = os.environ.get(api_key_env) or "EMPTY"
@@ -268,7 +269,7 @@ class OpenAIBackend:
                 return [_check_truncation(g, request, exact, latency) for g in generations]
             if attempts > self.max_retries:
                 break
-            pause = self._backoff(attempts - 1, delay)
+            pause = self.retry_policy.delay(attempts - 1, delay)
             if deadline is not None and time.perf_counter() + pause >= deadline:
                 out_of_time = True
                 break
@@ -281,11 +282,6 @@ class OpenAIBackend:
                 f"last: {last_error or 'none'}",
             )
         return failed(last_status, f"gave up after {attempts} attempts: {last_error}")
-
-    def _backoff(self, attempt: int, retry_after: float | None) -> float:
-        if retry_after is not None:
-            return min(retry_after, 4 * self.backoff_cap_s)
-        return random.uniform(0, min(self.backoff_cap_s, self.backoff_base_s * 2**attempt))
 
     async def _call(self, request: Request, timeout_s: float, n: int = 1) -> list[Generation]:
         config = request.config

@@ -4,7 +4,7 @@ own deadline.
 `RetryPolicy` says when to try again and how long to wait; `with_retries(backend)` applies it
 around any backend that does not retry by itself (llama.cpp, hf, the scripted backend, a plug-in
 backend). A backend that retries inside its transport (the OpenAI client: HTTP statuses,
-Retry-After) says so with a `retries_done` counter and is left as it is.
+Retry-After) says so with a `retries_done` counter and keeps its own loop, with this policy's pauses.
 """
 
 from __future__ import annotations
