@@ -158,10 +158,10 @@ def hf_generate_shared(model: Any, ids: list[int]) -> float:
     return elapsed
 
 
-def requests(ids: list[int], members: int, new_tokens: int) -> list[Request]:
+def requests(ids: list[int], members: int, new_tokens: int, name: str = "doc") -> list[Request]:
     text = " ".join(map(str, ids))
     return [
-        Request("doc", r, "completion", prompt=text, config=GenerationConfig(max_tokens=new_tokens))
+        Request(name, r, "completion", prompt=text, config=GenerationConfig(max_tokens=new_tokens))
         for r in range(members)
     ]
 
@@ -203,12 +203,8 @@ def continuous(backend: HFBackend, record: Any, cases: list[tuple[int, int, int,
     for length, count, new_tokens, max_batch in cases:
         backend.max_batch = max_batch
         documents = [
-            requests(prompt_ids(length - new_tokens, seed=10 + d), MEMBERS, new_tokens)
+            requests(prompt_ids(length - new_tokens, seed=10 + d), MEMBERS, new_tokens, f"doc{d}")
             for d in range(count)
-        ]
-        documents = [
-            [Request(f"doc{d}", r.repeat, r.mode, prompt=r.prompt, config=r.config) for r in doc]
-            for d, doc in enumerate(documents)
         ]
         row: dict[str, Any] = {"kind": "continuous", "prompt": length, "documents": count}
         row.update(members=MEMBERS, new_tokens=new_tokens, max_batch=backend.max_batch)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
@@ -9,7 +11,7 @@ from longscope.errors import UsageError
 from longscope.text.tokenizers import Tokenizer
 from longscope.types import Generation, PromptMode, Request
 
-__all__ = ["Backend", "ModelInfo", "UsageError", "split_reasoning"]
+__all__ = ["Backend", "ModelInfo", "UsageError", "available_host_bytes", "split_reasoning"]
 
 
 @dataclass(frozen=True)
@@ -62,3 +64,13 @@ def split_reasoning(text: str, reasoning: str = "") -> tuple[str, str]:
         thought = text[start + len("<think>") :].strip()
         return "", "\n".join(x for x in (reasoning, thought) if x)
     return text, reasoning
+
+
+def available_host_bytes() -> int:
+    """Return the host memory a new allocation can have: MemAvailable (free plus reclaimable
+    cache) where Linux reports it, else the free pages."""
+    with contextlib.suppress(OSError, ValueError), open("/proc/meminfo", encoding="ascii") as info:
+        for line in info:
+            if line.startswith("MemAvailable:"):
+                return int(line.split()[1]) * 1024
+    return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")

@@ -32,7 +32,7 @@ from collections.abc import Generator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from longscope.models.base import ModelInfo, UsageError, split_reasoning
+from longscope.models.base import ModelInfo, UsageError, available_host_bytes, split_reasoning
 from longscope.models.memory_plan import (
     CHUNK_QUANTUM,
     DECODE_BLOCK,
@@ -123,6 +123,8 @@ class _Unit:
     indices: list[int]
     chunk: int
     plan: Any
+    prefix: int
+    """Tokens the members share and prefill once (`_shared_prefix`, as planned)."""
     started: float = 0.0
 
     @property
@@ -221,6 +223,7 @@ class HFBackend:
         self._tok = tokenizer
         self._lock = threading.Lock()
         self.last_plan: Any = None
+        self.last_prefix = 0
         self.engine_stats: dict[str, Any] = {
             "units": 0,
             "joined": 0,
@@ -363,10 +366,7 @@ class HFBackend:
         torch, _ = _import_torch()
         device = self._model.device
         if device.type != "cuda":
-            import os
-
-            pages = os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-            return int(pages)
+            return available_host_bytes()
         free, _total = torch.cuda.mem_get_info(device)
         cached = torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
         return int(free + cached)
@@ -462,7 +462,7 @@ class HFBackend:
             job.pending = []
             return True
         job.pending = [i for i in job.pending if i not in take]
-        unit = _Unit(job, take, chunk=self.last_chunk, plan=self.last_plan)
+        unit = _Unit(job, take, chunk=self.last_chunk, plan=self.last_plan, prefix=self.last_prefix)
         if why:
             self._run_eager(unit, why)
         else:
@@ -684,11 +684,10 @@ class HFBackend:
         while take:
             batch = [members[i] for i in take]
             tokens = max(self._tokens_needed(m) for m in batch)
-            prefix = _common_prefix([m.ids for m in batch])
-            prefix = min(prefix, min(len(m.ids) for m in batch) - 1)
+            prefix = _shared_prefix(batch)
             suffix = max(len(m.ids) for m in batch) - prefix
             self.last_chunk, plan = self.plan(tokens, len(batch), free, prefix, suffix, running)
-            self.last_plan = plan
+            self.last_plan, self.last_prefix = plan, prefix
             if rows:
                 pays = join_pays(
                     self.shape, rows=rows, capacity=capacity, tokens=tokens, sequences=len(take)
@@ -790,7 +789,7 @@ class HFBackend:
         device = model.device
         batch = unit.members
         count = len(batch)
-        prefix = min(_common_prefix([m.ids for m in batch]), min(len(m.ids) for m in batch) - 1)
+        prefix = unit.prefix
         cache = transformers.DynamicCache(config=model.config)
         ids = torch.tensor(batch[0].ids[:prefix], device=device)
         for start, end in chunk_bounds(prefix, unit.chunk):
@@ -1564,6 +1563,12 @@ def _release(torch: Any) -> None:
 
 def _skipped(member: _Member, reason: str) -> Generation:
     return Generation(text="", status="skipped", prompt_tokens=len(member.ids), error=reason)
+
+
+def _shared_prefix(members: list[_Member]) -> int:
+    """Return the tokens a batch prefills once: the members' common prefix, leaving each member
+    at least its last token to prefill as a batch (its logits start the decode)."""
+    return min(_common_prefix([m.ids for m in members]), min(len(m.ids) for m in members) - 1)
 
 
 def _common_prefix(sequences: list[list[int]]) -> int:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from longscope.catalogue import KNOWN_MODELS, resolve_model_path
-from longscope.models.base import ModelInfo, UsageError, split_reasoning
+from longscope.models.base import ModelInfo, UsageError, available_host_bytes, split_reasoning
 from longscope.models.cpu_check import check_library
 from longscope.models.memory_plan import (
     GIB,
@@ -201,11 +201,7 @@ class LlamaCppBackend:
         """Return the host memory available for a new allocation (`ram_gib` when stated)."""
         if self.ram_gib is not None:
             return int(self.ram_gib * GIB)
-        with contextlib.suppress(OSError, ValueError), open("/proc/meminfo", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024
-        return os.sysconf("SC_AVPHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+        return available_host_bytes()
 
     async def _ensure_loaded(self) -> Any:
         if self._llama is not None:

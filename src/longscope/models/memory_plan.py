@@ -411,11 +411,11 @@ def host_context(
 
     if per_token <= 0 or needed(tokens) <= free_bytes:
         return tokens, ""
-    fits = tokens
+    # needed(n) >= needed(0) + n x per_token: an upper bound, then down by quanta.
+    bound = min(tokens, max(0, free_bytes - needed(0)) // per_token)
+    fits = bound // HOST_CONTEXT_QUANTUM * HOST_CONTEXT_QUANTUM
     while fits > 0 and needed(fits) > free_bytes:
-        spare = free_bytes - needed(0)
-        guess = max(0, min(fits - 1, spare // per_token if spare > 0 else 0))
-        fits = guess // HOST_CONTEXT_QUANTUM * HOST_CONTEXT_QUANTUM
+        fits -= HOST_CONTEXT_QUANTUM
     reason = (
         f"host memory: needs {needed(tokens) / GIB:.1f} GiB for {tokens} tokens, "
         f"{free_bytes / GIB:.1f} GiB free"
