@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import asdict, dataclass, field
 from typing import Any, Literal
 
@@ -181,4 +182,33 @@ class ScoredRow:
 def stable_hash(obj: Any, length: int = 16) -> str:
     """Return a short sha256 hex digest of a JSON-serialisable object with sorted keys."""
     data = json.dumps(obj, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-    return hashlib.sha256(data.encode("utf-8")).hexdigest()[:length]
+    # `surrogatepass`: a lone surrogate (valid JSON, "\ud800") hashes instead of raising; every
+    # other string hashes exactly as before.
+    return hashlib.sha256(data.encode("utf-8", "surrogatepass")).hexdigest()[:length]
+
+
+_UNENCODABLE = re.compile("[\ud800-\udfff]")
+SANITIZED = "sanitized:"
+"""How the stored `error` of a usable answer starts when its text had to be cleaned."""
+
+
+def storable_text(text: str) -> tuple[str, int]:
+    """Return `text` with every code point UTF-8 cannot encode replaced by U+FFFD, and how many.
+
+    Python strings may hold lone UTF-16 surrogates (JSON's `"\\ud800"`, which servers emit for a
+    broken byte-fallback token); SQLite, files and terminals cannot take them. They are the only
+    code points UTF-8 refuses, so everything else (NUL, bidi marks, private use) is kept as is.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _UNENCODABLE.subn("\ufffd", text)
+    return text, 0
+
+
+def sanitized_note(count: int) -> str:
+    """Return the note a cleaned answer carries in its `error` (scored, flagged in its evidence)."""
+    return (
+        f"{SANITIZED} {count} code point(s) that UTF-8 cannot encode (lone surrogates) "
+        "replaced with U+FFFD"
+    )

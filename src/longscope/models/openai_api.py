@@ -16,7 +16,7 @@ import openai
 from longscope.models.base import ModelInfo, UsageError, split_reasoning
 from longscope.models.retry import RetryPolicy
 from longscope.text.tokenizers import DEFAULT_TOKENIZER, Tokenizer, load_tokenizer
-from longscope.types import Generation, PromptMode, Request
+from longscope.types import Generation, PromptMode, Request, sanitized_note, storable_text
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 _OVERFLOW = re.compile(
@@ -361,7 +361,7 @@ def _error_message(exc: openai.APIStatusError) -> str:
 
 def _snippet(text: str) -> str:
     """Return the first 200 characters of `text` on one line (kept as data, displayed as text)."""
-    return " ".join(text[: _REASON_CHARS * 2].split())[:_REASON_CHARS]
+    return storable_text(" ".join(text[: _REASON_CHARS * 2].split())[:_REASON_CHARS])[0]
 
 
 def _body_snippet(body: bytes) -> str:
@@ -422,13 +422,18 @@ def _choice(
         if ("content" not in message and not reasoning) or not isinstance(text, str | None):
             raise UnusableAnswer(f"no content in the answer's message: {_body_snippet(body)}")
         text = text or ""
+    # JSON's "\ud800" decodes to a lone surrogate that no file or database can hold: cleaned
+    # here, where the text enters, and the answer flagged (it is still scored, as text).
+    (text, bad_text), (reasoning, bad_reasoning) = storable_text(text), storable_text(reasoning)
     text, reasoning = split_reasoning(text, reasoning)
+    replaced = bad_text + bad_reasoning
     return Generation(
         text=text,
         reasoning=reasoning,
         status="length" if choice.get("finish_reason") == "length" else "ok",
         prompt_tokens=prompt,
         completion_tokens=output,
+        error=sanitized_note(replaced) if replaced else "",
     )
 
 

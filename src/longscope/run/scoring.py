@@ -29,7 +29,7 @@ from longscope.summary import (
     state_of,
     statuses_of,
 )
-from longscope.types import SCORABLE, Generation, Judgement, ScoredRow
+from longscope.types import SANITIZED, SCORABLE, Generation, Judgement, ScoredRow
 
 SUMMARY_NAME = "summary.json"
 NOT_RUN = "not run"
@@ -100,6 +100,9 @@ def score_run(
                 score = suite.score(sample, generation, judgement=verdict)  # type: ignore[call-arg]
             elif generation.status in SCORABLE:
                 score = suite.score(sample, generation)
+            if score is not None and generation.error.startswith(SANITIZED):
+                # Scored as the text that was stored; the evidence says it was cleaned first.
+                score = replace(score, evidence={**score.evidence, "sanitized": generation.error})
             if score is not None:
                 scores.append((sample_id, repeat, score))
             rows.append(ScoredRow(sample, repeat, generation, score))

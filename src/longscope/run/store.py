@@ -23,7 +23,16 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
-from longscope.types import RETRYABLE, Generation, Sample, Score, stable_hash
+from longscope.types import (
+    RETRYABLE,
+    SANITIZED,
+    Generation,
+    Sample,
+    Score,
+    sanitized_note,
+    stable_hash,
+    storable_text,
+)
 
 STORE_NAME = "longscope.sqlite"
 LOCK_NAME = "longscope.lock"
@@ -102,7 +111,19 @@ _PUT_GENERATION = (
 )
 
 
+def _text(data: bytes) -> str:
+    """Decode a stored TEXT value; bytes that are not UTF-8 (a store another tool wrote) become
+    U+FFFD instead of an exception in whatever reads the row."""
+    return data.decode("utf-8", "replace")
+
+
 def _connect_readonly(path: Path) -> sqlite3.Connection:
+    db = _open_readonly(path)
+    db.text_factory = _text
+    return db
+
+
+def _open_readonly(path: Path) -> sqlite3.Connection:
     """Return a connection that never writes, even on a read-only directory or file.
 
     `mode=ro` still reads a WAL a killed writer left behind; where SQLite cannot open its shared
@@ -263,6 +284,7 @@ class RunStore:
             if not self.path.exists() or self.path.stat().st_size == 0:
                 self._create()
             self._db = sqlite3.connect(self.path, timeout=30.0)
+            self._db.text_factory = _text
         except (OSError, sqlite3.Error) as exc:
             raise StoreError(f"cannot create {self.path} ({exc}): check the directory") from exc
         # Checked before any statement that writes: a damaged store is refused untouched.
@@ -374,7 +396,8 @@ class RunStore:
             for position, sample in enumerate(samples):
                 context_hash = stable_hash(sample.context, 32)
                 self._db.execute(
-                    "INSERT OR IGNORE INTO contexts VALUES (?, ?)", (context_hash, sample.context)
+                    "INSERT OR IGNORE INTO contexts VALUES (?, ?)",
+                    (context_hash, storable_text(sample.context)[0]),
                 )
                 self._db.execute(
                     "INSERT OR REPLACE INTO samples VALUES (?, ?, ?, ?, ?)",
@@ -415,35 +438,38 @@ class RunStore:
         """Store generations in one transaction; final ones are never overwritten.
 
         One commit per batch is what makes 64 requests in flight cheap; a kill before the commit
-        loses only the batch, whose requests a resumed run sends again.
+        loses only the batch, whose requests a resumed run sends again. Text UTF-8 cannot encode
+        (lone surrogates) is replaced and the answer flagged (`sanitized:` in its `error`); a row
+        SQLite still refuses is stored as `error` with the reason, and the rest of the batch with
+        it: one answer never costs a batch.
         """
         now = time.time()
-        values = [
-            (
-                run_id,
-                sample_id,
-                repeat,
-                gen.status,
-                gen.text,
-                gen.reasoning,
-                gen.prompt_tokens,
-                gen.completion_tokens,
-                gen.latency_s,
-                gen.error,
-                now,
-                *_RETRYABLE_SORTED,
-            )
-            for sample_id, repeat, gen in rows
-        ]
-        routes = [
-            (run_id, sample_id, repeat, json.dumps(gen.route, ensure_ascii=False))
-            for sample_id, repeat, gen in rows
-            if gen.route
-        ]
+        values = [_generation_row(run_id, sid, rep, gen, now) for sid, rep, gen in rows]
+        routes = [(run_id, sid, rep, _json_text(gen.route)) for sid, rep, gen in rows if gen.route]
+        try:
+            with self._db:
+                self._db.executemany(_PUT_GENERATION, values)
+                if routes:
+                    self._db.executemany("INSERT OR REPLACE INTO routes VALUES (?,?,?,?)", routes)
+            return
+        except (sqlite3.InterfaceError, sqlite3.DataError, OverflowError, ValueError):
+            pass  # one row SQLite refuses: find it below, store the others as they are
         with self._db:
-            self._db.executemany(_PUT_GENERATION, values)
-            if routes:
-                self._db.executemany("INSERT OR REPLACE INTO routes VALUES (?,?,?,?)", routes)
+            for value in values:
+                try:
+                    self._db.execute(_PUT_GENERATION, value)
+                except (
+                    sqlite3.InterfaceError,
+                    sqlite3.DataError,
+                    OverflowError,
+                    ValueError,
+                ) as exc:
+                    self._db.execute(_PUT_GENERATION, _unstorable_row(value, exc))
+            for route in routes:
+                try:
+                    self._db.execute("INSERT OR REPLACE INTO routes VALUES (?,?,?,?)", route)
+                except (sqlite3.InterfaceError, sqlite3.DataError, OverflowError, ValueError):
+                    continue  # a route is a note beside the answer, never worth the answer
 
     def routes(self, run_id: str) -> dict[tuple[str, int], dict[str, Any]]:
         """Return what a router decided per (sample, repeat), for routed runs."""
@@ -501,7 +527,16 @@ class RunStore:
         with self._db:
             self._db.execute(
                 "INSERT OR REPLACE INTO judgements VALUES (?,?,?,?,?,?,?,?)",
-                (run_id, sample_id, repeat, judge, value, text, attempts, error),
+                (
+                    run_id,
+                    sample_id,
+                    repeat,
+                    judge,
+                    value,
+                    storable_text(text)[0],
+                    attempts,
+                    storable_text(error)[0],
+                ),
             )
 
     def judgements(self, run_id: str) -> dict[tuple[str, int], tuple[float | None, str, str]]:
@@ -521,7 +556,7 @@ class RunStore:
             self._db.executemany(
                 "INSERT INTO scores VALUES (?,?,?,?,?,?)",
                 [
-                    (run_id, sid, rep, s.value, s.max, json.dumps(s.evidence, ensure_ascii=False))
+                    (run_id, sid, rep, s.value, s.max, _json_text(s.evidence))
                     for sid, rep, s in scores
                 ],
             )
@@ -531,3 +566,42 @@ class RunStore:
             "SELECT sample_id, repeat, value, max, evidence FROM scores WHERE run_id=?", (run_id,)
         )
         return {(sid, rep): Score(v, m, json.loads(ev)) for sid, rep, v, m, ev in rows}
+
+
+def _json_text(value: Any) -> str:
+    """Return `value` as JSON text SQLite can store (unencodable code points replaced)."""
+    return storable_text(json.dumps(value, ensure_ascii=False))[0]
+
+
+def _generation_row(
+    run_id: str, sample_id: str, repeat: int, gen: Generation, now: float
+) -> tuple[Any, ...]:
+    """Return the generations row of `gen`, its text made storable and flagged when it was not."""
+    text, bad_text = storable_text(gen.text)
+    reasoning, bad_reasoning = storable_text(gen.reasoning)
+    error, _ = storable_text(gen.error)
+    replaced = bad_text + bad_reasoning
+    if replaced and not error.startswith(SANITIZED):
+        error = "; ".join(x for x in (sanitized_note(replaced), error) if x)
+    return (
+        run_id,
+        sample_id,
+        repeat,
+        gen.status,
+        text,
+        reasoning,
+        gen.prompt_tokens,
+        gen.completion_tokens,
+        gen.latency_s,
+        error,
+        now,
+        *_RETRYABLE_SORTED,
+    )
+
+
+def _unstorable_row(value: tuple[Any, ...], exc: BaseException) -> tuple[Any, ...]:
+    """Return the row stored instead of one SQLite refused: an `error` with the reason (retried
+    by a resumed run, like any error)."""
+    reason = f"unstorable answer ({exc.__class__.__name__}: {' '.join(str(exc).split())[:160]})"
+    run_id, sample_id, repeat, _status, _text, _reasoning, *_, now = value[:11]
+    return (run_id, sample_id, repeat, "error", "", "", 0, 0, 0.0, reason, now, *_RETRYABLE_SORTED)
