@@ -7,7 +7,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import httpx
@@ -169,7 +169,14 @@ class OpenAIBackend:
         """
         return (await self._generate(request, 1))[0]
 
-    async def generate_group(self, requests: Sequence[Request]) -> list[Generation]:
+    group_results_as_they_come = True
+    """`generate_group` hands each member's generation to `on_result` as soon as it arrives."""
+
+    async def generate_group(
+        self,
+        requests: Sequence[Request],
+        on_result: Callable[[int, Generation], None] | None = None,
+    ) -> list[Generation]:
         """Return the generations of requests that share a prompt prefix (a document's repeats
         and modes; `run/groups.py`), sent so that the server prefills the document once.
 
@@ -179,6 +186,9 @@ class OpenAIBackend:
         `n` (llama.cpp's answers one choice) or refuses it is asked one request per repeat from
         then on. With `n` the repeats share the first request's seed: the server draws the n
         samples from it (different answers when sampling, the same when greedy).
+
+        `on_result(index, generation)` is called for each member as its answer arrives, so that
+        the runner stores it then, not when the whole group is done (a kill loses less).
         """
         same: dict[str, list[int]] = {}
         for index, request in enumerate(requests):
@@ -187,29 +197,42 @@ class OpenAIBackend:
         out: list[Generation | None] = [None] * len(requests)
 
         async def send(indices: list[int]) -> None:
-            for index, generation in zip(
-                indices, await self._generate_repeats([requests[i] for i in indices]), strict=True
-            ):
-                out[index] = generation
+            def arrived(local: int, generation: Generation) -> None:
+                out[indices[local]] = generation
+                if on_result is not None:
+                    on_result(indices[local], generation)
+
+            await self._generate_repeats([requests[i] for i in indices], arrived)
 
         await send(subsets[0])
         await asyncio.gather(*(send(indices) for indices in subsets[1:]))
         return [g for g in out if g is not None]
 
-    async def _generate_repeats(self, requests: list[Request]) -> list[Generation]:
-        """Return one generation per request of one prompt: one request with `n` when it holds."""
+    async def _generate_repeats(
+        self, requests: list[Request], arrived: Callable[[int, Generation], None]
+    ) -> None:
+        """Hand `arrived` one generation per request of one prompt: one request with `n` when it
+        holds, else one request each, each handed over when it comes."""
+
+        async def one(index: int, request: Request) -> None:
+            arrived(index, await self.generate(request))
+
         if len(requests) == 1 or self.supports_n is False:
-            return list(await asyncio.gather(*(self.generate(r) for r in requests)))
+            await asyncio.gather(*(one(i, r) for i, r in enumerate(requests)))
+            return
         made = await self._generate(requests[0], len(requests))
         if len(made) == len(requests):
             if any(g.status in ("ok", "length") for g in made):
                 self.supports_n = True
-            return made
+            for index, generation in enumerate(made):
+                arrived(index, generation)
+            return
         # Fewer choices than asked (the server ignores `n`) or `n` refused: one request each.
         self.supports_n = False
         kept = [g for g in made if g.status in ("ok", "length")][: len(requests)]
-        rest = await asyncio.gather(*(self.generate(r) for r in requests[len(kept) :]))
-        return kept + list(rest)
+        for index, generation in enumerate(kept):
+            arrived(index, generation)
+        await asyncio.gather(*(one(len(kept) + i, r) for i, r in enumerate(requests[len(kept) :])))
 
     async def _generate(self, request: Request, n: int) -> list[Generation]:
         """Return `request`'s choices (`n` asked; fewer when the server gives fewer), or one

@@ -26,7 +26,8 @@ from longscope.types import Generation, GenerationConfig, Request, Sample, stabl
 # A backend that overruns the suite's own deadline by this much is cut off from the harness side.
 _TIMEOUT_GRACE_S = 30.0
 # Finished generations are committed together at most this often (and at the end): one commit per
-# batch instead of one per answer. A kill -9 loses at most this long's answers, sent again on resume.
+# batch instead of one per answer. A kill -9 loses at most this long's answers, sent again on resume
+# (a group's members included: each is handed over as it arrives, see `_execute`).
 _COMMIT_EVERY_S = 0.05
 _COMMIT_ROWS = 256
 
@@ -269,13 +270,30 @@ async def _execute(
                 fits = [(s, r) for s, r in todo if not _fits(s, info)]
                 requests = [build_request(suite, s, r, info, config) for s, r in fits]
 
+                # Each member is stored as it arrives where the backend says when (a server that
+                # ignores `n` answers a document's repeats one by one): a kill then loses at most
+                # the last `_COMMIT_EVERY_S` of answers, not every answer of the groups in flight.
+                streams = bool(getattr(backend, "group_results_as_they_come", False))
+
                 async def group(indices: tuple[int, ...]) -> None:
+                    stored: set[int] = set()
+
+                    def arrived(position: int, generation: Generation) -> None:
+                        stored.add(position)
+                        sample, repeat = fits[indices[position]]
+                        writer.add(sample.id, repeat, generation)
+                        progress.advance(generation)
+
+                    members = [requests[i] for i in indices]
                     async with semaphore:
                         counts["sent"] += len(indices)
-                        generations = await backend.generate_group([requests[i] for i in indices])  # type: ignore[attr-defined]
-                    for i, generation in zip(indices, generations, strict=True):
-                        writer.add(fits[i][0].id, fits[i][1], generation)
-                        progress.advance(generation)
+                        if streams:
+                            generations = await backend.generate_group(members, on_result=arrived)  # type: ignore[attr-defined]
+                        else:
+                            generations = await backend.generate_group(members)  # type: ignore[attr-defined]
+                    for position, generation in enumerate(generations):
+                        if position not in stored:
+                            arrived(position, generation)
 
                 await asyncio.gather(*(group(g) for g in group_by_prefix(requests)))
             else:
