@@ -198,6 +198,7 @@ def transport_backend(
     """Return the backend that talks to the model (one endpoint or several), before any wrapper."""
     from longscope.models.registry import create_backend, split_model_spec
     from longscope.models.retry import RetryPolicy, with_retries
+    from longscope.models.urls import base_url_or_env
 
     at_least(max_tokens_in_flight, "--max-tokens-in-flight", 1, whole=True)
     at_least(prefill_rate, "--prefill-rate", 0.001)
@@ -213,7 +214,7 @@ def transport_backend(
         return create_multi_backend(
             name,
             parsed,
-            urls or [os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"],
+            urls or [base_url_or_env(None)],
             concurrency=concurrency,
             request_timeout_s=request_timeout,
             token_cap=max_tokens_in_flight,

@@ -137,9 +137,14 @@ def test_profile_gives_the_budget_and_bad_profiles_are_one_line(tmp_path: Path) 
     path.write_text(json.dumps(profile))
     loaded = load_profile(str(path))
     assert loaded.absolute is None and loaded.relative == 4096
-    assert with_router(OpenAIBackend("m"), str(path), basis="relative").length == 4096
+    assert (
+        with_router(
+            OpenAIBackend("m", base_url="http://127.0.0.1:9/v1"), str(path), basis="relative"
+        ).length
+        == 4096
+    )
     with pytest.raises(UsageError, match="no absolute effective length"):
-        with_router(OpenAIBackend("m"), str(path))
+        with_router(OpenAIBackend("m", base_url="http://127.0.0.1:9/v1"), str(path))
     path.write_text("{not json")
     with pytest.raises(UsageError, match="not valid JSON"):
         load_profile(str(path))
@@ -147,7 +152,12 @@ def test_profile_gives_the_budget_and_bad_profiles_are_one_line(tmp_path: Path) 
     with pytest.raises(UsageError, match="field 'model'"):
         load_profile(str(path))
     with pytest.raises(UsageError, match="unknown router strategy 'split'"):
-        with_router(OpenAIBackend("m"), None, length=4096, strategy="split")
+        with_router(
+            OpenAIBackend("m", base_url="http://127.0.0.1:9/v1"),
+            None,
+            length=4096,
+            strategy="split",
+        )
 
 
 def test_a_budget_the_question_alone_fills_is_an_error_not_a_crash(qwen_tokenizer) -> None:

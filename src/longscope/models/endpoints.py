@@ -17,6 +17,8 @@ from dataclasses import replace
 from typing import Any
 
 from longscope.models.base import Backend, ModelInfo, UsageError
+from longscope.models.urls import endpoint_url, shown
+from longscope.report.safe_text import visible
 from longscope.run.flow import (
     DeadlinePolicy,
     Dispatcher,
@@ -119,6 +121,10 @@ class MultiEndpointBackend:
                 f"the endpoints serve different models ({', '.join(sorted(ids))}): "
                 "every --base-url must serve the same model"
             )
+        check_same_model(
+            getattr(self.endpoints[0], "model", None),
+            {self.labels[i]: a.details.get("served_models") for i, a in reachable},
+        )
         lengths = [a.context_length for _, a in reachable if a.context_length]
         base = reachable[0][1]
         caps = (
@@ -316,9 +322,13 @@ def create_multi_backend(
     """
     from longscope.models.openai_api import OpenAIBackend
 
-    urls = [u.strip() for u in base_urls if u.strip()]
-    if len(set(urls)) != len(urls):
-        raise UsageError("the same --base-url is given twice: give each endpoint once")
+    urls = [endpoint_url(u) for u in base_urls]
+    twice = [u for i, u in enumerate(urls) if u in urls[:i]]
+    if twice:
+        raise UsageError(
+            f"the same endpoint is given twice ({shown(twice[0])}, however written): "
+            "give each endpoint once"
+        )
     endpoints = [
         OpenAIBackend.from_options(
             name,
@@ -334,7 +344,7 @@ def create_multi_backend(
     ]
     return MultiEndpointBackend(
         endpoints,
-        labels=urls,
+        labels=[shown(u) for u in urls],
         token_cap=token_cap,
         deadlines=DeadlinePolicy(prefill_tps=prefill_tps, decode_tps=decode_tps),
         **policy,
@@ -347,7 +357,38 @@ def read_url_file(text: str) -> list[str]:
     for line in text.splitlines():
         line = line.split("#", 1)[0].strip()
         if line:
-            if not line.startswith(("http://", "https://")):
-                raise UsageError(f"bad endpoint {line[:80]!r} in the URL file: expected http(s)://")
-            urls.append(line)
+            urls.append(endpoint_url(line[:2000], "endpoint in the URL file"))
     return urls
+
+
+def check_same_model(requested: str | None, listings: dict[str, Any]) -> None:
+    """Raise UsageError unless every endpoint serves the requested model.
+
+    An endpoint serves it when its `/v1/models` lists it; a server that lists one model and
+    ignores the request's `model` field (llama.cpp's) serves whatever it lists, so endpoints that
+    list one model each must all list the same one, and none may sit beside an endpoint that
+    lists the requested name. `listings` maps each endpoint (as shown) to the ids it lists.
+    """
+    if requested is None:
+        return
+    single: dict[str, str] = {}
+    naming: list[str] = []
+    for label, served in listings.items():
+        ids = [str(x) for x in served or ()]
+        if requested in ids:
+            naming.append(label)
+        elif len(ids) == 1:
+            single[label] = ids[0]
+        else:
+            listed = ", ".join(visible(x) for x in ids[:5]) or "no model"
+            raise UsageError(
+                f"endpoint {visible(label)} does not serve {visible(requested)} (its /v1/models "
+                f"lists {listed}): every --base-url must serve the model named in --model"
+            )
+    if single and (naming or len(set(single.values())) > 1):
+        others = ", ".join(f"{visible(lab)} serves {visible(mod)}" for lab, mod in single.items())
+        also = f"; {len(naming)} endpoint(s) list {visible(requested)}" if naming else ""
+        raise UsageError(
+            f"the endpoints serve different models ({others}{also}): every --base-url must serve "
+            "the same model; stop the others or leave them out"
+        )

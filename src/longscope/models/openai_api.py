@@ -15,6 +15,7 @@ import openai
 
 from longscope.models.base import ModelInfo, UsageError, split_reasoning
 from longscope.models.retry import RetryPolicy
+from longscope.models.urls import base_url_or_env, shown
 from longscope.text.tokenizers import DEFAULT_TOKENIZER, Tokenizer, load_tokenizer
 from longscope.types import Generation, PromptMode, Request, sanitized_note, storable_text
 
@@ -55,7 +56,8 @@ class OpenAIBackend:
     ) -> None:
         self.name = f"openai/{model}"
         self.model = model
-        self.base_url = base_url or os.environ.get("OPENAI_BASE_URL") or "https://api.openai.com/v1"
+        # Only a host the user named (`--base-url`, or a non-empty OPENAI_BASE_URL): never a default.
+        self.base_url = base_url_or_env(base_url)
         self.prompt_mode = prompt_mode
         self.stated_context_length = context_length
         self.tokenizer_spec = tokenizer
@@ -120,11 +122,11 @@ class OpenAIBackend:
             listing = await self._client.models.list()
         except openai.APIConnectionError as exc:
             raise UsageError(
-                f"cannot reach server at {self.base_url}: start it or fix --base-url"
+                f"cannot reach server at {shown(self.base_url)}: start it or fix --base-url"
             ) from exc
         except openai.APIStatusError as exc:
             raise UsageError(
-                f"server at {self.base_url} answered /models with HTTP {exc.status_code}: "
+                f"server at {shown(self.base_url)} answered /models with HTTP {exc.status_code}: "
                 "check --base-url and the API key variable"
             ) from exc
         served = {m.id: (m.model_extra or {}) for m in listing.data}
