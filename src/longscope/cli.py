@@ -190,8 +190,11 @@ def run_command(
     out.print(plain(f"run {result.run_id[:12]} stored in {result.run_dir} "
                     f"({result.sent} sent, {result.skipped} skipped this time)"))  # fmt: skip
     # Failed or unanswered requests exit 3; a run whose every request was deliberately skipped
-    # (no tier fits the model), or a shard that holds no sample, asked nothing that failed.
-    if not (summary.completeness or {}).get("complete", True):
+    # (no tier fits the model), or a shard that holds no sample, asked nothing that failed. A
+    # shard whose own requests are all answered exits 0 (its job array task succeeded), while
+    # every number it shows says it is a shard, provisional until `merge`.
+    record = summary.completeness or {}
+    if record.get("failed", 0) + record.get("missing", 0):
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
@@ -255,7 +258,7 @@ def merge_command(
     out.print(plain(merged.describe(), one_line=False))
     if merged.result is not None:
         print_summary(merged.result.result, out)
-    if merged.missing_shards or merged.missing_samples or merged.unfinished:
+    if not merged.complete:  # gaps, unanswered or failed requests: the merged run is provisional
         raise typer.Exit(EXIT_INCOMPLETE)
 
 

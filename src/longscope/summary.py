@@ -361,12 +361,27 @@ def incomplete_line(record: Mapping[str, Any] | None) -> str:
     """
     if not record or record.get("complete", True):
         return ""
+    shard = shard_text(record)
     unfinished = record["failed"] + record["missing"]
+    if shard and not unfinished:
+        return f"{shard}: provisional until `longscope merge` joins every shard"
     verb = "failed" if record["missing"] == 0 else "were not answered"
     reasons = ", ".join(f"{reason} ×{count}" for reason, count in record["reasons"].items())
-    return (
+    line = (
         f"incomplete: {unfinished} of {record['requested']} requests {verb}: {reasons}; "
         "re-run the same command to retry them"
+    )
+    return f"{shard}; {line}" if shard else line
+
+
+def shard_text(record: Mapping[str, Any] | None) -> str:
+    """Return `shard 1/4: 29 of 88 samples` when the record is a shard's ("" otherwise)."""
+    shard = (record or {}).get("shard")
+    if not isinstance(shard, Mapping):
+        return ""
+    return (
+        f"shard {shard.get('index')}/{shard.get('count')}: {shard.get('samples')} of "
+        f"{shard.get('of')} samples"
     )
 
 
@@ -511,6 +526,7 @@ __all__ = [
     "percent",
     "request_counts",
     "row_value",
+    "shard_text",
     "simple_summary",
     "state_of",
     "statuses_of",

@@ -20,7 +20,7 @@ from longscope.analysis.effective import (
     weighted_averages,
 )
 from longscope.analysis.longscore import DEFAULT_BASE_LENGTHS, DEFAULT_FLOOR, LongScore, longscore
-from longscope.summary import Summary, View, request_counts
+from longscope.summary import Summary, View, request_counts, shard_text
 
 PROFILE_VERSION = 1
 
@@ -151,6 +151,9 @@ def leaderboard(
             continue
         scores = summary.by_length
         inc, dec = weighted_averages(scores)
+        if shard_text(summary.completeness):
+            # A shard's numbers cover part of the run: the row says which part.
+            row["shard"] = shard_text(summary.completeness).removeprefix("shard ")
         row.update(
             state=summary.state,
             **request_counts(summary.completeness),

@@ -18,7 +18,15 @@ from rich.text import Text
 from longscope.analysis.longscore import DEFAULT_BASE_LENGTHS
 from longscope.analysis.profile import longscores
 from longscope.report.safe_text import plain
-from longscope.summary import Breakdown, Grid, Summary, View, incomplete_line, no_score_text
+from longscope.summary import (
+    Breakdown,
+    Grid,
+    Summary,
+    View,
+    incomplete_line,
+    no_score_text,
+    shard_text,
+)
 
 
 def safe_console(**kwargs: Any) -> Console:
@@ -114,7 +122,8 @@ def headline_text(summary: Summary, view: View) -> Text:
         return _headline((summary.title,), start + f"{head.label} -")
     level = f"  ({head.level})" if head.level else ""
     note = f"  {head.note}" if head.note else ""
-    provisional = " provisional (incomplete run)" if summary.state == "provisional" else ""
+    why = shard_text(summary.completeness) or "incomplete run"
+    provisional = f" provisional ({why})" if summary.state == "provisional" else ""
     return _headline(
         (summary.title,),
         start + f"{head.label} ",

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -119,6 +119,13 @@ async def _launch(
     say: Callable[[str], None],
     plan_only: bool,
 ) -> Launched:
+    shard = getattr(suite, "shard", None)
+    if shard is not None and shard.source:
+        # Nothing on the command line says so: a job array's environment picked the shard.
+        say(
+            f"shard {shard} from {shard.source}: this invocation runs only its part of the "
+            "samples; join the parts with `longscope merge`"
+        )
     try:
         plan = await make_plan(
             suite,
@@ -129,6 +136,8 @@ async def _launch(
             price_in=prices[0],
             price_out=prices[1],
         )
+        if shard is not None:
+            plan = replace(plan, shard=suite.describe())
         if plan_only:
             return Launched(plan, None, 0.0, [])
         say(plan.forecast())

@@ -9,7 +9,6 @@ are reported, never guessed over.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -18,26 +17,20 @@ from typing import Any
 from longscope.models.base import UsageError
 from longscope.run.scoring import ScoreResult, score_run
 from longscope.run.shards import ShardedSuite
-from longscope.run.store import RunLock, RunStore, StoreError
+from longscope.run.store import SHARD_KEY, RunLock, RunStore, StoreError
 from longscope.types import RETRYABLE, Generation, Sample
 
-SHARD_KEY = "shard:"
 ENDPOINTS_KEY = "endpoints:"
 
 
 def put_meta(store: RunStore, key: str, value: Any) -> None:
     """Store a JSON value under `key` in the store's meta table (replacing an older one)."""
-    # The meta table is part of the store's schema; RunStore has no public writer for it yet.
-    with store._db:
-        store._db.execute(
-            "INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value, sort_keys=True))
-        )
+    store.put_meta(key, value)
 
 
 def get_meta(store: RunStore, key: str) -> Any:
     """Return the JSON value stored under `key`, or None."""
-    row = store._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-    return json.loads(row[0]) if row else None
+    return store.get_meta(key)
 
 
 def record_shard(run_dir: str | Path, run_id: str, suite: ShardedSuite) -> None:
@@ -81,6 +74,15 @@ class MergeReport:
     unfinished: int = 0
     """Stored (sample, repeat) pairs without a final generation (failed, timed out, skipped)."""
     result: ScoreResult | None = None
+    unanswered: int = 0
+    """(sample, repeat) pairs with no generation at all (a shard killed mid-run)."""
+
+    @property
+    def complete(self) -> bool:
+        """Return whether the merged run holds every request's final answer (nothing to send)."""
+        if self.missing_shards or self.missing_samples or self.unfinished or self.unanswered:
+            return False
+        return self.result is None or self.result.completeness.get("complete", True)
 
     def describe(self) -> str:
         """Return the report as a few plain lines."""
@@ -108,6 +110,11 @@ class MergeReport:
             lines.append(
                 f"{self.unfinished} generation(s) not final: run the same command on the merged "
                 "store to send them again"
+            )
+        if self.unanswered:
+            lines.append(
+                f"gaps: {self.unanswered} request(s) never answered (a shard stopped before its "
+                "end): run the same command on the merged store (-o) to send them"
             )
         return "\n".join(lines)
 
@@ -147,6 +154,7 @@ def merge_runs(
     order: list[str] = []
     shard_count = 0
     shards_seen: set[int] = set()
+    shard_ids: dict[int, list[str]] = {}
     answers: dict[tuple[str, int], Generation] = {}
     routes: dict[tuple[str, int], dict[str, Any]] = {}
     judgements: list[tuple[Any, ...]] = []
@@ -174,6 +182,8 @@ def merge_runs(
                 shards_seen.add(int(record["index"]))
                 if not order:
                     order = list(record["ids"])
+                    for sid, index in zip(order, record.get("assignment") or (), strict=False):
+                        shard_ids.setdefault(int(index), []).append(sid)
             for sid, repeat, generation in store.generations(chosen):
                 key = (sid, repeat)
                 held = answers.get(key)
@@ -234,8 +244,17 @@ def merge_runs(
         final = merged.done_keys(chosen)
         all_ids = set(merged.samples(chosen))
         unfinished = len(stored) - len(final)
+        # Repeats are uniform in a run: every sample is asked as often as the most asked one.
+        repeats = 1 + max((r for _, r, _, _ in stored), default=0)
+        unanswered = len(all_ids) * repeats - len({(s, r) for s, r, _, _ in stored})
         result = score_run(out, chosen) if score else None
-    missing_shards = sorted(set(range(shard_count)) - shards_seen) if shard_count else []
+    # A shard not merged is a gap only if its samples are missing: an unsharded run (or another
+    # merge) among the inputs may hold them all.
+    missing_shards = [
+        index
+        for index in sorted(set(range(shard_count)) - shards_seen)
+        if any(sid not in all_ids for sid in shard_ids.get(index, ()))
+    ]
     missing_samples = [s for s in order if s not in all_ids]
     return MergeReport(
         run_id=chosen,
@@ -250,6 +269,7 @@ def merge_runs(
         missing_samples=missing_samples,
         unfinished=unfinished,
         result=result,
+        unanswered=unanswered,
     )
 
 

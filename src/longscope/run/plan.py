@@ -57,6 +57,8 @@ class Plan:
     rates: Rates | None
     price_in: float | None
     price_out: float | None
+    shard: str = ""
+    """`shard 1/4: 29 of 88 samples` when the run is one shard of a larger one."""
 
     @property
     def requests(self) -> int:
@@ -106,7 +108,8 @@ class Plan:
             )
         if self.cost is not None:
             parts.append(f"<= ${self.cost:,.2f}")
-        return ", ".join(parts)
+        line = ", ".join(parts)
+        return f"{self.shard}; {line}" if self.shard else line
 
     def table(self) -> str:
         """Return the plan per length as plain text lines."""
@@ -134,6 +137,7 @@ class Plan:
             "cost": self.cost,
             "rates": None if self.rates is None else self.rates.__dict__,
             "by_length": [c.__dict__ for c in self.cells],
+            "shard": self.shard or None,
         }
 
 

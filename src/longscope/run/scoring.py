@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from longscope.files import write_atomic
-from longscope.run.store import RunStore
+from longscope.run.store import SHARD_KEY, RunStore
 from longscope.suites import create_suite
 from longscope.summary import (
     Summary,
@@ -108,6 +108,7 @@ def score_run(
             rows.append(ScoredRow(sample, repeat, generation, score))
         if persist:
             store.put_scores(run_id, scores)
+        shard = store.get_meta(SHARD_KEY + run_id)
     statuses, by_length = statuses_of(rows)
     typed = replace(
         as_summary(run["suite"], suite.summarize(rows)),
@@ -115,7 +116,7 @@ def score_run(
         suite=run["suite"],
         model=header.get("model") or "",
         claimed=(header.get("model_info") or {}).get("context_length"),
-        completeness=completeness(samples, rows),
+        completeness=completeness(samples, rows, shard),
         statuses=statuses,
         statuses_by_length=by_length,
     )
@@ -174,8 +175,15 @@ def _cell() -> dict[str, int]:
     return {"requested": 0, "scored": 0, "skipped": 0, "failed": 0, "missing": 0}
 
 
-def completeness(samples: dict[str, dict[str, Any]], rows: list[ScoredRow]) -> dict[str, Any]:
+def completeness(
+    samples: dict[str, dict[str, Any]],
+    rows: list[ScoredRow],
+    shard: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """Return requested / scored / skipped / failed / missing counts, overall and per length.
+
+    A shard's run (`shard`: its record, run/shards.py) holds part of the samples: it says which
+    part (`shard`: index, count, samples, of) and is never complete on its own.
 
     Requested is every stored sample times the repeats seen (a run's repeats are uniform); a
     request without a generation is `missing` (the run was interrupted). `skipped` is deliberate:
@@ -211,9 +219,18 @@ def completeness(samples: dict[str, dict[str, Any]], rows: list[ScoredRow]) -> d
     # Extra repeats beyond what the samples table holds cannot happen; rows of unknown samples
     # were dropped by the caller, so every count above refers to a stored sample.
     unfinished = total["failed"] + total["missing"]
+    part: dict[str, Any] = {}
+    if shard:
+        part["shard"] = {
+            "index": shard.get("index"),
+            "count": shard.get("count"),
+            "samples": len(samples),
+            "of": len(shard.get("ids") or ()),
+        }
     return {
         **total,
-        "complete": unfinished == 0,
+        **part,
+        "complete": unfinished == 0 and not shard,
         "reasons": dict(sorted(reasons.items(), key=lambda kv: (-kv[1], kv[0]))),
         "by_length": dict(sorted(by_length.items(), key=lambda kv: _length_key(kv[0]))),
     }

@@ -12,13 +12,16 @@ from __future__ import annotations
 import heapq
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from longscope.models.base import UsageError
 from longscope.suites.base import BuildContext, Suite
 from longscope.types import Sample, stable_hash
 
+MAX_SHARDS = 10_000
+"""More shards than any job array runs (Slurm's default MaxArraySize is 1001): a larger count is
+a typo, and the partition keeps one load per shard."""
 QUADRATIC_AT = 32_768
 """Length at which the quadratic (attention) term equals the linear one (an estimate, not fitted:
 for 7-8B models with 32 layers of width 4096, attention and weights cost the same near 32K)."""
@@ -30,6 +33,8 @@ class Shard:
 
     index: int
     count: int
+    source: str = field(default="", compare=False)
+    """The environment variable it came from (a job array), "" for `--shard`."""
 
     def __str__(self) -> str:
         return f"{self.index}/{self.count}"
@@ -44,6 +49,8 @@ def parse_shard(text: str) -> Shard:
         index = count = -1
     if not sep or count < 1 or not 0 <= index < count:
         raise UsageError(f"bad shard {text!r}: expected i/N with 0 <= i < N, e.g. 0/4")
+    if count > MAX_SHARDS:
+        raise UsageError(f"bad shard {text!r}: at most {MAX_SHARDS:,} shards")
     return Shard(index, count)
 
 
@@ -59,7 +66,9 @@ def shard_from_env(env: Mapping[str, str] | None = None, count: int | None = Non
         if "SLURM_ARRAY_TASK_ID" in env and "SLURM_ARRAY_TASK_COUNT" in env:
             first = int(env.get("SLURM_ARRAY_TASK_MIN", "0"))
             total = count or int(env["SLURM_ARRAY_TASK_COUNT"])
-            return _checked(int(env["SLURM_ARRAY_TASK_ID"]) - first, total, "SLURM_ARRAY_TASK_ID")
+            return _checked(
+                int(env["SLURM_ARRAY_TASK_ID"]) - first, total, "SLURM_ARRAY_TASK_ID", env=True
+            )
         if "JOB_COMPLETION_INDEX" in env:
             total = count or int(env.get("LONGSCOPE_SHARDS", "0"))
             if total < 1:
@@ -67,7 +76,9 @@ def shard_from_env(env: Mapping[str, str] | None = None, count: int | None = Non
                     "JOB_COMPLETION_INDEX is set but the shard count is not: pass --shard i/N "
                     "or set LONGSCOPE_SHARDS to the job's completions"
                 )
-            return _checked(int(env["JOB_COMPLETION_INDEX"]), total, "JOB_COMPLETION_INDEX")
+            return _checked(
+                int(env["JOB_COMPLETION_INDEX"]), total, "JOB_COMPLETION_INDEX", env=True
+            )
     except ValueError as exc:
         raise UsageError(
             f"bad shard variables in the environment ({exc}): pass --shard i/N"
@@ -82,10 +93,14 @@ def resolve_shard(option: str | None, env: Mapping[str, str] | None = None) -> S
     return shard_from_env(env)
 
 
-def _checked(index: int, count: int, source: str) -> Shard:
+def _checked(index: int, count: int, source: str, *, env: bool = False) -> Shard:
     if count < 1 or not 0 <= index < count:
         raise UsageError(f"{source} gives shard {index} of {count}: pass --shard i/N instead")
-    return Shard(index, count)
+    if count > MAX_SHARDS:
+        raise UsageError(
+            f"{source} gives {count} shards: at most {MAX_SHARDS:,}; pass --shard i/N instead"
+        )
+    return Shard(index, count, source if env else "")
 
 
 def prefill_cost(tokens: int, quadratic_at: int = QUADRATIC_AT) -> float:
@@ -162,6 +177,11 @@ class ShardedSuite:
         self.all_ids = [s.id for s in samples]
         self.assignment = partition(samples, self.shard.count)
         return [s for s in samples if self.assignment[s.id] == self.shard.index]
+
+    def describe(self) -> str:
+        """Return `shard 1/4: 29 of 88 samples` (after `build`), as every output shows it."""
+        mine = sum(1 for i in self.all_ids if self.assignment.get(i) == self.shard.index)
+        return f"shard {self.shard}: {mine} of {len(self.all_ids)} samples"
 
     def record(self) -> dict[str, Any]:
         """Return what merge needs to find gaps: the shard, and every sample id in build order."""

@@ -37,6 +37,8 @@ from longscope.types import (
 STORE_NAME = "longscope.sqlite"
 LOCK_NAME = "longscope.lock"
 SCHEMA_VERSION = 1
+SHARD_KEY = "shard:"
+"""Meta key (+ run id) of a shard's record: which shard, and every sample id of the whole run."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -361,6 +363,20 @@ class RunStore:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+    # meta ---------------------------------------------------------------------------------------
+    def put_meta(self, key: str, value: Any) -> None:
+        """Store a JSON value under `key` in the meta table (replacing an older one)."""
+        with self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                (key, json.dumps(value, sort_keys=True)),
+            )
+
+    def get_meta(self, key: str) -> Any:
+        """Return the JSON value stored under `key`, or None."""
+        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
 
     # runs ---------------------------------------------------------------------------------------
     def put_run(self, run_id: str, suite: str, header: dict[str, Any]) -> None:
