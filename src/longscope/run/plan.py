@@ -17,7 +17,14 @@ from pathlib import Path
 from typing import Any
 
 from longscope.models.base import Backend, ModelInfo
-from longscope.run.runner import RunOptions, _fits, build_request, check_unique_ids, run_identity
+from longscope.run.runner import (
+    RunOptions,
+    _fits,
+    build_request,
+    check_samples,
+    check_unique_ids,
+    run_identity,
+)
 from longscope.suites.base import BuildContext, Suite
 from longscope.types import GenerationConfig, Request, Sample
 
@@ -188,6 +195,7 @@ def planned_requests(
     )
     if options.limit is not None:
         samples = samples[: options.limit]
+    check_samples(suite, samples, options.repeats)
     check_unique_ids(samples)
     planned = [
         (s, r, None if _fits(s, info) else build_request(suite, s, r, info, config))

@@ -30,6 +30,9 @@ _TIMEOUT_GRACE_S = 30.0
 # (a group's members included: each is handed over as it arrives, see `_execute`).
 _COMMIT_EVERY_S = 0.05
 _COMMIT_ROWS = 256
+MAX_REQUESTS = 1_000_000
+"""Requests one run may ask (samples x repeats): past it a count is a typo (RULER's full grid is
+under 40,000), and the request list alone would exhaust memory."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +131,7 @@ async def run_async(
     )
     if options.limit is not None:
         samples = samples[: options.limit]
+    check_samples(suite, samples, options.repeats)
     check_unique_ids(samples)
     build_s = time.perf_counter() - started
 
@@ -169,6 +173,22 @@ async def run_async(
         result = score_run(run_dir, run_id)
     result.summary.setdefault("timing", {})["build_s"] = round(build_s, 3)
     return RunResult(run_id=run_id, run_dir=run_dir, sent=sent, skipped=skipped, result=result)
+
+
+def check_samples(suite: Suite, samples: list[Sample], repeats: int) -> None:
+    """Raise UsageError (nothing sent or stored) when the suite built no sample at all, or when
+    `samples` x `repeats` exceeds MAX_REQUESTS."""
+    if not samples and not getattr(suite, "all_ids", None):  # a shard may hold none of many
+        raise UsageError(
+            f"{suite.name} built no sample with these options (a task whose data is not given is "
+            f"left out): nothing to run; see `longscope list {suite.name}`"
+        )
+    if len(samples) * repeats > MAX_REQUESTS:
+        raise UsageError(
+            f"{len(samples):,} samples x {repeats:,} repeats = {len(samples) * repeats:,} "
+            f"requests: at most {MAX_REQUESTS:,} per run; use fewer lengths, samples or repeats "
+            "(or --limit)"
+        )
 
 
 def check_unique_ids(samples: list[Sample]) -> None:

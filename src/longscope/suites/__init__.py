@@ -149,6 +149,13 @@ def suite_from_options(
         for key, value in common.items():
             if key in by_name and key not in values:
                 values[key] = by_name[key].parse(value, f"--{key}")
+            elif key == "lengths" and key in values:
+                # `--seed` always has a value (0), so only `--lengths` can be told apart here.
+                given = by_name[key].parse(value, f"--{key}")
+                if given != values[key]:
+                    raise UsageError(
+                        f"--lengths {value} and -S lengths=... disagree: give the lengths once"
+                    )
             elif key not in by_name and key in ("lengths",):
                 raise UsageError(f"--{key} does not apply to {name}: see `longscope list {name}`")
     build = getattr(factory, "from_options", None) or factory.from_params

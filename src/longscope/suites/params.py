@@ -20,6 +20,11 @@ Kind = Literal[
 
 MAX_LENGTH_TOKENS = 1 << 24
 """Longer than any context a model holds (16M tokens): a larger length is a typo."""
+MAX_COUNT = 100_000
+"""Ceiling of a count parameter (a whole number of at least 1 without its own bound, such as
+samples per task and length): RULER draws 500; a larger count is a typo that would build for hours."""
+MAX_ITEMS = 1_000
+"""Items one list parameter may hold (lengths, depths, tasks): each multiplies the samples built."""
 _TRUE = {"true", "yes", "on", "1"}
 _FALSE = {"false", "no", "off", "0"}
 _SHOW = {
@@ -43,6 +48,8 @@ def _visible(text: object) -> str:
 
 def items(text: str, flag: str, example: str) -> list[str]:
     """Return the stripped items of a comma-separated list; an empty item is a usage error."""
+    if text.count(",") >= MAX_ITEMS:
+        raise UsageError(f"bad {flag}: {text.count(',') + 1:,} items, at most {MAX_ITEMS:,}")
     parts = [part.strip() for part in text.split(",")]
     if not any(parts) or not all(parts):
         raise UsageError(
@@ -203,6 +210,8 @@ class Param:
         except ValueError:
             value = math.nan
         low, high = self.low, self.high
+        if whole and high is None and low is not None and low >= 1:
+            high = MAX_COUNT  # a count: bounded before any work
         bad = not math.isfinite(value) or (low is not None and value < low)
         bad = bad or (high is not None and value > high)
         if bad:
@@ -281,6 +290,8 @@ def describe(declared: Sequence[Param]) -> list[tuple[str, str, str]]:
 
 
 __all__ = [
+    "MAX_COUNT",
+    "MAX_ITEMS",
     "MAX_LENGTH_TOKENS",
     "Param",
     "defaults",

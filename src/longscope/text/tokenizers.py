@@ -93,8 +93,16 @@ class HFTokenizer:
     def __init__(self, path: str | Path) -> None:
         from tokenizers import Tokenizer as _Rust
 
+        from longscope.errors import UsageError
+
         self.name = str(path)
-        self._tok = _Rust.from_file(str(path))
+        try:
+            self._tok = _Rust.from_file(str(path))
+        except Exception as exc:  # the Rust library raises a bare Exception for any bad file
+            raise UsageError(
+                f"cannot read tokenizer {path}: {' '.join(str(exc).split())[:200]}; give a "
+                "tokenizer.json written by Hugging Face `tokenizers`"
+            ) from None
 
     def encode(self, text: str) -> list[int]:
         return self._tok.encode(text, add_special_tokens=False).ids

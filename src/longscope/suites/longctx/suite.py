@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from statistics import mean
 from typing import Any
 
+from longscope.errors import UsageError
 from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow
 from longscope.suites.longctx.grading import MAX_POINTS, grade
 from longscope.suites.longctx.tasks import TASK_TYPES, TASKS, TASKS_BY_ID, TIERS, TaskSpec
@@ -201,7 +202,18 @@ class LongCtxSuite:
                 Insert(getattr(fact, lang), fact.depth if depth is None else depth)
                 for fact in task.facts
             ]
-            hay = build_haystack(pool, budget, inserts)
+            if ctx.context_length is not None and length > ctx.context_length:
+                # The runner skips it unsent (it cannot fit): no haystack is built for it.
+                samples.append(_unbuilt(sample_id, task, lang, question, length, inserts, self))
+                continue
+            try:
+                hay = build_haystack(pool, budget, inserts)
+            except ValueError as exc:  # the output budget leaves the facts no room
+                raise UsageError(
+                    f"length {length} cannot hold the task's facts with an output budget of "
+                    f"{ctx.config.max_tokens} tokens ({exc}): use a smaller --max-tokens or longer "
+                    "lengths"
+                ) from None
             samples.append(
                 Sample(
                     id=sample_id,
@@ -234,6 +246,36 @@ class LongCtxSuite:
 
     def summarize(self, rows: Sequence[ScoredRow]) -> Summary:
         return longctx_summary(summarize_longctx(rows), rows)
+
+
+def _unbuilt(
+    sample_id: str,
+    task: Any,
+    lang: str,
+    question: str,
+    length: int,
+    inserts: list[Insert],
+    suite: Any,
+) -> Sample:
+    """Return the cell of a sample too long for the model, without its context (never sent)."""
+    depths = [i.depth for i in inserts]
+    return Sample(
+        id=sample_id,
+        task=task.type,
+        language=lang,
+        context="",
+        question=question,
+        gold=(task.answer[lang],),
+        length=length,
+        meta={
+            "task_id": task.id,
+            "tier": task.tier if suite.grid is None else None,
+            "context_tokens": 0,
+            "depths": depths,
+            "actual_depths": [],
+            "depth": round(mean(depths), 4),
+        },
+    )
 
 
 def _tier_names() -> str:

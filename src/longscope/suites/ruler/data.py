@@ -64,6 +64,10 @@ def _read_json(path: str | Path, what: str) -> Any:
         raise UsageError(f"{what} file {str(path)!r} not found: give an existing file")
     try:
         return json.loads(file.read_text("utf-8"))
+    except RecursionError:  # nested deeper than the parser's stack: no RULER file is
+        raise UsageError(
+            f"{what} file {str(path)!r} is nested too deeply to be {what} JSON: give {what} JSON"
+        ) from None
     except (UnicodeDecodeError, ValueError) as exc:
         raise UsageError(
             f"{what} file {str(path)!r} is not UTF-8 JSON ({exc}): give {what} JSON"
