@@ -47,7 +47,17 @@ _longscope = longscope
         ),
         (["report", "/nonexistent/run"], "no longscope run in /nonexistent/run"),
         (
-            ["run", "longctx", "--model", "openai/m", "--router", "/nonexistent/p.json"],
+            # An endpoint is named (no default host): the refusal is the profile's.
+            [
+                "run",
+                "longctx",
+                "--model",
+                "openai/m",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
+                "--router",
+                "/nonexistent/p.json",
+            ],
             "cannot read profile /nonexistent/p.json",
         ),
         (
@@ -56,6 +66,8 @@ _longscope = longscope
                 "longctx",
                 "--model",
                 "openai/m",
+                "--base-url",
+                "http://127.0.0.1:9/v1",
                 "--router-length",
                 "2k",
                 "--router-strategy",
