@@ -75,7 +75,7 @@ def at_least(value: float | None, flag: str, low: float, *, whole: bool = False)
 def at_most(value: float | None, flag: str, high: float) -> None:
     """Refuse a count above `high` (one line naming the option and its bound)."""
     if value is not None and value > high:
-        raise UsageError(f"bad {flag} {value!r}: at most {high:,g}")
+        raise UsageError(f"bad {flag} {value!r}: at most {int(high):,}")
 
 
 def between(value: float | None, flag: str, low: float, high: float) -> None:

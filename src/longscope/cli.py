@@ -412,11 +412,7 @@ def main() -> None:
         _one_line_error(str(exc))
         raise SystemExit(EXIT_USAGE) from None
     except (KeyboardInterrupt, typer.Abort):
-        # Click turns Ctrl-C into Abort outside standalone mode: both are the same interruption.
-        sys.stderr.write(
-            "interrupted: stored generations are kept; run the same command again to resume\n"
-        )
-        raise SystemExit(130) from None
+        _interrupted()
     except typer.Exit as exc:
         raise SystemExit(exc.exit_code) from None
     except typer.TyperException as exc:  # bad options and arguments: typer's own usage errors
@@ -425,9 +421,19 @@ def main() -> None:
         format_message = getattr(exc, "format_message", None)
         _one_line_error((format_message() if format_message else str(exc)) + hint)
         raise SystemExit(getattr(exc, "exit_code", EXIT_USAGE)) from None
-    # In non-standalone mode typer returns a typer.Exit's code instead of raising it.
+    # In non-standalone mode typer returns a typer.Exit's code instead of raising it, and Ctrl-C
+    # as 130 (having caught the KeyboardInterrupt itself).
+    if code == 130:
+        _interrupted()
     if isinstance(code, int) and code:
         raise SystemExit(code)
+
+
+def _interrupted() -> None:
+    sys.stderr.write(
+        "interrupted: stored generations are kept; run the same command again to resume\n"
+    )
+    raise SystemExit(130)
 
 
 if __name__ == "__main__":
