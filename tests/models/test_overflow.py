@@ -26,7 +26,7 @@ from longscope.models.openai_api import OpenAIBackend
 from longscope.models.overflow import is_overflow, is_stored_overflow
 from longscope.types import GenerationConfig, Message, Request
 
-from .fault_server import FaultServer
+from .fault_server import FaultServer, completion_body
 
 OVERFLOWS: list[tuple[str, int, Any]] = [
     (
@@ -399,3 +399,39 @@ def test_second_hand_wordings_are_recognised_by_message() -> None:
     ):
         assert is_overflow(400, {"error": {"message": message}}), message
         assert not is_overflow(500, {"error": {"message": message}}), message
+
+
+def _counted(prompt_tokens: int) -> Request:
+    return Request(
+        "s1",
+        0,
+        "chat",
+        messages=(Message("user", "hi"),),
+        config=GenerationConfig(max_tokens=5),
+        prompt_tokens=4000,
+    )
+
+
+@pytest.mark.parametrize(
+    ("tokenizer", "seen", "status"),
+    [
+        # The model's own tokenizer: a few tokens of difference (1%, at least 8) is allowed.
+        ("gemma3-270m", 3960, "ok"),
+        ("gemma3-270m", 3959, "context_overflow"),
+        # A stand-in tokenizer miscounts by a few percent: 20% is allowed.
+        ("qwen2.5", 3200, "ok"),
+        ("qwen2.5", 3199, "context_overflow"),
+    ],
+)
+async def test_a_server_that_saw_fewer_prompt_tokens_than_sent_truncated_silently(
+    tokenizer: str, seen: int, status: str
+) -> None:
+    with FaultServer() as server:
+        server.script.append(("ok", completion_body("x", prompt_tokens=seen)))
+        gen = await _backend(server, tokenizer=tokenizer).generate(_counted(4000))
+    assert (gen.status, gen.prompt_tokens) == (status, seen)
+    if status == "context_overflow":
+        assert (
+            gen.error
+            == f"silent truncation: server counted {seen} prompt tokens, harness sent 4000"
+        )
