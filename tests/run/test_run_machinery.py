@@ -119,14 +119,15 @@ def test_merge_keeps_the_answered_row_over_an_error_row_of_the_same_request(
 def test_endpoints_of_unequal_context_lengths_size_the_run_by_the_smallest(
     tmp_path: Path,
 ) -> None:
-    suite = create_suite("longctx", {"lengths": [2048, 8192], "depths": [0.5], "types": ["needle"]})
+    suite = create_suite("longctx", {"lengths": [4096, 8192], "depths": [0.5], "types": ["needle"]})
     with FaultServer(4096, faults=("500",)) as small, FaultServer(16384, faults=("500",)) as big:
         backend = api.build_backend("openai/m", base_url=[small.url, big.url])
         result = run(suite, backend, RunOptions(tmp_path, quiet=True))
         prompts = [prompt_of(r["body"]) for r in small.requests + big.requests]
     statuses = sorted((r[1].split("-")[1], r[3]) for r in _rows(tmp_path))
-    # The 8K sample would overflow the 4K endpoint: skipped, never sent to either.
-    assert statuses == [("2048", "ok"), ("8192", "skipped")]
+    # The 4K sample fits the smaller endpoint exactly; the 8K one would overflow it: skipped,
+    # never sent to either.
+    assert statuses == [("4096", "ok"), ("8192", "skipped")]
     assert len(prompts) == 1 and result.sent == 1
     assert result.result.completeness["skipped"] == 1
 
