@@ -1,4 +1,4 @@
-"""Issue 17's hand-made mutants, each applied to a copy of the committed sources and run against the
+"""Issues 17 and 30's hand-made mutants, each applied to a copy of the committed sources and run against the
 default test suite's tests for that code (never `-m slow`). Every one must be killed.
 
 Usage: python -m tests.mutation.named_mutants [--workdir DIR] [NAME ...]
@@ -152,6 +152,128 @@ MUTANTS: tuple[Mutant, ...] = (
             "tests/suites/longbench_pro/test_suite.py",
             "tests/suites/longbench_pro/test_budget_boundaries.py",
         ),
+    ),
+    # Issue 30: the run machinery, endpoints, router, judge and suites' fit code; each a bug a
+    # developer could plausibly write, and each one users would be hurt by.
+    Mutant(
+        "resume-done-per-sample",
+        "src/longscope/run/runner.py",
+        "if (sample.id, repeat) not in done",
+        "if (sample.id, 0) not in done",
+        ("tests/run/test_run_machinery.py",),
+    ),
+    Mutant(
+        "second-run-takes-the-first-runs-answers",
+        "src/longscope/run/store.py",
+        'f"SELECT sample_id, repeat FROM generations WHERE run_id=? "',
+        'f"SELECT sample_id, repeat FROM generations WHERE length(?) > 0 "',
+        ("tests/run/test_run_machinery.py",),
+    ),
+    Mutant(
+        "context-overflow-counted-as-failure",
+        "src/longscope/run/scoring.py",
+        'elif row.generation.status in ("skipped", "context_overflow"):',
+        'elif row.generation.status in ("skipped",):',
+        ("tests/run/test_overflow_runs.py", "tests/run/test_completeness.py"),
+    ),
+    Mutant(
+        "merge-error-row-hides-the-answer",
+        "src/longscope/run/merge.py",
+        "held.status in RETRYABLE and generation.status not in RETRYABLE",
+        "False",
+        ("tests/run/test_run_machinery.py",),
+    ),
+    Mutant(
+        "endpoints-sized-by-the-largest",
+        "src/longscope/models/endpoints.py",
+        "context_length=min(lengths) if lengths else base.context_length,",
+        "context_length=max(lengths) if lengths else base.context_length,",
+        ("tests/run/test_run_machinery.py",),
+    ),
+    Mutant(
+        "plan-counts-the-bare-text",
+        "src/longscope/run/plan.py",
+        "cell[1] += request.prompt_tokens or len(tokenizer.encode(request.text))",
+        "cell[1] += len(tokenizer.encode(request.text))",
+        ("tests/run/test_plan_sent.py",),
+        marks="model",
+    ),
+    Mutant(
+        "silent-truncation-allowed-to-20-percent",
+        "src/longscope/models/openai_api.py",
+        "floor = sent - max(8, sent // 100) if exact else int(sent * 0.8)",
+        "floor = int(sent * 0.8)",
+        ("tests/models/test_overflow.py", "tests/models/test_openai_api.py"),
+    ),
+    Mutant(
+        "llama-server-overflow-retried-forever",
+        "src/longscope/models/overflow.py",
+        '        "exceed_context_size_error",  # llama.cpp server: `type`\n',
+        "",
+        ("tests/models/test_overflow.py",),
+    ),
+    Mutant(
+        "router-relative-basis-most-optimistic",
+        "src/longscope/router/profile.py",
+        "relative=min(relative) if relative else None,",
+        "relative=max(relative) if relative else None,",
+        ("tests/router/test_router_numbers.py", "tests/router/test_backend.py"),
+    ),
+    Mutant(
+        "router-map-reduce-one-calls-tokens",
+        "src/longscope/router/backend.py",
+        "prompt_tokens=sum(g.prompt_tokens for g in calls),",
+        "prompt_tokens=final.prompt_tokens,",
+        ("tests/router/test_router_numbers.py", "tests/router/test_backend.py"),
+    ),
+    Mutant(
+        "judge-base-url-ignored-beside-base-url",
+        "src/longscope/api.py",
+        "url = judge_base_url if judge_base_url is not None else (urls[0] if urls else None)",
+        "url = urls[0] if urls else judge_base_url",
+        ("tests/run/test_run_machinery.py",),
+    ),
+    Mutant(
+        "second-judge-reuses-the-first-judges-verdicts",
+        "src/longscope/run/store.py",
+        '"SELECT sample_id, repeat FROM judgements WHERE run_id=? AND judge=?", (run_id, judge)',
+        '"SELECT sample_id, repeat FROM judgements WHERE run_id=? AND length(?) > 0", (run_id, judge)',
+        ("tests/run/test_run_machinery.py", "tests/run/test_judge.py"),
+    ),
+    Mutant(
+        "ruler-qa-scored-with-match-all",
+        "src/longscope/suites/ruler/tasks.py",
+        '        32,\n        "string_match_part",',
+        '        32,\n        "string_match_all",',
+        ("tests/suites/ruler/test_ruler_fit.py",),
+    ),
+    Mutant(
+        "ruler-whole-prompt-recount-never-used",
+        "src/longscope/suites/ruler/suite.py",
+        "whole = env.counter(draft.sep).count(prompt) != draft.predicted",
+        "whole = False",
+        ("tests/suites/ruler/test_ruler_fit.py",),
+    ),
+    Mutant(
+        "ruler-chat-margin-not-reserved",
+        "src/longscope/suites/ruler/suite.py",
+        "budget = length - task.template.tokens_to_generate - overhead - margin",
+        "budget = length - task.template.tokens_to_generate - overhead",
+        ("tests/suites/ruler/test_ruler_fit.py",),
+    ),
+    Mutant(
+        "hundred-chat-margin-not-reserved",
+        "src/longscope/suites/hundred/suite.py",
+        '+ ctx.fit("").reserved  # BOS, or the chat template\'s tokens',
+        '+ ctx.fit("").counted  # BOS, or the chat template\'s tokens',
+        ("tests/suites/hundred/test_hundred_fit.py",),
+    ),
+    Mutant(
+        "hundred-chat-margin-not-in-length",
+        "src/longscope/suites/hundred/suite.py",
+        "length=sent + frame.margin + max_tokens,",
+        "length=sent + max_tokens,",
+        ("tests/suites/hundred/test_hundred_fit.py",),
     ),
 )
 

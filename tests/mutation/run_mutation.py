@@ -1,7 +1,11 @@
 """`make mutation`: mutmut over the code whose numbers users trust, then killed/total per module.
 
 Usage: python -m tests.mutation.run_mutation [--max-children N] [--snapshot DIR] [--summary-only]
-       [MODULE ...]
+       [--round 1|2] [MODULE ...]
+
+Resumable: mutmut keeps each mutant's verdict in DIR/mutants/*.meta and tests only the mutants
+without one (or whose function changed), so running the same command again after a kill goes on
+where it stopped; modules already done print their counts at once.
 
 --snapshot DIR mutates the committed tree (`git archive HEAD` into DIR) instead of the working tree:
 results then belong to one commit, and others' unfinished edits cannot make the clean run fail.
@@ -29,7 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 TARGET = 0.85
-"""Issue 17's bar: at least 85% of the mutants in scope killed."""
+"""Issue 17's bar: at least 85% of the mutants in scope killed (issue 30 asks 90% per module of
+its own scope; the table shows each module's rate)."""
 
 SCOPE: dict[str, tuple[str, ...]] = {
     "metrics/lines.py": ("longscope.metrics.lines.*",),
@@ -83,7 +88,53 @@ SCOPE: dict[str, tuple[str, ...]] = {
     "types.py": ("longscope.types.*",),
     "run/runner.py (fit/skip)": ("longscope.run.runner.x__fits*",),
     "report/safe_text.py": ("longscope.report.safe_text.*",),
+    # Issue 30: the machinery around the numbers (resume, store, merge, shards, plan, scoring,
+    # judge), the backends' decisions, the router, the library API and the suites' build and fit.
+    "run/runner.py": ("longscope.run.runner.*",),
+    "run/store.py": ("longscope.run.store.*",),
+    "run/merge.py": ("longscope.run.merge.*",),
+    "run/shards.py": ("longscope.run.shards.*",),
+    "run/plan.py": ("longscope.run.plan.*",),
+    "run/scoring.py": ("longscope.run.scoring.*",),
+    "run/judge.py": ("longscope.run.judge.*",),
+    "models/openai_api.py": ("longscope.models.openai_api.*",),
+    "models/overflow.py": ("longscope.models.overflow.*",),
+    "models/endpoints.py": ("longscope.models.endpoints.*",),
+    "models/memory_plan.py": ("longscope.models.memory_plan.*",),
+    "models/llamacpp.py (planning)": (
+        "longscope.models.llamacpp.xǁLlamaCppBackendǁ_planned_context*",
+        "longscope.models.llamacpp.xǁLlamaCppBackendǁfree_bytes*",
+        "longscope.models.llamacpp.xǁLlamaCppBackendǁfrom_options*",
+        "longscope.models.llamacpp.x_completion_kwargs*",
+    ),
+    "models/retry.py": ("longscope.models.retry.*",),
+    "router/backend.py": ("longscope.router.backend.*",),
+    "router/chunks.py": ("longscope.router.chunks.*",),
+    "router/profile.py": ("longscope.router.profile.*",),
+    "api.py": ("longscope.api.*",),
+    "suites/ruler (build, fit)": (
+        "longscope.suites.ruler.generate.*",
+        "longscope.suites.ruler.counting.*",
+        "longscope.suites.ruler.suite.xǁRulerSuiteǁbuild*",
+        "longscope.suites.ruler.suite.xǁRulerSuiteǁ_draft*",
+        "longscope.suites.ruler.suite.xǁRulerSuiteǁ_prompt_text*",
+        "longscope.suites.ruler.suite.xǁRulerSuiteǁscore*",
+        "longscope.suites.ruler.suite.x__fit_whole*",
+    ),
+    "suites/hundred (build, fit)": (
+        "longscope.suites.hundred.suite.xǁHundredSuiteǁbuild*",
+        "longscope.suites.hundred.suite.xǁHundredSuiteǁ_prompt_tokens*",
+        "longscope.suites.hundred.suite.xǁHundredSuiteǁ_sent*",
+        "longscope.suites.hundred.suite.xǁHundredSuiteǁ_real_sample*",
+        "longscope.suites.hundred.suite.xǁHundredSuiteǁ_no_context*",
+        "longscope.suites.hundred.suite.xǁHundredSuiteǁ_sample*",
+        "longscope.suites.hundred.suite.x__sample*",
+        "longscope.suites.hundred.pool.*",
+        "longscope.suites.hundred.tasks.*",
+    ),
 }
+ROUND_2 = tuple(list(SCOPE)[list(SCOPE).index("run/runner.py") :])
+"""Issue 30's modules (`--round 2` runs only these)."""
 
 # mutmut forks each mutant's tests from a process that already ran tests: a BLAS or tokenizer
 # thread pool started there leaves a lock held in the child, which then blocks until the wall limit
@@ -199,12 +250,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--max-children", type=int, default=2)
     parser.add_argument("--summary-only", action="store_true", help="only print the last results")
     parser.add_argument("--snapshot", type=Path, help="run on `git archive HEAD` unpacked here")
+    parser.add_argument("--round", type=int, choices=(1, 2), help="only issue 17's or 30's modules")
     args = parser.parse_args(argv)
     unknown = [m for m in args.modules if m not in SCOPE]
     if unknown:
         print(f"unknown module {unknown[0]!r}: use one of {', '.join(SCOPE)}", file=sys.stderr)
         return 2
-    modules = args.modules or list(SCOPE)
+    rounds = {1: [m for m in SCOPE if m not in ROUND_2], 2: list(ROUND_2)}
+    modules = args.modules or (rounds[args.round] if args.round else list(SCOPE))
     cwd = Path.cwd()
     if args.snapshot:
         cwd = args.snapshot.resolve()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-import re
 import time
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -14,17 +13,13 @@ import httpx
 import openai
 
 from longscope.models.base import ModelInfo, UsageError, split_reasoning
+from longscope.models.overflow import is_overflow
 from longscope.models.retry import RetryPolicy
 from longscope.models.urls import base_url_or_env, shown
 from longscope.text.tokenizers import DEFAULT_TOKENIZER, Tokenizer, load_tokenizer
 from longscope.types import Generation, PromptMode, Request, sanitized_note, storable_text
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
-_OVERFLOW = re.compile(
-    r"maximum context length|context[ _]length|context window|too many tokens|prompt is too long"
-    r"|input is too long|exceeds? the (model'?s? )?(max|context)",
-    re.IGNORECASE,
-)
 _KNOWN_OPTIONS = ("context_length", "prompt_mode", "tokenizer", "api_key_env")
 _CONNECT_TIMEOUT_S = 10.0
 _CONNECTIONS_PER_CLIENT = 8
@@ -276,13 +271,16 @@ class OpenAIBackend:
                 last_status, last_error = "timeout", f"no answer within {budget:.1f}s"
             except openai.BadRequestError as exc:
                 message = _error_message(exc)
-                status = "context_overflow" if _OVERFLOW.search(message) else "error"
+                status = "context_overflow" if is_overflow(400, exc.body, message) else "error"
                 return failed(status, f"HTTP 400: {message}")
             except openai.APIConnectionError as exc:
                 last_status, last_error = "error", f"connection error: {_snippet(str(exc))}"
             except openai.APIStatusError as exc:
                 if exc.status_code != 429 and exc.status_code < 500:
-                    return failed("error", f"HTTP {exc.status_code}: {_error_message(exc)}")
+                    message = _error_message(exc)
+                    overflow = is_overflow(exc.status_code, exc.body, message)
+                    status = "context_overflow" if overflow else "error"
+                    return failed(status, f"HTTP {exc.status_code}: {message}")
                 last_status = "error"
                 last_error = f"HTTP {exc.status_code}: {_error_message(exc)}"
                 delay = _retry_after(exc.response)

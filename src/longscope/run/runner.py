@@ -18,7 +18,7 @@ from typing import Any
 from longscope.models.base import Backend, ModelInfo, UsageError
 from longscope.run.header import run_header
 from longscope.run.progress import RunProgress
-from longscope.run.scoring import ScoreResult, score_run
+from longscope.run.scoring import ScoreResult, reclassify_overflows, score_run
 from longscope.run.store import RunLock, RunStore
 from longscope.suites.base import BuildContext, Suite
 from longscope.types import Generation, GenerationConfig, Request, Sample, stable_hash
@@ -161,6 +161,8 @@ async def run_async(
             from longscope.run.merge import SHARD_KEY, put_meta
 
             put_meta(store, SHARD_KEY + run_id, suite.record())
+        # A length refusal stored as `error` before its wording was known is final: not re-sent.
+        reclassify_overflows(store, run_id)
         done = store.done_keys(run_id)
         todo = [
             (sample, repeat)

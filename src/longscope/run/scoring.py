@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from longscope.files import write_atomic
+from longscope.models.overflow import is_stored_overflow
 from longscope.run.store import SHARD_KEY, RunStore
 from longscope.suites import create_suite
 from longscope.summary import (
@@ -89,7 +90,11 @@ def score_run(
         judgements = store.judgements(run_id) if judging else {}
         rows: list[ScoredRow] = []
         scores = []
-        for sample_id, repeat, generation in store.generations(run_id):
+        stored = store.generations(run_id)
+        if persist:
+            reclassify_overflows(store, run_id, stored)
+        for sample_id, repeat, generation in stored:
+            generation = reclassified(generation)
             sample = samples.get(sample_id)
             if sample is None:
                 continue
@@ -134,6 +139,38 @@ def score_run(
         typed=typed,
         run_dir=Path(run_dir),
     )
+
+
+def reclassified(generation: Generation) -> Generation:
+    """Return `generation` as `context_overflow` when its stored `error` is a length refusal.
+
+    Runs stored before a server's wording was known (models/overflow.py) hold such refusals as
+    `error`; read through here they count as final, not as failures to re-run.
+    """
+    if generation.status == "error" and is_stored_overflow(generation.error):
+        return replace(generation, status="context_overflow")
+    return generation
+
+
+def reclassify_overflows(
+    store: RunStore,
+    run_id: str,
+    stored: list[tuple[str, int, Generation]] | None = None,
+) -> int:
+    """Store as `context_overflow` the run's `error` rows that are length refusals; return how many.
+
+    Called by a resumed run before it decides what to send (a refusal is final: never sent again)
+    and by `score`; `stored` is the run's generations when the caller already read them.
+    """
+    rows = store.generations(run_id) if stored is None else stored
+    changed = [
+        (sample_id, repeat, reclassified(generation))
+        for sample_id, repeat, generation in rows
+        if generation.status == "error" and is_stored_overflow(generation.error)
+    ]
+    if changed:
+        store.put_generations(run_id, changed)
+    return len(changed)
 
 
 def as_summary(suite: str, value: Any) -> Summary:
@@ -263,6 +300,8 @@ __all__ = [
     "no_score_text",
     "nothing_scored",
     "read_run",
+    "reclassified",
+    "reclassify_overflows",
     "result_state",
     "score_run",
 ]
