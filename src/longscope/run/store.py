@@ -547,7 +547,7 @@ class RunStore:
                     run_id,
                     sample_id,
                     repeat,
-                    judge,
+                    storable_text(judge)[0],
                     value,
                     storable_text(text)[0],
                     attempts,
