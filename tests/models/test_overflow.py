@@ -383,6 +383,29 @@ def test_a_stored_reason_that_is_not_a_refusal_stays_an_error(stored: str) -> No
     assert not is_stored_overflow(stored)
 
 
+@pytest.mark.parametrize(("server_name", "status", "body"), OVERFLOWS + NAMED_BY_TYPE)
+def test_the_parsed_body_alone_decides(server_name: str, status: int, body: Any) -> None:
+    # Whatever shape the SDK hands over: the whole body, or the `error` object inside it.
+    assert is_overflow(status, body), server_name
+    inner = body[0] if isinstance(body, list) else body
+    assert is_overflow(status, inner.get("error", inner)), server_name
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        None,
+        42,
+        [],
+        {"error": {"type": "invalid_request_error"}},  # no message at all
+        {"error": {"message": None, "code": 400}},
+        {"error": "Input validation error: `temperature` must be strictly positive"},
+    ],
+)
+def test_a_body_without_an_overflow_wording_is_not_one(body: Any) -> None:
+    assert not is_overflow(400, body)
+
+
 def test_second_hand_wordings_are_recognised_by_message() -> None:
     # Collected from clients that handle them (no server source to read): LM Studio, Mistral,
     # xAI, Groq, Together, Poolside, GitHub Copilot, Kimi.

@@ -83,11 +83,9 @@ def _fields(body: Any) -> tuple[list[str], str]:
     inner = body.get("error")
     if isinstance(inner, dict):
         body = inner  # {"error": {...}} (OpenAI, vLLM, llama.cpp, Ollama, Anthropic)
-    kinds = [
-        str(body[key]).lower()
-        for key in ("type", "code", "error_type", "status")
-        if isinstance(body.get(key), str)
-    ]
+    # TGI's `error_type` and Gemini's `status` never name the case (`validation`,
+    # `INVALID_ARGUMENT` for every bad request): only `type` and `code` are read.
+    kinds = [str(body[key]).lower() for key in ("type", "code") if isinstance(body.get(key), str)]
     message = body.get("message")
     if not isinstance(message, str):
         message = inner if isinstance(inner, str) else ""  # TGI: {"error": "...", ...}
