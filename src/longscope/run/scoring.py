@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from longscope.analysis.uncertainty import cluster_key_of, cluster_name, with_uncertainty
 from longscope.files import write_atomic
 from longscope.run.store import RunStore
 from longscope.suites import create_suite
@@ -116,6 +117,7 @@ def score_run(
         statuses=statuses,
         statuses_by_length=by_length,
     )
+    typed = with_uncertainty(typed, rows, cluster_key_of(suite), cluster_name=cluster_name(suite))
     summary = typed.to_dict()
     if persist:
         write_atomic(
