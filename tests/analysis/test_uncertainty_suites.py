@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from longscope.run.scoring import read_run
@@ -28,3 +29,35 @@ def test_every_shown_score_has_a_standard_error(runs: dict[str, Path]) -> None: 
                         assert cell.se is not None and cell.se_plain is not None, (name, group)
                     else:
                         assert cell.se is None, (name, group)
+
+
+def test_clusters_are_the_units_samples_share(runs: dict[str, Path]) -> None:  # noqa: F811
+    from longscope.run.store import RunStore
+
+    # 100-LongBench asks each real source question at every length: one cluster per question;
+    # its synthetic tasks draw every sample afresh (one cluster per sample).
+    hundred = read_run(runs["hundred"])
+    questions = {
+        (r.sample["task"], r.sample["meta"].get("source_row", r.sample["id"])) for r in hundred.rows
+    }
+    assert hundred.result.uncertainty["clusters"] == len(questions)
+    # LongBench Pro's questions over one document (both modes, every repeat) are one cluster.
+    lbp = read_run(runs["longbench-pro"])
+    with RunStore.open_readonly(runs["longbench-pro"]) as store:
+        documents = set(store.context_hashes(lbp.run_id).values())
+    assert lbp.result.uncertainty["clusters"] == len(documents)
+    stored = json.loads((runs["longctx"] / "summary.json").read_text(encoding="utf-8"))
+    cells = stored["longscope"]["views"][0]["breakdowns"][0]["cells"]
+    assert all("se_plain" in c or c.get("clusters", 0) < 2 for c in cells.values())
+    assert "seed" in stored["longscope"]["uncertainty"]["bootstrap"]
+
+
+def test_hundred_clusters_a_real_question_across_its_lengths() -> None:
+    from longscope.analysis.uncertainty import cluster_key_of
+    from longscope.suites import create_suite
+
+    key = cluster_key_of(create_suite("hundred", {}))
+    at_2k = {"id": "single_doc_qa-2048-000", "task": "single_doc_qa", "meta": {"source_row": "q7"}}
+    at_8k = {"id": "single_doc_qa-8192-000", "task": "single_doc_qa", "meta": {"source_row": "q7"}}
+    other = {"id": "single_doc_qa-8192-001", "task": "single_doc_qa", "meta": {"source_row": "q8"}}
+    assert key(at_2k) == key(at_8k) != key(other)

@@ -41,21 +41,32 @@ ClusterKey = Callable[[Mapping[str, Any]], Hashable]
 
 
 def default_cluster_key(sample: Mapping[str, Any]) -> str:
-    """The default unit: the sample itself, so that its repeats count as one cluster."""
+    """The sample itself: its repeats are one cluster."""
     return str(sample["id"])
 
 
-def cluster_key_of(suite: Any) -> ClusterKey:
-    """Return the suite's `cluster_key(sample)` when it declares one, else the sample id."""
+def cluster_key_of(suite: Any, documents: Mapping[str, str] | None = None) -> ClusterKey:
+    """Return the suite's `cluster_key(sample)` when it declares one, else the document.
+
+    `documents`: each sample's context hash (the store's); samples reading the same document or
+    haystack are one cluster, and a sample's repeats always are.
+    """
     hook = getattr(suite, "cluster_key", None)
-    return hook if callable(hook) else default_cluster_key
+    if callable(hook):
+        return hook
+    if not documents:
+        return default_cluster_key
+    known = dict(documents)
+    return lambda sample: known.get(str(sample["id"]), str(sample["id"]))
 
 
 def cluster_name(suite: Any) -> str:
     """Return what the suite's clusters are, from its `cluster_key` docstring's first line."""
     hook = getattr(suite, "cluster_key", None)
     doc = (getattr(hook, "__doc__", None) or "").strip().splitlines()
-    return doc[0] if callable(hook) and doc else "the sample (its repeats are one cluster)"
+    if callable(hook) and doc:
+        return doc[0]
+    return "the document (samples reading the same context are one cluster, with their repeats)"
 
 
 @dataclass(frozen=True)

@@ -85,6 +85,7 @@ def score_run(
         overrides = {k: v for k, v in (scoring or {}).items() if v is not None}
         suite = create_suite(run["suite"], {**header["params"], **overrides})
         samples = store.samples(run_id)
+        documents = store.context_hashes(run_id)
         # A suite that uses a judge is handed each answer's stored verdict (run.judge).
         judging = callable(getattr(suite, "judge_task", None))
         judgements = store.judgements(run_id) if judging else {}
@@ -117,7 +118,9 @@ def score_run(
         statuses=statuses,
         statuses_by_length=by_length,
     )
-    typed = with_uncertainty(typed, rows, cluster_key_of(suite), cluster_name=cluster_name(suite))
+    typed = with_uncertainty(
+        typed, rows, cluster_key_of(suite, documents), cluster_name=cluster_name(suite)
+    )
     summary = typed.to_dict()
     if persist:
         write_atomic(
