@@ -92,12 +92,20 @@ def stratified_weights(
 def clustered_se(
     x: np.ndarray, weights: np.ndarray, leaves: np.ndarray, clusters: np.ndarray
 ) -> float | None:
-    """Return the sandwich SE of sum(w x): cluster sums of w (x - leaf mean), G/(G-1) corrected."""
+    """Return the sandwich SE of sum(w x): cluster sums of w (x - leaf mean), G/(G-1) corrected.
+
+    A leaf (a group averaged on its own) that holds a single cluster cannot show how clusters
+    vary within it: its residuals are taken from the whole estimate instead of its own mean (the
+    conservative "adjust" rule for lonely units in survey statistics), never counted as 0.
+    """
     groups = int(clusters.max()) + 1 if len(clusters) else 0
     if groups < 2:
         return None
     means = np.bincount(leaves, weights=x) / np.bincount(leaves)
-    residual = weights * (x - means[leaves])
+    pairs = np.unique(np.stack([leaves, clusters]), axis=1)
+    lonely = np.bincount(pairs[0], minlength=len(means)) == 1
+    centre = np.where(lonely[leaves], float(np.dot(weights, x)), means[leaves])
+    residual = weights * (x - centre)
     sums = np.bincount(clusters, weights=residual, minlength=groups)
     return float(math.sqrt(groups / (groups - 1) * float(np.sum(sums**2))))
 

@@ -65,7 +65,8 @@ def cluster_name(suite: Any) -> str:
     hook = getattr(suite, "cluster_key", None)
     doc = (getattr(hook, "__doc__", None) or "").strip().splitlines()
     if callable(hook) and doc:
-        return doc[0]
+        line = doc[0].rstrip(".")
+        return line[:1].lower() + line[1:]
     return "the document (samples reading the same context are one cluster, with their repeats)"
 
 
@@ -165,7 +166,10 @@ def _fit(
 
 def _error(est: Estimate) -> Error:
     interval = est.interval()
-    low, high = (None, None) if interval is None else interval
+    # Scores live on 0-100: an interval past either end says nothing more than the end itself.
+    low, high = (
+        (None, None) if interval is None else (max(0.0, interval[0]), min(100.0, interval[1]))
+    )
     return Error(
         _round(est.se), _round(est.se_plain), est.n, est.clusters, _round(low), _round(high)
     )

@@ -18,7 +18,15 @@ from rich.text import Text
 from longscope.analysis.longscore import DEFAULT_BASE_LENGTHS
 from longscope.analysis.profile import longscores
 from longscope.report.safe_text import plain
-from longscope.summary import Breakdown, Grid, Summary, View, incomplete_line, no_score_text
+from longscope.summary import (
+    Breakdown,
+    Error,
+    Grid,
+    Summary,
+    View,
+    incomplete_line,
+    no_score_text,
+)
 
 
 def safe_console(**kwargs: Any) -> Console:
@@ -119,8 +127,59 @@ def headline_text(summary: Summary, view: View) -> Text:
         (summary.title,),
         start + f"{head.label} ",
         (f"{head.score:.{head.digits}f}{head.scale}",),
+        error_text(view, head.digits),
         provisional,
         level + note,
+    )
+
+
+def error_text(view: View, digits: int = 1) -> str:
+    """Return ` ± 3.1 (95% 55.2 to 67.6, 40 clusters)` for the view's overall score, or ""."""
+    error = view.overall_error
+    if error is None or view.headline.score != view.overall:
+        return ""
+    if error.se is None:
+        return f" ± n/a ({error.clusters} cluster)"
+    return (
+        f" ± {error.se:.{digits}f} (95% {error.low:.{digits}f} to {error.high:.{digits}f}, "
+        f"{error.clusters} clusters)"
+    )
+
+
+def se_text(se: float | None, clusters: int | None = None) -> str:
+    """Return a standard error as a table shows it: `3.1`, or `n/a` (one cluster, or none)."""
+    if se is None:
+        return "n/a" if clusters else ""
+    return f"{se:.1f}"
+
+
+def scored_text(score: float, error: Error | None) -> str:
+    """Return `84.2 ±3.1` (a curve's cell), or the score alone without an error."""
+    if error is None or error.se is None:
+        return f"{score:.1f}"
+    return f"{score:.1f} ±{error.se:.1f}"
+
+
+def interval_lines(summary: Summary, view: View) -> list[str]:
+    """Return a line per bootstrap interval: `effective length (>= 85.6): 4096 (95% 2048 to 4096)`."""
+    boot = summary.uncertainty.get("bootstrap", {})
+    how = f"cluster bootstrap, {boot.get('replicates')} replicates, seed {boot.get('seed')}"
+    prefix = f"{view.name}: " if view.name else ""
+    return [
+        f"{prefix}{i.name}: {i.estimate} (95% interval {i.low} to {i.high}, median {i.median}; {how})"
+        for i in view.intervals
+    ]
+
+
+def cluster_line(summary: Summary) -> str:
+    """Return the line that says what ± means in this run's tables."""
+    record = summary.uncertainty
+    if not record:
+        return ""
+    return (
+        f"±: standard error clustered by {record['cluster']} "
+        f"({record['clusters']} clusters, {record['requests']} requests); "
+        "n/a where one cluster stands behind a score"
     )
 
 
@@ -132,12 +191,15 @@ def breakdown_table(breakdown: Breakdown) -> Table:
         table.add_column("points", justify="right")
         table.add_column("max", justify="right")
     table.add_column("score %", justify="right")
+    table.add_column("± SE", justify="right")
+    table.add_column("n", justify="right")
     for key, cell in breakdown.cells.items():
         score = "-" if cell.score is None else f"{cell.score:.1f}"
+        extra = (se_text(cell.se, cell.clusters), "" if cell.n is None else str(cell.n))
         if points:
-            _row(table, key, f"{cell.points or 0:g}", f"{cell.max or 0:g}", score)
+            _row(table, key, f"{cell.points or 0:g}", f"{cell.max or 0:g}", score, *extra)
         else:
-            _row(table, key, score)
+            _row(table, key, score, *extra)
     return table
 
 
@@ -167,8 +229,10 @@ def curves_table(view: View, base_lengths: Sequence[int] = DEFAULT_BASE_LENGTHS)
     if with_base:
         table.add_column("Base", justify="right")
         table.add_column("LongScore", justify="right")
+    errors = {**view.curve_errors, "overall": view.length_errors}
     for name, points in curves.items():
-        cells = [f"{points[n]:.1f}" if n in points else "" for n in lengths]
+        mine = errors.get(name, {})
+        cells = [scored_text(points[n], mine.get(n)) if n in points else "" for n in lengths]
         ls = scores.get(name)
         if with_base:
             base = "-" if ls is None or ls.base is None else f"{ls.base:.1f}"
@@ -208,8 +272,13 @@ def print_summary(summary: Summary | dict[str, Any], console: Console | None = N
                 for cells in table.rows:
                     _row(rich_table, *cells)
                 console.print(rich_table)
+        for view in summary.views:
+            for line in interval_lines(summary, view):
+                _say(console, plain(line))
         for note in summary.notes:
             _say(console, plain(note))
+        if cluster_line(summary):
+            _say(console, plain(cluster_line(summary)))
     if summary.statuses:
         _say(
             console,
@@ -396,9 +465,12 @@ def _number_key(text: str) -> tuple[int, float, str]:
 
 __all__ = [
     "breakdown_table",
+    "cluster_line",
     "completeness_table",
     "curves_table",
+    "error_text",
     "headline_text",
+    "interval_lines",
     "length_label",
     "print_catalogue",
     "print_leaderboard",
@@ -406,4 +478,6 @@ __all__ = [
     "print_longscores",
     "print_summary",
     "safe_console",
+    "scored_text",
+    "se_text",
 ]
