@@ -143,7 +143,11 @@ def leaderboard(
     thresholds = tuple(thresholds) or (RULER_THRESHOLD,)
     rows = []
     for summary in summaries:
-        row: dict[str, Any] = {"model": summary.model, "suite": summary.suite}
+        row: dict[str, Any] = {
+            "model": summary.model,
+            "suite": summary.suite,
+            "run_id": summary.run_id,
+        }
         if summary.state == "none":
             rows.append(
                 {**row, "state": "no score", **request_counts(summary.completeness), "lengths": {}}
@@ -163,8 +167,15 @@ def leaderboard(
         overall = longscore(scores, base_lengths)
         if overall.base is not None:
             row["LongScore"] = overall.average if overall.average is not None else overall.undefined
+        error = summary.view.overall_error
+        if error is not None:
+            row["SE"] = error.se
+            row["SE_plain"] = error.se_plain
+        for interval in summary.view.intervals[:1]:
+            row["effective_ci95"] = [interval.low, interval.high]
         named = len(summary.views) > 1 or any(v.name for v in summary.views)
         cells: list[list[Any]] = []
+        cells_se: list[list[Any]] = []
         for view in summary.views:
             prefix = f"{view.name} " if named else ""
             if view.overall is not None:
@@ -177,8 +188,13 @@ def leaderboard(
                         if cell.score is not None:
                             row[f"{prefix}{name}"] = cell.score
                             cells.append([breakdown.key, view.name, name, cell.score])
+                            cells_se.append([breakdown.key, view.name, name, cell.se])
         row["cells"] = cells
+        row["cells_se"] = cells_se
         row["lengths"] = {str(k): v for k, v in sorted(scores.items())}
+        row["lengths_se"] = {
+            str(k): e.se for k, e in sorted(summary.view.length_errors.items()) if e.se is not None
+        }
         rows.append(row)
     # Runs without a score rank last, never as a 0.
     return sorted(rows, key=lambda r: (r["state"] == "no score", -(r.get("overall") or 0.0)))

@@ -319,10 +319,21 @@ def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = 
     per breakdown dimension and view (models as rows, groups as columns), each split into parts
     where the terminal is narrower than the table."""
     cell_keys = {f"{v} {g}" if v else g for row in rows for _, v, g, _ in row.get("cells", [])}
-    skip = {"lengths", "cells", "source", "model", *cell_keys}
+    skip = {
+        "lengths",
+        "cells",
+        "source",
+        "model",
+        "run_id",
+        "SE_plain",
+        "lengths_se",
+        "cells_se",
+        "vs_reference",
+        *cell_keys,
+    }
     columns = list(dict.fromkeys(k for row in rows for k in row if k not in skip))
     # What a reader looks for first comes first (the first part of a split table).
-    first = ("overall", "state", "claimed", "effective", "suite")
+    first = ("overall", "SE", "state", "claimed", "effective", "effective_ci95", "suite")
     columns.sort(key=lambda c: first.index(c) if c in first else len(first))
     lengths = sorted({int(k) for row in rows for k in row.get("lengths", {})})
     console = console or safe_console()
@@ -336,7 +347,7 @@ def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = 
                 _cell(rank),
                 _cell(row.get("model")),
                 *(_cell(row.get(c)) for c in columns),
-                *(_cell(row.get("lengths", {}).get(str(n))) for n in lengths),
+                *(_length_cell(row, str(n)) for n in lengths),
             ]
             for rank, row in enumerate(rows, start=1)
         ],
@@ -353,14 +364,77 @@ def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = 
         table_rows = []
         for rank, row in enumerate(rows, start=1):
             values = {g: v for d, w, g, v in row.get("cells", []) if (d, w) == (dimension, view)}
+            errors = {g: e for d, w, g, e in row.get("cells_se", []) if (d, w) == (dimension, view)}
             if values:
                 table_rows.append(
-                    [_cell(rank), _cell(row["model"]), *(_cell(values.get(n)) for n in names)]
+                    [
+                        _cell(rank),
+                        _cell(row["model"]),
+                        *(_with_se(values.get(n), errors.get(n)) for n in names),
+                    ]
                 )
         print_split(console, title, ["#", "model"], names, table_rows)
+    print_differences(rows, console)
+
+
+def print_differences(rows: Sequence[dict[str, Any]], console: Console | None = None) -> None:
+    """Print each run minus the first run given: overall and per length, with 95% intervals;
+    a difference whose interval holds 0 is marked `noise`."""
+    compared = [row for row in rows if row.get("vs_reference")]
+    if not compared:
+        return
+    console = console or safe_console()
+    lengths = sorted({int(k) for r in compared for k in r["vs_reference"]["by_length"]})
+    reference = compared[0]["vs_reference"]["reference"]
+    table_rows = []
+    for row in compared:
+        made = row["vs_reference"]
+        table_rows.append(
+            [
+                _cell(row.get("model")),
+                _cell("paired" if made["paired"] else "unpaired"),
+                difference_text(made["overall"]),
+                *(difference_text(made["by_length"].get(str(n))) for n in lengths),
+            ]
+        )
+    print_split(
+        console,
+        f"Difference from {reference} (run - reference, points; 95% interval)",
+        ["model", "pairing"],
+        ["overall", *(length_label(n) for n in lengths)],
+        table_rows,
+    )
+    for row in compared:
+        _say(console, plain(f"{row.get('model')}: {row['vs_reference']['note']}"))
+    _say(console, plain("noise: the 95% interval holds 0; the runs do not differ measurably there"))
+
+
+def difference_text(made: Mapping[str, Any] | None) -> Text:
+    """Return `+3.2 [+1.0, +5.4]`, with ` noise` when the interval holds 0."""
+    if not made:
+        return plain("")
+    text = f"{made['difference']:+.1f}"
+    if made.get("ci95"):
+        low, high = made["ci95"]
+        text += f" [{low:+.1f}, {high:+.1f}]"
+    if made.get("within_noise"):
+        return plain(text + " noise", "dim")
+    return plain(text, "bold")
+
+
+def _with_se(value: Any, se: Any) -> Text:
+    if value is None:
+        return plain("")
+    return plain(f"{value} ±{se:.1f}" if isinstance(se, float) else f"{value}")
+
+
+def _length_cell(row: Mapping[str, Any], length: str) -> Text:
+    return _with_se(row.get("lengths", {}).get(length), row.get("lengths_se", {}).get(length))
 
 
 def _cell(value: Any) -> Text:
+    if isinstance(value, list):
+        return plain(" to ".join(str(v) for v in value))
     return plain("" if value is None else value)
 
 
@@ -468,11 +542,13 @@ __all__ = [
     "cluster_line",
     "completeness_table",
     "curves_table",
+    "difference_text",
     "error_text",
     "headline_text",
     "interval_lines",
     "length_label",
     "print_catalogue",
+    "print_differences",
     "print_leaderboard",
     "print_longscore",
     "print_longscores",

@@ -48,6 +48,8 @@ class ScoreResult:
     typed: Summary | None = None
     """The typed summary every report and analysis reads."""
     run_dir: Path | None = None
+    clusters: dict[str, Any] | None = None
+    """Each sample's cluster (the unit it shares with others), for paired comparisons."""
 
     @property
     def result(self) -> Summary:
@@ -118,9 +120,8 @@ def score_run(
         statuses=statuses,
         statuses_by_length=by_length,
     )
-    typed = with_uncertainty(
-        typed, rows, cluster_key_of(suite, documents), cluster_name=cluster_name(suite)
-    )
+    cluster_key = cluster_key_of(suite, documents)
+    typed = with_uncertainty(typed, rows, cluster_key, cluster_name=cluster_name(suite))
     summary = typed.to_dict()
     if persist:
         write_atomic(
@@ -134,6 +135,7 @@ def score_run(
         rows=rows,
         typed=typed,
         run_dir=Path(run_dir),
+        clusters={sid: cluster_key(sample) for sid, sample in samples.items()},
     )
 
 
