@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from longscope.analysis.power import Detectable, detectable, detectable_lines
 from longscope.models.base import Backend, ModelInfo
 from longscope.run.runner import RunOptions, _fits, build_request, check_unique_ids, run_identity
 from longscope.suites.base import BuildContext, Suite
@@ -57,6 +58,8 @@ class Plan:
     rates: Rates | None
     price_in: float | None
     price_out: float | None
+    power: tuple[Detectable, ...] = ()
+    """Per length, the smallest difference the run can detect (`analysis.power`)."""
 
     @property
     def requests(self) -> int:
@@ -119,7 +122,7 @@ class Plan:
                 f"{c.output_tokens:>12,}"
             )
         lines.append(self.forecast())
-        return "\n".join(lines)
+        return "\n".join(lines + detectable_lines(self.power))
 
     def as_dict(self) -> dict[str, Any]:
         """Return the plan as JSON-ready data."""
@@ -134,6 +137,7 @@ class Plan:
             "cost": self.cost,
             "rates": None if self.rates is None else self.rates.__dict__,
             "by_length": [c.__dict__ for c in self.cells],
+            "detectable": [p.as_dict() for p in self.power],
         }
 
 
@@ -235,6 +239,7 @@ async def make_plan(
         rates=rates,
         price_in=price_in,
         price_out=price_out,
+        power=tuple(detectable([s for s, r, q in planned if r == 0 and q is not None], suite)),
     )
 
 
