@@ -75,18 +75,19 @@ def stratified_weights(
     mean; [length, task] the mean over lengths of the mean over tasks of each cell's mean. Only
     non-empty groups count, as the suites average the groups they have.
     """
-    paths = list(zip(*levels, strict=True)) if levels else [()] * n
     weights = np.ones(n)
-    depth = len(levels)
-    for level in range(depth + 1):
-        # Rows sharing the first `level` labels share a parent; its children are the distinct
-        # next labels (at the last level: the rows themselves).
-        children: dict[tuple, set] = {}
-        for i, path in enumerate(paths):
-            child = path[level] if level < depth else i
-            children.setdefault(path[:level], set()).add(child)
-        weights /= np.array([len(children[path[:level]]) for path in paths], dtype=float)
-    return weights, _codes(paths)
+    parent = np.zeros(n, dtype=np.int64)
+    leaves = parent
+    codes = [_codes(list(level)) for level in levels]
+    for depth in range(len(codes) + 1):
+        # Each parent group's weight is shared equally by its distinct children (at the last
+        # level: its rows).
+        child = codes[depth] if depth < len(codes) else np.arange(n, dtype=np.int64)
+        pairs, inverse = np.unique(np.stack([parent, child], axis=1), axis=0, return_inverse=True)
+        weights /= np.bincount(pairs[:, 0])[parent]
+        leaves = parent
+        parent = inverse.reshape(-1)
+    return weights, leaves
 
 
 def clustered_se(

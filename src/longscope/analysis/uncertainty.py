@@ -124,41 +124,64 @@ def units_of(rows: Sequence[ScoredRow], cluster_key: ClusterKey) -> list[Unit]:
     return units
 
 
-def find_field(units: Sequence[Unit], key: str, names: Sequence[str]) -> str | None:
+class Columns:
+    """Units as columns (values, cluster codes, one array per label) for fast selection."""
+
+    def __init__(self, units: Sequence[Unit]) -> None:
+        self.units = list(units)
+        self.value = np.array([u.value for u in self.units], dtype=float)
+        codes: dict[Hashable, int] = {}
+        self.cluster = np.array(
+            [codes.setdefault(u.cluster, len(codes)) for u in self.units], dtype=np.int64
+        )
+        names = dict.fromkeys(f for u in self.units for f in u.labels)
+        self.labels = {
+            f: np.array([u.labels.get(f, "") for u in self.units], dtype=object) for f in names
+        }
+
+    def column(self, name: str) -> np.ndarray:
+        return self.labels.get(name, np.full(len(self.units), "", dtype=object))
+
+    def where(self, **equal: str) -> np.ndarray:
+        """Return the indices of units whose labels equal the given values (`field=value`)."""
+        mask = np.ones(len(self.units), dtype=bool)
+        for name, value in equal.items():
+            mask &= self.column(name) == value
+        return np.flatnonzero(mask)
+
+
+def find_field(units: Sequence[Unit] | Columns, key: str, names: Sequence[str]) -> str | None:
     """Return the label whose values name `names` (the breakdown's own key first), or None."""
+    table = units if isinstance(units, Columns) else Columns(units)
     wanted = set(names)
     if not wanted:
         return None
-    seen: dict[str, set[str]] = {}
-    for unit in units:
-        for field, value in unit.labels.items():
-            seen.setdefault(field, set()).add(value)
+    seen = {f: set(column.tolist()) for f, column in table.labels.items()}
     covering = [f for f, values in seen.items() if wanted <= values]
     if not covering:
         return None
-    preferred = [key, f"meta.{key}", f"meta.{key}%", f"meta.{key}#"]
-    for field in preferred:
+    for field in (key, f"meta.{key}", f"meta.{key}%", f"meta.{key}#"):
         if field in covering:
             return field
     return min(covering, key=lambda f: (len(seen[f] - wanted), f))
 
 
 def _fit(
-    shown: float | None, units: Sequence[Unit], specs: Sequence[Sequence[str]]
+    shown: float | None, table: Columns, index: np.ndarray, specs: Sequence[Sequence[str]]
 ) -> tuple[Estimate, tuple[str, ...]] | None:
     """Return the estimate (and its averaging) that gives back the shown score, else None."""
-    if shown is None or not units:
+    if shown is None or not len(index):
         return None
-    values = [u.value for u in units]
-    clusters = [u.cluster for u in units]
+    values = table.value[index]
+    clusters = table.cluster[index]
     tried: set[tuple[str, ...]] = set()
     for spec in specs:
         spec = tuple(s for s in spec if s)
         if spec in tried:
             continue
         tried.add(spec)
-        levels = [[u.labels.get(name, "") for u in units] for name in spec]
-        est = estimate(values, clusters, levels)
+        levels = [table.column(name)[index].tolist() for name in spec]
+        est = estimate(values, clusters.tolist(), levels)
         if min(abs(est.value - shown), abs(max(0.0, est.value) - shown)) <= TOLERANCE:
             return est, spec
     return None
@@ -202,15 +225,16 @@ def errors_of_view(
     view: View, units: Sequence[Unit], tally: _Tally
 ) -> tuple[View, str | None, dict[int, tuple[str, ...]]]:
     """Return the view with standard errors filled in, its length field and per-length averaging."""
+    table = Columns(units)
     lengths = [str(n) for n in view.by_length]
-    length_field = find_field(units, "length", lengths)
-    category_field = find_field(units, "task", list(view.curves)) if view.curves else None
+    length_field = find_field(table, "length", lengths)
+    category_field = find_field(table, "task", list(view.curves)) if view.curves else None
     length_specs: dict[int, tuple[str, ...]] = {}
     length_errors: dict[int, Error] = {}
     if length_field:
         for length, shown in view.by_length.items():
-            members = [u for u in units if u.labels.get(length_field) == str(length)]
-            found = _fit(shown, members, [(), ("id",), (category_field or "",)])
+            index = table.where(**{length_field: str(length)})
+            found = _fit(shown, table, index, [(), ("id",), (category_field or "",)])
             tally.count(found)
             if found:
                 length_errors[length] = _error(found[0])
@@ -219,19 +243,15 @@ def errors_of_view(
     if length_field and category_field:
         for name, points in view.curves.items():
             for length, shown in points.items():
-                members = [
-                    u
-                    for u in units
-                    if u.labels.get(category_field) == name
-                    and u.labels.get(length_field) == str(length)
-                ]
-                found = _fit(shown, members, [(), ("id",)])
+                index = table.where(**{category_field: name, length_field: str(length)})
+                found = _fit(shown, table, index, [(), ("id",)])
                 tally.count(found)
                 if found:
                     curve_errors.setdefault(name, {})[length] = _error(found[0])
-    in_curve = units
+    everything = np.arange(len(units))
+    in_curve = everything
     if length_field and view.by_length:
-        in_curve = [u for u in units if u.labels.get(length_field) in set(lengths)]
+        in_curve = np.flatnonzero(np.isin(table.column(length_field), lengths))
     overall_specs = [
         (),
         ("id",),
@@ -241,14 +261,14 @@ def errors_of_view(
     ]
     overall = None
     if view.overall is not None:
-        found = _fit(view.overall, units, overall_specs) or _fit(
-            view.overall, in_curve, overall_specs
+        found = _fit(view.overall, table, everything, overall_specs) or _fit(
+            view.overall, table, in_curve, overall_specs
         )
         tally.count(found)
         overall = _error(found[0]) if found else None
     breakdowns = []
     for breakdown in view.breakdowns:
-        breakdowns.append(_breakdown_errors(breakdown, units, length_field, category_field, tally))
+        breakdowns.append(_breakdown_errors(breakdown, table, length_field, category_field, tally))
     return (
         replace(
             view,
@@ -264,13 +284,13 @@ def errors_of_view(
 
 def _breakdown_errors(
     breakdown: Breakdown,
-    units: Sequence[Unit],
+    table: Columns,
     length_field: str | None,
     category_field: str | None,
     tally: _Tally,
 ) -> Breakdown:
     names = [k for k, c in breakdown.cells.items() if c.score is not None]
-    field = find_field(units, breakdown.key, names)
+    field = find_field(table, breakdown.key, names)
     if field is None:
         for _ in names:
             tally.count(None)
@@ -287,7 +307,7 @@ def _breakdown_errors(
         if cell.score is None:
             cells[name] = cell
             continue
-        found = _fit(cell.score, [u for u in units if u.labels.get(field) == name], specs)
+        found = _fit(cell.score, table, table.where(**{field: name}), specs)
         tally.count(found)
         if found is None:
             cells[name] = cell
@@ -302,16 +322,14 @@ def _breakdown_errors(
 # --- bootstrap of numbers read off the curve ----------------------------------------------------
 
 
-def _weighted_stratified(
-    x: np.ndarray, mult: np.ndarray, paths: Sequence[tuple[str, ...]]
-) -> np.ndarray:
+def _weighted_stratified(x: np.ndarray, mult: np.ndarray, paths: Sequence[tuple]) -> np.ndarray:
     """Return, per replicate (rows of `mult`), the mean of means over `paths` of x weighted by mult.
 
     A group left empty by the resampling drops out of its parent's mean, as the suites average
     only the groups they have.
     """
     depth = len(paths[0]) if paths else 0
-    leaves: dict[tuple[str, ...], int] = {}
+    leaves: dict[tuple, int] = {}
     leaf = np.array([leaves.setdefault(p, len(leaves)) for p in paths])
     onehot = np.zeros((len(paths), len(leaves)))
     onehot[np.arange(len(paths)), leaf] = 1.0
@@ -319,7 +337,7 @@ def _weighted_stratified(
         nodes = (mult * x) @ onehot / (mult @ onehot)
     node_paths = list(leaves)
     for level in range(depth, 0, -1):
-        parents: dict[tuple[str, ...], int] = {}
+        parents: dict[tuple, int] = {}
         parent = np.array([parents.setdefault(p[: level - 1], len(parents)) for p in node_paths])
         up = np.zeros((len(node_paths), len(parents)))
         up[np.arange(len(node_paths)), parent] = 1.0
@@ -358,29 +376,40 @@ def curve_replicates(
     at that length; a question asked at every length moves with all its lengths), so every
     replicate keeps the run's design.
     """
-    members = [u for u in units if u.labels.get(length_field) in {str(n) for n in specs}]
-    cluster_ids: dict[Hashable, int] = {}
-    cluster = np.array([cluster_ids.setdefault(u.cluster, len(cluster_ids)) for u in members])
+    table = Columns(units)
+    lengths = table.column(length_field)
+    keep = np.flatnonzero(np.isin(lengths, [str(n) for n in specs]))
+    cluster = table.cluster[keep]
+    length_of = lengths[keep]
     spans: dict[int, set[str]] = {}
-    for unit, c in zip(members, cluster, strict=True):
-        spans.setdefault(int(c), set()).add(unit.labels[length_field])
+    for c, length in zip(cluster.tolist(), length_of.tolist(), strict=True):
+        spans.setdefault(c, set()).add(length)
     strata: dict[frozenset[str], list[int]] = {}
-    for c, span in spans.items():
+    for c, span in sorted(spans.items()):
         strata.setdefault(frozenset(span), []).append(c)
+    groups = int(cluster.max()) + 1 if len(cluster) else 0
     rng = np.random.default_rng(seed)
-    counts = np.zeros((replicates, len(cluster_ids)))
-    for group in strata.values():
-        picks = rng.integers(0, len(group), size=(replicates, len(group)))
-        ids = np.asarray(group)[picks]
-        for r in range(replicates):
-            counts[r] += np.bincount(ids[r], minlength=len(cluster_ids))
-    out = {}
-    for length, spec in specs.items():
-        index = [i for i, u in enumerate(members) if u.labels[length_field] == str(length)]
-        x = np.array([members[i].value for i in index])
-        paths = [tuple(members[i].labels.get(s, "") for s in spec) for i in index]
-        out[length] = _weighted_stratified(x, counts[:, cluster[index]], paths)
-    return out
+    members = {n: np.flatnonzero(length_of == str(n)) for n in specs}
+    paths = {
+        n: list(zip(*(table.column(s)[keep][m].tolist() for s in specs[n]), strict=True))
+        if specs[n]
+        else [()] * len(m)
+        for n, m in members.items()
+    }
+    out: dict[int, list[np.ndarray]] = {n: [] for n in specs}
+    batch = max(1, min(replicates, 2_000_000 // max(1, groups)))
+    for start in range(0, replicates, batch):
+        size = min(batch, replicates - start)
+        counts = np.zeros(size * groups)
+        offsets = (np.arange(size) * groups)[:, None]
+        for group in strata.values():
+            ids = np.asarray(group)[rng.integers(0, len(group), size=(size, len(group)))]
+            counts += np.bincount((ids + offsets).ravel(), minlength=size * groups)
+        counts = counts.reshape(size, groups)
+        for length, index in members.items():
+            x = table.value[keep][index]
+            out[length].append(_weighted_stratified(x, counts[:, cluster[index]], paths[length]))
+    return {n: np.concatenate(parts) for n, parts in out.items()}
 
 
 def curve_intervals(
@@ -491,6 +520,7 @@ def with_uncertainty(
 __all__ = [
     "DEFAULT_REPLICATES",
     "DEFAULT_SEED",
+    "Columns",
     "Unit",
     "cluster_key_of",
     "cluster_name",
