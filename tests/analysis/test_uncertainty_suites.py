@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from longscope.run.scoring import read_run
 
 from .test_every_suite import runs  # noqa: F401  (the module fixture: one stored run per suite)
@@ -61,3 +63,32 @@ def test_hundred_clusters_a_real_question_across_its_lengths() -> None:
     at_8k = {"id": "single_doc_qa-8192-000", "task": "single_doc_qa", "meta": {"source_row": "q7"}}
     other = {"id": "single_doc_qa-8192-001", "task": "single_doc_qa", "meta": {"source_row": "q8"}}
     assert key(at_2k) == key(at_8k) != key(other)
+
+
+def test_rulers_mean_of_task_means_is_found_and_its_error_is_by_the_formula() -> None:
+    import math
+
+    from longscope.analysis.uncertainty import with_uncertainty
+    from longscope.suites.ruler.suite import ruler_summary, summarize_ruler
+    from longscope.types import Generation, Score, ScoredRow
+
+    def row(sid: str, task: str, length: int, value: float) -> ScoredRow:
+        meta = {"target_length": length, "achieved_length": length - 50}
+        sample = {"id": sid, "task": task, "gold": ["a"], "length": length, "meta": meta}
+        return ScoredRow(sample, 0, Generation("x", "ok"), Score(value, 1.0))
+
+    # At 4K task A has 2 samples (1, 0), task B one (1): RULER's 4K score is (50 + 100) / 2 = 75,
+    # not the 66.7 of the three samples.
+    rows = [
+        row("a1", "A", 4096, 1.0),
+        row("a2", "A", 4096, 0.0),
+        row("b1", "B", 4096, 1.0),
+        row("a3", "A", 8192, 1.0),
+        row("b2", "B", 8192, 0.0),
+    ]
+    summary = with_uncertainty(ruler_summary(summarize_ruler(rows, {}, [])), rows)
+    assert summary.by_length[4096] == 75.0
+    assert summary.uncertainty["unmatched"] == 0
+    # Weights 1/4, 1/4, 1/2; residuals +50, -50 (task A's mean) and 100 - 75 = 25 (task B holds
+    # one sample: centred on the estimate). 3/2 * (12.5^2 + 12.5^2 + 12.5^2) = 703.125.
+    assert summary.view.length_errors[4096].se == pytest.approx(math.sqrt(703.125), abs=1e-3)
