@@ -111,6 +111,17 @@ def model_profile(
                 "wAvg_dec": dec,
                 "scores": {str(k): v for k, v in sorted(scores.items())},
                 "effective_by_category": categories,
+                # The bootstrap's 95% intervals (analysis.uncertainty), at RULER's threshold and
+                # at the relative rule, when the run's summary has them.
+                "intervals": {
+                    i.name: {
+                        "estimate": i.estimate,
+                        "median": i.median,
+                        "low": i.low,
+                        "high": i.high,
+                    }
+                    for i in summary.view.intervals
+                },
                 "complete": summary.state == "complete",
                 "requests": request_counts(summary.completeness),
             }

@@ -477,6 +477,9 @@ def print_longscore(
         if name == "overall":
             overall = ls
     print_split(console, title, ["task"], headers, rows)
+    for line in interval_lines(summary, view):
+        if line.startswith("LongScore"):
+            console.print(plain(f"overall {line}"))
     return {"model": model, "longscore": overall}
 
 
