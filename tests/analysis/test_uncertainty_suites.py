@@ -92,3 +92,16 @@ def test_rulers_mean_of_task_means_is_found_and_its_error_is_by_the_formula() ->
     # Weights 1/4, 1/4, 1/2; residuals +50, -50 (task A's mean) and 100 - 75 = 25 (task B holds
     # one sample: centred on the estimate). 3/2 * (12.5^2 + 12.5^2 + 12.5^2) = 703.125.
     assert summary.view.length_errors[4096].se == pytest.approx(math.sqrt(703.125), abs=1e-3)
+
+
+def test_profile_and_leaderboard_carry_the_intervals(runs: dict[str, Path]) -> None:  # noqa: F811
+    from longscope.analysis.profile import leaderboard, model_profile
+
+    summary = read_run(runs["hundred"]).result
+    # Right up to 4K, wrong beyond, every sample: every replicate crosses at 4096.
+    measured = model_profile([summary])["measured"][0]
+    absolute = measured["intervals"]["effective length (>= 85.6)"]
+    assert (absolute["estimate"], absolute["low"], absolute["high"]) == ("4096", "4096", "4096")
+    [row] = leaderboard([summary])
+    assert row["effective_ci95"] == ["4096", "4096"]
+    assert row["SE"] == summary.view.overall_error.se and row["run_id"] == summary.run_id

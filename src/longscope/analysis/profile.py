@@ -111,21 +111,16 @@ def model_profile(
                 "wAvg_dec": dec,
                 "scores": {str(k): v for k, v in sorted(scores.items())},
                 "effective_by_category": categories,
-                # The bootstrap's 95% intervals (analysis.uncertainty), at RULER's threshold and
-                # at the relative rule, when the run's summary has them.
-                "intervals": {
-                    i.name: {
-                        "estimate": i.estimate,
-                        "median": i.median,
-                        "low": i.low,
-                        "high": i.high,
-                    }
-                    for i in summary.view.intervals
-                },
                 "complete": summary.state == "complete",
                 "requests": request_counts(summary.completeness),
             }
         )
+        if summary.view.intervals:
+            # The bootstrap's 95% intervals (analysis.uncertainty): both rules and LongScore.
+            measurements[-1]["intervals"] = {
+                i.name: {"estimate": i.estimate, "median": i.median, "low": i.low, "high": i.high}
+                for i in summary.view.intervals
+            }
     known = [m["effective_length"] for m in measurements if m["effective_length"]]
     return {
         "profile_version": PROFILE_VERSION,
@@ -154,11 +149,9 @@ def leaderboard(
     thresholds = tuple(thresholds) or (RULER_THRESHOLD,)
     rows = []
     for summary in summaries:
-        row: dict[str, Any] = {
-            "model": summary.model,
-            "suite": summary.suite,
-            "run_id": summary.run_id,
-        }
+        row: dict[str, Any] = {"model": summary.model, "suite": summary.suite}
+        if summary.run_id:
+            row["run_id"] = summary.run_id  # `compare` pairs its rows with their runs by it
         if summary.state == "none":
             rows.append(
                 {**row, "state": "no score", **request_counts(summary.completeness), "lengths": {}}
@@ -201,11 +194,14 @@ def leaderboard(
                             cells.append([breakdown.key, view.name, name, cell.score])
                             cells_se.append([breakdown.key, view.name, name, cell.se])
         row["cells"] = cells
-        row["cells_se"] = cells_se
+        if any(se is not None for *_, se in cells_se):
+            row["cells_se"] = cells_se
         row["lengths"] = {str(k): v for k, v in sorted(scores.items())}
-        row["lengths_se"] = {
+        lengths_se = {
             str(k): e.se for k, e in sorted(summary.view.length_errors.items()) if e.se is not None
         }
+        if lengths_se:
+            row["lengths_se"] = lengths_se
         rows.append(row)
     # Runs without a score rank last, never as a 0.
     return sorted(rows, key=lambda r: (r["state"] == "no score", -(r.get("overall") or 0.0)))
