@@ -29,3 +29,15 @@ def test_coverage_benchmark_smoke() -> None:
     ]
     assert clustered > plain
     assert all(70.0 <= value <= 100.0 for value in coverage.values())
+
+
+def test_uncertainty_cost_benchmark_smoke() -> None:
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "bench_uncertainty_cost.py"), "--smoke"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "1560 requests" in done.stdout and "0 unmatched" in done.stdout
