@@ -105,3 +105,24 @@ def test_profile_and_leaderboard_carry_the_intervals(runs: dict[str, Path]) -> N
     [row] = leaderboard([summary])
     assert row["effective_ci95"] == ["4096", "4096"]
     assert row["SE"] == summary.view.overall_error.se and row["run_id"] == summary.run_id
+
+
+def test_every_renderer_shows_the_errors(runs: dict[str, Path], tmp_path: Path) -> None:  # noqa: F811
+    from ..cli_helper import longscope
+
+    run_dir = str(runs["hundred"])
+    summary = read_run(run_dir).result
+    se = summary.view.overall_error.se
+    table = longscope("report", run_dir)
+    assert table.returncode == 0, table.stderr
+    assert f"average 50.0 ± {se:.1f} (95% " in table.stdout
+    assert (
+        "± SE" in table.stdout and "effective length (>= 85.6): 4096 (95% interval" in table.stdout
+    )
+    assert "standard error clustered by the source question" in table.stdout
+    md, html = tmp_path / "r.md", tmp_path / "r.html"
+    written = longscope("report", run_dir, "--markdown", str(md), "--html", str(html))
+    assert written.returncode == 0, written.stderr
+    text = md.read_text(encoding="utf-8")
+    assert f"± {se:.1f}" in text and "| score % | ± SE | n |" in text
+    assert "bands: 95% intervals" in html.read_text(encoding="utf-8")
