@@ -89,10 +89,6 @@ class Interval:
     low: str
     high: str
 
-    def text(self) -> str:
-        """Return `32768 (16384-65536)`: the run's own value, then the 95% interval."""
-        return f"{self.estimate} ({self.low} to {self.high})"
-
 
 @dataclass(frozen=True)
 class Grid:
