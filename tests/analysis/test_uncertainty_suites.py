@@ -125,4 +125,4 @@ def test_every_renderer_shows_the_errors(runs: dict[str, Path], tmp_path: Path) 
     assert written.returncode == 0, written.stderr
     text = md.read_text(encoding="utf-8")
     assert f"± {se:.1f}" in text and "| score % | ± SE | n |" in text
-    assert "bands: 95% intervals" in html.read_text(encoding="utf-8")
+    assert "Score vs length (band: overall" in html.read_text(encoding="utf-8")

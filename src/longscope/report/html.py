@@ -257,7 +257,9 @@ def _view_parts(result: ScoreResult, view: View) -> dict[str, Any]:
         lines = dict(view.curves)
         overall_name = "overall" if lines else (summary.model or "model")
         lines[overall_name] = view.by_length
-        errors = {**view.curve_errors, overall_name: view.length_errors}
+        # One band per plot: the overall curve's (categories' bands would hide each other; their
+        # errors are in the score-by-length table).
+        errors = {overall_name: view.length_errors}
         bands = {
             name: {
                 n: (e.low, e.high)
@@ -268,7 +270,7 @@ def _view_parts(result: ScoreResult, view: View) -> dict[str, Any]:
         }
         images.append(
             (
-                prefix + "Score vs length (bands: 95% intervals)",
+                prefix + f"Score vs length (band: {overall_name}'s 95% interval)",
                 curve_png(
                     lines, RULER_THRESHOLD, f"{prefix}{summary.title} score by length", bands
                 ),
