@@ -47,7 +47,7 @@ def test_paired_difference_per_length_by_hand() -> None:
     assert at_4k.value == pytest.approx(100 / 3)
     assert at_4k.se == pytest.approx(100 / 3)
     assert at_4k.within_noise  # t(2) x 33.3 = 143 points either side
-    # Overall: 0, 100, 0, 100, 0, 0 -> 33.3, SE sqrt(100^2/3 / 6 * ...) by the formula:
+    # Overall: differences 0, 100, 0, 100, 0, 0 -> mean 33.3; one sample per cluster, so:
     # s^2 = (4 * 33.3^2 + 2 * 66.7^2) / 5 = 2666.7; SE = sqrt(2666.7 / 6) = 21.08.
     assert made.overall.value == pytest.approx(100 / 3)
     assert made.overall.se == pytest.approx(math.sqrt(2666.666 / 6), abs=1e-2)
