@@ -642,15 +642,40 @@ def compare(
 
     for threshold in thresholds:
         between(threshold, "--threshold", 0.0, 100.0)
-    summaries = [read_run(run_dir).result for run_dir in run_dirs]
+    results = [read_run(run_dir) for run_dir in run_dirs]
     chosen = tuple(thresholds) or (RULER_THRESHOLD,)
-    rows = leaderboard(summaries, chosen)
+    rows = leaderboard([r.result for r in results], chosen)
+    _attach_differences(rows, [Path(d) for d in run_dirs], results)
     if not published:
         return rows
     for spec in published:
         rows += published_rows(spec).leaderboard_rows(chosen)
     # The runs take their places among the published rows; rows without a score stay last.
     return sorted(rows, key=lambda r: (r["state"] == "no score", -(r.get("overall") or 0.0)))
+
+
+def _attach_differences(
+    rows: list[dict[str, Any]], run_dirs: Sequence[Path], results: Sequence[ScoreResult]
+) -> None:
+    """Give each run's row after the first its difference from the first run (`vs_reference`)."""
+    from longscope.analysis.compare import compare_runs
+
+    if len(results) < 2:
+        return
+
+    def side(path: Path, result: ScoreResult) -> tuple[Any, ...]:
+        return (str(path), result.result, result.rows, result.clusters or {})
+
+    reference = side(run_dirs[0], results[0])
+    # Rows are ranked, not in the order given: each run claims the first unclaimed row of its id.
+    claimed = {next(i for i, r in enumerate(rows) if r.get("run_id") == results[0].run_id)}
+    for path, result in zip(run_dirs[1:], results[1:], strict=True):
+        made = compare_runs(reference, side(path, result))  # type: ignore[arg-type]
+        for index, row in enumerate(rows):
+            if index not in claimed and row.get("run_id") == result.run_id:
+                row["vs_reference"] = made.as_dict()
+                claimed.add(index)
+                break
 
 
 def published_rows(spec: str | Path) -> Any:

@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import asdict, dataclass, field, fields, replace
 from statistics import mean
 from typing import Any
 
@@ -38,6 +38,12 @@ class Cell:
     points: float | None = None
     """Raw points, for suites that count points (LongCtx); `score` is then their percentage."""
     max: float | None = None
+    se: float | None = None
+    """Standard error of `score`, clustered by the suite's unit (`analysis.uncertainty`)."""
+    se_plain: float | None = None
+    """Standard error of `score` as if every request were independent."""
+    clusters: int | None = None
+    """Independent units (documents, haystacks, questions) behind `score`."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +58,36 @@ class Breakdown:
     """Shown as columns by `longscope compare` (a model's profile across runs)."""
     plot: bool = False
     """Drawn as bars in the HTML report."""
+
+
+@dataclass(frozen=True)
+class Error:
+    """The standard errors of one score on a curve or of a headline (points of 100)."""
+
+    se: float | None
+    """Clustered by the unit samples share (the suite's `cluster_key`)."""
+    se_plain: float | None
+    """As if every request were independent."""
+    n: int = 0
+    clusters: int = 0
+    low: float | None = None
+    """The 95% interval (t with clusters - 1 degrees of freedom), when there is an SE."""
+    high: float | None = None
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A bootstrap interval of a number read off the length curve (effective length, LongScore).
+
+    Texts as reports show them (`32768`, `>65536`, `<4096`, `-12.3`); `estimate` is the number
+    from the run itself, `median`, `low` and `high` the bootstrap's 50%, 2.5% and 97.5% points.
+    """
+
+    name: str
+    estimate: str
+    median: str
+    low: str
+    high: str
 
 
 @dataclass(frozen=True)
@@ -112,6 +148,12 @@ class View:
     grids: tuple[Grid, ...] = ()
     tables: tuple[Table, ...] = ()
     facts: tuple[tuple[str, str], ...] = ()
+    overall_error: Error | None = None
+    length_errors: dict[int, Error] = field(default_factory=dict)
+    """Standard error of each `by_length` score (filled by `analysis.uncertainty`)."""
+    curve_errors: dict[str, dict[int, Error]] = field(default_factory=dict)
+    intervals: tuple[Interval, ...] = ()
+    """Bootstrap intervals: effective length (absolute, relative), LongScore."""
 
     def breakdown(self, key: str) -> Breakdown | None:
         return next((b for b in self.breakdowns if b.key == key), None)
@@ -139,6 +181,8 @@ class Summary:
     """Requested / scored / skipped / failed / missing, overall and per length (run.scoring)."""
     statuses: dict[str, int] = field(default_factory=dict)
     statuses_by_length: dict[str, dict[str, int]] = field(default_factory=dict)
+    uncertainty: dict[str, Any] = field(default_factory=dict)
+    """How the errors were computed: cluster unit, bootstrap seed and replicates, caveats."""
 
     # What every consumer asks first: the first view's numbers.
     @property
@@ -172,6 +216,8 @@ class Summary:
             "statuses": dict(self.statuses),
             "statuses_by_length": {k: dict(v) for k, v in self.statuses_by_length.items()},
         }
+        if self.uncertainty:
+            generic["uncertainty"] = self.uncertainty
         out: dict[str, Any] = {"run_id": self.run_id, "suite": self.suite, "model": self.model}
         if self.claimed is not None:
             generic["claimed"] = self.claimed
@@ -247,6 +293,7 @@ class Summary:
             "statuses",
             "statuses_by_length",
             "claimed",
+            "uncertainty",
         }
         native = {
             k: v
@@ -266,6 +313,7 @@ class Summary:
             completeness=data.get("completeness"),
             statuses=dict(generic.get("statuses") or {}),
             statuses_by_length=dict(generic.get("statuses_by_length") or {}),
+            uncertainty=dict(generic.get("uncertainty") or {}),
         )
 
 
@@ -309,10 +357,20 @@ def _view_dict(view: View) -> dict[str, Any]:
             for t in view.tables
         ],
         "facts": [list(f) for f in view.facts],
+        "errors": {
+            "overall": None if view.overall_error is None else asdict(view.overall_error),
+            "by_length": {str(k): asdict(e) for k, e in sorted(view.length_errors.items())},
+            "curves": {
+                name: {str(k): asdict(e) for k, e in sorted(c.items())}
+                for name, c in view.curve_errors.items()
+            },
+        },
+        "intervals": [asdict(i) for i in view.intervals],
     }
 
 
 def _view_from(data: Mapping[str, Any]) -> View:
+    errors = data.get("errors") or {}
     return View(
         name=data.get("name", ""),
         headline=Headline(**data.get("headline", {})),
@@ -338,6 +396,13 @@ def _view_from(data: Mapping[str, Any]) -> View:
             for t in data.get("tables", [])
         ),
         facts=tuple(tuple(f) for f in data.get("facts", [])),  # type: ignore[misc]
+        overall_error=Error(**errors["overall"]) if errors.get("overall") else None,
+        length_errors={int(k): Error(**e) for k, e in errors.get("by_length", {}).items()},
+        curve_errors={
+            name: {int(k): Error(**e) for k, e in c.items()}
+            for name, c in errors.get("curves", {}).items()
+        },
+        intervals=tuple(Interval(**i) for i in data.get("intervals", [])),
     )
 
 
@@ -514,8 +579,10 @@ __all__ = [
     "SUMMARY_VERSION",
     "Breakdown",
     "Cell",
+    "Error",
     "Grid",
     "Headline",
+    "Interval",
     "Summary",
     "Table",
     "View",

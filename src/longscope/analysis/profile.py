@@ -115,6 +115,12 @@ def model_profile(
                 "requests": request_counts(summary.completeness),
             }
         )
+        if summary.view.intervals:
+            # The bootstrap's 95% intervals (analysis.uncertainty): both rules and LongScore.
+            measurements[-1]["intervals"] = {
+                i.name: {"estimate": i.estimate, "median": i.median, "low": i.low, "high": i.high}
+                for i in summary.view.intervals
+            }
     known = [m["effective_length"] for m in measurements if m["effective_length"]]
     return {
         "profile_version": PROFILE_VERSION,
@@ -144,6 +150,8 @@ def leaderboard(
     rows = []
     for summary in summaries:
         row: dict[str, Any] = {"model": summary.model, "suite": summary.suite}
+        if summary.run_id:
+            row["run_id"] = summary.run_id  # `compare` pairs its rows with their runs by it
         if summary.state == "none":
             rows.append(
                 {**row, "state": "no score", **request_counts(summary.completeness), "lengths": {}}
@@ -166,8 +174,15 @@ def leaderboard(
         overall = longscore(scores, base_lengths)
         if overall.base is not None:
             row["LongScore"] = overall.average if overall.average is not None else overall.undefined
+        error = summary.view.overall_error
+        if error is not None:
+            row["SE"] = error.se
+            row["SE_plain"] = error.se_plain
+        for interval in summary.view.intervals[:1]:
+            row["effective_ci95"] = [interval.low, interval.high]
         named = len(summary.views) > 1 or any(v.name for v in summary.views)
         cells: list[list[Any]] = []
+        cells_se: list[list[Any]] = []
         for view in summary.views:
             prefix = f"{view.name} " if named else ""
             if view.overall is not None:
@@ -180,8 +195,16 @@ def leaderboard(
                         if cell.score is not None:
                             row[f"{prefix}{name}"] = cell.score
                             cells.append([breakdown.key, view.name, name, cell.score])
+                            cells_se.append([breakdown.key, view.name, name, cell.se])
         row["cells"] = cells
+        if any(se is not None for *_, se in cells_se):
+            row["cells_se"] = cells_se
         row["lengths"] = {str(k): v for k, v in sorted(scores.items())}
+        lengths_se = {
+            str(k): e.se for k, e in sorted(summary.view.length_errors.items()) if e.se is not None
+        }
+        if lengths_se:
+            row["lengths_se"] = lengths_se
         rows.append(row)
     # Runs without a score rank last, never as a 0.
     return sorted(rows, key=lambda r: (r["state"] == "no score", -(r.get("overall") or 0.0)))

@@ -18,7 +18,13 @@ from longscope import __version__
 from longscope.analysis.effective import RULER_THRESHOLD, effective_length, weighted_averages
 from longscope.analysis.profile import longscores
 from longscope.report.safe_text import markdown, mpl, visible
-from longscope.report.terminal import length_label
+from longscope.report.terminal import (
+    cluster_line,
+    error_text,
+    length_label,
+    scored_text,
+    se_text,
+)
 from longscope.run.scoring import ScoreResult
 from longscope.run.store import RunStore
 from longscope.summary import Breakdown, Grid, View, incomplete_line, no_score_text
@@ -72,16 +78,33 @@ def heatmap_png(grid: Grid, title: str) -> str:
     return _figure_png(fig)
 
 
-def curve_png(curves: dict[str, dict[int, float]], threshold: float, title: str) -> str:
+def curve_png(
+    curves: dict[str, dict[int, float]],
+    threshold: float,
+    title: str,
+    bands: dict[str, dict[int, tuple[float, float]]] | None = None,
+) -> str:
     """Score vs length, one line per model, with the effective-length threshold drawn.
 
+    `bands`: per line, the 95% interval at each length, drawn as a shaded band.
     Labels are untrusted (model and task names): escaped so matplotlib never parses mathtext.
     """
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6, 3.2))
     for label, points in curves.items():
         xs = sorted(points)
-        ax.plot(xs, [points[x] for x in xs], marker="o", label=mpl(label))
+        (line,) = ax.plot(xs, [points[x] for x in xs], marker="o", label=mpl(label))
+        band = (bands or {}).get(label, {})
+        shaded = [x for x in xs if x in band]
+        if len(shaded) > 1:
+            ax.fill_between(
+                shaded,
+                [band[x][0] for x in shaded],
+                [band[x][1] for x in shaded],
+                color=line.get_color(),
+                alpha=0.15,
+                linewidth=0,
+            )
     ax.axhline(
         threshold, color="grey", linestyle="--", linewidth=1, label=f"threshold {threshold:g}"
     )
@@ -96,12 +119,20 @@ def curve_png(curves: dict[str, dict[int, float]], threshold: float, title: str)
     return _figure_png(fig)
 
 
-def bars_png(values: dict[str, float], title: str) -> str:
-    """Horizontal bars on a 0-100 scale."""
+def bars_png(values: dict[str, float], title: str, errors: dict[str, float] | None = None) -> str:
+    """Horizontal bars on a 0-100 scale, with ±1 standard error whiskers where `errors` has one."""
     plt = _plt()
     labels = list(values)
     fig, ax = plt.subplots(figsize=(6, 0.6 + 0.35 * len(labels)))
-    ax.barh(range(len(labels)), [values[k] for k in labels], color="#4c72b0")
+    whiskers = [(errors or {}).get(k, 0.0) for k in labels]
+    ax.barh(
+        range(len(labels)),
+        [values[k] for k in labels],
+        color="#4c72b0",
+        xerr=whiskers if any(whiskers) else None,
+        ecolor="#333",
+        capsize=3,
+    )
     ax.set_yticks(range(len(labels)), [mpl(k) for k in labels])
     ax.set_xlim(0, 100)
     ax.invert_yaxis()
@@ -178,11 +209,14 @@ def _number_key(text: str) -> tuple[int, float, str]:
 
 def _breakdown_table(breakdown: Breakdown) -> dict[str, Any]:
     points = any(c.points is not None for c in breakdown.cells.values())
-    columns = [breakdown.key, *(["points", "max"] if points else []), "score %"]
+    columns = [breakdown.key, *(["points", "max"] if points else []), "score %", "± SE", "n"]
     rows = []
     for key, cell in breakdown.cells.items():
         score = "-" if cell.score is None else f"{cell.score:.1f}"
-        rows.append([key, *([f"{cell.points:g}", f"{cell.max:g}"] if points else []), score])
+        extra = [se_text(cell.se, cell.clusters), "" if cell.n is None else str(cell.n)]
+        rows.append(
+            [key, *([f"{cell.points:g}", f"{cell.max:g}"] if points else []), score, *extra]
+        )
     return {"title": breakdown.title, "columns": columns, "rows": rows}
 
 
@@ -196,8 +230,10 @@ def _curves_table(view: View) -> dict[str, Any] | None:
     columns = ["category", *(length_label(n) for n in lengths)]
     columns += ["Base", "LongScore"] if with_base else []
     rows = []
+    errors = {**view.curve_errors, "overall": view.length_errors}
     for name, points in curves.items():
-        row = [name, *(f"{points[n]:.1f}" if n in points else "" for n in lengths)]
+        mine = errors.get(name, {})
+        row = [name, *(scored_text(points[n], mine.get(n)) if n in points else "" for n in lengths)]
         ls = scores.get(name)
         if with_base:
             row.append("-" if ls is None or ls.base is None else f"{ls.base:.1f}")
@@ -219,18 +255,35 @@ def _view_parts(result: ScoreResult, view: View) -> dict[str, Any]:
         images.append((prefix + grid.title, heatmap_png(grid, prefix + grid.title)))
     if len(view.by_length) > 1:
         lines = dict(view.curves)
-        lines["overall" if lines else (summary.model or "model")] = view.by_length
+        overall_name = "overall" if lines else (summary.model or "model")
+        lines[overall_name] = view.by_length
+        # One band per plot: the overall curve's (categories' bands would hide each other; their
+        # errors are in the score-by-length table).
+        errors = {overall_name: view.length_errors}
+        bands = {
+            name: {
+                n: (e.low, e.high)
+                for n, e in points.items()
+                if e.low is not None and e.high is not None
+            }
+            for name, points in errors.items()
+        }
         images.append(
             (
-                prefix + "Score vs length",
-                curve_png(lines, RULER_THRESHOLD, f"{prefix}{summary.title} score by length"),
+                prefix + f"Score vs length (band: {overall_name}'s 95% interval)",
+                curve_png(
+                    lines, RULER_THRESHOLD, f"{prefix}{summary.title} score by length", bands
+                ),
             )
         )
     for breakdown in view.breakdowns:
         values = {k: c.score for k, c in breakdown.cells.items() if c.score is not None}
         if breakdown.plot and values:
             title = f"{prefix}{breakdown.title}"
-            images.append((title, bars_png(values, f"{title} (score %)")))
+            whiskers = {k: c.se for k, c in breakdown.cells.items() if c.se is not None}
+            images.append(
+                (f"{title} (whiskers: ±1 SE)", bars_png(values, f"{title} (score %)", whiskers))
+            )
     defined = {name: ls.average for name, ls in longscores(view).items() if ls.average is not None}
     if defined and len(view.by_length) > 1 and view.curves:
         # LongScore is a relative change (%): shift to a 0-100 bar where 100 means no loss.
@@ -246,8 +299,17 @@ def _view_parts(result: ScoreResult, view: View) -> dict[str, Any]:
     if view.by_length:
         eff = effective_length(view.by_length, RULER_THRESHOLD)
         inc, dec = weighted_averages(view.by_length)
-        facts.append((f"{prefix}effective length (>= {RULER_THRESHOLD:g})", eff.label))
+        if not view.intervals:
+            facts.append((f"{prefix}effective length (>= {RULER_THRESHOLD:g})", eff.label))
         facts.append((f"{prefix}wAvg inc / dec", f"{inc} / {dec}"))
+    for interval in view.intervals:
+        facts.append(
+            (
+                f"{prefix}{interval.name}",
+                f"{interval.estimate} (95% interval {interval.low} to {interval.high}, "
+                f"median {interval.median})",
+            )
+        )
     tables = []
     curves = _curves_table(view)
     if curves is not None:
@@ -291,7 +353,9 @@ def _section(result: ScoreResult) -> dict[str, Any]:
         }
     headlines, facts, images, tables = [], [], [], []
     for view in summary.views:
-        text = f"{view.headline.label} {view.headline.text()}"
+        text = (
+            f"{view.headline.label} {view.headline.text()}{error_text(view, view.headline.digits)}"
+        )
         if view.headline.note:
             text += f", {view.headline.note}"
         headlines.append(f"{view.name}: {text}" if view.name else text)
@@ -300,6 +364,11 @@ def _section(result: ScoreResult) -> dict[str, Any]:
         images += parts["images"]
         tables += parts["tables"]
     facts.append(("claimed / held context", str(summary.claimed)))
+    boot = summary.uncertainty.get("bootstrap")
+    if boot:
+        facts.append(
+            ("bootstrap", f"{boot['replicates']} replicates of the clusters, seed {boot['seed']}")
+        )
     headline = "; ".join(headlines)
     if state == "provisional":
         headline += " (provisional: incomplete run)"
@@ -320,7 +389,7 @@ def _section(result: ScoreResult) -> dict[str, Any]:
             visible(k): {visible(s): n for s, n in v.items()}
             for k, v in summary.statuses_by_length.items()
         },
-        "notes": [visible(n) for n in summary.notes],
+        "notes": [visible(n) for n in (*summary.notes, cluster_line(summary)) if n],
     }
 
 

@@ -20,6 +20,7 @@ from longscope.analysis.profile import longscores
 from longscope.report.safe_text import plain
 from longscope.summary import (
     Breakdown,
+    Error,
     Grid,
     Summary,
     View,
@@ -128,8 +129,59 @@ def headline_text(summary: Summary, view: View) -> Text:
         (summary.title,),
         start + f"{head.label} ",
         (f"{head.score:.{head.digits}f}{head.scale}",),
+        error_text(view, head.digits),
         provisional,
         level + note,
+    )
+
+
+def error_text(view: View, digits: int = 1) -> str:
+    """Return ` ± 3.1 (95% 55.2 to 67.6, 40 clusters)` for the view's overall score, or ""."""
+    error = view.overall_error
+    if error is None or view.headline.score != view.overall:
+        return ""
+    if error.se is None:
+        return f" ± n/a ({error.clusters} cluster)"
+    return (
+        f" ± {error.se:.{digits}f} (95% {error.low:.{digits}f} to {error.high:.{digits}f}, "
+        f"{error.clusters} clusters)"
+    )
+
+
+def se_text(se: float | None, clusters: int | None = None) -> str:
+    """Return a standard error as a table shows it: `3.1`, or `n/a` (one cluster, or none)."""
+    if se is None:
+        return "n/a" if clusters else ""
+    return f"{se:.1f}"
+
+
+def scored_text(score: float, error: Error | None) -> str:
+    """Return `84.2 ±3.1` (a curve's cell), or the score alone without an error."""
+    if error is None or error.se is None:
+        return f"{score:.1f}"
+    return f"{score:.1f} ±{error.se:.1f}"
+
+
+def interval_lines(summary: Summary, view: View) -> list[str]:
+    """Return a line per bootstrap interval: `effective length (>= 85.6): 4096 (95% 2048 to 4096)`."""
+    boot = summary.uncertainty.get("bootstrap", {})
+    how = f"cluster bootstrap, {boot.get('replicates')} replicates, seed {boot.get('seed')}"
+    prefix = f"{view.name}: " if view.name else ""
+    return [
+        f"{prefix}{i.name}: {i.estimate} (95% interval {i.low} to {i.high}, median {i.median}; {how})"
+        for i in view.intervals
+    ]
+
+
+def cluster_line(summary: Summary) -> str:
+    """Return the line that says what ± means in this run's tables."""
+    record = summary.uncertainty
+    if not record:
+        return ""
+    return (
+        f"±: standard error clustered by {record['cluster']} "
+        f"({record['clusters']} clusters, {record['requests']} requests); "
+        "n/a where one cluster stands behind a score"
     )
 
 
@@ -141,12 +193,15 @@ def breakdown_table(breakdown: Breakdown) -> Table:
         table.add_column("points", justify="right")
         table.add_column("max", justify="right")
     table.add_column("score %", justify="right")
+    table.add_column("± SE", justify="right")
+    table.add_column("n", justify="right")
     for key, cell in breakdown.cells.items():
         score = "-" if cell.score is None else f"{cell.score:.1f}"
+        extra = (se_text(cell.se, cell.clusters), "" if cell.n is None else str(cell.n))
         if points:
-            _row(table, key, f"{cell.points or 0:g}", f"{cell.max or 0:g}", score)
+            _row(table, key, f"{cell.points or 0:g}", f"{cell.max or 0:g}", score, *extra)
         else:
-            _row(table, key, score)
+            _row(table, key, score, *extra)
     return table
 
 
@@ -176,8 +231,10 @@ def curves_table(view: View, base_lengths: Sequence[int] = DEFAULT_BASE_LENGTHS)
     if with_base:
         table.add_column("Base", justify="right")
         table.add_column("LongScore", justify="right")
+    errors = {**view.curve_errors, "overall": view.length_errors}
     for name, points in curves.items():
-        cells = [f"{points[n]:.1f}" if n in points else "" for n in lengths]
+        mine = errors.get(name, {})
+        cells = [scored_text(points[n], mine.get(n)) if n in points else "" for n in lengths]
         ls = scores.get(name)
         if with_base:
             base = "-" if ls is None or ls.base is None else f"{ls.base:.1f}"
@@ -217,8 +274,13 @@ def print_summary(summary: Summary | dict[str, Any], console: Console | None = N
                 for cells in table.rows:
                     _row(rich_table, *cells)
                 console.print(rich_table)
+        for view in summary.views:
+            for line in interval_lines(summary, view):
+                _say(console, plain(line))
         for note in summary.notes:
             _say(console, plain(note))
+        if cluster_line(summary):
+            _say(console, plain(cluster_line(summary)))
     if summary.statuses:
         _say(
             console,
@@ -259,10 +321,21 @@ def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = 
     per breakdown dimension and view (models as rows, groups as columns), each split into parts
     where the terminal is narrower than the table."""
     cell_keys = {f"{v} {g}" if v else g for row in rows for _, v, g, _ in row.get("cells", [])}
-    skip = {"lengths", "cells", "source", "model", *cell_keys}
+    skip = {
+        "lengths",
+        "cells",
+        "source",
+        "model",
+        "run_id",
+        "SE_plain",
+        "lengths_se",
+        "cells_se",
+        "vs_reference",
+        *cell_keys,
+    }
     columns = list(dict.fromkeys(k for row in rows for k in row if k not in skip))
     # What a reader looks for first comes first (the first part of a split table).
-    first = ("overall", "state", "claimed", "effective", "suite")
+    first = ("overall", "SE", "state", "claimed", "effective", "effective_ci95", "suite")
     columns.sort(key=lambda c: first.index(c) if c in first else len(first))
     lengths = sorted({int(k) for row in rows for k in row.get("lengths", {})})
     console = console or safe_console()
@@ -276,7 +349,7 @@ def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = 
                 _cell(rank),
                 _cell(row.get("model")),
                 *(_cell(row.get(c)) for c in columns),
-                *(_cell(row.get("lengths", {}).get(str(n))) for n in lengths),
+                *(_length_cell(row, str(n)) for n in lengths),
             ]
             for rank, row in enumerate(rows, start=1)
         ],
@@ -293,14 +366,77 @@ def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = 
         table_rows = []
         for rank, row in enumerate(rows, start=1):
             values = {g: v for d, w, g, v in row.get("cells", []) if (d, w) == (dimension, view)}
+            errors = {g: e for d, w, g, e in row.get("cells_se", []) if (d, w) == (dimension, view)}
             if values:
                 table_rows.append(
-                    [_cell(rank), _cell(row["model"]), *(_cell(values.get(n)) for n in names)]
+                    [
+                        _cell(rank),
+                        _cell(row["model"]),
+                        *(_with_se(values.get(n), errors.get(n)) for n in names),
+                    ]
                 )
         print_split(console, title, ["#", "model"], names, table_rows)
+    print_differences(rows, console)
+
+
+def print_differences(rows: Sequence[dict[str, Any]], console: Console | None = None) -> None:
+    """Print each run minus the first run given: overall and per length, with 95% intervals;
+    a difference whose interval holds 0 is marked `noise`."""
+    compared = [row for row in rows if row.get("vs_reference")]
+    if not compared:
+        return
+    console = console or safe_console()
+    lengths = sorted({int(k) for r in compared for k in r["vs_reference"]["by_length"]})
+    reference = compared[0]["vs_reference"]["reference"]
+    table_rows = []
+    for row in compared:
+        made = row["vs_reference"]
+        table_rows.append(
+            [
+                _cell(row.get("model")),
+                _cell("paired" if made["paired"] else "unpaired"),
+                difference_text(made["overall"]),
+                *(difference_text(made["by_length"].get(str(n))) for n in lengths),
+            ]
+        )
+    print_split(
+        console,
+        f"Difference from {reference} (run - reference, points; 95% interval)",
+        ["model", "pairing"],
+        ["overall", *(length_label(n) for n in lengths)],
+        table_rows,
+    )
+    for row in compared:
+        _say(console, plain(f"{row.get('model')}: {row['vs_reference']['note']}"))
+    _say(console, plain("noise: the 95% interval holds 0; the runs do not differ measurably there"))
+
+
+def difference_text(made: Mapping[str, Any] | None) -> Text:
+    """Return `+3.2 [+1.0, +5.4]`, with ` noise` when the interval holds 0."""
+    if not made:
+        return plain("")
+    text = f"{made['difference']:+.1f}"
+    if made.get("ci95"):
+        low, high = made["ci95"]
+        text += f" [{low:+.1f}, {high:+.1f}]"
+    if made.get("within_noise"):
+        return plain(text + " noise", "dim")
+    return plain(text, "bold")
+
+
+def _with_se(value: Any, se: Any) -> Text:
+    if value is None:
+        return plain("")
+    return plain(f"{value} ±{se:.1f}" if isinstance(se, float) else f"{value}")
+
+
+def _length_cell(row: Mapping[str, Any], length: str) -> Text:
+    return _with_se(row.get("lengths", {}).get(length), row.get("lengths_se", {}).get(length))
 
 
 def _cell(value: Any) -> Text:
+    if isinstance(value, list):
+        return plain(" to ".join(str(v) for v in value))
     return plain("" if value is None else value)
 
 
@@ -343,6 +479,9 @@ def print_longscore(
         if name == "overall":
             overall = ls
     print_split(console, title, ["task"], headers, rows)
+    for line in interval_lines(summary, view):
+        if line.startswith("LongScore"):
+            console.print(plain(f"overall {line}"))
     return {"model": model, "longscore": overall}
 
 
@@ -405,14 +544,21 @@ def _number_key(text: str) -> tuple[int, float, str]:
 
 __all__ = [
     "breakdown_table",
+    "cluster_line",
     "completeness_table",
     "curves_table",
+    "difference_text",
+    "error_text",
     "headline_text",
+    "interval_lines",
     "length_label",
     "print_catalogue",
+    "print_differences",
     "print_leaderboard",
     "print_longscore",
     "print_longscores",
     "print_summary",
     "safe_console",
+    "scored_text",
+    "se_text",
 ]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from longscope.analysis.power import Detectable, detectable, detectable_lines
 from longscope.models.base import Backend, ModelInfo
 from longscope.run.runner import (
     RunOptions,
@@ -66,6 +67,8 @@ class Plan:
     price_out: float | None
     shard: str = ""
     """`shard 1/4: 29 of 88 samples` when the run is one shard of a larger one."""
+    power: tuple[Detectable, ...] = ()
+    """Per length, the smallest difference the run can detect (`analysis.power`)."""
 
     @property
     def requests(self) -> int:
@@ -129,7 +132,7 @@ class Plan:
                 f"{c.output_tokens:>12,}"
             )
         lines.append(self.forecast())
-        return "\n".join(lines)
+        return "\n".join(lines + detectable_lines(self.power))
 
     def as_dict(self) -> dict[str, Any]:
         """Return the plan as JSON-ready data."""
@@ -145,6 +148,7 @@ class Plan:
             "rates": None if self.rates is None else self.rates.__dict__,
             "by_length": [c.__dict__ for c in self.cells],
             "shard": self.shard or None,
+            "detectable": [p.as_dict() for p in self.power],
         }
 
 
@@ -247,6 +251,7 @@ async def make_plan(
         rates=rates,
         price_in=price_in,
         price_out=price_out,
+        power=tuple(detectable([s for s, r, q in planned if r == 0 and q is not None], suite)),
     )
 
 

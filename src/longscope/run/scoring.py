@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from longscope.analysis.uncertainty import cluster_key_of, cluster_name, with_uncertainty
 from longscope.files import write_atomic
 from longscope.models.overflow import is_stored_overflow
 from longscope.run.store import SHARD_KEY, RunStore
@@ -48,6 +49,8 @@ class ScoreResult:
     typed: Summary | None = None
     """The typed summary every report and analysis reads."""
     run_dir: Path | None = None
+    clusters: dict[str, Any] | None = None
+    """Each sample's cluster (the unit it shares with others), for paired comparisons."""
 
     @property
     def result(self) -> Summary:
@@ -85,6 +88,7 @@ def score_run(
         overrides = {k: v for k, v in (scoring or {}).items() if v is not None}
         suite = create_suite(run["suite"], {**header["params"], **overrides})
         samples = store.samples(run_id)
+        documents = store.context_hashes(run_id)
         # A suite that uses a judge is handed each answer's stored verdict (run.judge).
         judging = callable(getattr(suite, "judge_task", None))
         judgements = store.judgements(run_id) if judging else {}
@@ -125,6 +129,8 @@ def score_run(
         statuses=statuses,
         statuses_by_length=by_length,
     )
+    cluster_key = cluster_key_of(suite, documents)
+    typed = with_uncertainty(typed, rows, cluster_key, cluster_name=cluster_name(suite))
     summary = typed.to_dict()
     if persist:
         write_atomic(
@@ -138,6 +144,7 @@ def score_run(
         rows=rows,
         typed=typed,
         run_dir=Path(run_dir),
+        clusters={sid: cluster_key(sample) for sid, sample in samples.items()},
     )
 
 

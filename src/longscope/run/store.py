@@ -427,6 +427,13 @@ class RunStore:
         )
         return {sid: json.loads(data) for sid, data in rows}
 
+    def context_hashes(self, run_id: str) -> dict[str, str]:
+        """Return each sample's context hash: samples reading the same document share one."""
+        rows = self._db.execute(
+            "SELECT sample_id, context_hash FROM samples WHERE run_id=?", (run_id,)
+        )
+        return dict(rows.fetchall())
+
     def context(self, run_id: str, sample_id: str) -> str:
         row = self._db.execute(
             "SELECT c.text FROM samples s JOIN contexts c ON c.hash = s.context_hash "

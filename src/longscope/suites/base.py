@@ -16,7 +16,9 @@ Optional, each found by name and used only when present:
 - `import_predictions(path, params) -> ImportedRun` (`score SUITE --predictions FILE`);
 - `calibrate(tiers) -> dict` (`longscope calibrate`);
 - `PUBLISHED` (a file in `analysis.published`'s format) or `published() -> Published`
-  (`compare --published SUITE`).
+  (`compare --published SUITE`);
+- `cluster_key(sample) -> Hashable`: the unit samples share, for clustered standard errors and the
+  bootstrap (`analysis.uncertainty`); default: the document (samples with the same context).
 
 Samples are sized with `prompt_fit` (BOS, a known chat template, else a margin) and carry their
 output budget and counted prompt length as `Sample.max_tokens` / `Sample.prompt_tokens`.

@@ -426,6 +426,10 @@ class HundredSuite:
     ) -> Score:
         return score_answer(sample, generation.text, self.metric, judgement)
 
+    def cluster_key(self, sample: dict[str, Any]) -> str:
+        """The source question (task and row), asked at every length."""
+        return f"{sample['task']}:{sample['meta'].get('source_row', sample['id'])}"
+
     def summarize(self, rows: Sequence[ScoredRow]) -> Summary:
         native = {
             "metric": self.metric,

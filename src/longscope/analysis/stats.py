@@ -1,0 +1,227 @@
+"""The numbers behind every error bar: clustered standard errors, intervals, paired differences.
+
+Pure functions of arrays; no suite, store or report is known here (`analysis.uncertainty` applies
+them to a scored run). numpy only: see docs/statistics.md for why not scipy.
+
+A score is a mean of per-request values, possibly a mean of group means (RULER averages its tasks,
+then its lengths). Such an estimate is linear in the values, sum_i w_i x_i, so its variance has
+the sandwich form used by the clustered-errors literature (Miller 2024, "Adding Error Bars to
+Evals", eq. for clustered SE): group the residuals x_i - mean(leaf of i) by cluster, add the
+weighted residuals within each cluster, and sum their squares, times G / (G - 1) for G clusters.
+With every request its own cluster this is the plain (i.i.d.) standard error, s / sqrt(n) for a
+single mean.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from statistics import NormalDist
+
+import numpy as np
+
+Z95 = NormalDist().inv_cdf(0.975)
+"""1.959964: the normal quantile of a two-sided 95% interval."""
+
+# Student's t, 0.975 quantile, df 1..30 (standard tables); beyond 30 the normal quantile is within
+# 2% of it. scipy would give these for any df; 30 numbers do not justify a 40 MB dependency.
+_T975 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
+
+
+def t975(df: int) -> float:
+    """Return Student's t 0.975 quantile for `df` degrees of freedom (normal past 30)."""
+    if df < 1:
+        return math.inf
+    return _T975[df - 1] if df <= len(_T975) else Z95
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A score (points of 100) with its standard errors and what stands behind it."""
+
+    value: float
+    se: float | None
+    """Clustered by the suite's unit (document, haystack, question with its repeats)."""
+    se_plain: float | None
+    """As if every request were independent (what most harnesses print)."""
+    n: int
+    """Requests (rows) behind the score."""
+    clusters: int
+
+    def interval(self) -> tuple[float, float] | None:
+        """Return the 95% interval, t with clusters - 1 degrees of freedom (None without an SE)."""
+        if self.se is None:
+            return None
+        half = t975(self.clusters - 1) * self.se
+        return (self.value - half, self.value + half)
+
+
+def _codes(labels: Sequence[Hashable]) -> np.ndarray:
+    index: dict[Hashable, int] = {}
+    return np.array([index.setdefault(label, len(index)) for label in labels], dtype=np.int64)
+
+
+def stratified_weights(
+    levels: Sequence[Sequence[Hashable]], n: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return (weight per row, leaf code per row) of a mean of means over nested `levels`.
+
+    `levels` = [] is the plain mean (weight 1/n). [task] is the mean over tasks of each task's
+    mean; [length, task] the mean over lengths of the mean over tasks of each cell's mean. Only
+    non-empty groups count, as the suites average the groups they have.
+    """
+    weights = np.ones(n)
+    parent = np.zeros(n, dtype=np.int64)
+    leaves = parent
+    codes = [_codes(list(level)) for level in levels]
+    for depth in range(len(codes) + 1):
+        # Each parent group's weight is shared equally by its distinct children (at the last
+        # level: its rows).
+        child = codes[depth] if depth < len(codes) else np.arange(n, dtype=np.int64)
+        pairs, inverse = np.unique(np.stack([parent, child], axis=1), axis=0, return_inverse=True)
+        weights /= np.bincount(pairs[:, 0])[parent]
+        leaves = parent
+        parent = inverse.reshape(-1)
+    return weights, leaves
+
+
+def clustered_se(
+    x: np.ndarray, weights: np.ndarray, leaves: np.ndarray, clusters: np.ndarray
+) -> float | None:
+    """Return the sandwich SE of sum(w x): cluster sums of w (x - leaf mean), G/(G-1) corrected.
+
+    A leaf (a group averaged on its own) that holds a single cluster cannot show how clusters
+    vary within it: its residuals are taken from the whole estimate instead of its own mean (the
+    conservative "adjust" rule for lonely units in survey statistics), never counted as 0.
+    """
+    groups = int(clusters.max()) + 1 if len(clusters) else 0
+    if groups < 2:
+        return None
+    means = np.bincount(leaves, weights=x) / np.bincount(leaves)
+    pairs = np.unique(np.stack([leaves, clusters]), axis=1)
+    lonely = np.bincount(pairs[0], minlength=len(means)) == 1
+    centre = np.where(lonely[leaves], float(np.dot(weights, x)), means[leaves])
+    residual = weights * (x - centre)
+    sums = np.bincount(clusters, weights=residual, minlength=groups)
+    return float(math.sqrt(groups / (groups - 1) * float(np.sum(sums**2))))
+
+
+def estimate(
+    values: Sequence[float],
+    clusters: Sequence[Hashable],
+    levels: Sequence[Sequence[Hashable]] = (),
+) -> Estimate:
+    """Return the (mean of means over `levels`) of `values` with clustered and plain SEs."""
+    x = np.asarray(values, dtype=float)
+    n = len(x)
+    if n == 0:
+        return Estimate(math.nan, None, None, 0, 0)
+    weights, leaves = stratified_weights(levels, n)
+    codes = _codes(list(clusters))
+    return Estimate(
+        value=float(np.dot(weights, x)),
+        se=clustered_se(x, weights, leaves, codes),
+        se_plain=clustered_se(x, weights, leaves, np.arange(n)),
+        n=n,
+        clusters=int(codes.max()) + 1,
+    )
+
+
+@dataclass(frozen=True)
+class Difference:
+    """Run A minus run B on one slice (a length, or overall), with its 95% interval."""
+
+    value: float
+    se: float | None
+    low: float | None
+    high: float | None
+    n: int
+    """Samples compared (paired) or requests of both runs (unpaired)."""
+    clusters: int
+    paired: bool
+
+    @property
+    def within_noise(self) -> bool:
+        """True when the 95% interval holds 0 (or there is no interval to say otherwise)."""
+        return self.low is None or self.high is None or self.low <= 0.0 <= self.high
+
+    def as_dict(self) -> dict[str, object]:
+        return {
+            "difference": round(self.value, 3),
+            "se": None if self.se is None else round(self.se, 3),
+            "ci95": None if self.low is None else [round(self.low, 3), round(self.high or 0, 3)],
+            "n": self.n,
+            "clusters": self.clusters,
+            "paired": self.paired,
+            "within_noise": self.within_noise,
+        }
+
+
+def paired_difference(differences: Sequence[float], clusters: Sequence[Hashable]) -> Difference:
+    """Return the mean per-sample difference (A - B) with its clustered SE and 95% interval."""
+    est = estimate(differences, clusters)
+    interval = est.interval()
+    low, high = interval if interval else (None, None)
+    return Difference(est.value, est.se, low, high, est.n, est.clusters, True)
+
+
+def unpaired_difference(a: Estimate, b: Estimate) -> Difference:
+    """Return A - B for runs on different samples: SEs add in quadrature (Welch, fewer clusters)."""
+    if a.se is None or b.se is None:
+        return Difference(a.value - b.value, None, None, None, a.n + b.n, 0, False)
+    se = math.sqrt(a.se**2 + b.se**2)
+    half = t975(min(a.clusters, b.clusters) - 1) * se
+    diff = a.value - b.value
+    return Difference(diff, se, diff - half, diff + half, a.n + b.n, a.clusters + b.clusters, False)
+
+
+POWER_Z = NormalDist().inv_cdf(0.8)
+"""0.8416: the normal quantile for 80% power."""
+WORST_SD = 50.0
+"""The largest standard deviation a 0-100 score can have (right/wrong answers at 50%)."""
+
+
+def detectable_difference(clusters: int, sd: float = WORST_SD) -> float | None:
+    """Return the smallest A - B a paired comparison on `clusters` units detects (80%, 5%).
+
+    (z 0.975 + z 0.8) x sd x sqrt(2 / clusters): two runs whose per-unit scores have standard
+    deviation `sd` and are uncorrelated (the conservative case; paired runs that agree on the
+    easy and hard samples do better).
+    """
+    if clusters < 2:
+        return None
+    return (Z95 + POWER_Z) * sd * math.sqrt(2.0 / clusters)
+
+
+def score_halfwidth(clusters: int, sd: float = WORST_SD) -> float | None:
+    """Return the 95% interval's half-width of one score on `clusters` units of `sd`."""
+    if clusters < 2:
+        return None
+    return t975(clusters - 1) * sd / math.sqrt(clusters)
+
+
+def quantile_index(values: np.ndarray, q: float) -> int:
+    """Return the `q` quantile of integer outcomes as one of them (no interpolation between)."""
+    return int(np.quantile(values, q, method="inverted_cdf"))
+
+
+__all__ = [
+    "WORST_SD",
+    "Z95",
+    "Difference",
+    "Estimate",
+    "clustered_se",
+    "detectable_difference",
+    "estimate",
+    "paired_difference",
+    "quantile_index",
+    "score_halfwidth",
+    "stratified_weights",
+    "t975",
+    "unpaired_difference",
+]

@@ -1,0 +1,535 @@
+"""Standard errors and bootstrap intervals for every score of a scored run, whatever the suite.
+
+`with_uncertainty(summary, rows, cluster_key)` returns the summary with:
+- a clustered and a plain standard error on every breakdown cell, every point of the length curve
+  and of the per-category curves, and the overall score;
+- bootstrap intervals (clusters resampled, seeded, recorded) of the effective length at RULER's
+  threshold and at the relative one (90% of the score at the shortest length), and of LongScore.
+
+Nothing here knows a suite. A suite's cells are means of per-request values (or means of group
+means, as RULER averages tasks then lengths), so each shown score is found again from the requests:
+the group a request counts in is read from its sample's fields (the breakdown's key, else the field
+whose values are the cell names), and the way the suite averaged (plain mean, mean over samples of
+their repeats, mean over tasks, mean over lengths...) is the first of a few candidates that gives
+back the shown number to its rounding. A score that no candidate reproduces gets no standard error
+(counted in `uncertainty.unmatched`): an error bar is never drawn on a number it does not describe.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+import numpy as np
+
+from longscope.analysis.effective import RULER_THRESHOLD, effective_length, relative_threshold
+from longscope.analysis.longscore import DEFAULT_BASE_LENGTHS, longscore
+from longscope.analysis.stats import Estimate, estimate, quantile_index
+from longscope.summary import Breakdown, Error, Interval, Summary, View
+from longscope.types import SCORABLE, ScoredRow
+
+DEFAULT_SEED = 0
+DEFAULT_REPLICATES = 1000
+RELATIVE_FRACTION = 0.9
+TOLERANCE = 0.051
+"""How far a recomputed score may sit from the shown one: shown scores are rounded to 0.1."""
+
+ClusterKey = Callable[[Mapping[str, Any]], Hashable]
+
+
+def default_cluster_key(sample: Mapping[str, Any]) -> str:
+    """The sample itself: its repeats are one cluster."""
+    return str(sample["id"])
+
+
+def cluster_key_of(suite: Any, documents: Mapping[str, str] | None = None) -> ClusterKey:
+    """Return the suite's `cluster_key(sample)` when it declares one, else the document.
+
+    `documents`: each sample's context hash (the store's); samples reading the same document or
+    haystack are one cluster, and a sample's repeats always are.
+    """
+    hook = getattr(suite, "cluster_key", None)
+    if callable(hook):
+        return hook
+    if not documents:
+        return default_cluster_key
+    known = dict(documents)
+    return lambda sample: known.get(str(sample["id"]), str(sample["id"]))
+
+
+def cluster_name(suite: Any) -> str:
+    """Return what the suite's clusters are, from its `cluster_key` docstring's first line."""
+    hook = getattr(suite, "cluster_key", None)
+    doc = (getattr(hook, "__doc__", None) or "").strip().splitlines()
+    if callable(hook) and doc:
+        line = doc[0].rstrip(".")
+        return line[:1].lower() + line[1:]
+    return "the document (samples reading the same context are one cluster, with their repeats)"
+
+
+@dataclass(frozen=True)
+class Unit:
+    """One request as the statistics see it: its value (0-100), cluster and sample labels."""
+
+    value: float
+    cluster: Hashable
+    labels: dict[str, str]
+
+
+_BUCKET = re.compile(r"^(\d+)[kK]$")
+
+
+def labels_of(sample: Mapping[str, Any]) -> dict[str, str]:
+    """Every scalar field of a sample (and of its meta) as text, with two derived forms.
+
+    A fraction in [0, 1] also reads as a percentage (`depth` 0.5 -> `50%`, as depth cells are
+    named) and a bucket like `8k` as tokens (`8192`, as length curves are keyed).
+    """
+    out = {"id": str(sample.get("id"))}
+    for key, value in sample.items():
+        if isinstance(value, str | int | float) and key not in ("context", "question"):
+            out[key] = str(value)
+    meta = sample.get("meta") or {}
+    for key, value in meta.items():
+        if isinstance(value, bool) or not isinstance(value, str | int | float):
+            continue
+        out[f"meta.{key}"] = str(value)
+        if isinstance(value, float) and 0.0 <= value <= 1.0:
+            out[f"meta.{key}%"] = f"{round(value * 100)}%"
+        if isinstance(value, str):
+            bucket = _BUCKET.match(value)
+            if bucket:
+                out[f"meta.{key}#"] = str(int(bucket.group(1)) * 1024)
+            if "language" in sample:
+                out[f"language+{key}"] = f"{sample['language']} {value}"
+    return out
+
+
+def units_of(rows: Sequence[ScoredRow], cluster_key: ClusterKey) -> list[Unit]:
+    """Return a unit per graded request; a failed request counts 0, as every suite counts it.
+
+    A judge that failed to rule is neither right nor wrong: its request leaves the statistics, as
+    it leaves the suites' cells.
+    """
+    units = []
+    for row in rows:
+        if row.score is not None and row.score.evidence.get("judge_failed"):
+            continue
+        ok = row.generation.status in SCORABLE and row.score is not None
+        value = 100.0 * row.score.fraction if ok and row.score else 0.0
+        units.append(Unit(value, cluster_key(row.sample), labels_of(row.sample)))
+    return units
+
+
+class Columns:
+    """Units as columns (values, cluster codes, one array per label) for fast selection."""
+
+    def __init__(self, units: Sequence[Unit]) -> None:
+        self.units = list(units)
+        self.value = np.array([u.value for u in self.units], dtype=float)
+        codes: dict[Hashable, int] = {}
+        self.cluster = np.array(
+            [codes.setdefault(u.cluster, len(codes)) for u in self.units], dtype=np.int64
+        )
+        names = dict.fromkeys(f for u in self.units for f in u.labels)
+        self.labels = {
+            f: np.array([u.labels.get(f, "") for u in self.units], dtype=object) for f in names
+        }
+
+    def column(self, name: str) -> np.ndarray:
+        return self.labels.get(name, np.full(len(self.units), "", dtype=object))
+
+    def where(self, **equal: str) -> np.ndarray:
+        """Return the indices of units whose labels equal the given values (`field=value`)."""
+        mask = np.ones(len(self.units), dtype=bool)
+        for name, value in equal.items():
+            mask &= self.column(name) == value
+        return np.flatnonzero(mask)
+
+
+def find_field(units: Sequence[Unit] | Columns, key: str, names: Sequence[str]) -> str | None:
+    """Return the label whose values name `names` (the breakdown's own key first), or None."""
+    table = units if isinstance(units, Columns) else Columns(units)
+    wanted = set(names)
+    if not wanted:
+        return None
+    seen = {f: set(column.tolist()) for f, column in table.labels.items()}
+    covering = [f for f, values in seen.items() if wanted <= values]
+    if not covering:
+        return None
+    for field in (key, f"meta.{key}", f"meta.{key}%", f"meta.{key}#"):
+        if field in covering:
+            return field
+    return min(covering, key=lambda f: (len(seen[f] - wanted), f))
+
+
+def _fit(
+    shown: float | None, table: Columns, index: np.ndarray, specs: Sequence[Sequence[str]]
+) -> tuple[Estimate, tuple[str, ...]] | None:
+    """Return the estimate (and its averaging) that gives back the shown score, else None."""
+    if shown is None or not len(index):
+        return None
+    values = table.value[index]
+    clusters = table.cluster[index]
+    tried: set[tuple[str, ...]] = set()
+    for spec in specs:
+        spec = tuple(s for s in spec if s)
+        if spec in tried:
+            continue
+        tried.add(spec)
+        levels = [table.column(name)[index].tolist() for name in spec]
+        est = estimate(values, clusters.tolist(), levels)
+        if min(abs(est.value - shown), abs(max(0.0, est.value) - shown)) <= TOLERANCE:
+            return est, spec
+    return None
+
+
+def _error(est: Estimate) -> Error:
+    interval = est.interval()
+    # Scores live on 0-100: an interval past either end says nothing more than the end itself.
+    low, high = (
+        (None, None) if interval is None else (max(0.0, interval[0]), min(100.0, interval[1]))
+    )
+    return Error(
+        _round(est.se), _round(est.se_plain), est.n, est.clusters, _round(low), _round(high)
+    )
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
+
+
+@dataclass
+class _Tally:
+    matched: int = 0
+    unmatched: int = 0
+
+    def count(self, found: object) -> None:
+        if found is None:
+            self.unmatched += 1
+        else:
+            self.matched += 1
+
+
+def view_units(view: View, units: Sequence[Unit], views: int) -> list[Unit]:
+    """Return the units of one view: all of them, or those whose sample names the view (a mode)."""
+    if views <= 1 and not view.name:
+        return list(units)
+    return [u for u in units if view.name in u.labels.values()]
+
+
+def errors_of_view(
+    view: View, units: Sequence[Unit], tally: _Tally
+) -> tuple[View, str | None, dict[int, tuple[str, ...]]]:
+    """Return the view with standard errors filled in, its length field and per-length averaging."""
+    table = Columns(units)
+    lengths = [str(n) for n in view.by_length]
+    length_field = find_field(table, "length", lengths)
+    category_field = find_field(table, "task", list(view.curves)) if view.curves else None
+    length_specs: dict[int, tuple[str, ...]] = {}
+    length_errors: dict[int, Error] = {}
+    if length_field:
+        for length, shown in view.by_length.items():
+            index = table.where(**{length_field: str(length)})
+            found = _fit(shown, table, index, [(), ("id",), (category_field or "",)])
+            tally.count(found)
+            if found:
+                length_errors[length] = _error(found[0])
+                length_specs[length] = found[1]
+    curve_errors: dict[str, dict[int, Error]] = {}
+    if length_field and category_field:
+        for name, points in view.curves.items():
+            for length, shown in points.items():
+                index = table.where(**{category_field: name, length_field: str(length)})
+                found = _fit(shown, table, index, [(), ("id",)])
+                tally.count(found)
+                if found:
+                    curve_errors.setdefault(name, {})[length] = _error(found[0])
+    everything = np.arange(len(units))
+    in_curve = everything
+    if length_field and view.by_length:
+        in_curve = np.flatnonzero(np.isin(table.column(length_field), lengths))
+    overall_specs = [
+        (),
+        ("id",),
+        (length_field or "",),
+        (length_field or "", category_field or ""),
+        (category_field or "",),
+    ]
+    overall = None
+    if view.overall is not None:
+        found = _fit(view.overall, table, everything, overall_specs) or _fit(
+            view.overall, table, in_curve, overall_specs
+        )
+        tally.count(found)
+        overall = _error(found[0]) if found else None
+    breakdowns = []
+    for breakdown in view.breakdowns:
+        breakdowns.append(_breakdown_errors(breakdown, table, length_field, category_field, tally))
+    return (
+        replace(
+            view,
+            overall_error=overall,
+            length_errors=length_errors,
+            curve_errors=curve_errors,
+            breakdowns=tuple(breakdowns),
+        ),
+        length_field,
+        length_specs,
+    )
+
+
+def _breakdown_errors(
+    breakdown: Breakdown,
+    table: Columns,
+    length_field: str | None,
+    category_field: str | None,
+    tally: _Tally,
+) -> Breakdown:
+    names = [k for k, c in breakdown.cells.items() if c.score is not None]
+    field = find_field(table, breakdown.key, names)
+    if field is None:
+        for _ in names:
+            tally.count(None)
+        return breakdown
+    specs = [
+        (),
+        ("id",),
+        (length_field or "",),
+        (category_field or "",),
+        (length_field or "", category_field or ""),
+    ]
+    cells = {}
+    for name, cell in breakdown.cells.items():
+        if cell.score is None:
+            cells[name] = cell
+            continue
+        found = _fit(cell.score, table, table.where(**{field: name}), specs)
+        tally.count(found)
+        if found is None:
+            cells[name] = cell
+            continue
+        est = found[0]
+        cells[name] = replace(
+            cell, se=_round(est.se), se_plain=_round(est.se_plain), clusters=est.clusters
+        )
+    return replace(breakdown, cells=cells)
+
+
+# --- bootstrap of numbers read off the curve ----------------------------------------------------
+
+
+def _weighted_stratified(x: np.ndarray, mult: np.ndarray, paths: Sequence[tuple]) -> np.ndarray:
+    """Return, per replicate (rows of `mult`), the mean of means over `paths` of x weighted by mult.
+
+    A group left empty by the resampling drops out of its parent's mean, as the suites average
+    only the groups they have.
+    """
+    depth = len(paths[0]) if paths else 0
+    leaves: dict[tuple, int] = {}
+    leaf = np.array([leaves.setdefault(p, len(leaves)) for p in paths])
+    onehot = np.zeros((len(paths), len(leaves)))
+    onehot[np.arange(len(paths)), leaf] = 1.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        nodes = (mult * x) @ onehot / (mult @ onehot)
+    node_paths = list(leaves)
+    for level in range(depth, 0, -1):
+        parents: dict[tuple, int] = {}
+        parent = np.array([parents.setdefault(p[: level - 1], len(parents)) for p in node_paths])
+        up = np.zeros((len(node_paths), len(parents)))
+        up[np.arange(len(node_paths)), parent] = 1.0
+        present = ~np.isnan(nodes)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            nodes = (np.where(present, nodes, 0.0) @ up) / (present.astype(float) @ up)
+        node_paths = list(parents)
+    return nodes[:, 0]
+
+
+def _ordinal(curve: Mapping[int, float], threshold: float) -> int:
+    """Return the effective length as an index into the sorted lengths (-1: below the first)."""
+    found = effective_length(curve, threshold)
+    lengths = sorted(curve)
+    return -1 if found.tokens is None else lengths.index(found.tokens)
+
+
+def _ordinal_label(index: int, lengths: Sequence[int]) -> str:
+    if index < 0:
+        return f"<{lengths[0]}"
+    if index == len(lengths) - 1:
+        return f">{lengths[-1]}"
+    return str(lengths[index])
+
+
+def curve_replicates(
+    units: Sequence[Unit],
+    length_field: str,
+    specs: Mapping[int, tuple[str, ...]],
+    seed: int,
+    replicates: int,
+) -> dict[int, np.ndarray]:
+    """Return {length: score per bootstrap replicate}, clusters resampled with replacement.
+
+    Clusters are resampled within strata of the lengths they span (a haystack at one length stays
+    at that length; a question asked at every length moves with all its lengths), so every
+    replicate keeps the run's design.
+    """
+    table = Columns(units)
+    lengths = table.column(length_field)
+    keep = np.flatnonzero(np.isin(lengths, [str(n) for n in specs]))
+    cluster = table.cluster[keep]
+    length_of = lengths[keep]
+    spans: dict[int, set[str]] = {}
+    for c, length in zip(cluster.tolist(), length_of.tolist(), strict=True):
+        spans.setdefault(c, set()).add(length)
+    strata: dict[frozenset[str], list[int]] = {}
+    for c, span in sorted(spans.items()):
+        strata.setdefault(frozenset(span), []).append(c)
+    groups = int(cluster.max()) + 1 if len(cluster) else 0
+    rng = np.random.default_rng(seed)
+    members = {n: np.flatnonzero(length_of == str(n)) for n in specs}
+    paths = {
+        n: list(zip(*(table.column(s)[keep][m].tolist() for s in specs[n]), strict=True))
+        if specs[n]
+        else [()] * len(m)
+        for n, m in members.items()
+    }
+    out: dict[int, list[np.ndarray]] = {n: [] for n in specs}
+    batch = max(1, min(replicates, 2_000_000 // max(1, groups)))
+    for start in range(0, replicates, batch):
+        size = min(batch, replicates - start)
+        counts = np.zeros(size * groups)
+        offsets = (np.arange(size) * groups)[:, None]
+        for group in strata.values():
+            ids = np.asarray(group)[rng.integers(0, len(group), size=(size, len(group)))]
+            counts += np.bincount((ids + offsets).ravel(), minlength=size * groups)
+        counts = counts.reshape(size, groups)
+        for length, index in members.items():
+            x = table.value[keep][index]
+            out[length].append(_weighted_stratified(x, counts[:, cluster[index]], paths[length]))
+    return {n: np.concatenate(parts) for n, parts in out.items()}
+
+
+def curve_intervals(
+    view: View,
+    units: Sequence[Unit],
+    length_field: str | None,
+    specs: Mapping[int, tuple[str, ...]],
+    *,
+    seed: int = DEFAULT_SEED,
+    replicates: int = DEFAULT_REPLICATES,
+    threshold: float = RULER_THRESHOLD,
+    fraction: float = RELATIVE_FRACTION,
+) -> tuple[Interval, ...]:
+    """Return bootstrap intervals of effective length (absolute, relative) and LongScore."""
+    if length_field is None or len(specs) < 2 or set(specs) != set(view.by_length):
+        return ()
+    reps = curve_replicates(units, length_field, specs, seed, replicates)
+    lengths = sorted(reps)
+    curves = [{n: float(reps[n][r]) for n in lengths} for r in range(replicates)]
+    curves = [c for c in curves if not any(math.isnan(v) for v in c.values())]
+    if not curves:
+        return ()
+    shown = dict(view.by_length)
+    out = []
+    absolute = np.array([_ordinal(c, threshold) for c in curves])
+    out.append(
+        _ordinal_interval(f"effective length (>= {threshold:g})", shown, absolute, threshold)
+    )
+    base = shown[lengths[0]]
+    relative = np.array([_ordinal(c, relative_threshold(c[lengths[0]], fraction)) for c in curves])
+    out.append(
+        _ordinal_interval(
+            f"effective length (>= {fraction:.0%} of the {lengths[0]} score)",
+            shown,
+            relative,
+            relative_threshold(base, fraction),
+        )
+    )
+    own = longscore(shown, DEFAULT_BASE_LENGTHS)
+    if own.average is not None:
+        values = [longscore(c, DEFAULT_BASE_LENGTHS).average for c in curves]
+        defined = np.array([v for v in values if v is not None])
+        if len(defined):
+            low, mid, high = np.quantile(defined, [0.025, 0.5, 0.975])
+            out.append(
+                Interval(
+                    "LongScore",
+                    f"{own.average:+.1f}",
+                    f"{mid:+.1f}",
+                    f"{low:+.1f}",
+                    f"{high:+.1f}",
+                )
+            )
+    return tuple(out)
+
+
+def _ordinal_interval(
+    name: str, shown: Mapping[int, float], outcomes: np.ndarray, threshold: float
+) -> Interval:
+    lengths = sorted(shown)
+    own = _ordinal(shown, threshold)
+    return Interval(
+        name,
+        _ordinal_label(own, lengths),
+        _ordinal_label(quantile_index(outcomes, 0.5), lengths),
+        _ordinal_label(quantile_index(outcomes, 0.025), lengths),
+        _ordinal_label(quantile_index(outcomes, 0.975), lengths),
+    )
+
+
+def with_uncertainty(
+    summary: Summary,
+    rows: Sequence[ScoredRow],
+    cluster_key: ClusterKey = default_cluster_key,
+    *,
+    seed: int = DEFAULT_SEED,
+    replicates: int = DEFAULT_REPLICATES,
+    cluster_name: str = "the sample (its repeats are one cluster)",
+) -> Summary:
+    """Return `summary` with standard errors on its scores and intervals on its curve numbers."""
+    units = units_of(rows, cluster_key)
+    tally = _Tally()
+    views = []
+    for view in summary.views:
+        mine = view_units(view, units, len(summary.views))
+        filled, length_field, specs = errors_of_view(view, mine, tally)
+        intervals = curve_intervals(
+            filled, mine, length_field, specs, seed=seed, replicates=replicates
+        )
+        views.append(replace(filled, intervals=intervals))
+    record = {
+        "cluster": cluster_name,
+        "clusters": len({u.cluster for u in units}),
+        "requests": len(units),
+        "standard_errors": tally.matched,
+        "unmatched": tally.unmatched,
+        "interval": "95%: t with clusters - 1 degrees of freedom",
+        "bootstrap": {
+            "seed": seed,
+            "replicates": replicates,
+            "method": "clusters resampled with replacement within the lengths they span; "
+            "percentile interval (2.5%, 50%, 97.5%)",
+        },
+    }
+    return replace(summary, views=tuple(views), uncertainty=record)
+
+
+__all__ = [
+    "DEFAULT_REPLICATES",
+    "DEFAULT_SEED",
+    "Columns",
+    "Unit",
+    "cluster_key_of",
+    "cluster_name",
+    "curve_intervals",
+    "curve_replicates",
+    "default_cluster_key",
+    "errors_of_view",
+    "find_field",
+    "labels_of",
+    "units_of",
+    "with_uncertainty",
+]
