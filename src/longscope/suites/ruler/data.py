@@ -10,6 +10,8 @@ from __future__ import annotations
 import functools
 import json
 import re
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,9 +41,58 @@ def wonderwords_lists() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ..
         ) from exc
 
     def read(name: str) -> tuple[str, ...]:
-        return tuple(line.rstrip() for line in (assets / name).read_text("utf-8").splitlines())
+        with (assets / name).open("r", encoding="utf-8") as f:  # as wonderwords reads them
+            return tuple(line.rstrip() for line in f.readlines())
 
     return read("nounlist.txt"), read("adjectivelist.txt"), read("verblist.txt")
+
+
+class PairWords(Sequence[str]):
+    """RULER's needle keys: `sorted(set(f"{adj}-{noun}"))` over wonderwords' lists, by index.
+
+    RULER builds this 6.2-million-string list to draw from it; here an index maps to its string
+    without the list: each adjective's strings are one sorted run (its nouns in order), and runs
+    whose ranges overlap (one adjective a prefix of another) are merged and sorted once.
+    """
+
+    def __init__(self, adjs: Sequence[str], nouns: Sequence[str]) -> None:
+        self.nouns = sorted(set(nouns))
+        last = self.nouns[-1]
+        spans = sorted((f"{a}-{self.nouns[0]}", f"{a}-{last}", a) for a in set(adjs))
+        self.blocks: list[tuple[str, ...]] = []
+        """Each block: one adjective, or several whose runs interleave."""
+        for lo, hi, adj in spans:
+            if self.blocks and lo <= self._top:
+                self.blocks[-1] += (adj,)
+                self._top = max(self._top, hi)
+            else:
+                self.blocks.append((adj,))
+                self._top = hi
+        self.starts = [0]
+        for block in self.blocks:
+            self.starts.append(self.starts[-1] + len(block) * len(self.nouns))
+        self._merged: dict[int, list[str]] = {}
+
+    def __len__(self) -> int:
+        return self.starts[-1]
+
+    def __getitem__(self, index: int) -> str:  # type: ignore[override]
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        b = bisect_right(self.starts, index) - 1
+        block, offset = self.blocks[b], index - self.starts[b]
+        if len(block) == 1:
+            return f"{block[0]}-{self.nouns[offset]}"
+        if b not in self._merged:
+            self._merged[b] = sorted(f"{a}-{n}" for a in block for n in self.nouns)
+        return self._merged[b][offset]
+
+
+@functools.cache
+def pair_words() -> PairWords:
+    """Return RULER's needle keys (`adjective-noun`) as a sequence (see `PairWords`)."""
+    nouns, adjs, _ = wonderwords_lists()
+    return PairWords(adjs, nouns)
 
 
 @functools.cache
@@ -87,16 +138,115 @@ def split_sentences(text: str) -> list[str]:
     return [p for p in out if p]
 
 
+Splitter = Callable[[str], list[tuple[int, int]]]
+"""Sentence spans (start, end) of a text."""
+
+
+def _regex_spans(text: str) -> list[tuple[int, int]]:
+    spans, start = [], 0
+    for sentence in split_sentences(text):
+        start = text.index(sentence, start)
+        spans.append((start, start + len(sentence)))
+        start += len(sentence)
+    return spans
+
+
+PUNKT_DIRS: list[Path] = []
+"""Further folders holding `tokenizers/punkt_tab/english/` (the data cache adds its own)."""
+
+
+@functools.cache
+def punkt_splitter() -> Splitter | None:
+    """Return nltk's English punkt (what RULER's `sent_tokenize` runs), or None without it.
+
+    RULER cuts the essay with nltk's `sent_tokenize`, which reads the `punkt_tab` model from an
+    nltk data folder; the same spans come from the same model here.
+    """
+    try:
+        import nltk
+        from nltk.tokenize import PunktTokenizer  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    for folder in PUNKT_DIRS:
+        if str(folder) not in nltk.data.path:
+            nltk.data.path.append(str(folder))
+    try:
+        punkt = PunktTokenizer("english")
+    except LookupError:
+        return None
+    return lambda text: list(punkt.span_tokenize(text))
+
+
+class EssayHaystack:
+    """RULER's essay haystack: its words (`re.sub(r"\\s+", " ", text).split(" ")`, repeated as it
+    repeats them) and the sentences `sent_tokenize` cuts from the first n of them.
+
+    The sentences of a prefix are the long text's sentences up to the prefix's end (a boundary is
+    decided by the words on its two sides): the long text is cut once, not once per size tried.
+    """
+
+    def __init__(self, words: Sequence[str], splitter: Splitter, exact: bool) -> None:
+        self.words = list(words)
+        self.splitter = splitter
+        self.exact = exact
+        """Whether the splitter is nltk's punkt (RULER's), not the regular-expression stand-in."""
+        self._upto = 0
+        self._text = ""
+        self._lead = 0
+        self._spans: list[tuple[int, int]] = []
+        self._starts: list[int] = []
+
+    def prefix(self, n: int) -> list[str]:
+        """Return RULER's first `n` haystack words (the essay repeated past its end)."""
+        if n <= len(self.words):
+            return self.words[:n]
+        repeats = (n + len(self.words) - 1) // len(self.words)
+        return (self.words * repeats)[:n]
+
+    def sentences(self, n: int) -> list[str]:
+        """Return `sent_tokenize(" ".join(first n words).strip())`."""
+        if n > self._upto:
+            upto = max(2 * n, 4096)
+            joined = " ".join(self.prefix(upto))
+            self._lead = len(joined) - len(joined.lstrip())
+            self._text = joined.strip()
+            self._spans = self.splitter(self._text)
+            self._starts = [s for s, _ in self._spans]
+            self._upto = upto
+        end = len(" ".join(self.prefix(n)).rstrip()) - self._lead
+        if end <= 0:
+            return []
+        text = self._text
+        last = bisect_left(self._starts, end)
+        out = [text[s:e] for s, e in self._spans[:last]]
+        if out:
+            s, e = self._spans[last - 1]
+            out[-1] = text[s : min(e, end)]
+        return out
+
+
 @dataclass(frozen=True)
 class Essays:
     """The essay haystack: RULER's words (whitespace-normalised) cut into sentences."""
 
-    sentences: tuple[str, ...]
+    text: str
     source: str
+
+    @functools.cached_property
+    def sentences(self) -> tuple[str, ...]:
+        """The sentences of the whitespace-normalised text, cut by a regular expression."""
+        return tuple(split_sentences(re.sub(r"\s+", " ", self.text).strip()))
+
+    @functools.cached_property
+    def haystack(self) -> EssayHaystack:
+        """RULER's essay haystack, cut by punkt where nltk and its data are installed."""
+        punkt = punkt_splitter()
+        words = re.sub(r"\s+", " ", self.text).split(" ")
+        return EssayHaystack(words, punkt or _regex_spans, punkt is not None)
 
 
 def load_essays(path: str | Path) -> Essays:
-    """Return the essays of a `{"text": ...}` file, whitespace-normalised and cut into sentences."""
+    """Return the essays of a `{"text": ...}` file (RULER's PaulGrahamEssays.json)."""
     try:
         text = _Essays.model_validate(_read_json(path, "essays")).text
     except ValidationError as exc:
@@ -104,10 +254,9 @@ def load_essays(path: str | Path) -> Essays:
             f"essays file {str(path)!r} is not RULER's format (a JSON object with a 'text' string): "
             "give PaulGrahamEssays.json as RULER's download script writes it"
         ) from exc
-    words = re.sub(r"\s+", " ", text).strip()
-    if not words:
+    if not text.strip():
         raise UsageError(f"essays file {str(path)!r} holds no text: give a non-empty essays file")
-    return Essays(tuple(split_sentences(words)), str(path))
+    return Essays(text, str(path))
 
 
 class _Answer(BaseModel):

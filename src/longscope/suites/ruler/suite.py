@@ -4,22 +4,23 @@ Comparable with RULER's published table when every task runs on RULER's data (th
 the two QA sets are local files the user gives) at RULER's lengths, sample count and seed; the run
 header (`comparable_with_published`) and the summary say when a run is not.
 
-Where longscope differs from RULER's scripts, and why the scores still compare:
-- Each sample gets the largest haystack that fits its length, counted in the model's tokenizer
-  (RULER searches one size per task and length, then shrinks a sample that overflows).
-- Random draws follow RULER's definitions (keys, values, depths, chains, frequencies, documents)
-  but not its random streams: the samples are RULER's kind, not RULER's bytes.
-- The essay is cut into sentences by a regular expression, not nltk's punkt (which needs a
-  download); needles go between sentences at RULER's depths either way.
-- Chat models get the task as their user message, without the answer prefix (a chat template
-  cannot end inside the assistant's turn); base models get RULER's prompt and answer prefix.
+By default (`fill=ruler`) every sample is the one RULER's `prepare.py` writes for the same task,
+length, index, tokenizer and `random_seed` (see `generate`): its haystack search, its random draws,
+its prompts. Where longscope differs from RULER's scripts:
+- `fill=exact` gives each sample the largest haystack that fits (see `tight`): prompts up to 19%
+  longer than RULER's at the same length, so such a run is marked not comparable.
+- Without nltk and its punkt data the essay is cut into sentences by a regular expression
+  (needles then land between other sentences): marked not comparable.
+- Chat models get RULER's base prompt as their user message, without the answer prefix (a chat
+  template cannot end inside the assistant's turn); base models get RULER's prompt and answer
+  prefix, wrapped in RULER's model template (`model_template`).
 """
 
 from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from statistics import mean
 from typing import Any
@@ -29,7 +30,7 @@ from longscope.analysis.profile import weighted_averages
 from longscope.errors import UsageError
 from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow, prompt_fit
 from longscope.suites.params import Param
-from longscope.suites.ruler import generate
+from longscope.suites.ruler import generate, tight
 from longscope.suites.ruler.data import load_essays, load_hotpotqa, load_squad
 from longscope.suites.ruler.scoring import match_all, match_part, postprocess, task_score
 from longscope.suites.ruler.tasks import (
@@ -125,6 +126,9 @@ class RulerSuite:
         Param("words", "str", None, "cwe past wonderwords' words: RULER's english_words.json"),
         Param("model_template", "choice", "base", "RULER's model template in completion mode",
               choices=tuple(MODEL_TEMPLATES)),
+        Param("fill", "choice", "ruler", "haystack size: ruler (RULER's own search, its samples "
+              "byte for byte) or exact (the largest that fits; not comparable)",
+              choices=("ruler", "exact")),
     )  # fmt: skip
     version = "ruler-1"
     default_repeats = 1
@@ -142,6 +146,7 @@ class RulerSuite:
         hotpotqa: str | None = None,
         words: str | None = None,
         model_template: str = "base",
+        fill: str = "ruler",
     ) -> None:
         unknown = [t for t in tasks if t not in TASKS]
         if unknown or not tasks:
@@ -156,6 +161,9 @@ class RulerSuite:
                 f"unknown model_template {model_template!r}: use one of RULER's "
                 f"{', '.join(MODEL_TEMPLATES)}"
             )
+        if fill not in ("ruler", "exact"):
+            raise ValueError(f"unknown fill {fill!r}: use ruler (RULER's samples) or exact")
+        self.fill = fill
         self.model_template = model_template
         self.tasks = tuple(tasks)
         self.lengths = tuple(sorted({int(n) for n in lengths}))
@@ -191,6 +199,7 @@ class RulerSuite:
                 hotpotqa=params.get("hotpotqa") or None,
                 words=params.get("words") or None,
                 model_template=params.get("model_template") or "base",
+                fill=params.get("fill") or "ruler",
             )
         except ValueError as exc:
             if isinstance(exc, UsageError):
@@ -258,6 +267,7 @@ class RulerSuite:
             "samples": self.samples,
             "random_seed": self.seed,
             "model_template": self.model_template,
+            "fill": self.fill,
             **{k: str(v) for k, v in sorted(self.data.items())},
             "ruler": RULER_REVISION,
             "comparable_with_published": not self.differences(),
@@ -283,10 +293,10 @@ class RulerSuite:
             self._env_data = loaded
         return self._env_data
 
-    def env(self, ctx: BuildContext) -> generate.Env:
-        """Return the generators' shared state for one tokenizer and prompt mode."""
+    def env(self, ctx: BuildContext) -> tight.Env:
+        """Return the tight fill's shared state for one tokenizer and prompt mode (`fill=exact`)."""
         loaded = self._load()
-        return generate.Env(
+        return tight.Env(
             ctx.tokenizer,
             ctx.prompt_mode,
             self.seed,
@@ -296,22 +306,92 @@ class RulerSuite:
             extra_words=loaded["words"],
         )
 
+    def ruler_env(self, ctx: BuildContext) -> generate.Env:
+        """Return what RULER's generators read (`fill=ruler`); chat models get the base prompt."""
+        loaded = self._load()
+        essays = loaded.get("essays")
+        return generate.Env(
+            self.seed,
+            model_template=self.model_template if ctx.prompt_mode == "completion" else "base",
+            essays=essays.haystack if essays is not None else None,
+            qa=loaded["qa"],
+            extra_words=loaded["words"],
+        )
+
     def build(self, ctx: BuildContext) -> list[Sample]:
-        env = self.env(ctx)
         skipped = self.skipped()
         cells = [
-            self.build_cell(env, ctx, TASKS[name], length)
+            self.iter_cell(ctx, name, length)
             for name in self.tasks
             if name not in skipped
             for length in self.lengths
         ]
         # Sample-major order: `--limit N` keeps whole rounds of every task and length.
-        return [cell[i] for i in range(self.samples) for cell in cells]
+        return [next(cell) for _ in range(self.samples) for cell in cells]
 
-    def build_cell(
-        self, env: generate.Env, ctx: BuildContext, task: Task, length: int
-    ) -> list[Sample]:
-        """Return the samples of one task at one length, each counted exactly in `ctx.tokenizer`."""
+    def iter_cell(
+        self, ctx: BuildContext, task: str, length: int, count: int | None = None
+    ) -> Iterator[Sample]:
+        """Yield the first `count` (default: `samples`) samples of one task x length, lazily.
+
+        With `fill=ruler` sample i is RULER's sample i (its random stream runs through samples
+        0..i-1, so a cell is replayed from its start); RULER's haystack search runs once, when
+        the first sample is pulled.
+        """
+        if task not in TASKS:
+            raise UsageError(f"unknown ruler task {task!r}: use {', '.join(ALL_TASKS)}")
+        reason = reason_missing(TASKS[task], self.data)
+        if reason:
+            raise UsageError(f"ruler task {task} cannot run: {reason}")
+        count = self.samples if count is None else count
+        if self.fill == "exact":
+            return iter(self.build_cell(self.env(ctx), ctx, TASKS[task], length)[:count])
+        return self._ruler_cell(ctx, TASKS[task], length, count)
+
+    def _ruler_cell(
+        self, ctx: BuildContext, task: Task, length: int, count: int
+    ) -> Iterator[Sample]:
+        env = self.ruler_env(ctx)
+        overhead = prompt_fit(ctx, "").counted
+        ttg = task.template.tokens_to_generate
+        max_tokens = ctx.max_tokens_override or ttg
+        sentences = ""
+        if task.haystack == "essay" and env.essays is not None:
+            sentences = "punkt" if env.essays.exact else "regex"
+        written = generate.ruler_cell(task, env, ctx.tokenizer, length, count)
+        for index, w in enumerate(written):
+            # RULER counts the text alone (answer prefix included); the model also gets BOS or
+            # its chat template's tokens.
+            achieved = w.length - ttg + overhead
+            meta = {
+                **w.meta,
+                "head": w.head,
+                "answer_prefix": w.answer_prefix,
+                "metric": task.template.metric,
+                "target_length": length,
+                "achieved_length": achieved,
+                "ruler_length": w.length,
+                "fill": "ruler",
+                "prompt_mode": ctx.prompt_mode,
+                "model_template": env.model_template,
+            }
+            if sentences:
+                meta["sentences"] = sentences
+            yield Sample(
+                f"{task.name}-{length}-{index:03d}",
+                task.name,
+                "English",
+                w.context,
+                w.question,
+                w.outputs,
+                length=length,
+                max_tokens=max_tokens,
+                prompt_tokens=achieved,
+                meta=meta,
+            )
+
+    def build_cell(self, env: tight.Env, ctx: BuildContext, task: Task, length: int) -> list[Sample]:
+        """Return the samples of one task at one length with the tight fill (`fill=exact`)."""
         # What the model receives beyond the text: BOS for a base model, a known chat template's
         # tokens, else a margin for an unknown one (RULER counts the text alone).
         frame = prompt_fit(ctx, "")
@@ -356,29 +436,32 @@ class RulerSuite:
                     "achieved_length": achieved,
                     "ruler_length": draft.predicted + task.template.tokens_to_generate,
                     "counted": "whole" if whole else "pieces",
+                    "fill": "exact",
+                    "prompt_mode": ctx.prompt_mode,
+                    "model_template": self.model_template if ctx.prompt_mode == "completion" else "base",
                 },
             )
             out.append(sample)
         return out
 
     @staticmethod
-    def _prompt_text(draft: generate.Draft, mode: PromptMode) -> str:
+    def _prompt_text(draft: tight.Draft, mode: PromptMode) -> str:
         tail = draft.question + (draft.answer_prefix if mode == "completion" else "")
         return draft.head + draft.context + tail
 
     @staticmethod
     def _draft(
-        task: Task, rng: random.Random, env: generate.Env, budget: int, length: int, index: int
-    ) -> generate.Draft:
+        task: Task, rng: random.Random, env: tight.Env, budget: int, length: int, index: int
+    ) -> tight.Draft:
         if task.generator == "niah":
-            return generate.niah(task, rng, env, budget)
+            return tight.niah(task, rng, env, budget)
         if task.generator == "variable_tracking":
-            return generate.variable_tracking(task, rng, env, budget)
+            return tight.variable_tracking(task, rng, env, budget)
         if task.generator == "common_words_extraction":
-            return generate.common_words(task, rng, env, budget, length)
+            return tight.common_words(task, rng, env, budget, length)
         if task.generator == "freq_words_extraction":
-            return generate.freq_words(task, rng, env, budget, length)
-        return generate.qa(task, rng, env, budget, index)
+            return tight.freq_words(task, rng, env, budget, length)
+        return tight.qa(task, rng, env, budget, index)
 
     def timeout_s(self, sample: Sample) -> float:
         return 120.0 + 2.0 * sample.length / 1000.0
@@ -401,8 +484,8 @@ class RulerSuite:
 
 
 def _fit_whole(
-    env: generate.Env, draft: generate.Draft, budget: int, mode: PromptMode
-) -> generate.Draft:
+    env: tight.Env, draft: tight.Draft, budget: int, mode: PromptMode
+) -> tight.Draft:
     """Return `draft` with haystack pieces dropped from the end until its whole prompt fits."""
     counter = env.counter(draft.sep)
     pieces, removable = list(draft.pieces), list(draft.removable)
