@@ -27,8 +27,12 @@ DATA = {
 NEEDLE = re.compile(r"One of the special magic (\w+) for (.+?) is: (\S+)\.")  # keys may hold spaces
 
 
-def _build(tokenizer, tasks, length=4096, samples=2, mode="completion", seed=42, overhead=None):
-    suite = RulerSuite(tasks=tasks, lengths=[length], samples=samples, seed=seed, **DATA)
+def _build(
+    tokenizer, tasks, length=4096, samples=2, mode="completion", seed=42, overhead=None, fill="ruler"
+):
+    suite = RulerSuite(
+        tasks=tasks, lengths=[length], samples=samples, seed=seed, fill=fill, **DATA
+    )
     ctx = BuildContext(tokenizer, mode, GenerationConfig(), chat_overhead=overhead)
     return suite, suite.build(ctx)
 
@@ -53,8 +57,10 @@ def test_same_seed_same_samples_other_seed_other_samples(qwen_tokenizer) -> None
 
 
 @pytest.mark.parametrize("mode,overhead", [("completion", None), ("chat", 9)])
-def test_every_prompt_is_counted_exactly_and_fills_its_length(qwen_tokenizer, mode, overhead):
-    suite, samples = _build(qwen_tokenizer, list(ALL_TASKS), 4096, 2, mode, overhead=overhead)
+def test_fill_exact_counts_every_prompt_and_fills_its_length(qwen_tokenizer, mode, overhead):
+    suite, samples = _build(
+        qwen_tokenizer, list(ALL_TASKS), 4096, 2, mode, overhead=overhead, fill="exact"
+    )
     assert {s.task for s in samples} == set(ALL_TASKS)
     for sample in samples:
         # What is sent: the text, plus BOS for a base model or the chat template's tokens.

@@ -22,6 +22,7 @@ import random
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from statistics import mean
 from typing import Any
 
@@ -31,7 +32,8 @@ from longscope.errors import UsageError
 from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow, prompt_fit
 from longscope.suites.params import Param
 from longscope.suites.ruler import generate, tight
-from longscope.suites.ruler.data import load_essays, load_hotpotqa, load_squad
+from longscope.suites.ruler.data import PUNKT_DIRS, load_essays, load_hotpotqa, load_squad
+from longscope.suites.ruler.sources import FILES, PUNKT
 from longscope.suites.ruler.scoring import match_all, match_part, postprocess, task_score
 from longscope.suites.ruler.tasks import (
     ALL_TASKS,
@@ -102,8 +104,25 @@ def reason_missing(task: Task, data: dict[str, str]) -> str:
     """Return why `task` cannot run with the data given, or "" when it can."""
     need = _DATA.get(task.haystack)
     if need and not data.get(need):
-        return f"needs {need}=FILE ({_FORMAT[need]}); not given"
+        where = data_cache()
+        return (
+            f"needs {need}=FILE ({_FORMAT[need]}); not given and no {FILES[need]} in {where} "
+            "(`longscope data ruler` downloads RULER's inputs there)"
+        )
     return ""
+
+
+def data_cache() -> Path:
+    """Return the folder `longscope data ruler` downloads into (runs look there for inputs)."""
+    from longscope.download import suite_cache
+
+    return suite_cache("ruler")
+
+
+def cached_data() -> dict[str, str]:
+    """Return {parameter: path} of RULER's inputs found in the data cache."""
+    folder = data_cache()
+    return {k: str(folder / name) for k, name in FILES.items() if (folder / name).is_file()}
 
 
 class RulerSuite:
@@ -186,6 +205,8 @@ class RulerSuite:
         """Build from stored params (`params()`), typed `-S` values or text; unknown keys ignored."""
         try:
             lengths = params.get("lengths") or DEFAULT_LENGTHS
+            # Inputs not given are taken from the data cache (`longscope data ruler`).
+            found = cached_data()
             return cls(
                 tasks=_list(params.get("tasks") or ALL_TASKS, "tasks"),
                 lengths=[_length(str(n)) for n in _list(lengths, "lengths")],
@@ -194,10 +215,10 @@ class RulerSuite:
                 seed=int(params["random_seed"])
                 if params.get("random_seed") not in (None, "")
                 else DEFAULT_SEED,
-                essays=params.get("essays") or None,
-                squad=params.get("squad") or None,
-                hotpotqa=params.get("hotpotqa") or None,
-                words=params.get("words") or None,
+                essays=params.get("essays") or found.get("essays"),
+                squad=params.get("squad") or found.get("squad"),
+                hotpotqa=params.get("hotpotqa") or found.get("hotpotqa"),
+                words=params.get("words") or found.get("words"),
                 model_template=params.get("model_template") or "base",
                 fill=params.get("fill") or "ruler",
             )
@@ -226,7 +247,22 @@ class RulerSuite:
         for row in published_rows():
             flagged = " \u2020" if row.flags else ""
             claimed = _length(row.claimed.upper().replace("M", "024K")) if row.claimed else None
-            rows.append(Row(f"{row.label}{flagged}", "", claimed, row.avg, dict(row.scores)))
+            # The README's own effective length and wAvg (TBD included) stay as published.
+            stated: dict[str, Any] = {"effective": row.effective} if row.effective else {}
+            if row.tbd:
+                stated |= {"wAvg_inc": "TBD", "wAvg_dec": "TBD"}
+            elif row.wavg_inc is not None and row.wavg_dec is not None:
+                stated |= {"wAvg_inc": row.wavg_inc, "wAvg_dec": row.wavg_dec}
+            rows.append(
+                Row(
+                    f"{row.label}{flagged}",
+                    "",
+                    claimed,
+                    row.avg,
+                    dict(row.scores),
+                    stated=stated,
+                )
+            )
         source = (
             f"{PUBLISHED_SOURCE}; \u2020: the README's effective length disagrees with the row's "
             "own scores at 85.6, or the row is the threshold's reference"
@@ -258,6 +294,8 @@ class RulerSuite:
             out.append(f"{self.samples} samples per task and length (RULER: {DEFAULT_SAMPLES})")
         if self.seed != DEFAULT_SEED:
             out.append(f"random_seed {self.seed} (RULER: {DEFAULT_SEED})")
+        if self.fill != "ruler":
+            out.append(f"fill={self.fill}: not RULER's haystack sizes (prompts up to 19% longer)")
         return out
 
     def params(self) -> dict[str, Any]:
@@ -281,6 +319,9 @@ class RulerSuite:
             from longscope.suites.ruler.data import cwe_words
 
             cwe_words()  # wonderwords present, or one line saying so
+            punkt = data_cache() / PUNKT
+            if punkt not in PUNKT_DIRS:
+                PUNKT_DIRS.append(punkt)  # RULER's sentence model, where `longscope data` put it
             loaded: dict[str, Any] = {"qa": {}}
             wanted = {TASKS[t].haystack for t in self.tasks}
             if "essay" in wanted and "essays" in self.data:
@@ -547,7 +588,8 @@ def summarize_ruler(
     }
     curve = {int(k): v for k, v in by_length.items()}
     inc, dec = weighted_averages(curve)
-    notes = list(differences)
+    verdict, failing = comparability(rows, differences)
+    notes = list(failing)
     notes += [
         f"{t} at {n}: more distinct words needed than the word list holds (pass words=FILE)"
         for t, n in sorted(short_cells)
@@ -572,9 +614,67 @@ def summarize_ruler(
         "wAvg_inc": inc,
         "wAvg_dec": dec,
         "skipped": dict(skipped),
-        "comparable_with_published": not notes,
+        "comparable_with_published": verdict,
         "differences": notes,
     }
+
+
+def comparability(rows: Sequence[ScoredRow], settings: Sequence[str]) -> tuple[str, list[str]]:
+    """Return ("yes" | "subset of N" | "no", the conditions that fail) from the scored rows.
+
+    Comparable with RULER's published table: all 13 tasks scored; RULER's base template in
+    completion mode with its answer prefixes; `fill=ruler`; RULER's data (the essay cut by punkt);
+    500 samples per task and length (fewer: "subset of N"); no failed or unanswered request.
+    `settings` are what the run's parameters already rule out (seed, skipped tasks).
+    """
+    # Lengths, sample counts and the fill are judged from the rows themselves below.
+    failing = [
+        d
+        for d in settings
+        if not d.startswith(("lengths ", "fill=")) and "samples per task" not in d
+    ]
+    per_cell: dict[tuple[str, int], set[str]] = defaultdict(set)
+    modes: dict[str, int] = defaultdict(int)
+    fills: dict[str, int] = defaultdict(int)
+    regex = failed = 0
+    for row in rows:
+        meta = row.sample["meta"]
+        per_cell[(row.sample["task"], int(meta["target_length"]))].add(row.sample["id"])
+        mode, template = meta.get("prompt_mode", "?"), meta.get("model_template", "?")
+        if mode != "completion" or template != "base" or not meta.get("answer_prefix"):
+            modes[f"{mode} mode" if mode != "completion" else f"model template {template}"] += 1
+        fills[str(meta.get("fill", "exact"))] += 1
+        regex += meta.get("sentences") == "regex"
+        failed += row.generation.status not in SCORABLE
+    scored = {t for t, _ in per_cell}
+    missing = [t for t in ALL_TASKS if t not in scored]
+    if missing and not any(d.startswith("tasks not run") for d in failing):
+        failing.append(f"tasks not scored: {', '.join(missing)} (RULER averages all 13)")
+    for what, n in sorted(modes.items()):
+        failing.append(
+            f"{n} samples sent in {what} (RULER: base template, completion mode, answer prefix)"
+        )
+    if fills.get("exact"):
+        failing.append(
+            f"{fills['exact']} samples built with fill=exact (prompts up to 19% longer than "
+            "RULER's at the same length; fill=ruler builds RULER's own samples)"
+        )
+    if regex:
+        failing.append(
+            f"{regex} essay samples cut into sentences without nltk's punkt (RULER's splitter): "
+            "install nltk and run `longscope data ruler`"
+        )
+    if failed:
+        failing.append(f"{failed} requests failed or unanswered (they score 0)")
+    if failing or not per_cell:
+        return "no", failing or ["nothing scored"]
+    fewest = min(len(ids) for ids in per_cell.values())
+    if fewest < DEFAULT_SAMPLES:
+        return f"subset of {fewest}", [
+            f"{fewest} of RULER's {DEFAULT_SAMPLES} samples per task and length: scores vary "
+            "more than the published ones"
+        ]
+    return "yes", []
 
 
 def _k(length: int) -> str:
@@ -598,13 +698,12 @@ def ruler_summary(native: dict[str, Any]) -> Summary:
         ("wAvg (inc)", str(native["wAvg_inc"])),
         ("wAvg (dec)", str(native["wAvg_dec"])),
         *((f"effective length at {k}", v) for k, v in effective),
-        (
-            "comparable with RULER's published table",
-            "yes" if native["comparable_with_published"] else "no",
-        ),
+        ("comparable with RULER's published table", str(native["comparable_with_published"])),
         *((f"tokens sent at target {k}", str(v)) for k, v in native["achieved_length"].items()),
     )
-    notes = [f"not comparable with RULER's published table: {d}" for d in native["differences"]]
+    verdict = native["comparable_with_published"]
+    lead = "not comparable" if verdict == "no" else "comparable on a subset"
+    notes = [f"{lead} with RULER's published table: {d}" for d in native["differences"]]
     view = View(
         headline=Headline("RULER average", native["headline"]["average"], digits=2),
         overall=native["headline"]["average"],
