@@ -14,21 +14,24 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
 from longscope.download import FileSource, Sources, fetch, fetch_file, sources_of
 from longscope.errors import UsageError
 
-BODY = b"".join(f"line {i}: RULER's input, served by a local test server\n".encode() for i in range(4000))
+BODY = b"".join(
+    f"line {i}: RULER's input, served by a local test server\n".encode() for i in range(4000)
+)
 SHA = hashlib.sha256(BODY).hexdigest()
 
 
 class _Files(http.server.BaseHTTPRequestHandler):
-    files: dict[str, bytes] = {}
-    cut_once: set[str] = set()
+    files: ClassVar[dict[str, bytes]] = {}
+    cut_once: ClassVar[set[str]] = set()
     """Paths whose next response closes the connection half way through the body."""
-    ranges: list[str] = []
+    ranges: ClassVar[list[str]] = []
 
     def do_GET(self) -> None:
         body = self.files.get(self.path.lstrip("/"))
@@ -154,7 +157,7 @@ def test_rulers_table_names_its_inputs() -> None:
 
 def test_cli_data_ruler_from_a_mirror_refuses_a_mismatch_in_one_line(server, tmp_path) -> None:
     # The mirror serves a file under the pinned name whose content is not RULER's: exit 2.
-    _Files.files = {"squad.json": b"{}", "english_words.json": BODY}
+    _Files.files = {"squad.json": b"{}", "hotpotqa.json": b"[]", "english_words.json": BODY}
     done = subprocess.run(
         [sys.executable, "-m", "longscope.cli", "data", "ruler", str(tmp_path), "--mirror", server],
         capture_output=True,

@@ -760,15 +760,16 @@ __all__ = [
 ]
 
 
-def download_data(suite: str, folder: str | Path | None = None, *, mirror: str | None = None) -> list[str]:
+def download_data(
+    suite: str, folder: str | Path | None = None, *, mirror: str | None = None
+) -> list[str]:
     """Download `suite`'s inputs (see `longscope.download`); return one line per file."""
     from longscope import download
 
     sources = download.sources_of(suite)
     done = download.fetch(sources, Path(folder) if folder else None, mirror=mirror)
     lines = [
-        f"{f.state}: {f.path} (sha256 {f.sha256}{'' if f.pinned else ', not pinned'})"
-        for f in done
+        f"{f.state}: {f.path} (sha256 {f.sha256}{'' if f.pinned else ', not pinned'})" for f in done
     ]
     target = Path(folder) if folder else download.suite_cache(sources.suite)
     lines += [f"by hand: {text} (into {target})" for text in sources.by_hand]

@@ -240,7 +240,9 @@ def fetch_hub(source: HubSource, folder: Path) -> Fetched:
             f"online, `huggingface-cli download --repo-type dataset {source.repo_id}"
             f"{' --revision ' + source.revision if source.revision else ''} --local-dir {target}`"
         ) from exc
-    return Fetched(source.repo_id, Path(path), "hub", source.revision or "main", bool(source.revision))
+    return Fetched(
+        source.repo_id, Path(path), "hub", source.revision or "main", bool(source.revision)
+    )
 
 
 def fetch(

@@ -28,11 +28,16 @@ NEEDLE = re.compile(r"One of the special magic (\w+) for (.+?) is: (\S+)\.")  # 
 
 
 def _build(
-    tokenizer, tasks, length=4096, samples=2, mode="completion", seed=42, overhead=None, fill="ruler"
+    tokenizer,
+    tasks,
+    length=4096,
+    samples=2,
+    mode="completion",
+    seed=42,
+    overhead=None,
+    fill="ruler",
 ):
-    suite = RulerSuite(
-        tasks=tasks, lengths=[length], samples=samples, seed=seed, fill=fill, **DATA
-    )
+    suite = RulerSuite(tasks=tasks, lengths=[length], samples=samples, seed=seed, fill=fill, **DATA)
     ctx = BuildContext(tokenizer, mode, GenerationConfig(), chat_overhead=overhead)
     return suite, suite.build(ctx)
 

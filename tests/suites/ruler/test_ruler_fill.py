@@ -18,7 +18,7 @@ from longscope.errors import UsageError
 from longscope.suites.base import BuildContext
 from longscope.suites.ruler.suite import RulerSuite, comparability, summarize_ruler
 from longscope.suites.ruler.tasks import ALL_TASKS, TASKS
-from longscope.types import Generation, GenerationConfig, ScoredRow, Score
+from longscope.types import Generation, GenerationConfig, Score, ScoredRow
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DIGESTS = json.loads((FIXTURES / "prepare_digests.json").read_text())
@@ -129,6 +129,8 @@ def test_comparable_only_from_what_was_scored() -> None:
 def test_summary_says_comparable_or_why_not() -> None:
     native = summarize_ruler(_rows(_fake_samples(3)), {}, [])
     assert native["comparable_with_published"] == "subset of 3"
-    native = summarize_ruler(_rows(_fake_samples(3, mode="chat")), {}, ["random_seed 7 (RULER: 42)"])
+    native = summarize_ruler(
+        _rows(_fake_samples(3, mode="chat")), {}, ["random_seed 7 (RULER: 42)"]
+    )
     assert native["comparable_with_published"] == "no"
     assert "random_seed 7 (RULER: 42)" in native["differences"]

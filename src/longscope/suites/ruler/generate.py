@@ -14,7 +14,6 @@ through the shared random stream, so a cell is always replayed from its start).
 
 from __future__ import annotations
 
-import heapq
 import random
 import string
 import uuid
@@ -231,7 +230,12 @@ class Niah(Cell):
         template, type_v = self.template, self.type_v
         if a["num_needle_q"] * a["num_needle_v"] == 1:
             # RULER rewords the whole template (its model template too) for a single answer.
-            for old, new in (("Some", "A"), ("are all", "is"), ("are", "is"), ("answers", "answer")):
+            for old, new in (
+                ("Some", "A"),
+                ("are all", "is"),
+                ("are", "is"),
+                ("answers", "answer"),
+            ):
                 template = template.replace(old, new)
             type_v = type_v[:-1]
         self.wording = template, type_v
@@ -258,7 +262,10 @@ class Niah(Cell):
         mids = None
         if self.haystack == "essay":
             sents = self.essay.sentences(n)
-            cuts = [0, *sorted(int(len(sents) * (d / 100)) for d in rng.sample(DEPTHS, len(needles)))]
+            cuts = [
+                0,
+                *sorted(int(len(sents) * (d / 100)) for d in rng.sample(DEPTHS, len(needles))),
+            ]
             cuts.append(len(sents))
             pieces: list[str] = []
             for i in range(1, len(cuts)):
@@ -315,7 +322,10 @@ class VariableTracking(Cell):
         rng = self.rng
         k = 3 if self.icl else 5
         hops = min(10, self.hops) if self.icl else self.hops
-        names = ["".join(rng.choices(string.ascii_uppercase, k=k)) for _ in range((hops + 1) * self.chains)]
+        names = [
+            "".join(rng.choices(string.ascii_uppercase, k=k))
+            for _ in range((hops + 1) * self.chains)
+        ]
         while len(set(names)) < self.chains * (hops + 1):
             names.append("".join(rng.choices(string.ascii_uppercase, k=k)))
         out_vars, out_chains = [], []
@@ -525,7 +535,9 @@ class QA(Cell):
         super().__init__(task, env, length, counter)
         data = env.qa.get(task.args["dataset"])
         if data is None:
-            raise UsageError(f"ruler task {task.name} needs its QA file: pass {task.args['dataset']}=FILE")
+            raise UsageError(
+                f"ruler task {task.name} needs its QA file: pass {task.args['dataset']}=FILE"
+            )
         self.data: QASet = data
 
     def make_for(self, index: int, n: int) -> Prompt:
@@ -546,7 +558,15 @@ class QA(Cell):
         random.Random(self.env.seed).shuffle(texts)
         pieces = [DOCUMENT.format(i=i + 1, document=d) for i, d in enumerate(texts)]
         head, tail = _split(self.template.format(context=_MARK, query=q.query))
-        return Prompt(head, pieces, "\n\n", tail, list(q.outputs), None, {"question_index": index % len(data.questions)})
+        return Prompt(
+            head,
+            pieces,
+            "\n\n",
+            tail,
+            list(q.outputs),
+            None,
+            {"question_index": index % len(data.questions)},
+        )
 
     def make(self, n: int) -> Prompt:
         return self.make_for(self._index, n)

@@ -33,8 +33,8 @@ from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow, promp
 from longscope.suites.params import Param
 from longscope.suites.ruler import generate, tight
 from longscope.suites.ruler.data import PUNKT_DIRS, load_essays, load_hotpotqa, load_squad
-from longscope.suites.ruler.sources import FILES, PUNKT
 from longscope.suites.ruler.scoring import match_all, match_part, postprocess, task_score
+from longscope.suites.ruler.sources import FILES, PUNKT
 from longscope.suites.ruler.tasks import (
     ALL_TASKS,
     DEFAULT_LENGTHS,
@@ -431,7 +431,9 @@ class RulerSuite:
                 meta=meta,
             )
 
-    def build_cell(self, env: tight.Env, ctx: BuildContext, task: Task, length: int) -> list[Sample]:
+    def build_cell(
+        self, env: tight.Env, ctx: BuildContext, task: Task, length: int
+    ) -> list[Sample]:
         """Return the samples of one task at one length with the tight fill (`fill=exact`)."""
         # What the model receives beyond the text: BOS for a base model, a known chat template's
         # tokens, else a margin for an unknown one (RULER counts the text alone).
@@ -479,7 +481,9 @@ class RulerSuite:
                     "counted": "whole" if whole else "pieces",
                     "fill": "exact",
                     "prompt_mode": ctx.prompt_mode,
-                    "model_template": self.model_template if ctx.prompt_mode == "completion" else "base",
+                    "model_template": self.model_template
+                    if ctx.prompt_mode == "completion"
+                    else "base",
                 },
             )
             out.append(sample)
@@ -524,9 +528,7 @@ class RulerSuite:
         return ruler_summary(summarize_ruler(rows, self.skipped(), self.differences()))
 
 
-def _fit_whole(
-    env: tight.Env, draft: tight.Draft, budget: int, mode: PromptMode
-) -> tight.Draft:
+def _fit_whole(env: tight.Env, draft: tight.Draft, budget: int, mode: PromptMode) -> tight.Draft:
     """Return `draft` with haystack pieces dropped from the end until its whole prompt fits."""
     counter = env.counter(draft.sep)
     pieces, removable = list(draft.pieces), list(draft.removable)
