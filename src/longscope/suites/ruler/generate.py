@@ -353,7 +353,7 @@ class VariableTracking(Cell):
         hops = min(10, self.hops) if self.icl else self.hops
         head, tail = _split(template.format(context=_MARK, query=value, num_v=hops + 1))
         # RULER then replaces ". \n" by ".\n" in the context: no piece here ends in ". ".
-        return Prompt(head, pieces, "\n", tail, names[0])
+        return Prompt(head, pieces, "\n", tail, names[0], None, {"value": value})
 
     def fits(self, prompt: Prompt) -> int:
         ttg = 0 if self.icl else self.ttg

@@ -641,7 +641,8 @@ def comparability(rows: Sequence[ScoredRow], settings: Sequence[str]) -> tuple[s
     regex = failed = 0
     for row in rows:
         meta = row.sample["meta"]
-        per_cell[(row.sample["task"], int(meta["target_length"]))].add(row.sample["id"])
+        cell = per_cell[(row.sample["task"], int(meta["target_length"]))]
+        cell.add(str(row.sample.get("id", len(cell))))
         mode, template = meta.get("prompt_mode", "?"), meta.get("model_template", "?")
         if mode != "completion" or template != "base" or not meta.get("answer_prefix"):
             modes[f"{mode} mode" if mode != "completion" else f"model template {template}"] += 1
