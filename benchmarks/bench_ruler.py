@@ -355,7 +355,7 @@ def identity(args: argparse.Namespace) -> None:
     env = generate.Env(
         args.random_seed,
         model_template=args.template,
-        essays=load_essays(data / "PaulGrahamEssays.json").haystack,
+        essays=load_essays(data / "PaulGrahamEssays.json"),
         qa={"squad": load_squad(data / "squad.json"), "hotpotqa": load_hotpotqa(data / "hotpotqa.json")},
         extra_words=tuple(json.loads((data / "english_words.json").read_text()).values()),
     )  # fmt: skip

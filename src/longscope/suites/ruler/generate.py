@@ -29,6 +29,7 @@ from longscope.suites.ruler.data import (
     NEEDLE,
     NOISE,
     EssayHaystack,
+    Essays,
     QASet,
     cwe_words,
     pair_words,
@@ -242,7 +243,7 @@ class Niah(Cell):
         if self.haystack == "essay":
             if env.essays is None:
                 raise UsageError(f"ruler task {task.name} needs the essays: pass essays=FILE")
-            self.essay: EssayHaystack = env.essays
+            self.essay: EssayHaystack = env.essays.haystack  # nltk loads here, on first use
 
     def make(self, n: int) -> Prompt:
         a, rng = self.task.args, self.rng
@@ -452,7 +453,19 @@ class CommonWords(Cell):
         )
         shot += " " + " ".join(self._numbered(ex_answer))
         head, tail = _split(self.template.format(num_cw=self.num_cw, context=_MARK, query=""))
-        return Prompt(shot + "\n" + head, self._numbered(words), " ", tail, answer)
+        return Prompt(
+            shot + "\n" + head, self._numbered(words), " ", tail, answer, self._mids(words)
+        )
+
+    def _mids(self, words: list[str]) -> int | None:
+        """The entries' counts as ` {i}.` plus ` {word}`, each counted once (checked per cell)."""
+        counter = self.count.piece_counter(" ")
+        if self.count.whole or counter.mode != "lead":
+            return None
+        numbers = counter.helpers.setdefault(("cwe-numbers", ""), [0])
+        while len(numbers) <= len(words):
+            numbers.append(numbers[-1] + counter.mid_text(f" {len(numbers)}."))
+        return numbers[len(words)] + sum(counter.mid_text(" " + w) for w in words)
 
     def estimate_upper(self) -> tuple[int, int]:
         inc = self.incremental
@@ -597,7 +610,7 @@ class Env:
 
     seed: int
     model_template: str = "base"
-    essays: EssayHaystack | None = None
+    essays: Essays | None = None
     qa: dict[str, QASet] = field(default_factory=dict)
     extra_words: tuple[str, ...] = ()
 

@@ -350,11 +350,10 @@ class RulerSuite:
     def ruler_env(self, ctx: BuildContext) -> generate.Env:
         """Return what RULER's generators read (`fill=ruler`); chat models get the base prompt."""
         loaded = self._load()
-        essays = loaded.get("essays")
         return generate.Env(
             self.seed,
             model_template=self.model_template if ctx.prompt_mode == "completion" else "base",
-            essays=essays.haystack if essays is not None else None,
+            essays=loaded.get("essays"),
             qa=loaded["qa"],
             extra_words=loaded["words"],
         )
@@ -396,9 +395,6 @@ class RulerSuite:
         overhead = prompt_fit(ctx, "").counted
         ttg = task.template.tokens_to_generate
         max_tokens = ctx.max_tokens_override or ttg
-        sentences = ""
-        if task.haystack == "essay" and env.essays is not None:
-            sentences = "punkt" if env.essays.exact else "regex"
         written = generate.ruler_cell(task, env, ctx.tokenizer, length, count)
         for index, w in enumerate(written):
             # RULER counts the text alone (answer prefix included); the model also gets BOS or
@@ -416,8 +412,8 @@ class RulerSuite:
                 "prompt_mode": ctx.prompt_mode,
                 "model_template": env.model_template,
             }
-            if sentences:
-                meta["sentences"] = sentences
+            if task.haystack == "essay" and env.essays is not None:
+                meta["sentences"] = "punkt" if env.essays.haystack.exact else "regex"
             yield Sample(
                 f"{task.name}-{length}-{index:03d}",
                 task.name,
