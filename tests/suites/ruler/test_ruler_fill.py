@@ -134,3 +134,16 @@ def test_summary_says_comparable_or_why_not() -> None:
     )
     assert native["comparable_with_published"] == "no"
     assert "random_seed 7 (RULER: 42)" in native["differences"]
+
+
+def test_published_tbd_rows_stay_as_published(tmp_path, monkeypatch) -> None:
+    from longscope import api
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ruler").mkdir()  # a folder named like the suite is not a table file
+    rows = {r["model"]: r for r in api.published_rows("ruler").leaderboard_rows()}
+    qwen3 = next(r for name, r in rows.items() if name.startswith("Qwen3-14B*"))  # 85.1 at 128K
+    assert qwen3["wAvg_inc"] == "TBD" and qwen3["wAvg_dec"] == "TBD"
+    assert qwen3["effective"] == ">128K"
+    jamba = next(r for name, r in rows.items() if name.startswith("Jamba-1.5-large"))
+    assert (jamba["wAvg_inc"], jamba["wAvg_dec"]) == (95.7, 96.3)
