@@ -163,18 +163,26 @@ def punkt_splitter() -> Splitter | None:
     nltk data folder; the same spans come from the same model here.
     """
     try:
-        import nltk
-        from nltk.tokenize import PunktTokenizer  # type: ignore[attr-defined]
+        punkt_class, data = _import_punkt()
     except ImportError:
         return None
     for folder in PUNKT_DIRS:
-        if str(folder) not in nltk.data.path:
-            nltk.data.path.append(str(folder))
+        if str(folder) not in data.path:
+            data.path.append(str(folder))
     try:
-        punkt = PunktTokenizer("english")
+        punkt = punkt_class("english")
     except LookupError:
         return None
     return lambda text: list(punkt.span_tokenize(text))
+
+
+def _import_punkt() -> tuple[Any, Any]:
+    """Return (nltk's PunktTokenizer, nltk.data); importing nltk takes seconds (it loads most
+    of itself, scipy.stats among it), paid once and only by runs with essay tasks."""
+    import nltk.data
+    from nltk.tokenize.punkt import PunktTokenizer
+
+    return PunktTokenizer, nltk.data
 
 
 class EssayHaystack:
@@ -206,7 +214,8 @@ class EssayHaystack:
     def sentences(self, n: int) -> list[str]:
         """Return `sent_tokenize(" ".join(first n words).strip())`."""
         if n > self._upto:
-            upto = max(2 * n, 4096)
+            # RULER's search tries its largest size first: cut a little past it, once.
+            upto = max(n + n // 8, 4096)
             joined = " ".join(self.prefix(upto))
             self._lead = len(joined) - len(joined.lstrip())
             self._text = joined.strip()
