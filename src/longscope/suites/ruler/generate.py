@@ -645,6 +645,11 @@ def ruler_cell(
         stream = cell.cells(count)
         try:
             first = next(stream, None)
+            # The first sample is counted whole too: its pieces' sum must be RULER's count.
+            if first is not None and not whole:
+                prompt, total = first
+                if counter.text(prompt.text()) + cell.ttg != total:
+                    raise _NotAdditive
         except _NotAdditive:
             if whole:
                 raise
