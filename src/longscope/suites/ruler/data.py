@@ -57,6 +57,7 @@ class PairWords(Sequence[str]):
 
     def __init__(self, adjs: Sequence[str], nouns: Sequence[str]) -> None:
         self.nouns = sorted(set(nouns))
+        self.noun_index = {n: i for i, n in enumerate(self.nouns)}
         last = self.nouns[-1]
         spans = sorted((f"{a}-{self.nouns[0]}", f"{a}-{last}", a) for a in set(adjs))
         self.blocks: list[tuple[str, ...]] = []
@@ -71,20 +72,27 @@ class PairWords(Sequence[str]):
         self.starts = [0]
         for block in self.blocks:
             self.starts.append(self.starts[-1] + len(block) * len(self.nouns))
-        self._merged: dict[int, list[str]] = {}
+        self._merged: dict[int, list[tuple[str, str]]] = {}
 
     def __len__(self) -> int:
         return self.starts[-1]
 
     def __getitem__(self, index: int) -> str:  # type: ignore[override]
+        adj, noun = self.parts(index)
+        return f"{adj}-{noun}"
+
+    def parts(self, index: int) -> tuple[str, str]:
+        """Return the (adjective, noun) of the string at `index`."""
         if not 0 <= index < len(self):
             raise IndexError(index)
         b = bisect_right(self.starts, index) - 1
         block, offset = self.blocks[b], index - self.starts[b]
         if len(block) == 1:
-            return f"{block[0]}-{self.nouns[offset]}"
+            return block[0], self.nouns[offset]
         if b not in self._merged:
-            self._merged[b] = sorted(f"{a}-{n}" for a in block for n in self.nouns)
+            self._merged[b] = [
+                (a, n) for _, a, n in sorted((f"{a}-{n}", a, n) for a in block for n in self.nouns)
+            ]
         return self._merged[b][offset]
 
 

@@ -35,6 +35,7 @@ from longscope.suites.ruler.data import (
     pair_words,
 )
 from longscope.suites.ruler.tasks import MODEL_TEMPLATES, TEMPLATES, Generator, Task
+from longscope.suites.ruler.tight import WordNumberNeedles
 from longscope.text.tokenizers import Tokenizer
 from longscope.types import Sample
 
@@ -240,6 +241,17 @@ class Niah(Cell):
                 template = template.replace(old, new)
             type_v = type_v[:-1]
         self.wording = template, type_v
+        self.parts: WordNumberNeedles | None = None
+        if self.haystack == "needle" and (a["type_needle_k"], self.type_v) == ("words", "numbers"):
+            counter = self.count.piece_counter("\n")
+            if not self.count.whole and counter.mode is not None:
+                key = ("word-number", self.type_v)
+                if key not in counter.helpers:
+                    counter.helpers[key] = WordNumberNeedles(counter, self.type_v)
+                parts = counter.helpers[key]
+                if parts.exact:
+                    self.parts = parts
+                    self.adj_index = {adj: i for i, adj in enumerate(parts.adjs)}
         if self.haystack == "essay":
             if env.essays is None:
                 raise UsageError(f"ruler task {task.name} needs the essays: pass essays=FILE")
@@ -278,6 +290,8 @@ class Niah(Cell):
         else:
             if self.haystack == "noise":
                 pieces = [NOISE] * n
+            elif self.parts is not None:
+                pieces, mids = self._word_number_needles(n, needles)
             else:
                 pieces = [
                     NEEDLE.format(
@@ -292,7 +306,7 @@ class Niah(Cell):
             ):
                 pieces.insert(index, element)
             sep = "\n"
-            if self.haystack == "needle" and not self.count.whole:
+            if self.haystack == "needle" and mids is None and not self.count.whole:
                 counter = self.count.piece_counter(sep)
                 if counter.mode is not None:
                     mids = counter.mids_sum(pieces)
@@ -303,6 +317,24 @@ class Niah(Cell):
         template, type_v = self.wording
         head, tail = _split(template.format(type_needle_v=type_v, context=_MARK, query=query))
         return Prompt(head, pieces, sep, tail, answers, mids, {"keys": keys, "queries": queries})
+
+    def _word_number_needles(self, n: int, needles: list[str]) -> tuple[list[str], int]:
+        """RULER's haystack of `n` word/number needles, drawn as RULER draws them, and the
+        needles' summed counts from their parts (adjective, noun, digits; each counted once)."""
+        assert self.parts is not None
+        rng, words = self.rng, pair_words()
+        size = range(len(words))
+        adjs, nouns, values = [], [], []
+        for _ in range(n):
+            adj, noun = words.parts(rng.choice(size))  # RULER: random.choice(words)
+            adjs.append(self.adj_index[adj])
+            nouns.append(words.noun_index[noun])
+            values.append(rng.randint(10**6, 10**7 - 1))
+        a, o, v = np.array(adjs, dtype=np.int64), np.array(nouns, dtype=np.int64), np.array(values)
+        mids = int(self.parts.costs(a, o, v).sum()) if n else 0
+        counter = self.count.piece_counter("\n")
+        mids += sum(counter.mid(needle, False) for needle in needles)
+        return self.parts.texts(a, o, v), mids
 
 
 class VariableTracking(Cell):
