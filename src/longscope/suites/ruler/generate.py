@@ -609,9 +609,27 @@ class QA(Cell):
             "\n\n",
             tail,
             list(q.outputs),
-            None,
+            self._mids(texts),
             {"question_index": index % len(data.questions)},
         )
+
+    def _mids(self, texts: list[str]) -> int | None:
+        """The documents' counts as `Document i:` + the document, each counted once: the
+        numbers change with every shuffle, the documents do not. A document that does not start
+        with a letter or digit is counted with its number (the two may merge)."""
+        counter = self.count.piece_counter("\n\n")
+        if self.count.whole or counter.mode is None:
+            return None
+        sep, trail, total = counter.sep, counter.mode == "trail", 0
+        for i, doc in enumerate(texts):
+            label = f"Document {i + 1}:\n"
+            if not doc[:1].isalnum():
+                total += counter.mid(label + doc)
+            elif trail:
+                total += counter.mid_text(label) + counter.mid_text(doc + sep)
+            else:
+                total += counter.mid_text(sep + label) + counter.mid_text(doc)
+        return total
 
     def make(self, n: int) -> Prompt:
         return self.make_for(self._index, n)
