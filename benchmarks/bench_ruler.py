@@ -274,15 +274,17 @@ def standin_data(folder: Path) -> None:
             ctx = paras[k % len(paras)][:1500]
             k += 1
             words = ctx.split()
-            qas = [
-                {
-                    "question": f"Which word follows '{rng.choice(words)}' in passage {k}?",
-                    "id": f"{a}-{p}-{q}",
-                    "answers": [{"text": rng.choice(words), "answer_start": 0}],
-                    "is_impossible": q == 1 and p % 2 == 0,
-                }
-                for q in range(2)
-            ]
+            qas = []
+            for q in range(2):
+                answer = rng.choice(words)
+                qas.append(
+                    {
+                        "question": f"Which word follows '{rng.choice(words)}' in passage {k}?",
+                        "id": f"{a}-{p}-{q}",
+                        "answers": [{"text": answer, "answer_start": 0}],
+                        "is_impossible": q == 1 and p % 2 == 0,
+                    }
+                )
             paragraphs.append({"context": ctx, "qas": qas})
         squad["data"].append({"title": f"T{a}", "paragraphs": paragraphs})
     (folder / "squad.json").write_text(json.dumps(squad))
