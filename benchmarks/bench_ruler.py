@@ -259,7 +259,11 @@ def standin_data(folder: Path) -> None:
         for name in STANDIN_MODULES:
             module = importlib.import_module(name)
             for attr in sorted(dir(module)):
-                doc = getattr(getattr(module, attr, None), "__doc__", None)
+                obj = getattr(module, attr, None)
+                # Only what the module defines: what else is imported must not change the text.
+                if getattr(obj, "__module__", None) != name:
+                    continue
+                doc = getattr(obj, "__doc__", None)
                 if isinstance(doc, str) and len(doc) > 200:
                     docs.append(doc)
     paras = [re.sub(r"\s+", " ", d).strip() for d in docs]
@@ -342,8 +346,9 @@ def identity(args: argparse.Namespace) -> None:
     from longscope.text.tokenizers import QwenTokenizer
 
     work = Path(args.work)
-    data = work / "data"
-    standin_data(data)
+    data = Path(args.data) if args.data else work / "data"
+    if not (data / "english_words.json").is_file():
+        standin_data(data)  # once: RULER's recorded runs read these very files
     punkt = Path(args.punkt) if args.punkt else work / "nltk_data"
     if not (punkt / "tokenizers" / "punkt_tab" / "english").is_dir():
         standin_punkt(punkt, args.ruler_python)
@@ -452,6 +457,8 @@ def main() -> None:
     parser.add_argument("--random-seed", type=int, default=42)
     parser.add_argument("--work", default="/tmp/bench_ruler_identity")
     parser.add_argument("--punkt", default="", help="an nltk data folder with punkt_tab")
+    parser.add_argument("--data", default="", help="identity: the stand-in inputs to use "
+                        "(default WORK/data, written once)")  # fmt: skip
     parser.add_argument("--reuse", action="store_true", help="identity: reuse RULER's files")
     parser.add_argument("--verify", action="store_true", help="identity: count every prompt "
                         "whole too (checks that the pieces' counts add up)")  # fmt: skip
