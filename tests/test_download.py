@@ -138,6 +138,20 @@ def test_offline_says_what_to_download_and_where(tmp_path) -> None:
     assert str(tmp_path / "english_words.json") in message
 
 
+def test_offline_lists_every_file_to_fetch_by_hand_in_one_line(tmp_path) -> None:
+    sources = Sources(
+        "t",
+        (_source("http://127.0.0.1:9/a.json", name="a.json"), _source("http://127.0.0.1:9/b.json")),
+        by_hand=("essays.json: build it with the suite's script",),
+    )
+    with pytest.raises(UsageError) as exc:
+        fetch(sources, tmp_path)
+    message = str(exc.value)
+    assert "\n" not in message and str(tmp_path) in message
+    for part in ("127.0.0.1:9/a.json as a.json", "b.json as english_words.json", "essays.json"):
+        assert part in message
+
+
 def test_unpinned_file_is_kept_and_reported_unpinned(server, tmp_path) -> None:
     done = fetch_file(_source(f"{server}/other.json", sha=None, name="squad.json"), tmp_path)
     assert done.state == "downloaded" and not done.pinned

@@ -117,11 +117,19 @@ def sha256_of(path: Path) -> str:
     return digest.hexdigest()
 
 
+class Offline(UsageError):
+    """A file could not be reached at all (no network, no such host)."""
+
+    def __init__(self, source: FileSource, folder: Path, why: str) -> None:
+        self.source, self.folder, self.why = source, folder, why
+        super().__init__(
+            f"cannot download {source.what} ({why}): download {source.url} yourself and save it "
+            f"as {folder / source.name}"
+        )
+
+
 def _offline(source: FileSource, folder: Path, why: str) -> UsageError:
-    return UsageError(
-        f"cannot download {source.what} ({why}): download {source.url} yourself and save it as "
-        f"{folder / source.name}"
-    )
+    return Offline(source, folder, why)
 
 
 def _transfer(source: FileSource, url: str, part: Path, timeout: float) -> str:
@@ -255,10 +263,24 @@ def fetch(
 ) -> list[Fetched]:
     """Download every input of `sources` into `folder` (default: the suite's cache folder)."""
     folder = Path(folder) if folder is not None else suite_cache(sources.suite)
-    done = [
-        fetch_file(s, folder, mirror=mirror, timeout=timeout)
-        for s in sources.files
-        if not only or s.name in only
-    ]
+    done: list[Fetched] = []
+    unreached: list[Offline] = []
+    for source in sources.files:
+        if only and source.name not in only:
+            continue
+        try:
+            done.append(fetch_file(source, folder, mirror=mirror, timeout=timeout))
+        except Offline as exc:  # the others may still come; then say what to fetch by hand
+            unreached.append(exc)
+    if len(unreached) == 1:
+        raise unreached[0]
+    if unreached:
+        wanted = "; ".join(
+            [f"{e.source.url} as {e.source.name}" for e in unreached] + list(sources.by_hand)
+        )
+        raise UsageError(
+            f"cannot download {len(unreached)} of {sources.suite}'s files ({unreached[0].why}): "
+            f"download them yourself into {folder}: {wanted}"
+        )
     done += [fetch_hub(h, folder) for h in sources.hub if not only]
     return done
