@@ -147,3 +147,18 @@ def test_published_tbd_rows_stay_as_published(tmp_path, monkeypatch) -> None:
     assert qwen3["effective"] == ">128K"
     jamba = next(r for name, r in rows.items() if name.startswith("Jamba-1.5-large"))
     assert (jamba["wAvg_inc"], jamba["wAvg_dec"]) == (95.7, 96.3)
+
+
+def test_a_prefixs_sentences_come_from_the_long_cut() -> None:
+    """The essay is cut once past the largest size tried; a smaller prefix's sentences are the
+    ones the prefix alone would give (RULER cuts each prefix anew)."""
+    import re
+
+    from longscope.suites.ruler.data import EssayHaystack, _regex_spans, load_essays
+
+    text = load_essays(FIXTURES / "essays.json").text
+    words = re.sub(r"\s+", " ", text).split(" ")
+    haystack = EssayHaystack(words, "test", splitter=_regex_spans)
+    for n in (len(words) * 3 + 7, 5, 37, 200, len(words), len(words) + 1, 40):
+        prefix = " ".join(haystack.prefix(n)).strip()
+        assert haystack.sentences(n) == [prefix[a:b] for a, b in _regex_spans(prefix)], n

@@ -8,8 +8,11 @@ HotpotQA dev JSON (`[{question, answer, context: [[title, [sentences]]]}]`), rea
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
+import os
 import re
+import sys
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -193,19 +196,51 @@ def _import_punkt() -> tuple[Any, Any]:
     return PunktTokenizer, nltk.data
 
 
+SPANS_DIRS: list[Path] = []
+"""Where essays' sentence spans are kept between runs (the suite adds the data cache's)."""
+
+
+def _punkt_dir() -> Path | None:
+    """Return the punkt_tab English folder nltk would load (its data path, then PUNKT_DIRS)."""
+    roots = [p for p in os.environ.get("NLTK_DATA", "").split(os.pathsep) if p]
+    roots += [str(Path.home() / "nltk_data")]
+    roots += [
+        os.path.join(sys.prefix, d) for d in ("nltk_data", "share/nltk_data", "lib/nltk_data")
+    ]
+    roots += ["/usr/share/nltk_data", "/usr/local/share/nltk_data", "/usr/lib/nltk_data"]
+    roots += ["/usr/local/lib/nltk_data", *map(str, PUNKT_DIRS)]
+    for root in roots:
+        folder = Path(root) / "tokenizers" / "punkt_tab" / "english"
+        if folder.is_dir():
+            return folder
+    return None
+
+
+def _model_digest(folder: Path) -> str:
+    digest = hashlib.sha256()
+    for name in ("abbrev_types.txt", "collocations.tab", "ortho_context.tab", "sent_starters.txt"):
+        file = folder / name
+        digest.update(file.read_bytes() if file.is_file() else b"-")
+    return digest.hexdigest()[:16]
+
+
 class EssayHaystack:
     """RULER's essay haystack: its words (`re.sub(r"\\s+", " ", text).split(" ")`, repeated as it
     repeats them) and the sentences `sent_tokenize` cuts from the first n of them.
 
     The sentences of a prefix are the long text's sentences up to the prefix's end (a boundary is
-    decided by the words on its two sides): the long text is cut once, not once per size tried.
+    decided by the words on its two sides): the long text is cut once, not once per size tried,
+    and its spans are kept (keyed by the essay and the punkt model) so that a later run needs
+    neither nltk's import (seconds) nor the cut.
     """
 
-    def __init__(self, words: Sequence[str], splitter: Splitter, exact: bool) -> None:
+    def __init__(self, words: Sequence[str], key: str, splitter: Splitter | None = None) -> None:
         self.words = list(words)
+        self.key = key
+        """The essay text's digest (with the punkt model's, names the kept spans)."""
         self.splitter = splitter
-        self.exact = exact
-        """Whether the splitter is nltk's punkt (RULER's), not the regular-expression stand-in."""
+        self.exact = True
+        """Whether the cut is nltk's punkt (RULER's), not the regular-expression stand-in."""
         self._upto = 0
         self._text = ""
         self._lead = 0
@@ -219,15 +254,45 @@ class EssayHaystack:
         repeats = (n + len(self.words) - 1) // len(self.words)
         return (self.words * repeats)[:n]
 
+    def _kept(self) -> Path | None:
+        folder = _punkt_dir()
+        if self.splitter is not None or folder is None or not SPANS_DIRS:
+            return None
+        return SPANS_DIRS[0] / f"spans-{self.key}-{_model_digest(folder)}.json"
+
+    def _cut(self, upto: int) -> tuple[int, list[tuple[int, int]]]:
+        """Return (words covered, spans) for at least `upto` words: kept ones, or cut now."""
+        kept = self._kept()
+        if kept is not None and kept.is_file():
+            try:
+                stored = json.loads(kept.read_text("utf-8"))
+                if int(stored["upto"]) >= upto:
+                    return int(stored["upto"]), [(int(a), int(b)) for a, b in stored["spans"]]
+            except (OSError, ValueError, KeyError, TypeError):
+                pass  # a damaged file is cut again and rewritten
+        text = " ".join(self.prefix(upto)).strip()
+        if self.splitter is not None:
+            return upto, self.splitter(text)
+        punkt = punkt_splitter()
+        if punkt is None:
+            self.exact = False
+            return upto, _regex_spans(text)
+        spans = punkt(text)
+        if kept is not None:
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            tmp = kept.with_name(f"{kept.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"upto": upto, "spans": spans}), "utf-8")
+            os.replace(tmp, kept)
+        return upto, spans
+
     def sentences(self, n: int) -> list[str]:
         """Return `sent_tokenize(" ".join(first n words).strip())`."""
         if n > self._upto:
             # RULER's search tries its largest size first: cut a little past it, once.
-            upto = max(n + n // 8, 4096)
+            upto, self._spans = self._cut(max(n + n // 8, 4096))
             joined = " ".join(self.prefix(upto))
             self._lead = len(joined) - len(joined.lstrip())
             self._text = joined.strip()
-            self._spans = self.splitter(self._text)
             self._starts = [s for s, _ in self._spans]
             self._upto = upto
         end = len(" ".join(self.prefix(n)).rstrip()) - self._lead
@@ -257,9 +322,9 @@ class Essays:
     @functools.cached_property
     def haystack(self) -> EssayHaystack:
         """RULER's essay haystack, cut by punkt where nltk and its data are installed."""
-        punkt = punkt_splitter()
         words = re.sub(r"\s+", " ", self.text).split(" ")
-        return EssayHaystack(words, punkt or _regex_spans, punkt is not None)
+        key = hashlib.sha256(self.text.encode("utf-8")).hexdigest()[:16]
+        return EssayHaystack(words, key)
 
 
 def load_essays(path: str | Path) -> Essays:

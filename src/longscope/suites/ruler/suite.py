@@ -32,7 +32,13 @@ from longscope.errors import UsageError
 from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow, prompt_fit
 from longscope.suites.params import Param
 from longscope.suites.ruler import generate, tight
-from longscope.suites.ruler.data import PUNKT_DIRS, load_essays, load_hotpotqa, load_squad
+from longscope.suites.ruler.data import (
+    PUNKT_DIRS,
+    SPANS_DIRS,
+    load_essays,
+    load_hotpotqa,
+    load_squad,
+)
 from longscope.suites.ruler.scoring import match_all, match_part, postprocess, task_score
 from longscope.suites.ruler.sources import FILES, PUNKT
 from longscope.suites.ruler.tasks import (
@@ -322,6 +328,8 @@ class RulerSuite:
             punkt = data_cache() / PUNKT
             if punkt not in PUNKT_DIRS:
                 PUNKT_DIRS.append(punkt)  # RULER's sentence model, where `longscope data` put it
+            if not SPANS_DIRS:
+                SPANS_DIRS.append(data_cache() / "spans")  # essays cut once, kept between runs
             loaded: dict[str, Any] = {"qa": {}}
             wanted = {TASKS[t].haystack for t in self.tasks}
             if "essay" in wanted and "essays" in self.data:
