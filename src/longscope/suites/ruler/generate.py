@@ -14,12 +14,13 @@ through the shared random stream, so a cell is always replayed from its start).
 
 from __future__ import annotations
 
+import functools
 import random
 import string
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
     from longscope.suites.base import BuildContext
     from longscope.suites.ruler.suite import RulerSuite
 
+T = TypeVar("T")
 _MARK = "\x00context\x00"
 # RULER: np.round(np.linspace(0, 100, num=40)).astype(int), kept as numpy integers as RULER does.
 DEPTHS = list(np.round(np.linspace(0, 100, num=40, endpoint=True)).astype(int))
@@ -131,6 +133,19 @@ def _random(kind: str, rng: random.Random) -> str:
     if kind == "uuids":
         return _random_uuid(rng)
     raise ValueError(f"unknown needle type {kind!r}")
+
+
+@functools.lru_cache(maxsize=64)
+def _order(seed: int, size: int) -> tuple[int, ...]:
+    order = list(range(size))
+    random.Random(seed).shuffle(order)
+    return tuple(order)
+
+
+def shuffled(items: Sequence[T], seed: int) -> list[T]:
+    """Return `items` as `random.Random(seed).shuffle` orders them: RULER shuffles with a fresh
+    generator each time, so one length always gets one order (computed once here)."""
+    return [items[i] for i in _order(seed, len(items))]
 
 
 def _split(text: str) -> tuple[str, str]:
@@ -447,18 +462,9 @@ class CommonWords(Cell):
         else:
             self.shot = (40, 10, 3)
             self.main = (int(task.args["freq_cw"]), int(task.args["freq_ucw"]))
-        self._perms: dict[int, list[int]] = {}
 
     def _shuffled(self, items: list[str]) -> list[str]:
-        # RULER shuffles with a fresh Random(seed): one length, one order.
-        perm = self._perms.get(len(items))
-        if perm is None:
-            perm = list(range(len(items)))
-            random.Random(self.env.seed).shuffle(perm)
-            if len(self._perms) > 64:
-                self._perms.clear()
-            self._perms[len(items)] = perm
-        return [items[i] for i in perm]
+        return shuffled(items, self.env.seed)
 
     def _example(self, num: int, cr: int, ur: int) -> tuple[list[str], list[str]]:
         if num <= len(self.words):
@@ -521,7 +527,7 @@ class FreqWords(Cell):
         k = np.arange(1, len(vocab) + 1)
         counts = (num * (k**-self.alpha) / self.zeta).astype(int)
         listed = [w for w, c in zip(vocab, counts.tolist(), strict=True) for _ in range(c)]
-        random.Random(self.env.seed).shuffle(listed)
+        listed = shuffled(listed, self.env.seed)
         head, tail = _split(self.template.format(context=_MARK, query=""))
         mids = None
         counter = self.count.piece_counter(" ")
@@ -537,7 +543,7 @@ class FreqWords(Cell):
         while len(set(vocab)) < self.vocab_size:
             vocab.append("".join(rng.choices(letters, k=6)))
         vocab = sorted(set(vocab))
-        random.Random(self.env.seed).shuffle(vocab)
+        vocab = shuffled(vocab, self.env.seed)
         vocab[0] = "..."  # RULER treats the top-ranked word as noise
         if num > 0:
             prompt = self._text(vocab, num)
@@ -600,7 +606,7 @@ class QA(Cell):
         else:
             repeats = (n + len(data.documents) - 1) // len(data.documents)
             texts = list(data.documents * repeats)[:n]
-        random.Random(self.env.seed).shuffle(texts)
+        texts = shuffled(texts, self.env.seed)
         pieces = [DOCUMENT.format(i=i + 1, document=d) for i, d in enumerate(texts)]
         head, tail = _split(self.template.format(context=_MARK, query=q.query))
         return Prompt(
@@ -732,6 +738,3 @@ def iter_cell(
 ) -> Iterator[Sample]:
     """Yield the samples of one task x length cell of `suite`, lazily, in index order."""
     return suite.iter_cell(ctx, task, length, count)
-
-
-SampleMaker = Callable[[Written, int], Sample]
