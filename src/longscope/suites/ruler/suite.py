@@ -145,10 +145,14 @@ class RulerSuite:
         Param("samples", "int", DEFAULT_SAMPLES, "samples per task and length (RULER: 500)", low=1),
         Param("random_seed", "int", DEFAULT_SEED, "RULER's --random_seed: which samples are drawn "
               "(42 in its published runs; the run's --seed is the sampling seed)", low=0),
-        Param("essays", "str", None, "essay haystack: RULER's PaulGrahamEssays.json ({\"text\"})"),
-        Param("squad", "str", None, "qa_1: SQuAD v2 dev JSON (dev-v2.0.json)"),
-        Param("hotpotqa", "str", None, "qa_2: HotpotQA dev JSON (hotpot_dev_distractor_v1.json)"),
-        Param("words", "str", None, "cwe past wonderwords' words: RULER's english_words.json"),
+        Param("essays", "str", None, "essay haystack: RULER's PaulGrahamEssays.json ({\"text\"}); "
+              "default: the one in the data cache (`longscope data ruler`)"),
+        Param("squad", "str", None, "qa_1: SQuAD v2 dev JSON (dev-v2.0.json); default: the data "
+              "cache's"),
+        Param("hotpotqa", "str", None, "qa_2: HotpotQA dev JSON (hotpot_dev_distractor_v1.json); "
+              "default: the data cache's"),
+        Param("words", "str", None, "cwe past wonderwords' words: RULER's english_words.json; "
+              "default: the data cache's"),
         Param("model_template", "choice", "base", "RULER's model template in completion mode",
               choices=tuple(MODEL_TEMPLATES)),
         Param("fill", "choice", "ruler", "haystack size: ruler (RULER's own search, its samples "
