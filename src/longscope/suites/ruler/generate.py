@@ -76,6 +76,10 @@ class Prompt:
         return self.head + self.context + self.tail
 
 
+_SHARED: dict[tuple[int, str], tuple[Tokenizer, PieceCounter]] = {}
+"""Piece counters by (tokenizer, separator); the tokenizer is held so that its id stays its own."""
+
+
 class Counter:
     """Counts prompts as RULER does (`len(tokenizer.text_to_tokens(text))`), from pieces if exact."""
 
@@ -85,17 +89,22 @@ class Counter:
         self.verify = verify
         self.checks = 0
         """Pieces-vs-whole checks still to make (the cell's first search step and first sample)."""
-        self._counters: dict[str, PieceCounter] = {}
 
     def piece_counter(self, sep: str) -> PieceCounter:
-        if sep not in self._counters:
+        """Return the counter of pieces joined by `sep`, shared by every cell of this tokenizer
+        (what it has counted, sentences, words, needle parts, is counted once per process)."""
+        key = (id(self.tokenizer), sep)
+        held = _SHARED.get(key)
+        if held is None or held[0] is not self.tokenizer:
             probes = {
                 "\n": [NOISE, "VAR ABCDE = 12345", NOISE, "VAR FGHIJ = VAR ABCDE ", NOISE],
                 " ": ["1. apple", "2. blue", "3. The sky is blue.", "4. xqzvbt", "...", "end."],
                 "\n\n": [DOCUMENT.format(i=i, document=f"Title {i}\nText {i}.") for i in (1, 2, 3)],
             }
-            self._counters[sep] = PieceCounter(self.tokenizer, sep, probes[sep])
-        return self._counters[sep]
+            if len(_SHARED) > 8:
+                _SHARED.clear()
+            held = _SHARED[key] = (self.tokenizer, PieceCounter(self.tokenizer, sep, probes[sep]))
+        return held[1]
 
     def text(self, text: str) -> int:
         """Return the tokens of `text` counted whole."""
@@ -532,7 +541,9 @@ class FreqWords(Cell):
         mids = None
         counter = self.count.piece_counter(" ")
         if not self.count.whole and counter.mode is not None:
-            mids = sum(c * counter.mid(w) for w, c in zip(vocab, counts.tolist(), strict=True) if c)
+            mids = sum(
+                c * counter.mid(w, False) for w, c in zip(vocab, counts.tolist(), strict=True) if c
+            )
         return Prompt(head, listed, " ", tail, vocab[1:4], mids)
 
     def generate(self, num: int) -> tuple[Prompt, int]:
