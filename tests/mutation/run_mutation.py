@@ -114,6 +114,7 @@ SCOPE: dict[str, tuple[str, ...]] = {
     "api.py": ("longscope.api.*",),
     "suites/ruler (build, fit)": (
         "longscope.suites.ruler.generate.*",
+        "longscope.suites.ruler.tight.*",
         "longscope.suites.ruler.counting.*",
         "longscope.suites.ruler.suite.xǁRulerSuiteǁbuild*",
         "longscope.suites.ruler.suite.xǁRulerSuiteǁ_draft*",

@@ -37,6 +37,9 @@ class PublishedRow:
     lengths: dict[int, float] = field(default_factory=dict)
     cells: dict[str, dict[str, float]] = field(default_factory=dict)
     """Per dimension (`language`, `difficulty`...) the published score of each group."""
+    stated: dict[str, Any] = field(default_factory=dict)
+    """What the publication states instead of what its scores give (`effective`, `wAvg_inc`,
+    `wAvg_dec`; "TBD" included): shown as published, never recomputed."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +69,7 @@ class Published:
                         row.lengths, threshold
                     ).label
                 shown["wAvg_inc"], shown["wAvg_dec"] = weighted_averages(row.lengths)
+            shown.update(row.stated)
             if row.overall is not None:
                 if prefix:
                     shown[f"{prefix}overall"] = row.overall

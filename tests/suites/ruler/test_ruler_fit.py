@@ -19,7 +19,7 @@ DATA = {
 
 
 def _suite(tasks: list[str], samples: int = 2) -> RulerSuite:
-    return RulerSuite(tasks=tasks, lengths=[4096], samples=samples, seed=42, **DATA)
+    return RulerSuite(tasks=tasks, lengths=[4096], samples=samples, seed=42, fill="exact", **DATA)
 
 
 def _sent(suite: RulerSuite, sample, mode: str) -> str:

@@ -8,8 +8,13 @@ HotpotQA dev JSON (`[{question, answer, context: [[title, [sentences]]]}]`), rea
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
+import os
 import re
+import sys
+from bisect import bisect_left, bisect_right
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -39,9 +44,66 @@ def wonderwords_lists() -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ..
         ) from exc
 
     def read(name: str) -> tuple[str, ...]:
-        return tuple(line.rstrip() for line in (assets / name).read_text("utf-8").splitlines())
+        with (assets / name).open("r", encoding="utf-8") as f:  # as wonderwords reads them
+            return tuple(line.rstrip() for line in f.readlines())
 
     return read("nounlist.txt"), read("adjectivelist.txt"), read("verblist.txt")
+
+
+class PairWords(Sequence[str]):
+    """RULER's needle keys: `sorted(set(f"{adj}-{noun}"))` over wonderwords' lists, by index.
+
+    RULER builds this 6.2-million-string list to draw from it; here an index maps to its string
+    without the list: each adjective's strings are one sorted run (its nouns in order), and runs
+    whose ranges overlap (one adjective a prefix of another) are merged and sorted once.
+    """
+
+    def __init__(self, adjs: Sequence[str], nouns: Sequence[str]) -> None:
+        self.nouns = sorted(set(nouns))
+        self.noun_index = {n: i for i, n in enumerate(self.nouns)}
+        last = self.nouns[-1]
+        spans = sorted((f"{a}-{self.nouns[0]}", f"{a}-{last}", a) for a in set(adjs))
+        self.blocks: list[tuple[str, ...]] = []
+        """Each block: one adjective, or several whose runs interleave."""
+        for lo, hi, adj in spans:
+            if self.blocks and lo <= self._top:
+                self.blocks[-1] += (adj,)
+                self._top = max(self._top, hi)
+            else:
+                self.blocks.append((adj,))
+                self._top = hi
+        self.starts = [0]
+        for block in self.blocks:
+            self.starts.append(self.starts[-1] + len(block) * len(self.nouns))
+        self._merged: dict[int, list[tuple[str, str]]] = {}
+
+    def __len__(self) -> int:
+        return self.starts[-1]
+
+    def __getitem__(self, index: int) -> str:  # type: ignore[override]
+        adj, noun = self.parts(index)
+        return f"{adj}-{noun}"
+
+    def parts(self, index: int) -> tuple[str, str]:
+        """Return the (adjective, noun) of the string at `index`."""
+        if not 0 <= index < len(self):
+            raise IndexError(index)
+        b = bisect_right(self.starts, index) - 1
+        block, offset = self.blocks[b], index - self.starts[b]
+        if len(block) == 1:
+            return block[0], self.nouns[offset]
+        if b not in self._merged:
+            self._merged[b] = [
+                (a, n) for _, a, n in sorted((f"{a}-{n}", a, n) for a in block for n in self.nouns)
+            ]
+        return self._merged[b][offset]
+
+
+@functools.cache
+def pair_words() -> PairWords:
+    """Return RULER's needle keys (`adjective-noun`) as a sequence (see `PairWords`)."""
+    nouns, adjs, _ = wonderwords_lists()
+    return PairWords(adjs, nouns)
 
 
 @functools.cache
@@ -91,16 +153,186 @@ def split_sentences(text: str) -> list[str]:
     return [p for p in out if p]
 
 
+Splitter = Callable[[str], list[tuple[int, int]]]
+"""Sentence spans (start, end) of a text."""
+
+
+def _regex_spans(text: str) -> list[tuple[int, int]]:
+    spans, start = [], 0
+    for sentence in split_sentences(text):
+        start = text.index(sentence, start)
+        spans.append((start, start + len(sentence)))
+        start += len(sentence)
+    return spans
+
+
+PUNKT_DIRS: list[Path] = []
+"""Further folders holding `tokenizers/punkt_tab/english/` (the data cache adds its own)."""
+
+
+@functools.cache
+def punkt_splitter() -> Splitter | None:
+    """Return nltk's English punkt (what RULER's `sent_tokenize` runs), or None without it.
+
+    RULER cuts the essay with nltk's `sent_tokenize`, which reads the `punkt_tab` model from an
+    nltk data folder; the same spans come from the same model here.
+    """
+    try:
+        punkt_class, data = _import_punkt()
+    except ImportError:
+        return None
+    for folder in PUNKT_DIRS:
+        if str(folder) not in data.path:
+            data.path.append(str(folder))
+    try:
+        punkt = punkt_class("english")
+    except LookupError:
+        return None
+    return lambda text: list(punkt.span_tokenize(text))
+
+
+def _import_punkt() -> tuple[Any, Any]:
+    """Return (nltk's PunktTokenizer, nltk.data); importing nltk takes seconds (it loads most
+    of itself, scipy.stats among it), paid once and only by runs with essay tasks."""
+    import nltk.data
+    from nltk.tokenize.punkt import PunktTokenizer
+
+    return PunktTokenizer, nltk.data
+
+
+SPANS_DIRS: list[Path] = []
+"""Where essays' sentence spans are kept between runs (the suite adds the data cache's)."""
+
+
+def _punkt_dir() -> Path | None:
+    """Return the punkt_tab English folder nltk would load (its data path, then PUNKT_DIRS)."""
+    roots = [p for p in os.environ.get("NLTK_DATA", "").split(os.pathsep) if p]
+    roots += [str(Path.home() / "nltk_data")]
+    roots += [
+        os.path.join(sys.prefix, d) for d in ("nltk_data", "share/nltk_data", "lib/nltk_data")
+    ]
+    roots += ["/usr/share/nltk_data", "/usr/local/share/nltk_data", "/usr/lib/nltk_data"]
+    roots += ["/usr/local/lib/nltk_data", *map(str, PUNKT_DIRS)]
+    for root in roots:
+        folder = Path(root) / "tokenizers" / "punkt_tab" / "english"
+        if folder.is_dir():
+            return folder
+    return None
+
+
+def _model_digest(folder: Path) -> str:
+    digest = hashlib.sha256()
+    for name in ("abbrev_types.txt", "collocations.tab", "ortho_context.tab", "sent_starters.txt"):
+        file = folder / name
+        digest.update(file.read_bytes() if file.is_file() else b"-")
+    return digest.hexdigest()[:16]
+
+
+class EssayHaystack:
+    """RULER's essay haystack: its words (`re.sub(r"\\s+", " ", text).split(" ")`, repeated as it
+    repeats them) and the sentences `sent_tokenize` cuts from the first n of them.
+
+    The sentences of a prefix are the long text's sentences up to the prefix's end (a boundary is
+    decided by the words on its two sides): the long text is cut once, not once per size tried,
+    and its spans are kept (keyed by the essay and the punkt model) so that a later run needs
+    neither nltk's import (seconds) nor the cut.
+    """
+
+    def __init__(self, words: Sequence[str], key: str, splitter: Splitter | None = None) -> None:
+        self.words = list(words)
+        self.key = key
+        """The essay text's digest (with the punkt model's, names the kept spans)."""
+        self.splitter = splitter
+        self.exact = True
+        """Whether the cut is nltk's punkt (RULER's), not the regular-expression stand-in."""
+        self._upto = 0
+        self._text = ""
+        self._lead = 0
+        self._spans: list[tuple[int, int]] = []
+        self._starts: list[int] = []
+
+    def prefix(self, n: int) -> list[str]:
+        """Return RULER's first `n` haystack words (the essay repeated past its end)."""
+        if n <= len(self.words):
+            return self.words[:n]
+        repeats = (n + len(self.words) - 1) // len(self.words)
+        return (self.words * repeats)[:n]
+
+    def _kept(self) -> Path | None:
+        folder = _punkt_dir()
+        if self.splitter is not None or folder is None or not SPANS_DIRS:
+            return None
+        return SPANS_DIRS[0] / f"spans-{self.key}-{_model_digest(folder)}.json"
+
+    def _cut(self, upto: int) -> tuple[int, list[tuple[int, int]]]:
+        """Return (words covered, spans) for at least `upto` words: kept ones, or cut now."""
+        kept = self._kept()
+        if kept is not None and kept.is_file():
+            try:
+                stored = json.loads(kept.read_text("utf-8"))
+                if int(stored["upto"]) >= upto:
+                    return int(stored["upto"]), [(int(a), int(b)) for a, b in stored["spans"]]
+            except (OSError, ValueError, KeyError, TypeError):
+                pass  # a damaged file is cut again and rewritten
+        text = " ".join(self.prefix(upto)).strip()
+        if self.splitter is not None:
+            return upto, self.splitter(text)
+        punkt = punkt_splitter()
+        if punkt is None:
+            self.exact = False
+            return upto, _regex_spans(text)
+        spans = punkt(text)
+        if kept is not None:
+            kept.parent.mkdir(parents=True, exist_ok=True)
+            tmp = kept.with_name(f"{kept.name}.{os.getpid()}.tmp")
+            tmp.write_text(json.dumps({"upto": upto, "spans": spans}), "utf-8")
+            os.replace(tmp, kept)
+        return upto, spans
+
+    def sentences(self, n: int) -> list[str]:
+        """Return `sent_tokenize(" ".join(first n words).strip())`."""
+        if n > self._upto:
+            # RULER's search tries its largest size first: cut a little past it, once.
+            upto, self._spans = self._cut(max(n + n // 8, 4096))
+            joined = " ".join(self.prefix(upto))
+            self._lead = len(joined) - len(joined.lstrip())
+            self._text = joined.strip()
+            self._starts = [s for s, _ in self._spans]
+            self._upto = upto
+        end = len(" ".join(self.prefix(n)).rstrip()) - self._lead
+        if end <= 0:
+            return []
+        text = self._text
+        last = bisect_left(self._starts, end)
+        out = [text[s:e] for s, e in self._spans[:last]]
+        if out:
+            s, e = self._spans[last - 1]
+            out[-1] = text[s : min(e, end)]
+        return out
+
+
 @dataclass(frozen=True)
 class Essays:
     """The essay haystack: RULER's words (whitespace-normalised) cut into sentences."""
 
-    sentences: tuple[str, ...]
+    text: str
     source: str
+
+    @functools.cached_property
+    def sentences(self) -> tuple[str, ...]:
+        """The sentences of the whitespace-normalised text, cut by a regular expression."""
+        return tuple(split_sentences(re.sub(r"\s+", " ", self.text).strip()))
+
+    @functools.cached_property
+    def haystack(self) -> EssayHaystack:
+        """RULER's essay haystack, cut by punkt where nltk and its data are installed."""
+        words = re.sub(r"\s+", " ", self.text).split(" ")
+        key = hashlib.sha256(self.text.encode("utf-8")).hexdigest()[:16]
+        return EssayHaystack(words, key)
 
 
 def load_essays(path: str | Path) -> Essays:
-    """Return the essays of a `{"text": ...}` file, whitespace-normalised and cut into sentences."""
+    """Return the essays of a `{"text": ...}` file (RULER's PaulGrahamEssays.json)."""
     try:
         text = _Essays.model_validate(_read_json(path, "essays")).text
     except ValidationError as exc:
@@ -108,10 +340,9 @@ def load_essays(path: str | Path) -> Essays:
             f"essays file {str(path)!r} is not RULER's format (a JSON object with a 'text' string): "
             "give PaulGrahamEssays.json as RULER's download script writes it"
         ) from exc
-    words = re.sub(r"\s+", " ", text).strip()
-    if not words:
+    if not text.strip():
         raise UsageError(f"essays file {str(path)!r} holds no text: give a non-empty essays file")
-    return Essays(tuple(split_sentences(words)), str(path))
+    return Essays(text, str(path))
 
 
 class _Answer(BaseModel):

@@ -1,729 +1,751 @@
-"""RULER's sample generators (`scripts/data/synthetic/*.py`), sized by counting instead of searching.
+"""RULER's samples as its own scripts write them (`scripts/data/synthetic/*.py` via `prepare.py`).
 
-RULER finds one haystack size per task and length by binary search over whole-prompt tokenizations,
-then shrinks a sample that overflows. Here every sample gets the largest haystack whose prompt plus
-output budget fits its length, from the pieces' token counts (see `counting`). What a sample is made
-of follows RULER: the needle sentence, keys and values, depths, chains, word frequencies, documents.
+Every task x length cell replays RULER's generator: one `random.Random(seed)` (and for vt one numpy
+`RandomState(seed)`) drawn in RULER's order, through its estimate, its binary search for the
+haystack size (with its increments) and its per-sample retries with a smaller haystack. What
+differs is only how a prompt is counted: where the tokenizer's counts add up across the pieces a
+context is joined from (checked against the whole prompt on each cell's first search step and first
+sample), a prompt's length is the sum of its pieces' counts, each piece counted once; otherwise the
+whole prompt is tokenized, as RULER does. Same tokenizer and seed: the same bytes as `prepare.py`.
+
+`iter_cell` yields one cell's samples lazily in index order (sample i depends on samples 0..i-1
+through the shared random stream, so a cell is always replayed from its start).
 """
 
 from __future__ import annotations
 
 import functools
-import itertools
-import math
 import random
 import string
 import uuid
-from bisect import bisect_right
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from longscope.errors import UsageError
 from longscope.suites.ruler.counting import PieceCounter
-from longscope.suites.ruler.data import NEEDLE, NOISE, Essays, QASet, cwe_words, key_words
-from longscope.suites.ruler.tasks import MODEL_TEMPLATES, TEMPLATES, Task
+from longscope.suites.ruler.data import (
+    NEEDLE,
+    NOISE,
+    EssayHaystack,
+    Essays,
+    QASet,
+    cwe_words,
+    pair_words,
+)
+from longscope.suites.ruler.tasks import MODEL_TEMPLATES, TEMPLATES, Generator, Task
+from longscope.suites.ruler.tight import WordNumberNeedles
 from longscope.text.tokenizers import Tokenizer
-from longscope.types import PromptMode
+from longscope.types import Sample
 
+if TYPE_CHECKING:
+    from longscope.suites.base import BuildContext
+    from longscope.suites.ruler.suite import RulerSuite
+
+T = TypeVar("T")
 _MARK = "\x00context\x00"
-# RULER's needle depths: 40 evenly spaced percentages, rounded to integers.
-DEPTHS = [math.floor(100 * i / 39 + 0.5) for i in range(40)]
+# RULER: np.round(np.linspace(0, 100, num=40)).astype(int), kept as numpy integers as RULER does.
+DEPTHS = list(np.round(np.linspace(0, 100, num=40, endpoint=True)).astype(int))
 DOCUMENT = "Document {i}:\n{document}"
 
 
+class _NotAdditive(Exception):
+    """The pieces' counts did not add up to the whole prompt's: count this cell whole."""
+
+
 @dataclass
-class Draft:
-    """A sample before it becomes a `Sample`: the prompt's pieces and what it expects back."""
+class Prompt:
+    """One `generate_input_output` result: the text around the context, its pieces, the answers."""
 
     head: str
     pieces: list[str]
     sep: str
-    question: str
-    """The task text after the context (the question), without the answer prefix."""
-    answer_prefix: str
+    tail: str
     answers: list[str]
-    predicted: int
-    """The prompt's tokens as counted from its pieces (chat overhead not included)."""
-    removable: list[bool]
-    """Which pieces are haystack (may be dropped to fit when counts are not additive)."""
+    mids: int | None = None
+    """The pieces' summed `mid` counts when the generator knows them (else counted here)."""
     meta: dict[str, Any] = field(default_factory=dict)
 
     @property
     def context(self) -> str:
         return self.sep.join(self.pieces)
 
+    def text(self) -> str:
+        return self.head + self.context + self.tail
 
-@dataclass
-class Env:
-    """What the generators share for one build: tokenizer, prompt mode, counters, data."""
 
-    tokenizer: Tokenizer
-    mode: PromptMode
-    seed: int
-    model_template: str = "base"
-    """RULER's model template wrapping the task in completion mode (chat models get the task)."""
-    essays: Essays | None = None
-    qa: dict[str, QASet] = field(default_factory=dict)
-    extra_words: tuple[str, ...] = ()
-    _counters: dict[str, PieceCounter] = field(default_factory=dict)
-    _essay_cum: list[int] = field(default_factory=list)
-    _icl: str | None = None
+_SHARED: dict[tuple[int, str], tuple[Tokenizer, PieceCounter]] = {}
+"""Piece counters by (tokenizer, separator); the tokenizer is held so that its id stays its own."""
 
-    def counter(self, sep: str) -> PieceCounter:
-        """Return the counter for pieces joined by `sep` (probed on this tokenizer once)."""
-        if sep not in self._counters:
+
+class Counter:
+    """Counts prompts as RULER does (`len(tokenizer.text_to_tokens(text))`), from pieces if exact."""
+
+    def __init__(self, tokenizer: Tokenizer, whole: bool, verify: bool = False) -> None:
+        self.tokenizer = tokenizer
+        self.whole = whole
+        self.verify = verify
+        self.checks = 0
+        """Pieces-vs-whole checks still to make (the cell's first search step and first sample)."""
+
+    def piece_counter(self, sep: str) -> PieceCounter:
+        """Return the counter of pieces joined by `sep`, shared by every cell of this tokenizer
+        (what it has counted, sentences, words, needle parts, is counted once per process)."""
+        key = (id(self.tokenizer), sep)
+        held = _SHARED.get(key)
+        if held is None or held[0] is not self.tokenizer:
             probes = {
                 "\n": [NOISE, "VAR ABCDE = 12345", NOISE, "VAR FGHIJ = VAR ABCDE ", NOISE],
                 " ": ["1. apple", "2. blue", "3. The sky is blue.", "4. xqzvbt", "...", "end."],
                 "\n\n": [DOCUMENT.format(i=i, document=f"Title {i}\nText {i}.") for i in (1, 2, 3)],
             }
-            self._counters[sep] = PieceCounter(self.tokenizer, sep, probes[sep])
-        return self._counters[sep]
+            if len(_SHARED) > 8:
+                _SHARED.clear()
+            held = _SHARED[key] = (self.tokenizer, PieceCounter(self.tokenizer, sep, probes[sep]))
+        return held[1]
 
-    @property
-    def wrapper(self) -> tuple[str, str]:
-        """Return the model template's text before and after the task (empty in chat mode)."""
-        if self.mode == "chat":
-            return "", ""
-        before, after = MODEL_TEMPLATES[self.model_template].split("{task_template}")
-        return before, after
+    def text(self, text: str) -> int:
+        """Return the tokens of `text` counted whole."""
+        return len(self.tokenizer.encode(text))
 
-    def wrap(self, task_text: str) -> str:
-        """Return `task_text` wrapped in the model template (as RULER's few-shot examples are)."""
-        before, after = self.wrapper
-        return before + task_text + after
+    def __call__(self, prompt: Prompt, extra: str = "") -> int:
+        """Return the tokens of `extra + prompt.text()` (`extra`: vt's one-shot example)."""
+        counter = self.piece_counter(prompt.sep)
+        if self.whole or counter.mode is None or len(prompt.pieces) < 2:
+            return self.text(extra + prompt.text())
+        mids = prompt.mids
+        if mids is None:
+            mids = sum(counter.mid(p) for p in prompt.pieces)
+        counted = counter.total(extra + prompt.head, prompt.pieces, mids, prompt.tail)
+        if self.checks > 0 or self.verify:
+            self.checks -= 1
+            if counted != self.text(extra + prompt.text()):
+                raise _NotAdditive
+        return counted
 
-    def frame(self, template: str, prefix: str, **fields: Any) -> tuple[str, str, str, str]:
-        """Return (head, question, answer prefix, tail as counted) of a task template."""
-        text = self.wrap(template.format(context=_MARK, **fields))
-        head, question = text.split(_MARK)
-        prefix = prefix.format(**fields)
-        return head, question, prefix, question + (prefix if self.mode == "completion" else "")
 
-
-def _number(rng: random.Random) -> str:
+def _random_number(rng: random.Random) -> str:
     return str(rng.randint(10**6, 10**7 - 1))
 
 
-def _word(rng: random.Random) -> str:
-    adjs, nouns = key_words()
-    return f"{rng.choice(adjs)}-{rng.choice(nouns)}"
-
-
-def _uuid(rng: random.Random) -> str:
+def _random_uuid(rng: random.Random) -> str:
     return str(uuid.UUID(int=rng.getrandbits(128), version=4))
 
 
-def random_value(kind: str, rng: random.Random) -> str:
-    """Return a random key or value of RULER's kind: 7-digit number, adjective-noun or UUID4."""
+def _random(kind: str, rng: random.Random) -> str:
     if kind == "numbers":
-        return _number(rng)
+        return _random_number(rng)
     if kind == "words":
-        return _word(rng)
+        return rng.choice(pair_words())
     if kind == "uuids":
-        return _uuid(rng)
+        return _random_uuid(rng)
     raise ValueError(f"unknown needle type {kind!r}")
 
 
-def _fit_pieces(
-    counter: PieceCounter,
-    head: str,
-    tail: str,
-    pieces: list[str],
-    removable: list[bool],
-    mids_sum: int,
-    budget: int,
-) -> int:
-    """Drop trailing haystack pieces until the counted prompt fits `budget`; return its tokens.
-
-    `mids_sum` is the sum of every piece's `mid` count (see `PieceCounter.total`).
-    """
-    total = counter.total(head, pieces, mids_sum, tail)
-    while total > budget:
-        if not any(removable):
-            raise ValueError(f"its fixed parts alone need {total} tokens, over the {budget} left")
-        drop = max(i for i, r in enumerate(removable) if r)
-        mids_sum -= counter.mid(pieces.pop(drop), False)
-        removable.pop(drop)
-        total = counter.total(head, pieces, mids_sum, tail)
-    return total
-
-
-def niah(task: Task, rng: random.Random, env: Env, budget: int) -> Draft:
-    """Return a needle-in-a-haystack sample as RULER's niah.py builds it."""
-    a = task.args
-    num_k = max(a["num_needle_k"], a["num_needle_q"])
-    keys: list[str] = []
-    values: list[list[str]] = []
-    needles: list[str] = []
-    type_v = a["type_needle_v"]
-    for _ in range(num_k):
-        keys.append(random_value(a["type_needle_k"], rng))
-        value = []
-        for _ in range(a["num_needle_v"]):
-            value.append(random_value(type_v, rng))
-            needles.append(NEEDLE.format(type_needle_v=type_v, key=keys[-1], value=value[-1]))
-        values.append(value)
-    random.Random(env.seed).shuffle(needles)  # RULER shuffles with a fresh Random(seed)
-    template, prefix = TEMPLATES["niah"].template, TEMPLATES["niah"].answer_prefix
-    if a["num_needle_q"] * a["num_needle_v"] == 1:
-        for old, new in (("Some", "A"), ("are all", "is"), ("are", "is"), ("answers", "answer")):
-            template, prefix = template.replace(old, new), prefix.replace(old, new)
-        type_v = type_v[:-1]
-    haystack = a["type_haystack"]
-    # The query is drawn after the context in RULER; its rng draws come after the haystack's here.
-    sep = " " if haystack == "essay" else "\n"
-    counter = env.counter(sep)
-    probe_head, _, _, probe_tail = env.frame(template, prefix, type_needle_v=type_v, query="x")
-    needle_mids = [counter.mid(n, False) for n in needles]
-    if haystack == "noise":
-        pieces, removable, filler = _noise(
-            rng, counter, needles, needle_mids, budget, probe_head, probe_tail
-        )
-    elif haystack == "needle":
-        pieces, removable, filler = _needle_haystack(
-            rng, counter, a, needles, needle_mids, budget, probe_head, probe_tail
-        )
-    else:
-        pieces, removable, filler = _essay(
-            rng, env, counter, needles, needle_mids, budget, probe_head, probe_tail
-        )
-    indices = rng.sample(range(num_k), a["num_needle_q"])
-    queries = [keys[i] for i in indices]
-    answers = [v for i in indices for v in values[i]]
-    query = ", ".join(queries[:-1]) + ", and " + queries[-1] if len(queries) > 1 else queries[0]
-    head, question, answer_prefix, tail = env.frame(
-        template, prefix, type_needle_v=type_v, query=query
-    )
-    mids_sum = filler + sum(needle_mids)
-    total = _fit_pieces(counter, head, tail, pieces, removable, mids_sum, budget)
-    return Draft(
-        head,
-        pieces,
-        sep,
-        question,
-        answer_prefix,
-        answers,
-        total,
-        removable,
-        {"keys": keys, "queries": queries, "haystack": haystack},
-    )
-
-
-def _room(counter: PieceCounter, head: str, tail: str, unit: str) -> int:
-    """Tokens the text around the context costs beyond `mid` counts (boundary pieces as `unit`)."""
-    return counter.first(head, unit) + counter.last(unit, tail) - 2 * counter.mid(unit)
-
-
-def _noise(
-    rng: random.Random,
-    counter: PieceCounter,
-    inserts: list[str],
-    insert_mids: list[int],
-    budget: int,
-    head: str,
-    tail: str,
-) -> tuple[list[str], list[bool], int]:
-    """Return RULER's noise haystack (pieces, which are haystack, haystack tokens) with inserts."""
-    unit = counter.mid(NOISE)
-    room = budget - _room(counter, head, tail, NOISE) - sum(insert_mids)
-    n = max(room // unit, len(inserts))
-    sentences = [NOISE] * n
-    removable = [True] * n
-    for index, element in zip(
-        sorted(rng.sample(range(n), len(inserts)), reverse=True), inserts, strict=False
-    ):
-        sentences.insert(index, element)
-        removable.insert(index, False)
-    return sentences, removable, n * unit
-
-
-class WordNumberNeedles:
-    """Token counts of `words`/`numbers` needles from their parts, for drawing thousands at once.
-
-    A needle's count is the sum of its parts' counts (fixed text, ` adjective`, `-noun`, and the
-    number as ` ddd`, `ddd`, `d`), each part counted once per tokenizer. Used only where a probe
-    of random needles shows the parts add up in this tokenizer; otherwise needles are counted.
-    """
-
-    def __init__(self, counter: PieceCounter, type_v: str) -> None:
-        self.adjs, self.nouns = key_words()
-        sep, lead = counter.sep, counter.mode == "lead"
-        before, after = NEEDLE.split("{key}")
-        self.before = before.format(type_needle_v=type_v)
-        self.middle, self.end = after.split("{value}")
-        count = counter.count
-        self.fixed = (
-            count((sep if lead else "") + self.before.rstrip(" "))
-            + count(self.middle.rstrip(" "))
-            + count(self.end + ("" if lead else sep))
-        )
-        self.adj = np.array([count(" " + a) for a in self.adjs])
-        self.noun = np.array([count("-" + n) for n in self.nouns])
-        self.head3 = np.array([count(f" {i}") if i >= 100 else 0 for i in range(1000)])
-        self.mid3 = np.array([count(f"{i:03d}") for i in range(1000)])
-        self.last1 = np.array([count(str(i)) for i in range(10)])
-        probe = np.random.default_rng(0)
-        a, n, v = self.draw(probe, 64)
-        self.exact = all(
-            int(c) == counter.mid(t, False)
-            for c, t in zip(self.costs(a, n, v), self.texts(a, n, v), strict=True)
-        )
-
-    def draw(self, gen: np.random.Generator, size: int) -> tuple[np.ndarray, ...]:
-        """Return `size` random (adjective, noun, 7-digit number) index triples."""
-        return (
-            gen.integers(0, len(self.adjs), size),
-            gen.integers(0, len(self.nouns), size),
-            gen.integers(10**6, 10**7, size),
-        )
-
-    def costs(self, a: np.ndarray, n: np.ndarray, v: np.ndarray) -> np.ndarray:
-        """Return each needle's `mid` count from its parts."""
-        parts = self.head3[v // 10**4] + self.mid3[(v // 10) % 1000] + self.last1[v % 10]
-        return self.fixed + self.adj[a] + self.noun[n] + parts
-
-    def texts(self, a: np.ndarray, n: np.ndarray, v: np.ndarray) -> list[str]:
-        """Return the needles' sentences."""
-        adjs, nouns, before, middle, end = self.adjs, self.nouns, self.before, self.middle, self.end
-        return [
-            f"{before}{adjs[i]}-{nouns[j]}{middle}{k}{end}"
-            for i, j, k in zip(a.tolist(), n.tolist(), v.tolist(), strict=True)
-        ]
-
-
-def _word_number_haystack(
-    rng: random.Random, parts: WordNumberNeedles, room: int
-) -> tuple[list[str], int]:
-    """Return random word/number needles whose counts fill `room`, and their tokens."""
-    gen = np.random.default_rng(rng.getrandbits(64))
-    chosen: list[np.ndarray] = []
-    used = 0
-    while True:
-        a, n, v = parts.draw(gen, 4096)
-        cum = np.cumsum(parts.costs(a, n, v)) + used
-        take = int(np.searchsorted(cum, room, side="right"))
-        chosen.append(np.stack([a[:take], n[:take], v[:take]]))
-        if take:
-            used = int(cum[take - 1])
-        if take < len(cum):
-            break
-    a, n, v = np.concatenate(chosen, axis=1)
-    return parts.texts(a, n, v), used
-
-
-def _needle_haystack(
-    rng: random.Random,
-    counter: PieceCounter,
-    a: dict[str, Any],
-    inserts: list[str],
-    insert_mids: list[int],
-    budget: int,
-    head: str,
-    tail: str,
-) -> tuple[list[str], list[bool], int]:
-    """Return a haystack of other needles (pieces, which are haystack, haystack tokens)."""
-    room = budget - sum(insert_mids)
-    if (a["type_needle_k"], a["type_needle_v"]) == ("words", "numbers"):
-        key = ("word-number", a["type_needle_v"])
-        if key not in counter.helpers:
-            counter.helpers[key] = WordNumberNeedles(counter, a["type_needle_v"])
-        parts = counter.helpers[key]
-        if parts.exact:
-            probe = parts.texts(*parts.draw(np.random.default_rng(1), 1))[0]
-            sentences, used = _word_number_haystack(
-                rng, parts, room - _room(counter, head, tail, probe)
-            )
-            return _insert(rng, sentences, inserts, used)
-    sentences: list[str] = []
-    used = 0
-    batch = 256  # needles are counted a batch per tokenization, one by one only at the end
-    gen = np.random.default_rng(rng.getrandbits(64))
-    while True:
-        keys = _bulk_values(a["type_needle_k"], rng, gen, batch)
-        values = _bulk_values(a["type_needle_v"], rng, gen, batch)
-        drawn = [
-            NEEDLE.format(type_needle_v=a["type_needle_v"], key=k, value=v)
-            for k, v in zip(keys, values, strict=True)
-        ]
-        if not sentences:
-            room -= _room(counter, head, tail, drawn[0])
-        cost = counter.mids_sum(drawn)
-        if used + cost <= room:
-            sentences += drawn
-            used += cost
-            continue
-        for sentence in drawn:
-            cost = counter.mid(sentence, False)
-            if used + cost > room:
-                break
-            sentences.append(sentence)
-            used += cost
-        break
-    return _insert(rng, sentences, inserts, used)
-
-
-def bulk_uuids(gen: np.random.Generator, n: int) -> list[str]:
-    """Return `n` random version-4 UUIDs (as `uuid.uuid4` formats them), drawn at once."""
-    raw = gen.integers(0, 256, (n, 16), dtype=np.uint8)
-    raw[:, 6] = (raw[:, 6] & 0x0F) | 0x40  # version 4
-    raw[:, 8] = (raw[:, 8] & 0x3F) | 0x80  # RFC 4122 variant
-    text = raw.tobytes().hex()
-    out = []
-    for i in range(0, 32 * n, 32):
-        h = text[i : i + 32]
-        out.append(f"{h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}")
-    return out
-
-
-def _bulk_values(kind: str, rng: random.Random, gen: np.random.Generator, n: int) -> list[str]:
-    """Return `n` random keys or values of RULER's kind, drawn at once."""
-    if kind == "uuids":
-        return bulk_uuids(gen, n)
-    if kind == "numbers":
-        return [str(v) for v in gen.integers(10**6, 10**7, n).tolist()]
-    return [random_value(kind, rng) for _ in range(n)]
-
-
-def _insert(
-    rng: random.Random, sentences: list[str], inserts: list[str], used: int
-) -> tuple[list[str], list[bool], int]:
-    """Return the haystack with `inserts` at random sentence positions, as RULER places them."""
-    n = max(len(sentences), 1)
-    removable = [True] * len(sentences)
-    for index, element in zip(
-        sorted(rng.sample(range(n), len(inserts)), reverse=True), inserts, strict=False
-    ):
-        sentences.insert(index, element)
-        removable.insert(index, False)
-    return sentences, removable, used
-
-
-def _essay(
-    rng: random.Random,
-    env: Env,
-    counter: PieceCounter,
-    inserts: list[str],
-    insert_mids: list[int],
-    budget: int,
-    head: str,
-    tail: str,
-) -> tuple[list[str], list[bool], int]:
-    """Return the essay haystack cut at `depths` sentences (pieces, which are haystack, tokens)."""
-    assert env.essays is not None
-    sents = env.essays.sentences
-    room = budget - _room(counter, head, tail, sents[0]) - sum(insert_mids)
-    cum = env._essay_cum
-    if not cum:
-        cum.append(0)
-    while cum[-1] < room or len(cum) < 2:  # the essay's sentences counted, cycled as RULER does
-        cum.append(cum[-1] + counter.mid(sents[(len(cum) - 1) % len(sents)]))
-    n = max(bisect_right(cum, room) - 1, 1)
-    document = [sents[i % len(sents)] for i in range(n)]
-    depths = sorted(int(n * (d / 100)) for d in rng.sample(DEPTHS, len(inserts)))
-    cuts = [0, *depths, n]
-    pieces: list[str] = []
-    removable: list[bool] = []
-    for i in range(1, len(cuts)):
-        group = document[cuts[i - 1] : cuts[i]]
-        # An empty group is an empty piece: RULER's join then leaves a double space.
-        pieces.extend(group or [""])
-        removable.extend([True] * len(group) or [False])
-        if i - 1 < len(inserts):
-            pieces.append(inserts[i - 1])
-            removable.append(False)
-    empties = sum(1 for p in pieces if not p)
-    return pieces, removable, cum[n] + empties * counter.mid("")
-
-
-def _chain(
-    rng: random.Random, hops: int, letters: int, value: str | None
-) -> tuple[list[str], list[str]]:
-    names: list[str] = []
-    while len(names) < hops + 1:  # RULER draws until the names are distinct
-        name = "".join(rng.choices(string.ascii_uppercase, k=letters))
-        if name not in names:
-            names.append(name)
-    first = value if value is not None else str(rng.randint(10000, 99998))
-    chain = [f"VAR {names[0]} = {first}"]
-    chain += [f"VAR {names[j + 1]} = VAR {names[j]} " for j in range(hops)]
-    return names, chain
-
-
-def _vt_icl(env: Env, hops: int) -> str:
-    """RULER's one-shot example: a 3-letter chain with value 12345 in at most 500 tokens."""
-    if env._icl is None:
-        rng = random.Random(env.seed)
-        names, chain = _chain(rng, min(10, hops), 3, "12345")
-        spec = TEMPLATES["variable_tracking"]
-        full = spec.template + spec.answer_prefix
-        counter = env.counter("\n")
-        head, tail = full.format(context=_MARK, query="12345", num_v=hops + 1).split(_MARK)
-        pieces, _, filler = _noise(rng, counter, [], [], 500, head, tail)
-        positions = sorted(rng.sample(range(len(pieces)), len(chain)))
-        for j, (where, link) in enumerate(zip(positions, chain, strict=True)):
-            pieces.insert(where + j, link)
-        mids_sum = filler + sum(counter.mid(c) for c in chain)
-        _fit_pieces(counter, head, tail, pieces, [p == NOISE for p in pieces], mids_sum, 500)
-        env._icl = head + "\n".join(pieces) + tail + " " + " ".join(names) + "\n"
-    return env._icl
-
-
-def variable_tracking(task: Task, rng: random.Random, env: Env, budget: int) -> Draft:
-    """Return a variable-tracking sample (one chain of 4 hops in noise, one-shot example first)."""
-    hops = task.args["num_hops"]
-    icl = _vt_icl(env, hops)
-    # RULER re-draws the example's names and value for every sample.
-    for name in icl.strip().split()[-hops - 1 :]:
-        icl = icl.replace(name, "".join(rng.choices(string.ascii_uppercase, k=len(name))))
-    icl = icl.replace("12345", str(rng.randint(10000, 99998)))
-    names, chain = _chain(rng, hops, 5, None)
-    value = chain[0].split("=")[-1].strip()
-    spec = TEMPLATES["variable_tracking"]
-    head, question, prefix, tail = env.frame(
-        spec.template, spec.answer_prefix, query=value, num_v=hops + 1
-    )
-    # RULER puts the example after the model template's opening, before the task.
-    opening = env.wrapper[0]
-    head = opening + icl + "\n" + head[len(opening) :]
-    counter = env.counter("\n")
-    room_budget = budget - sum(counter.mid(c, False) for c in chain)
-    pieces, removable, filler = _noise(rng, counter, [], [], room_budget, head, tail)
-    if len(pieces) < len(chain):
-        raise ValueError(
-            f"the one-shot example and the chain leave room for {len(pieces)} noise blocks, "
-            f"fewer than the chain's {len(chain)} links"
-        )
-    positions = sorted(rng.sample(range(len(pieces)), len(chain)))
-    for j, (where, link) in enumerate(zip(positions, chain, strict=True)):
-        pieces.insert(where + j, link)
-        removable.insert(where + j, False)
-    mids_sum = filler + sum(counter.mid(c, False) for c in chain)
-    total = _fit_pieces(counter, head, tail, pieces, removable, mids_sum, budget)
-    return Draft(head, pieces, "\n", question, prefix, names, total, removable, {"value": value})
-
-
-def _numbered(words: list[str]) -> str:
-    return " ".join(f"{i + 1}. {w}" for i, w in enumerate(words))
-
-
 @functools.lru_cache(maxsize=64)
-def fixed_permutation(seed: int, size: int) -> list[int]:
-    """Return the one order `size` items get from `seed` (the same every call).
-
-    RULER shuffles its word lists with a fresh `random.Random(seed)` each time, so one list
-    length always gets one order; here that order comes from numpy, once per length.
-    """
-    return np.random.default_rng(seed).permutation(size).tolist()
+def _order(seed: int, size: int) -> tuple[int, ...]:
+    order = list(range(size))
+    random.Random(seed).shuffle(order)
+    return tuple(order)
 
 
-def _cwe_list(env: Env, common: list[str], uncommon: list[str], cr: int, ur: int) -> list[str]:
-    """Return the word list: common words x `cr`, others x `ur`, in RULER's fixed shuffle."""
-    words = common * cr + uncommon * ur
-    return [words[i] for i in fixed_permutation(env.seed, len(words))]
+def shuffled(items: Sequence[T], seed: int) -> list[T]:
+    """Return `items` as `random.Random(seed).shuffle` orders them: RULER shuffles with a fresh
+    generator each time, so one length always gets one order (computed once here)."""
+    return [items[i] for i in _order(seed, len(items))]
 
 
-def _counted_words(counter: PieceCounter, words: tuple[str, ...]) -> np.ndarray:
-    """Return each word's `mid` count, once per counter and word list."""
-    key = ("cwe-words", str(hash(words)))
-    if key not in counter.helpers:
-        counter.helpers[key] = np.array([counter.mid(w, False) for w in words], dtype=np.int64)
-    return counter.helpers[key]
+def _split(text: str) -> tuple[str, str]:
+    head, tail = text.split(_MARK)
+    return head, tail
 
 
-def _numbers_cum(counter: PieceCounter, entries: int) -> list[int]:
-    """Return cumulative counts of the list numbers `1.`, `2.`, ... up to at least `entries`."""
-    cum = counter.helpers.setdefault(("cwe-numbers", ""), [0])
-    while len(cum) <= entries:
-        cum.append(cum[-1] + counter.mid(f"{len(cum)}."))
-    return cum
+class Cell:
+    """One task's generator as RULER's script runs it, for one length (`max_seq_length`)."""
+
+    generator: Generator
+    incremental: int = 10
+
+    def __init__(self, task: Task, env: Env, length: int, counter: Counter) -> None:
+        self.task = task
+        self.env = env
+        self.length = length
+        self.count = counter
+        self.rng = random.Random(env.seed)
+        spec = TEMPLATES[task.generator]
+        self.ttg = spec.tokens_to_generate
+        # prepare.py: the model template around the task, then the answer prefix.
+        self.template = (
+            MODEL_TEMPLATES[env.model_template].format(task_template=spec.template)
+            + spec.answer_prefix
+        )
+        self.prefix10 = spec.answer_prefix[:10]
+
+    def make(self, n: int) -> Prompt:
+        """RULER's `generate_input_output` for a haystack of `n`."""
+        raise NotImplementedError
+
+    def tokens(self, prompt: Prompt) -> int:
+        return self.count(prompt)
+
+    def estimate_upper(self) -> tuple[int, int]:
+        """RULER's estimate: (lower, upper) bounds of the binary search."""
+        inc = self.incremental
+        tokens_per = self.tokens(self.make(inc)) / inc
+        estimated = int((self.length / tokens_per) * 3)
+        return inc, max(estimated, inc * 2)
+
+    def fits(self, prompt: Prompt) -> int:
+        return self.tokens(prompt) + self.ttg
+
+    def search(self) -> int:
+        """RULER's binary search for the largest haystack whose prompt fits."""
+        lower, upper = self.estimate_upper()
+        best = None
+        while lower <= upper:
+            mid = (lower + upper) // 2
+            if self.fits(self.make(mid)) <= self.length:
+                best, lower = mid, mid + 1
+            else:
+                upper = mid - 1
+        return best if best is not None else self.incremental
+
+    def sample(self, size: int) -> tuple[Prompt, int]:
+        """RULER's per-sample loop: the search's size, shrunk by the increment until it fits."""
+        used = size
+        while True:
+            try:
+                prompt = self.make(used)
+                total = self.fits(prompt)
+            except ValueError:  # RULER's bare `except` retries what raised as well
+                total = None
+            if total is not None and total <= self.length:
+                return prompt, total
+            if used <= self.incremental:
+                raise UsageError(
+                    f"ruler task {self.task.name} does not fit in {self.length} tokens even with "
+                    f"RULER's smallest haystack ({used}): use longer lengths (RULER's shortest is 4k)"
+                )
+            used -= self.incremental
+
+    def finish(self, prompt: Prompt, index: int) -> Prompt:
+        """The sample as written: RULER splits its answer prefix off at its first 10 characters."""
+        return prompt
+
+    def cells(self, count: int) -> Iterator[tuple[Prompt, int]]:
+        size = self.search()
+        for index in range(count):
+            prompt, total = self.sample(size)
+            yield self.finish(prompt, index), total
 
 
-def common_words(task: Task, rng: random.Random, env: Env, budget: int, length: int) -> Draft:
-    """Return a common-words sample: 10 words x 30 among others x 3 (x6 / x1 under 4K), one-shot."""
-    a = task.args
-    cw = a["num_cw"]
-    base = cwe_words()
-    pool = [base[i] for i in fixed_permutation(env.seed, len(base))]
-    if length < 4096:
-        shot, (cr, ur) = (20, 3, 1), (6, 1)
-    else:
-        shot, (cr, ur) = (40, 10, 3), (a["freq_cw"], a["freq_ucw"])
-    spec = TEMPLATES["common_words_extraction"]
-    drawn = rng.sample(pool, shot[0])
-    ex_words = _cwe_list(env, drawn[:cw], drawn[cw:], shot[1], shot[2])
-    task_text = spec.template.format(context=_numbered(ex_words), query="")
-    example = env.wrap(task_text) + spec.answer_prefix + " " + _numbered(drawn[:cw])
-    head, question, prefix, tail = env.frame(spec.template, spec.answer_prefix, query="")
-    head = example + "\n" + head
-    counter = env.counter(" ")
-    source = env.extra_words or base
-    # A random order of the words: the first `num` of it are RULER's random.sample(words, num).
-    order = np.random.default_rng(rng.getrandbits(64)).permutation(len(source))
-    counts = _counted_words(counter, source)[order]
-    common_sum = int(counts[:cw].sum())
-    word_cum = np.concatenate([[0], np.cumsum(counts[cw:])])
-    frame = counter.count(head) + counter.count(tail)
+class Niah(Cell):
+    generator = "niah"
 
-    def words_sum(num: int) -> int:
-        entries = cw * cr + (num - cw) * ur
-        return (
-            _numbers_cum(counter, entries)[entries] + cr * common_sum + ur * int(word_cum[num - cw])
+    def __init__(self, task: Task, env: Env, length: int, counter: Counter) -> None:
+        super().__init__(task, env, length, counter)
+        a = task.args
+        self.haystack = a["type_haystack"]
+        self.incremental = 500 if self.haystack == "essay" else 25
+        if self.haystack != "essay" and length < 4096:
+            self.incremental = 5
+        self.num_k = max(a["num_needle_k"], a["num_needle_q"])
+        self.type_v = a["type_needle_v"]
+        template, type_v = self.template, self.type_v
+        if a["num_needle_q"] * a["num_needle_v"] == 1:
+            # RULER rewords the whole template (its model template too) for a single answer.
+            for old, new in (
+                ("Some", "A"),
+                ("are all", "is"),
+                ("are", "is"),
+                ("answers", "answer"),
+            ):
+                template = template.replace(old, new)
+            type_v = type_v[:-1]
+        self.wording = template, type_v
+        self.parts: WordNumberNeedles | None = None
+        if self.haystack == "needle" and (a["type_needle_k"], self.type_v) == ("words", "numbers"):
+            counter = self.count.piece_counter("\n")
+            if not self.count.whole and counter.mode is not None:
+                key = ("word-number", self.type_v)
+                if key not in counter.helpers:
+                    counter.helpers[key] = WordNumberNeedles(counter, self.type_v)
+                parts = counter.helpers[key]
+                if parts.exact:
+                    self.parts = parts
+                    self.adj_index = {adj: i for i, adj in enumerate(parts.adjs)}
+        if self.haystack == "essay":
+            if env.essays is None:
+                raise UsageError(f"ruler task {task.name} needs the essays: pass essays=FILE")
+            self.essay: EssayHaystack = env.essays.haystack  # nltk loads here, on first use
+
+    def make(self, n: int) -> Prompt:
+        a, rng = self.task.args, self.rng
+        keys: list[str] = []
+        values: list[list[str]] = []
+        needles: list[str] = []
+        for _ in range(self.num_k):
+            keys.append(_random(a["type_needle_k"], rng))
+            value = []
+            for _ in range(a["num_needle_v"]):
+                value.append(_random(self.type_v, rng))
+                needles.append(
+                    NEEDLE.format(type_needle_v=self.type_v, key=keys[-1], value=value[-1])
+                )
+            values.append(value)
+        random.Random(self.env.seed).shuffle(needles)
+        mids = None
+        if self.haystack == "essay":
+            sents = self.essay.sentences(n)
+            cuts = [
+                0,
+                *sorted(int(len(sents) * (d / 100)) for d in rng.sample(DEPTHS, len(needles))),
+            ]
+            cuts.append(len(sents))
+            pieces: list[str] = []
+            for i in range(1, len(cuts)):
+                # An empty stretch is an empty piece: RULER's join then leaves a double space.
+                pieces.extend(sents[cuts[i - 1] : cuts[i]] or [""])
+                if i - 1 < len(needles):
+                    pieces.append(needles[i - 1])
+            sep = " "
+        else:
+            if self.haystack == "noise":
+                pieces = [NOISE] * n
+            elif self.parts is not None:
+                pieces, mids = self._word_number_needles(n, needles)
+            else:
+                pieces = [
+                    NEEDLE.format(
+                        type_needle_v=self.type_v,
+                        key=_random(a["type_needle_k"], rng),
+                        value=_random(self.type_v, rng),
+                    )
+                    for _ in range(n)
+                ]
+            for index, element in zip(
+                sorted(rng.sample(range(n), len(needles)), reverse=True), needles, strict=False
+            ):
+                pieces.insert(index, element)
+            sep = "\n"
+            if self.haystack == "needle" and mids is None and not self.count.whole:
+                counter = self.count.piece_counter(sep)
+                if counter.mode is not None:
+                    mids = counter.mids_sum(pieces)
+        indices = rng.sample(range(self.num_k), a["num_needle_q"])
+        queries = [keys[i] for i in indices]
+        answers = [v for i in indices for v in values[i]]
+        query = ", ".join(queries[:-1]) + ", and " + queries[-1] if len(queries) > 1 else queries[0]
+        template, type_v = self.wording
+        head, tail = _split(template.format(type_needle_v=type_v, context=_MARK, query=query))
+        return Prompt(head, pieces, sep, tail, answers, mids, {"keys": keys, "queries": queries})
+
+    def _word_number_needles(self, n: int, needles: list[str]) -> tuple[list[str], int]:
+        """RULER's haystack of `n` word/number needles, drawn as RULER draws them, and the
+        needles' summed counts from their parts (adjective, noun, digits; each counted once)."""
+        assert self.parts is not None
+        rng, words = self.rng, pair_words()
+        size = range(len(words))
+        adjs, nouns, values = [], [], []
+        for _ in range(n):
+            adj, noun = words.parts(rng.choice(size))  # RULER: random.choice(words)
+            adjs.append(self.adj_index[adj])
+            nouns.append(words.noun_index[noun])
+            values.append(rng.randint(10**6, 10**7 - 1))
+        a, o, v = np.array(adjs, dtype=np.int64), np.array(nouns, dtype=np.int64), np.array(values)
+        mids = int(self.parts.costs(a, o, v).sum()) if n else 0
+        counter = self.count.piece_counter("\n")
+        mids += sum(counter.mid(needle, False) for needle in needles)
+        return self.parts.texts(a, o, v), mids
+
+
+class VariableTracking(Cell):
+    generator = "variable_tracking"
+
+    def __init__(self, task: Task, env: Env, length: int, counter: Counter) -> None:
+        super().__init__(task, env, length, counter)
+        self.np = np.random.RandomState(env.seed)
+        self.hops = int(task.args["num_hops"])
+        self.chains = int(task.args["num_chains"])
+        if task.args["type_haystack"] != "noise":
+            raise UsageError("ruler vt: only RULER's noise haystack is supported")
+        self.icl = False
+        self.example = ""
+        self.example_tokens = 0
+
+    def _chains(self) -> tuple[list[list[str]], list[list[str]]]:
+        rng = self.rng
+        k = 3 if self.icl else 5
+        hops = min(10, self.hops) if self.icl else self.hops
+        names = [
+            "".join(rng.choices(string.ascii_uppercase, k=k))
+            for _ in range((hops + 1) * self.chains)
+        ]
+        while len(set(names)) < self.chains * (hops + 1):
+            names.append("".join(rng.choices(string.ascii_uppercase, k=k)))
+        out_vars, out_chains = [], []
+        for i in range(0, len(names), hops + 1):
+            these = names[i : i + hops + 1]
+            out_vars.append(these)
+            first = "12345" if self.icl else str(self.np.randint(10000, 99999))
+            chain = [f"VAR {these[0]} = {first}"]
+            chain += [f"VAR {these[j + 1]} = VAR {these[j]} " for j in range(hops)]
+            out_chains.append(chain)
+        return out_vars, out_chains
+
+    def make(self, n: int) -> Prompt:
+        names, chains = self._chains()
+        value = chains[0][0].split("=")[-1].strip()
+        pieces = [NOISE] * n
+        for chain in chains:
+            positions = sorted(self.rng.sample(range(len(pieces)), len(chain)))
+            for where, j in zip(positions, range(len(chain)), strict=False):
+                pieces.insert(where + j, chain[j])
+        spec = TEMPLATES["variable_tracking"]
+        template = self.template
+        if self.icl and template != spec.template + spec.answer_prefix:
+            template = spec.template + spec.answer_prefix  # the example drops the model template
+        hops = min(10, self.hops) if self.icl else self.hops
+        head, tail = _split(template.format(context=_MARK, query=value, num_v=hops + 1))
+        # RULER then replaces ". \n" by ".\n" in the context: no piece here ends in ". ".
+        return Prompt(head, pieces, "\n", tail, names[0], None, {"value": value})
+
+    def fits(self, prompt: Prompt) -> int:
+        ttg = 0 if self.icl else self.ttg
+        return self.tokens(prompt) + self.example_tokens + ttg
+
+    def _randomized_example(self) -> str:
+        example = self.example
+        for item in example.strip().split()[-self.hops - 1 :]:
+            new = "".join(self.rng.choices(string.ascii_uppercase, k=len(item)))
+            example = example.replace(item, new)
+        return example.replace("12345", str(self.np.randint(10000, 99999)))
+
+    def sample(self, size: int) -> tuple[Prompt, int]:
+        if self.icl:
+            return super().sample(size)
+        used = size
+        while True:
+            prompt = self.make(used)
+            spec = TEMPLATES["variable_tracking"]
+            cut = prompt.head.index(spec.template[:20])
+            example = self._randomized_example()
+            prompt.head = prompt.head[:cut] + example + "\n" + prompt.head[cut:]
+            total = self.tokens(prompt) + self.ttg
+            if total <= self.length:
+                return prompt, total
+            if used <= self.incremental:
+                raise UsageError(
+                    f"ruler task {self.task.name} does not fit in {self.length} tokens: use "
+                    "longer lengths (RULER's shortest is 4k)"
+                )
+            used -= self.incremental
+
+    def cells(self, count: int) -> Iterator[tuple[Prompt, int]]:
+        # RULER first writes a one-shot example: the same generator at 500 tokens, 3-letter names.
+        self.icl, self.incremental, length = True, 5, self.length
+        self.length = 500
+        size = self.search()
+        example, _ = self.sample(size)
+        self.icl, self.length = False, length
+        self.example = example.text() + " " + " ".join(example.answers) + "\n"
+        self.example_tokens = self.count.text(self.example)
+        self.incremental = 5 if length < 4096 else 10
+        yield from super().cells(count)
+
+
+class CommonWords(Cell):
+    generator = "common_words_extraction"
+
+    def __init__(self, task: Task, env: Env, length: int, counter: Counter) -> None:
+        super().__init__(task, env, length, counter)
+        words = list(cwe_words())
+        random.Random(env.seed).shuffle(words)
+        self.words = words
+        self.extra = list(env.extra_words)
+        self.num_cw = int(task.args["num_cw"])
+        if length < 4096:
+            self.shot, self.main = (20, 3, 1), (6, 1)
+        else:
+            self.shot = (40, 10, 3)
+            self.main = (int(task.args["freq_cw"]), int(task.args["freq_ucw"]))
+
+    def _shuffled(self, items: list[str]) -> list[str]:
+        return shuffled(items, self.env.seed)
+
+    def _example(self, num: int, cr: int, ur: int) -> tuple[list[str], list[str]]:
+        if num <= len(self.words):
+            full = self.rng.sample(self.words, num)
+        else:
+            if not self.extra:
+                raise UsageError(
+                    f"ruler task {self.task.name} at {self.length} needs more words than "
+                    "wonderwords has: pass words=FILE (RULER's english_words.json)"
+                )
+            full = self.rng.sample(self.extra, num)
+        common, uncommon = full[: self.num_cw], full[self.num_cw :]
+        return self._shuffled(common * cr + uncommon * ur), common
+
+    @staticmethod
+    def _numbered(words: Sequence[str]) -> list[str]:
+        return [f"{i + 1}. {w}" for i, w in enumerate(words)]
+
+    def make(self, n: int) -> Prompt:
+        ex_words, ex_answer = self._example(*self.shot)
+        words, answer = self._example(n, *self.main)
+        shot = self.template.format(
+            num_cw=self.num_cw, context=" ".join(self._numbered(ex_words)), query=""
+        )
+        shot += " " + " ".join(self._numbered(ex_answer))
+        head, tail = _split(self.template.format(num_cw=self.num_cw, context=_MARK, query=""))
+        return Prompt(
+            shot + "\n" + head, self._numbered(words), " ", tail, answer, self._mids(words)
         )
 
-    lo, hi = cw, len(source)
-    if words_sum(lo) + frame > budget:
-        hi = lo
-    while lo < hi:  # largest word count whose counted prompt fits
-        mid = (lo + hi + 1) // 2
-        if words_sum(mid) + frame <= budget:
-            lo = mid
+    def _mids(self, words: list[str]) -> int | None:
+        """The entries' counts as ` {i}.` plus ` {word}`, each counted once (checked per cell)."""
+        counter = self.count.piece_counter(" ")
+        if self.count.whole or counter.mode != "lead":
+            return None
+        numbers = counter.helpers.setdefault(("cwe-numbers", ""), [0])
+        while len(numbers) <= len(words):
+            numbers.append(numbers[-1] + counter.mid_text(f" {len(numbers)}."))
+        return numbers[len(words)] + sum(counter.mid_text(" " + w) for w in words)
+
+    def estimate_upper(self) -> tuple[int, int]:
+        inc = self.incremental
+        tokens_per = self.tokens(self.make(4096)) / 4096
+        estimated = int(self.length // tokens_per) * 2
+        return inc, max(estimated, inc * 2)
+
+
+class FreqWords(Cell):
+    generator = "freq_words_extraction"
+
+    def __init__(self, task: Task, env: Env, length: int, counter: Counter) -> None:
+        super().__init__(task, env, length, counter)
+        self.alpha = float(task.args["alpha"])
+        self.max_len = length - self.ttg
+        self.vocab_size = self.max_len // 50
+        self.step = self.max_len // 32
+        self.zeta = _zeta(self.alpha)
+
+    def _text(self, vocab: list[str], num: int) -> Prompt:
+        k = np.arange(1, len(vocab) + 1)
+        counts = (num * (k**-self.alpha) / self.zeta).astype(int)
+        listed = [w for w, c in zip(vocab, counts.tolist(), strict=True) for _ in range(c)]
+        listed = shuffled(listed, self.env.seed)
+        head, tail = _split(self.template.format(context=_MARK, query=""))
+        mids = None
+        counter = self.count.piece_counter(" ")
+        if not self.count.whole and counter.mode is not None:
+            mids = sum(
+                c * counter.mid(w, False) for w, c in zip(vocab, counts.tolist(), strict=True) if c
+            )
+        return Prompt(head, listed, " ", tail, vocab[1:4], mids)
+
+    def generate(self, num: int) -> tuple[Prompt, int]:
+        """RULER's `generate_input_output(max_len, num_words)` (num -1: its search)."""
+        rng = self.rng
+        letters = string.ascii_lowercase
+        vocab = ["".join(rng.choices(letters, k=6)) for _ in range(self.vocab_size)]
+        while len(set(vocab)) < self.vocab_size:
+            vocab.append("".join(rng.choices(letters, k=6)))
+        vocab = sorted(set(vocab))
+        vocab = shuffled(vocab, self.env.seed)
+        vocab[0] = "..."  # RULER treats the top-ranked word as noise
+        if num > 0:
+            prompt = self._text(vocab, num)
+            while self.tokens(prompt) > self.max_len:
+                num -= self.step
+                prompt = self._text(vocab, num)
         else:
-            hi = mid - 1
-    num = lo
-    too_few = num == len(source) and words_sum(num) + frame < budget - 64
-    chosen = [source[i] for i in order[:num].tolist()]
-    words = _cwe_list(env, chosen[:cw], chosen[cw:], cr, ur)
-    pieces = [f"{i + 1}. {w}" for i, w in enumerate(words)]
-    removable = [True] * len(pieces)
-    total = _fit_pieces(counter, head, tail, pieces, removable, words_sum(num), budget)
-    return Draft(
-        head,
-        pieces,
-        " ",
-        question,
-        prefix,
-        chosen[:cw],
-        total,
-        removable,
-        {"distinct_words": num, "word_list_exhausted": too_few},
-    )
+            num = self.max_len // 6
+            prompt = self._text(vocab, num)
+            while self.tokens(prompt) < self.max_len:
+                num += self.step
+                prompt = self._text(vocab, num)
+            num -= self.step
+        return self._text(vocab, num), num
+
+    def cells(self, count: int) -> Iterator[tuple[Prompt, int]]:
+        _, num = self.generate(-1)
+        for _ in range(count):
+            prompt, _ = self.generate(num)
+            yield prompt, self.tokens(prompt) + self.ttg
 
 
-def zeta(alpha: float) -> float:
-    """Return the Riemann zeta function at `alpha` > 1 (Euler-Maclaurin; pi^2/6 at 2)."""
-    if alpha == 2.0:
-        return math.pi**2 / 6
-    n = 1000
-    head = sum(k**-alpha for k in range(1, n))
-    return head + n ** (1 - alpha) / (alpha - 1) + 0.5 * n**-alpha + alpha * n ** (-alpha - 1) / 12
+def _zeta(alpha: float) -> float:
+    """Return the Riemann zeta function at `alpha` (scipy's `zeta`, which RULER calls)."""
+    try:
+        from scipy.special import zeta  # type: ignore[import-untyped]
+
+        return float(zeta(alpha))
+    except ImportError:
+        if alpha == 2.0:
+            return 1.6449340668482264  # pi**2 / 6, as scipy returns it
+        n = 100000
+        return float(sum(k**-alpha for k in range(1, n)) + n ** (1 - alpha) / (alpha - 1))
 
 
-def freq_words(task: Task, rng: random.Random, env: Env, budget: int, length: int) -> Draft:
-    """Return a frequent-words sample: coded words drawn by a zeta law, the top one is noise."""
-    alpha = float(task.args["alpha"])
-    size = (length - TEMPLATES["freq_words_extraction"].tokens_to_generate) // 50
-    gen = np.random.default_rng(rng.getrandbits(64))
-    found: dict[str, None] = {}
-    while len(found) < size:  # the first `size` distinct random 6-letter words, as RULER draws
-        letters = (gen.integers(0, 26, (size, 6), dtype=np.uint8) + 97).tobytes().decode()
-        for i in range(0, len(letters), 6):
-            found[letters[i : i + 6]] = None
-            if len(found) == size:
-                break
-    vocab = sorted(found)
-    vocab = [vocab[i] for i in fixed_permutation(env.seed, len(vocab))]
-    vocab[0] = "..."  # RULER treats the top-ranked word as noise
-    weights = [k**-alpha / zeta(alpha) for k in range(1, len(vocab) + 1)]
-    spec = TEMPLATES["freq_words_extraction"]
-    head, question, prefix, tail = env.frame(spec.template, spec.answer_prefix, query="")
-    counter = env.counter(" ")
-    frame = counter.count(head) + counter.count(tail)
-    mids: list[int] = []
+class QA(Cell):
+    generator = "qa"
 
-    def counts(num: int) -> list[int]:
-        out = []
-        for w in weights:
-            c = int(num * w)
-            if c == 0:
-                break
-            out.append(c)
-        return out
+    def __init__(self, task: Task, env: Env, length: int, counter: Counter) -> None:
+        super().__init__(task, env, length, counter)
+        data = env.qa.get(task.args["dataset"])
+        if data is None:
+            raise UsageError(
+                f"ruler task {task.name} needs its QA file: pass {task.args['dataset']}=FILE"
+            )
+        self.data: QASet = data
 
-    def cost(num: int) -> int:
-        cs = counts(num)
-        while len(mids) < len(cs):
-            mids.append(counter.mid(vocab[len(mids)], False))
-        return frame + sum(c * m for c, m in zip(cs, mids, strict=False))
-
-    lo, hi = 1, max(budget, 1)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if cost(mid) <= budget:
-            lo = mid
+    def make_for(self, index: int, n: int) -> Prompt:
+        data, rng = self.data, self.rng
+        q = data.questions[index % len(data.questions)]
+        docs, more = list(q.context), list(q.more_context)
+        if n < len(data.documents):
+            if n - len(docs) > len(more):
+                taken = set(docs + more)
+                addition = [i for i in range(len(data.documents)) if i not in taken]
+                chosen = docs + more + rng.sample(addition, max(0, n - len(docs) - len(more)))
+            else:
+                chosen = docs + rng.sample(more, n - len(docs))
+            texts = [data.documents[i] for i in chosen]
         else:
-            hi = mid - 1
-    listed = [w for w, c in zip(vocab, counts(lo), strict=False) for _ in range(c)]
-    words = [listed[i] for i in fixed_permutation(env.seed, len(listed))]
-    removable = [True] * len(words)
-    total = _fit_pieces(counter, head, tail, words, removable, cost(lo) - frame, budget)
-    return Draft(
-        head, words, " ", question, prefix, vocab[1:4], total, removable, {"num_words": lo}
-    )
+            repeats = (n + len(data.documents) - 1) // len(data.documents)
+            texts = list(data.documents * repeats)[:n]
+        texts = shuffled(texts, self.env.seed)
+        pieces = [DOCUMENT.format(i=i + 1, document=d) for i, d in enumerate(texts)]
+        head, tail = _split(self.template.format(context=_MARK, query=q.query))
+        return Prompt(
+            head,
+            pieces,
+            "\n\n",
+            tail,
+            list(q.outputs),
+            self._mids(texts),
+            {"question_index": index % len(data.questions)},
+        )
+
+    def _mids(self, texts: list[str]) -> int | None:
+        """The documents' counts as `Document i:` + the document, each counted once: the
+        numbers change with every shuffle, the documents do not. A document that does not start
+        with a letter or digit is counted with its number (the two may merge)."""
+        counter = self.count.piece_counter("\n\n")
+        if self.count.whole or counter.mode is None:
+            return None
+        sep, trail, total = counter.sep, counter.mode == "trail", 0
+        for i, doc in enumerate(texts):
+            label = f"Document {i + 1}:\n"
+            if not doc[:1].isalnum():
+                total += counter.mid(label + doc)
+            elif trail:
+                total += counter.mid_text(label) + counter.mid_text(doc + sep)
+            else:
+                total += counter.mid_text(sep + label) + counter.mid_text(doc)
+        return total
+
+    def make(self, n: int) -> Prompt:
+        return self.make_for(self._index, n)
+
+    _index = 0
+
+    def cells(self, count: int) -> Iterator[tuple[Prompt, int]]:
+        self._index = 0
+        size = self.search()
+        for index in range(count):
+            self._index = index
+            prompt, total = self.sample(size)
+            yield prompt, total
 
 
-def qa(task: Task, rng: random.Random, env: Env, budget: int, index: int) -> Draft:
-    """Return a QA sample: question `index`, its gold documents among distractors as RULER draws."""
-    data = env.qa[task.args["dataset"]]
-    q = data.questions[index % len(data.questions)]
-    spec = TEMPLATES["qa"]
-    head, question, prefix, tail = env.frame(spec.template, spec.answer_prefix, query=q.query)
-    counter = env.counter("\n\n")
-    trail = counter.mode == "trail"
-    sep = counter.sep
+CELLS: dict[Generator, type[Cell]] = {
+    "niah": Niah,
+    "variable_tracking": VariableTracking,
+    "common_words_extraction": CommonWords,
+    "freq_words_extraction": FreqWords,
+    "qa": QA,
+}
 
-    def doc_cost(i: int, doc: int) -> int:
-        text = data.documents[doc]
-        if trail:
-            return counter.mid_text(f"Document {i}:\n") + counter.mid_text(text + sep)
-        return counter.mid_text(sep + f"Document {i}:\n") + counter.mid_text(text)
 
-    more = list(q.more_context)
-    rng.shuffle(more)
-    chosen = list(q.context)
-    used = sum(doc_cost(i + 1, d) for i, d in enumerate(chosen))
-    room = budget - counter.count(head) - counter.count(tail) - 8
-    taken = set(chosen)
-    candidates = iter(more)
-    misses = 0
-    while misses < 50 and len(taken) < len(data.documents):
-        doc = next(candidates, None)
-        if doc is None:
-            doc = rng.randrange(len(data.documents))
-            if doc in taken:
-                continue
-        c = doc_cost(len(chosen) + 1, doc)
-        if used + c > room:
-            misses += 1  # a shorter document may still fit; stop after 50 that do not
+@dataclass
+class Env:
+    """What RULER's generators read besides the tokenizer: seed, model template, data."""
+
+    seed: int
+    model_template: str = "base"
+    essays: Essays | None = None
+    qa: dict[str, QASet] = field(default_factory=dict)
+    extra_words: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Written:
+    """One sample as `prepare.py` writes it: `input`, `outputs`, `length`, `answer_prefix`."""
+
+    head: str
+    context: str
+    question: str
+    answer_prefix: str
+    outputs: tuple[str, ...]
+    length: int
+    """RULER's `length`: the prompt's tokens (answer prefix included) + tokens to generate."""
+    meta: dict[str, Any]
+
+    @property
+    def input(self) -> str:
+        return self.head + self.context + self.question
+
+
+def ruler_cell(
+    task: Task, env: Env, tokenizer: Tokenizer, length: int, count: int, verify: bool = False
+) -> Iterator[Written]:
+    """Yield `count` samples of `task` at `length` as RULER's `prepare.py` writes them."""
+    whole = False
+    while True:
+        counter = Counter(tokenizer, whole, verify)
+        counter.checks = 2
+        cell = CELLS[task.generator](task, env, length, counter)
+        stream = cell.cells(count)
+        try:
+            first = next(stream, None)
+            # The first sample is counted whole too: its pieces' sum must be RULER's count.
+            if first is not None and not whole:
+                prompt, total = first
+                if counter.text(prompt.text()) + cell.ttg != total:
+                    raise _NotAdditive
+        except _NotAdditive:
+            if whole:
+                raise
+            whole = True
             continue
-        chosen.append(doc)
-        taken.add(doc)
-        used += c
-    if len(taken) == len(data.documents):
-        # Every document is in: RULER then repeats the whole set until the length is reached.
-        for doc in itertools.cycle(range(len(data.documents))):
-            c = doc_cost(len(chosen) + 1, doc)
-            if used + c > room:
-                break
-            chosen.append(doc)
-            used += c
-    random.Random(env.seed).shuffle(chosen)
-    pieces = [DOCUMENT.format(i=i + 1, document=data.documents[d]) for i, d in enumerate(chosen)]
-    mids = [doc_cost(i + 1, d) for i, d in enumerate(chosen)]
-    removable = [True] * len(pieces)
-    gold = set(q.context)
-    for i, d in enumerate(chosen):
-        removable[i] = d not in gold
-    total = _fit_pieces(counter, head, tail, pieces, removable, sum(mids), budget)
-    return Draft(
-        head,
-        pieces,
-        "\n\n",
-        question,
-        prefix,
-        list(q.outputs),
-        total,
-        removable,
-        {"question_index": index % len(data.questions), "documents": len(pieces)},
+        break
+    if first is None:
+        return
+    yield _written(cell, *first)
+    for prompt, total in stream:
+        yield _written(cell, prompt, total)
+
+
+def _written(cell: Cell, prompt: Prompt, total: int) -> Written:
+    cut = prompt.tail.rfind(cell.prefix10)
+    question, prefix = (prompt.tail[:cut], prompt.tail[cut:]) if cut >= 0 else (prompt.tail, "")
+    meta = dict(prompt.meta)
+    meta["counted"] = "whole" if cell.count.whole else "pieces"
+    return Written(
+        prompt.head, prompt.context, question, prefix, tuple(prompt.answers), total, meta
     )
+
+
+def iter_cell(
+    suite: RulerSuite,
+    ctx: BuildContext,
+    task: str,
+    length: int,
+    count: int | None = None,
+) -> Iterator[Sample]:
+    """Yield the samples of one task x length cell of `suite`, lazily, in index order."""
+    return suite.iter_cell(ctx, task, length, count)

@@ -30,6 +30,8 @@ class PublishedRow:
     avg: float | None
     wavg_inc: float | None
     wavg_dec: float | None
+    tbd: bool
+    """The README gives the weighted averages as TBD (they stay TBD, never computed here)."""
     reported_by_authors: bool
     """The README marks the row with `*`: numbers from the model's own report, not RULER's run."""
     flags: tuple[str, ...]
@@ -79,7 +81,7 @@ def published_rows() -> tuple[PublishedRow, ...]:
         cell = dict(zip(header, line.split("\t"), strict=True))
 
         def number(key: str, cell: dict[str, str] = cell) -> float | None:
-            return None if cell[key] == "-" else float(cell[key])
+            return None if cell[key] in ("-", "TBD") else float(cell[key])
 
         scores = {n: v for k, n in LENGTHS.items() if (v := number(k)) is not None}
         row = PublishedRow(
@@ -91,6 +93,7 @@ def published_rows() -> tuple[PublishedRow, ...]:
             avg=number("avg"),
             wavg_inc=number("wavg_inc"),
             wavg_dec=number("wavg_dec"),
+            tbd=cell["wavg_inc"] == "TBD",
             reported_by_authors=cell["model"].endswith("*"),
             flags=(),
         )
