@@ -38,7 +38,10 @@ def test_the_relative_basis_takes_the_shortest_suites_length(tmp_path: Path) -> 
     path = tmp_path / "profile.json"
     path.write_text(json.dumps(profile))
     assert load_profile(str(path)).relative == 6144
-    routed = with_router(OpenAIBackend("m"), str(path), basis="relative")
+    # A URL nothing listens on: the budget is decided before anything is sent.
+    routed = with_router(
+        OpenAIBackend("m", base_url="http://127.0.0.1:9/v1"), str(path), basis="relative"
+    )
     assert routed.length == 6144
 
 
