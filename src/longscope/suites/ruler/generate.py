@@ -15,6 +15,7 @@ import random
 import string
 import uuid
 from bisect import bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +23,7 @@ import numpy as np
 
 from longscope.suites.ruler.counting import PieceCounter
 from longscope.suites.ruler.data import NEEDLE, NOISE, Essays, QASet, cwe_words, key_words
-from longscope.suites.ruler.tasks import MODEL_TEMPLATES, TEMPLATES, Task
+from longscope.suites.ruler.tasks import MODEL_TEMPLATES, TASKS, TEMPLATES, Task
 from longscope.text.tokenizers import Tokenizer
 from longscope.types import PromptMode
 
@@ -727,3 +728,16 @@ def qa(task: Task, rng: random.Random, env: Env, budget: int, index: int) -> Dra
         removable,
         {"question_index": index % len(data.questions), "documents": len(pieces)},
     )
+
+
+def iter_cell(
+    suite: Any, ctx: Any, task: str, length: int, count: int | None = None
+) -> Iterator[Any]:
+    """Yield the first `count` samples of one task x length cell of `suite`, in index order.
+
+    STAND-IN (prep branch) on today's generator, which the ruler branch's `iter_cell` replaces at
+    merge: today's draws are seeded per index, so a cell's first `count` samples are its prefix.
+    """
+    env = suite.env(ctx)
+    wanted = suite.samples if count is None else count
+    yield from suite.cell_samples(env, ctx, TASKS[task], length, wanted)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from statistics import mean
 from typing import Any
@@ -27,7 +27,13 @@ from typing import Any
 from longscope.analysis.effective import RULER_THRESHOLD, effective_length
 from longscope.analysis.profile import weighted_averages
 from longscope.errors import UsageError
-from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow, prompt_fit
+from longscope.suites.base import (
+    BuildCell,
+    BuildContext,
+    PromptTemplate,
+    ScoredRow,
+    prompt_fit,
+)
 from longscope.suites.params import Param
 from longscope.suites.ruler import generate
 from longscope.suites.ruler.data import load_essays, load_hotpotqa, load_squad
@@ -296,6 +302,28 @@ class RulerSuite:
             extra_words=loaded["words"],
         )
 
+    def cells(self, ctx: BuildContext) -> list[BuildCell]:
+        """Return the task x length cells (the lazy build's outline): nothing is built here."""
+        skipped = self.skipped()
+        return [
+            BuildCell(
+                name,
+                length,
+                self.samples,
+                skipped=skipped.get(name, ""),
+                id_format=f"{name}-{length}-{{index:03d}}",
+            )
+            for name in self.tasks
+            for length in self.lengths
+        ]
+
+    def iter_cell(
+        self, ctx: BuildContext, task: str, length: int, count: int | None = None
+    ) -> Iterator[Sample]:
+        """Yield the first `count` samples of one task x length cell, in index order."""
+        # STAND-IN (prep branch) for the ruler branch's `iter_cell`, which replaces it at merge.
+        return generate.iter_cell(self, ctx, task, length, count)
+
     def build(self, ctx: BuildContext) -> list[Sample]:
         env = self.env(ctx)
         skipped = self.skipped()
@@ -312,6 +340,12 @@ class RulerSuite:
         self, env: generate.Env, ctx: BuildContext, task: Task, length: int
     ) -> list[Sample]:
         """Return the samples of one task at one length, each counted exactly in `ctx.tokenizer`."""
+        return list(self.cell_samples(env, ctx, task, length, self.samples))
+
+    def cell_samples(
+        self, env: generate.Env, ctx: BuildContext, task: Task, length: int, count: int
+    ) -> Iterator[Sample]:
+        """Yield the first `count` samples of one task at one length, each made when pulled."""
         # What the model receives beyond the text: BOS for a base model, a known chat template's
         # tokens, else a margin for an unknown one (RULER counts the text alone).
         frame = prompt_fit(ctx, "")
@@ -319,8 +353,7 @@ class RulerSuite:
         budget = length - task.template.tokens_to_generate - overhead - margin
         max_tokens = ctx.max_tokens_override or task.template.tokens_to_generate
         whole = False
-        out = []
-        for index in range(self.samples):
+        for index in range(count):
             rng = random.Random(f"{self.seed}:{task.name}:{length}:{index}")
             try:
                 draft = self._draft(task, rng, env, budget, length, index)
@@ -358,8 +391,7 @@ class RulerSuite:
                     "counted": "whole" if whole else "pieces",
                 },
             )
-            out.append(sample)
-        return out
+            yield sample
 
     @staticmethod
     def _prompt_text(draft: generate.Draft, mode: PromptMode) -> str:
