@@ -103,3 +103,29 @@ def test_first_request_of_the_whole_grid_leaves_before_the_grid_is_made(tmp_path
     with RunStore.open_readonly(tmp_path / "run") as store:
         (run,) = store.runs()
         assert 1 <= len(store.samples(run["run_id"])) <= made["samples"]
+
+
+def test_shards_of_a_grid_make_only_their_own_cells(qwen_tokenizer) -> None:
+    """`--shard i/3` of RULER at 4K+8K: each shard makes only the cells it sends, the shards
+    cover the grid once, and each records every sample id of the run without making them."""
+    from longscope.run.launch import sharded
+
+    sent: list[str] = []
+    for index in range(3):
+        suite, made = _counting(create_suite("ruler", {"lengths": "4k,8k", "samples": "2"}))
+        shard = sharded(suite, f"{index}/3")
+        backend = ScriptedBackend("x", tokenizer=qwen_tokenizer, prompt_mode="completion")
+        import asyncio
+
+        prepared = asyncio.run(PreparedRun.create(shard, backend, RunOptions()))
+        ids = [s.id for _, s in prepared.samples()]
+        assert made["samples"] == len(ids) and made["builds"] == 0
+        assert sorted(shard.record()["ids"]) == sorted(
+            f"{t}-{n}-{i:03d}"
+            for t in ("niah_single_1", "niah_multikey_2", "niah_multikey_3", "vt", "cwe", "fwe")
+            for n in (4096, 8192)
+            for i in range(2)
+        )
+        assert all(shard.assignment[i] == index for i in ids)
+        sent += ids
+    assert len(sent) == len(set(sent)) == 6 * 2 * 2

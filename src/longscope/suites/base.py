@@ -222,7 +222,7 @@ class SampleSource:
         self.suite, self.ctx = suite, ctx
         # Declared on the suite itself: a wrapper that forwards attributes (a shard) is a suite
         # whose `build` differs, and must not be bypassed through the suite it wraps.
-        self.lazy = _declared(suite, "cells") and _declared(suite, "iter_cell")
+        self.lazy = declares_lazy_build(suite)
         self._built: list[Sample] = []
         if self.lazy:
             self.cells: tuple[BuildCell, ...] = tuple(suite.cells(ctx))  # type: ignore[attr-defined]
@@ -244,6 +244,11 @@ class SampleSource:
         if not self.lazy:
             return self._built[index].id
         return cell.sample_id(index)
+
+
+def declares_lazy_build(suite: object) -> bool:
+    """Return True when `suite` itself offers the lazy build (`cells` and `iter_cell`)."""
+    return _declared(suite, "cells") and _declared(suite, "iter_cell")
 
 
 def _declared(suite: object, name: str) -> bool:
