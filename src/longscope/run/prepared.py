@@ -9,6 +9,7 @@ the grid. `plan` counts the same samples `run` sends; one invocation builds them
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -167,6 +168,8 @@ class PreparedRun:
         self.suite, self.backend, self.info = suite, backend, info
         self.options, self.config, self.source = options, config, source
         self.run_id = run_identity(suite, info, config)
+        self.made_s = 0.0
+        """Seconds spent making samples before any was pulled (a suite without cells)."""
         limit = options.limit
         self.cells = tuple(
             PlannedCell(
@@ -191,7 +194,11 @@ class PreparedRun:
             max_tokens_override=options.max_tokens,
             chat_overhead=info.chat_overhead,
         )
-        return cls(suite, backend, info, options, config, SampleSource(suite, ctx))
+        started = time.perf_counter()
+        source = SampleSource(suite, ctx)  # a suite without cells is built here, once
+        prepared = cls(suite, backend, info, options, config, source)
+        prepared.made_s = time.perf_counter() - started
+        return prepared
 
     @property
     def limit_per_cell(self) -> bool:

@@ -152,7 +152,7 @@ async def _execute(prepared: PreparedRun, store: RunStore, done: set[tuple[str, 
         quiet=options.quiet,
         retries=lambda: getattr(backend, "retries_done", 0),
     )
-    timing = _Timing()
+    timing = _Timing(build_s=prepared.made_s)
     started = time.perf_counter()
     writer = _GenerationWriter(store, run_id)
     grouped = not options.serial and callable(getattr(backend, "generate_group", None))
@@ -209,7 +209,9 @@ async def _execute(prepared: PreparedRun, store: RunStore, done: set[tuple[str, 
             writer.flush()
 
     flusher = asyncio.create_task(flush_periodically())
-    units = _made_ahead(prepared.units(done), max(2, concurrency), timing)
+    units = _made_ahead(
+        prepared.units(done), max(2, concurrency), timing, threaded=prepared.limit_per_cell
+    )
     try:
         with progress:
             async for unit in units:
@@ -248,12 +250,20 @@ async def _execute(prepared: PreparedRun, store: RunStore, done: set[tuple[str, 
     return timing
 
 
-async def _made_ahead(units: Iterator[Unit], ahead: int, timing: _Timing) -> AsyncIterator[Unit]:
+async def _made_ahead(
+    units: Iterator[Unit], ahead: int, timing: _Timing, *, threaded: bool
+) -> AsyncIterator[Unit]:
     """Yield `units`, made in a worker thread up to `ahead` in advance of what is sent.
 
     Making a long sample takes tokenizer time: in a thread, the event loop keeps sending and
-    receiving meanwhile, and the model's queue is fed as it frees.
+    receiving meanwhile, and the model's queue is fed as it frees. Samples made already (a suite
+    without cells) are handed over without a turn of the loop between them: a backend that
+    orders what it holds (longest prefill first, models/endpoints.py) sees them all at once.
     """
+    if not threaded:
+        for unit in units:
+            yield unit
+        return
     queue: asyncio.Queue[Unit | BaseException | None] = asyncio.Queue(maxsize=ahead)
 
     def pull() -> tuple[Unit | None, float]:
