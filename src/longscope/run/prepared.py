@@ -178,7 +178,8 @@ class PreparedRun:
             for c in source.cells
         )
         if not source.lazy:
-            check_unique_ids(source.samples(source.cells[0], source.cells[0].count))  # type: ignore[arg-type]
+            # Made already: refused before anything is sent or stored, naming both cells.
+            check_unique_ids(list(source.samples(source.cells[0], self.cells[0].count)))
 
     @classmethod
     async def create(cls, suite: Suite, backend: Backend, options: RunOptions) -> PreparedRun:
