@@ -20,6 +20,10 @@ from longscope.models.base import Backend, ModelInfo
 from longscope.suites.base import BuildCell, BuildContext, SampleSource, Suite
 from longscope.types import GenerationConfig, Request, Sample, stable_hash
 
+MAX_REQUESTS = 1_000_000
+"""Requests one run may ask (samples x repeats): past it a count is a typo (RULER's full grid is
+under 40,000)."""
+
 
 @dataclass(frozen=True)
 class RunOptions:
@@ -105,6 +109,22 @@ def build_request(
     )
 
 
+def check_samples(suite: Suite, count: int, repeats: int) -> None:
+    """Raise UsageError (nothing sent or stored) when the suite has no sample to make at all, or
+    when `count` samples x `repeats` exceeds MAX_REQUESTS."""
+    if not count and not getattr(suite, "all_ids", None):  # a shard may hold none of many
+        raise UsageError(
+            f"{suite.name} built no sample with these options (a task whose data is not given is "
+            f"left out): nothing to run; see `longscope list {suite.name}`"
+        )
+    if count * repeats > MAX_REQUESTS:
+        raise UsageError(
+            f"{count:,} samples x {repeats:,} repeats = {count * repeats:,} "
+            f"requests: at most {MAX_REQUESTS:,} per run; use fewer lengths, samples or repeats "
+            "(or --limit)"
+        )
+
+
 def check_unique_ids(samples: list[Sample]) -> None:
     """Raise UsageError naming both cells when two samples share an id (nothing sent or stored).
 
@@ -177,6 +197,8 @@ class PreparedRun:
             )
             for c in source.cells
         )
+        # Counted from the cells: nothing is made before the counts are known to be sane.
+        check_samples(suite, sum(p.count for p in self.cells), options.repeats)
         if not source.lazy:
             # Made already: refused before anything is sent or stored, naming both cells.
             check_unique_ids(list(source.samples(source.cells[0], self.cells[0].count)))
