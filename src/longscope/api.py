@@ -443,13 +443,16 @@ def evaluate(
         lengths=lengths, seed=seed, limit=limit, repeats=repeats, max_tokens=max_tokens,
         temperature=temperature, output=output, quiet=quiet, serial=serial,
     )  # fmt: skip
-    result = _launched(scale, suite_obj, backend, transport, options, say=say).result
-    assert result is not None
     from longscope.run.judge import uses_judge
 
-    if uses_judge(suite_obj):
-        if judge_model is None and not isinstance(model, str):
-            raise UsageError("this suite is scored by an LLM judge: give judge_model")
+    judged = uses_judge(suite_obj)
+    if judged and judge_model is None and not isinstance(model, str):
+        raise UsageError("this suite is scored by an LLM judge: give judge_model")
+    # A judged suite is scored once, after its judge pass, not also before it.
+    launched = _launched(scale, suite_obj, backend, transport, options, say=say, score=not judged)
+    result = launched.result
+    assert result is not None
+    if judged:
         if judge_model is None:
             say("warning: no --judge-model given: the evaluated model judges its own answers")
         # The judge goes only to a host the user named: its own URL, else the evaluated model's.
@@ -512,6 +515,7 @@ def _launched(
     *,
     say: Notify = lambda _: None,
     plan_only: bool = False,
+    score: bool = True,
 ) -> Any:
     """Plan (and unless `plan_only`, run) with `scale`'s rates and prices (`run.launch.launch`)."""
     from longscope.run.launch import launch, stated_rates
@@ -527,6 +531,7 @@ def _launched(
         price_out=scale.price_out,
         say=say,
         plan_only=plan_only,
+        score=score,
     )
 
 

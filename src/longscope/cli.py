@@ -86,7 +86,8 @@ class _Opt:
                          "request, s")
     lengths = _o(str | None, "--lengths", help="Context lengths, e.g. 4k,16k (the suite's "
                  "`lengths`: -S lengths=...)")
-    limit = _o(int | None, "--limit", help="Run only the first N samples")
+    limit = _o(int | None, "--limit", help="Run only the first N samples: per task x length "
+               "for suites built by cells (RULER), else in all")
     repeats = _o(int | None, "--repeats", help="Generations per sample (default: the suite's)")
     seed = _o(int, "--seed", help="Seed for sampling (and the suite's `seed`)")
     max_tokens = _o(int | None, "--max-tokens", help="Override the suite's output budget")

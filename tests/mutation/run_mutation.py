@@ -86,7 +86,7 @@ SCOPE: dict[str, tuple[str, ...]] = {
     ),
     "summary.py (statuses, completeness, curves)": ("longscope.summary.*",),
     "types.py": ("longscope.types.*",),
-    "run/runner.py (fit/skip)": ("longscope.run.runner.x__fits*",),
+    "run/prepared.py (fit/skip)": ("longscope.run.prepared.x_fits*",),
     "report/safe_text.py": ("longscope.report.safe_text.*",),
     # Issue 30: the machinery around the numbers (resume, store, merge, shards, plan, scoring,
     # judge), the backends' decisions, the router, the library API and the suites' build and fit.

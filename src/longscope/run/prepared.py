@@ -1,0 +1,328 @@
+"""One prepared run: what `plan` and `run` share up to sending.
+
+`PreparedRun.create` resolves the generation settings and the run's identity once, and opens the
+suite's samples as a `SampleSource` (suites/base.py) for one build context. Samples are made as
+they are pulled, cell by cell and index by index: `--limit` (per cell for a suite built by cells),
+a resume and the first request build only what they send, and memory holds what is in flight, not
+the grid. `plan` counts the same samples `run` sends; one invocation builds them once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from longscope.errors import UsageError
+from longscope.models.base import Backend, ModelInfo
+from longscope.suites.base import BuildCell, BuildContext, SampleSource, Suite
+from longscope.types import GenerationConfig, Request, Sample, stable_hash
+
+MAX_REQUESTS = 1_000_000
+"""Requests one run may ask (samples x repeats): past it a count is a typo (RULER's full grid is
+under 40,000)."""
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """How to run: what changes outputs (repeats, seed, generation overrides) and what does not."""
+
+    output: Path | None = None
+    limit: int | None = None
+    """Samples to build and send: per cell (task x length) for a suite built by cells, else in all."""
+    repeats: int = 1
+    seed: int = 0
+    max_tokens: int | None = None
+    temperature: float | None = None
+    concurrency: int | None = None
+    quiet: bool = False
+    serial: bool = False
+    """Run requests one by one in order (for stepping through with a debugger)."""
+
+
+def resolve_config(suite: Suite, info: ModelInfo, options: RunOptions) -> GenerationConfig:
+    """Return the generation settings of a run of `suite` on a model described by `info`."""
+    overrides: dict[str, Any] = {"seed": options.seed}
+    if options.max_tokens is not None:
+        overrides["max_tokens"] = options.max_tokens
+    if options.temperature is not None:
+        overrides["temperature"] = options.temperature
+    if info.prompt_mode == "completion":
+        overrides["stop"] = suite.template.completion_stop
+    return replace(suite.default_config, **overrides)
+
+
+def run_identity(suite: Suite, info: ModelInfo, config: GenerationConfig) -> str:
+    """Hash of what changes outputs: suite, its params and version, model, prompt mode, settings.
+
+    Transport (URL, concurrency, timeouts, keys) is never part of it, nor are repeats or limit:
+    asking for more repeats or a larger limit extends the same run.
+    """
+    return stable_hash(
+        {
+            "suite": suite.name,
+            "version": suite.version,
+            "params": suite.params(),
+            "model": info.model_id,
+            "prompt_mode": info.prompt_mode,
+            "tokenizer": info.tokenizer,
+            "config": config,
+        }
+    )
+
+
+def fits(sample: Sample, info: ModelInfo) -> str:
+    """Return why `sample` cannot fit the backend, or "" when it fits or nothing tells us."""
+    if info.context_length is None or sample.length <= info.context_length:
+        return ""
+    # A context lowered to what the machine's memory holds (llamacpp) is a memory limit.
+    memory = info.context_source.startswith("host memory")
+    return (
+        f"{'insufficient_memory' if memory else 'insufficient_context'}: needs {sample.length} "
+        f"tokens (prompt and answer), backend holds {info.context_length} ({info.context_source})"
+    )
+
+
+def build_request(
+    suite: Suite, sample: Sample, repeat: int, info: ModelInfo, config: GenerationConfig
+) -> Request:
+    """Render a sample into the request its model's prompt mode needs."""
+    prompt, messages = suite.template.render(sample, info.prompt_mode)
+    # Repeats must differ when sampling; with greedy decoding the seed changes nothing.
+    seeded = replace(
+        config,
+        seed=config.seed + repeat,
+        max_tokens=sample.output_budget(config.max_tokens),
+    )
+    return Request(
+        sample_id=sample.id,
+        repeat=repeat,
+        mode=info.prompt_mode,
+        prompt=prompt,
+        messages=messages,
+        config=seeded,
+        prompt_tokens=sample.counted_prompt(),
+        timeout_s=suite.timeout_s(sample),
+        parts=suite.template.parts(sample, info.prompt_mode) if sample.context else None,
+    )
+
+
+def check_samples(suite: Suite, count: int, repeats: int) -> None:
+    """Raise UsageError (nothing sent or stored) when the suite has no sample to make at all, or
+    when `count` samples x `repeats` exceeds MAX_REQUESTS."""
+    if not count and not getattr(suite, "all_ids", None):  # a shard may hold none of many
+        raise UsageError(
+            f"{suite.name} built no sample with these options (a task whose data is not given is "
+            f"left out): nothing to run; see `longscope list {suite.name}`"
+        )
+    if count * repeats > MAX_REQUESTS:
+        raise UsageError(
+            f"{count:,} samples x {repeats:,} repeats = {count * repeats:,} "
+            f"requests: at most {MAX_REQUESTS:,} per run; use fewer lengths, samples or repeats "
+            "(or --limit)"
+        )
+
+
+def check_unique_ids(samples: list[Sample]) -> None:
+    """Raise UsageError naming both cells when two samples share an id (nothing sent or stored).
+
+    Two grid cells that round to one id (depths 0.1 and 0.101, lengths 1k and 1024) would be sent
+    twice and stored once, with the stored sample possibly not the one answered.
+    """
+    first: dict[str, int] = {}
+    for position, sample in enumerate(samples):
+        earlier = first.setdefault(sample.id, position)
+        if earlier != position:
+            raise UsageError(
+                f"two samples share the id {sample.id!r}: {_describe(samples[earlier], earlier)} "
+                f"and {_describe(sample, position)}; make the suite's parameters distinct "
+                "(e.g. depths or lengths that differ after rounding)"
+            )
+
+
+def _describe(sample: Sample, position: int) -> str:
+    """Return a short description of a sample's cell from its generic fields and scalar meta."""
+    fields = [f"task {sample.task}", f"length {sample.length}"]
+    for key, value in sample.meta.items():
+        scalar = isinstance(value, str | int | float) and not isinstance(value, bool)
+        if scalar and len(fields) < 5 and key not in ("prompt_tokens", "context_tokens"):
+            fields.append(f"{key} {value}")
+    return f"cell #{position + 1} ({', '.join(fields)})"
+
+
+@dataclass(frozen=True)
+class PlannedCell:
+    """A cell of the suite and how many of its samples this invocation builds (after `--limit`)."""
+
+    cell: BuildCell
+    count: int
+
+
+def _cell_name(cell: BuildCell) -> str:
+    return f"{cell.task or 'all'} at {cell.length}" if cell.length else cell.task or "all"
+
+
+class Unit(NamedTuple):
+    """Samples sent together (they share a context), each with its position and repeats to send."""
+
+    members: tuple[tuple[int, Sample, tuple[int, ...]], ...]
+
+
+class PreparedRun:
+    """A run resolved up to sending: settings, identity, the cells to build and how to size them.
+
+    Made once per invocation (`create`); `plan` reads it, `run` consumes it (`run.runner`).
+    """
+
+    def __init__(
+        self,
+        suite: Suite,
+        backend: Backend,
+        info: ModelInfo,
+        options: RunOptions,
+        config: GenerationConfig,
+        source: SampleSource,
+    ) -> None:
+        self.suite, self.backend, self.info = suite, backend, info
+        self.options, self.config, self.source = options, config, source
+        self.run_id = run_identity(suite, info, config)
+        self.made_s = 0.0
+        """Seconds spent making samples before any was pulled (a suite without cells)."""
+        limit = options.limit
+        self.cells = tuple(
+            PlannedCell(
+                c, 0 if c.skipped else min(c.count, limit if limit is not None else c.count)
+            )
+            for c in source.cells
+        )
+        # Counted from the cells: nothing is made before the counts are known to be sane.
+        check_samples(suite, sum(p.count for p in self.cells), options.repeats)
+        if not source.lazy:
+            # Made already: refused before anything is sent or stored, naming both cells.
+            check_unique_ids(list(source.samples(source.cells[0], self.cells[0].count)))
+
+    @classmethod
+    async def create(cls, suite: Suite, backend: Backend, options: RunOptions) -> PreparedRun:
+        """Return the prepared run: the suite's data checked first, then the model asked once."""
+        suite.prepare()  # a bad data file is named before any server is asked
+        info = await backend.info()
+        config = resolve_config(suite, info, options)
+        ctx = BuildContext(
+            backend.tokenizer(),
+            info.prompt_mode,
+            config,
+            context_length=info.context_length,
+            max_tokens_override=options.max_tokens,
+            chat_overhead=info.chat_overhead,
+        )
+        started = time.perf_counter()
+        source = SampleSource(suite, ctx)  # a suite without cells is built here, once
+        prepared = cls(suite, backend, info, options, config, source)
+        prepared.made_s = time.perf_counter() - started
+        return prepared
+
+    @property
+    def limit_per_cell(self) -> bool:
+        """True when `--limit` counts per cell (task x length): the suite is built by cells."""
+        return self.source.lazy
+
+    def skipped_tasks(self) -> dict[str, str]:
+        """Return {task: why} for the tasks whose cells cannot be built (their data not given)."""
+        return {p.cell.task: p.cell.skipped for p in self.cells if p.cell.skipped}
+
+    def request(self, sample: Sample, repeat: int) -> Request:
+        """Return the request that sends `sample` (see `fits` for whether it may be sent)."""
+        return build_request(self.suite, sample, repeat, self.info, self.config)
+
+    def fits(self, sample: Sample) -> str:
+        """Return why `sample` cannot be sent to this model, or "" when it can."""
+        return fits(sample, self.info)
+
+    def cell_done(self, planned: PlannedCell, done: set[tuple[str, int]]) -> bool:
+        """Return True when every repeat of every sample of `planned` is done (known unbuilt)."""
+        repeats = self.options.repeats
+        for index in range(planned.count):
+            sample_id = self.source.sample_id(planned.cell, index)
+            if sample_id is None or any((sample_id, r) not in done for r in range(repeats)):
+                return False
+        return True
+
+    def to_send(self, done: set[tuple[str, int]]) -> int:
+        """Return how many (sample, repeat) pairs are left to send or skip (an upper bound when a
+        cell's ids are unknown before it is built)."""
+        total = 0
+        for planned in self.cells:
+            for index in range(planned.count):
+                sample_id = self.source.sample_id(planned.cell, index)
+                total += sum(1 for r in range(self.options.repeats) if (sample_id, r) not in done)
+        return total
+
+    def samples(self, done: set[tuple[str, int]] = frozenset()) -> Iterator[tuple[int, Sample]]:  # type: ignore[assignment]
+        """Yield (position, sample) of every cell not wholly `done`, made as pulled.
+
+        Cells take turns, one sample each (sample-major, as a suite's `build` lists them): a run
+        cut short holds every cell's first samples. A position is the sample's place in that order
+        over the whole grid, the same whatever `--limit` or resume leaves out.
+        """
+        width = len(self.cells)
+        live = [
+            (k, self.source.samples(p.cell, p.count))
+            for k, p in enumerate(self.cells)
+            if p.count and not self.cell_done(p, done)
+        ]
+        # Ids only (not the samples): memory holds what is in flight, not the grid.
+        seen: dict[str, int] = {}
+        index = 0
+        while live:
+            still = []
+            for k, made in live:
+                sample = next(made, None)
+                if sample is None:
+                    continue
+                earlier = seen.get(sample.id)
+                seen[sample.id] = k
+                if earlier is not None:
+                    raise UsageError(
+                        f"two samples share the id {sample.id!r}: cells "
+                        f"{_cell_name(self.cells[earlier].cell)} and "
+                        f"{_cell_name(self.cells[k].cell)}; make the suite's parameters distinct"
+                    )
+                yield index * width + k, sample
+                still.append((k, made))
+            live = still
+            index += 1
+
+    def units(self, done: set[tuple[str, int]]) -> Iterator[Unit]:
+        """Yield what is left to send, made as pulled: samples sharing a context together.
+
+        A suite built at once (no cells) is grouped over its whole list, as its samples are made
+        already; cells are made one sample at a time, and neighbours with one context go together.
+        """
+        repeats = range(self.options.repeats)
+
+        def todo(position: int, sample: Sample) -> tuple[int, Sample, tuple[int, ...]] | None:
+            left = tuple(r for r in repeats if (sample.id, r) not in done)
+            return (position, sample, left) if left else None
+
+        if not self.source.lazy:
+            by_context: dict[str, list[tuple[int, Sample, tuple[int, ...]]]] = {}
+            for position, sample in self.samples(done):
+                member = todo(position, sample)
+                if member is not None:
+                    by_context.setdefault(stable_hash(sample.context, 24), []).append(member)
+            for members in by_context.values():
+                yield Unit(tuple(members))
+            return
+        current: list[tuple[int, Sample, tuple[int, ...]]] = []
+        for position, sample in self.samples(done):
+            member = todo(position, sample)
+            if member is None:
+                continue
+            if current and current[-1][1].context != sample.context:
+                yield Unit(tuple(current))
+                current = []
+            current.append(member)
+        if current:
+            yield Unit(tuple(current))
