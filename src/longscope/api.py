@@ -22,7 +22,8 @@ from typing import Any
 from longscope.errors import UsageError
 from longscope.models.base import Backend
 from longscope.report.safe_text import visible
-from longscope.run.runner import MAX_REQUESTS, RunOptions, RunResult
+from longscope.run.prepared import MAX_REQUESTS
+from longscope.run.runner import RunOptions, RunResult
 from longscope.run.scoring import ScoreResult, read_run, score_run
 from longscope.suites import (
     create_suite,
