@@ -217,10 +217,10 @@ class Param:
         bad = bad or (high is not None and value > high)
         if bad:
             kind = "a whole number" if whole else "a number"
-            if count:
-                bound = f" of at least {low:g} and at most {MAX_COUNT:,}"
-            elif low is not None and high is not None:
-                bound = f" from {low:g} to {high:g}"
+            if count and math.isfinite(value) and value > MAX_COUNT:
+                bound = f" of at most {MAX_COUNT:,}"
+            elif low is not None and self.high is not None:
+                bound = f" from {low:g} to {self.high:g}"
             elif low is not None:
                 bound = f" of at least {low:g}"
             else:
