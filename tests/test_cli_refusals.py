@@ -62,7 +62,7 @@ def test_counts_have_upper_bounds_checked_before_any_work(
 
 def test_samples_per_task_are_bounded_and_so_are_requests() -> None:
     made = longscope("plan", "hundred", *SCRIPTED, "-S", "samples=100000000", timeout=60)
-    _one_line(made, "bad -S samples=100000000: expected a whole number from 1 to 100000")
+    _one_line(made, "bad -S samples=100000000: expected a whole number of at most 100,000")
     # Within each bound, but together more requests than a run may ask: refused once built,
     # before anything is stored or sent.
     depths = ",".join(str(round(0.1 + i * 0.001, 3)) for i in range(600))

@@ -210,14 +210,17 @@ class Param:
         except ValueError:
             value = math.nan
         low, high = self.low, self.high
-        if whole and high is None and low is not None and low >= 1:
+        count = whole and high is None and low is not None and low >= 1
+        if count:
             high = MAX_COUNT  # a count: bounded before any work
         bad = not math.isfinite(value) or (low is not None and value < low)
         bad = bad or (high is not None and value > high)
         if bad:
             kind = "a whole number" if whole else "a number"
-            if low is not None and high is not None:
-                bound = f" from {low:g} to {high:g}"
+            if count and math.isfinite(value) and value > MAX_COUNT:
+                bound = f" of at most {MAX_COUNT:,}"
+            elif low is not None and self.high is not None:
+                bound = f" from {low:g} to {self.high:g}"
             elif low is not None:
                 bound = f" of at least {low:g}"
             else:
