@@ -36,19 +36,6 @@ from longscope.summary import Summary
 Notify = Callable[[str], None]
 
 # -M options that count something: a whole number, never a boolean ("true" would read as 1).
-_WHOLE_OPTIONS = {
-    "context_length": 1,
-    "n_ctx": 1,
-    "n_batch": 1,
-    "n_ubatch": 1,
-    "n_threads": 1,
-    "n_threads_batch": 1,
-    "prefill_chunk": 1,
-    "max_batch": 1,
-    "n_gpu_layers": -1,
-}
-
-
 # --- checks at the edge --------------------------------------------------------------------------
 
 
@@ -77,7 +64,8 @@ def model_spec(spec: str, flag: str = "--model") -> str:
 
 
 def model_options(options: Sequence[str] | dict[str, Any] | None) -> dict[str, Any]:
-    """Return `-M key=value` options; numbers must be finite, counts whole and positive."""
+    """Return `-M key=value` options; numbers must be finite (each is typed and checked against
+    what its backend declares when the backend is built: `models.registry.typed_options`)."""
     from longscope.models.registry import parse_model_options
 
     parsed = (
@@ -86,13 +74,6 @@ def model_options(options: Sequence[str] | dict[str, Any] | None) -> dict[str, A
     for key, value in parsed.items():
         if isinstance(value, float) and not math.isfinite(value):
             raise UsageError(f"bad -M {visible(key)}={value}: expected a finite number")
-        low = _WHOLE_OPTIONS.get(key)
-        if low is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or value < low
-        ):
-            raise UsageError(
-                f"bad -M {visible(key)}={visible(value)}: expected a whole number of at least {low}"
-            )
     return parsed
 
 

@@ -378,8 +378,10 @@ def longscore_command(
 
 
 @app.command("list")
-def list_command(suite: _a(str | None, "A suite: list its -S parameters") = None) -> None:
-    """List suites and named models, or one suite's parameters with defaults and help."""
+def list_command(
+    suite: _a(str | None, "A suite or a provider: its -S / -M options") = None,
+) -> None:
+    """List suites, named models and providers, or one's options with defaults and help."""
     terminal.print_catalogue(out, suite)
 
 

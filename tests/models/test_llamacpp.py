@@ -65,7 +65,7 @@ async def test_chat_mode_without_template_is_refused() -> None:
 
 def test_unknown_options_and_paths_are_usage_errors(tmp_path) -> None:
     with pytest.raises(UsageError, match="unknown llamacpp option"):
-        LlamaCppBackend.from_options("gemma3-270m", {"colour": "red"})
+        create_backend("llamacpp/gemma3-270m", {"colour": "red"})
     with pytest.raises(UsageError, match="unknown local model"):
         LlamaCppBackend.from_options(str(tmp_path / "missing.gguf"), {})
 
@@ -136,5 +136,5 @@ async def test_context_memory_plenty_or_too_little() -> None:
     starved = create_backend("llamacpp/gemma3-270m", {"ram_gib": 0.45})
     with pytest.raises(UsageError, match=r"does not fit host memory \(host memory: needs 1\.1 GiB"):
         await starved.info()
-    with pytest.raises(UsageError, match="bad ram_gib 'lots'"):
-        LlamaCppBackend.from_options("gemma3-270m", {"ram_gib": "lots"})
+    with pytest.raises(UsageError, match=r"^bad -M ram_gib=lots: expected a number of at least 0$"):
+        create_backend("llamacpp/gemma3-270m", {"ram_gib": "lots"})

@@ -315,7 +315,9 @@ def create_multi_backend(
     `policy` holds `MultiEndpointBackend`'s benching options (bench_after, bench_base_s, ...).
     """
     from longscope.models.openai_api import OpenAIBackend
+    from longscope.models.registry import typed_options
 
+    options = typed_options("openai", options)
     urls = [u.strip() for u in base_urls if u.strip()]
     if len(set(urls)) != len(urls):
         raise UsageError("the same --base-url is given twice: give each endpoint once")

@@ -16,19 +16,25 @@ from longscope.models.hf.kernels import import_torch, register_attention
 from longscope.models.hf.members import Member
 from longscope.models.hf.prefill import prefill_context, prefill_ids
 from longscope.models.memory_plan import GIB, PREFILL_CHUNK_MAX
+from longscope.models.registry import option
 from longscope.types import Generation, PromptMode, Request
 
-_OPTIONS = (
-    "context_length",
-    "prompt_mode",
-    "dtype",
-    "attn_implementation",
-    "device",
-    "prefill_chunk",
-    "max_batch",
-    "vram_gib",
-    "cuda_graph",
-)
+HF_OPTIONS = (
+    option("context_length", "int", None, "tokens the model holds; unset: its config", low=1),
+    option("prompt_mode", "choice", "chat", "chat (instruct) or completion (base)",
+           choices=("chat", "completion")),
+    option("dtype", "str", "bfloat16", "weights' dtype: bfloat16, float16 or float32"),
+    option("attn_implementation", "str", None, "transformers' attention; unset: flash-attn "
+           "where installed, else longscope's SDPA"),
+    option("device", "str", None, "torch device; unset: cuda where available, else cpu"),
+    option("prefill_chunk", "int", None, "tokens per prefill chunk; unset: the largest "
+           "multiple of 1024 the memory plan fits", low=1),
+    option("max_batch", "int", 32, "rows decoding together at most", low=1),
+    option("vram_gib", "float", None, "free device memory to plan against; unset: measured",
+           low=0),
+    option("cuda_graph", "bool", True, "decode Llama-family models with the CUDA-graph step"),
+)  # fmt: skip
+"""The hf backend's `-M` options (typed and checked by the registry before `from_options`)."""
 
 
 class HFTokenizerAdapter:
@@ -55,6 +61,8 @@ class HFBackend:
     step reads allow (continuous batching over a fixed-capacity cache, one decode slot per row).
     """
 
+    DESCRIPTION = "Hugging Face transformers on a GPU (hf/HUB_NAME or hf/FOLDER)"
+    OPTIONS = HF_OPTIONS
     max_concurrency = 8
     """Groups the runner hands over at once: the engine queues them and prefills the next while
     the running batch decodes."""
@@ -98,28 +106,18 @@ class HFBackend:
 
     @classmethod
     def from_options(cls, name: str, options: dict[str, Any]) -> HFBackend:
-        """Build from a Hub model name or local folder and `-M` options."""
-        options = dict(options)
-        unknown = sorted(set(options) - set(_OPTIONS))
-        if unknown:
-            raise UsageError(
-                f"unknown hf option(s) {', '.join(unknown)}: known are {', '.join(_OPTIONS)}"
-            )
-        mode = options.pop("prompt_mode", "chat")
-        if mode not in ("chat", "completion"):
-            raise UsageError(f"bad prompt_mode {mode!r}: use chat or completion")
-        vram = options.pop("vram_gib", None)
+        """Build from a Hub model name or local folder and typed `-M` options (`OPTIONS`)."""
         return cls(
             name,
-            prompt_mode=mode,
-            context_length=int(options.pop("context_length", 0)),
-            dtype=str(options.pop("dtype", "bfloat16")),
-            attn_implementation=options.pop("attn_implementation", None),
-            device=options.pop("device", None),
-            prefill_chunk=int(options.pop("prefill_chunk", 0)) or None,
-            max_batch=int(options.pop("max_batch", 32)),
-            vram_gib=float(vram) if vram is not None else None,
-            cuda_graph=str(options.pop("cuda_graph", "1")).lower() not in ("0", "false", "no"),
+            prompt_mode=options.get("prompt_mode", "chat"),
+            context_length=options.get("context_length") or 0,
+            dtype=options.get("dtype", "bfloat16"),
+            attn_implementation=options.get("attn_implementation"),
+            device=options.get("device"),
+            prefill_chunk=options.get("prefill_chunk"),
+            max_batch=options.get("max_batch", 32),
+            vram_gib=options.get("vram_gib"),
+            cuda_graph=options.get("cuda_graph", True),
         )
 
     # -- loading -----------------------------------------------------------------------------
