@@ -112,6 +112,7 @@ async def test_context_is_lowered_to_what_host_memory_holds() -> None:
             == reason
             == ("host memory: needs 1.1 GiB for 32768 tokens, 0.6 GiB free")
         )
+        assert info.limit == "host_memory"
         short = Sample("a", "t", "en", "", "", (), length=4096)
         long = Sample("b", "t", "en", "", "", (), length=16384)
         assert _fits(short, info) == ""
@@ -129,7 +130,7 @@ async def test_context_memory_plenty_or_too_little() -> None:
     roomy = create_backend("llamacpp/gemma3-270m", {"ram_gib": 64, "context_length": 2048})
     try:
         info = await roomy.info()
-        assert (info.context_length, info.context_source) == (2048, "user")
+        assert (info.context_length, info.context_source, info.limit) == (2048, "user", "context")
     finally:
         await roomy.aclose()
     # The weights (0.24 GiB) and the margin leave no 256 tokens in 0.45 GiB.

@@ -372,8 +372,8 @@ def print_catalogue(console: Console, suite: str | None = None) -> None:
         name = suite
         if name not in provider_names() and name not in suite_names():
             raise UsageError(
-                f"unknown suite or provider {name!r}: suites are {', '.join(suite_names())}; "
-                f"providers are {', '.join(provider_names())}"
+                f"unknown suite {name!r} (nor a provider): suites are "
+                f"{', '.join(suite_names())}; providers are {', '.join(provider_names())}"
             )
         if name in provider_names():
             console.print(plain(f"{name}/: {provider_description(name)}", "bold"))
