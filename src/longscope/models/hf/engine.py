@@ -455,14 +455,16 @@ class Engine:
         ]
         if not done:
             return
+        keep = [i for i, r in enumerate(rows) if r.unit not in done]
+        self._changed = True
+        if not keep:
+            # Before the callers wake: they may read how the batch decoded (`last_decode`).
+            self._end_batch()
         for row in rows:
             if row.unit in done:
                 generation = self.answers.finish(row.member, now - row.unit.started)
                 row.unit.job.put(row.index, generation)
-        keep = [i for i, r in enumerate(rows) if r.unit not in done]
-        self._changed = True
         if not keep:
-            self._end_batch()
             return
         kept_rows = [rows[i] for i in keep]
         capacity = decode_capacity(max(r.length + r.max_tokens for r in kept_rows))
