@@ -21,7 +21,6 @@ from typing import Any
 
 from longscope.errors import UsageError
 from longscope.models.base import Backend
-from longscope.report.safe_text import visible
 from longscope.run.runner import RunOptions, RunResult
 from longscope.run.scoring import ScoreResult, read_run, score_run
 from longscope.suites import (
@@ -32,6 +31,7 @@ from longscope.suites import (
 from longscope.suites.base import Suite
 from longscope.suites.params import parse_lengths
 from longscope.summary import Summary
+from longscope.text.safe_text import visible
 
 Notify = Callable[[str], None]
 

@@ -18,10 +18,10 @@ import typer
 from longscope import api
 from longscope.errors import UsageError
 from longscope.report import terminal
-from longscope.report.safe_text import plain, visible
 from longscope.report.terminal import print_summary, safe_console
 from longscope.run.store import StoreError
 from longscope.summary import incomplete_line
+from longscope.text.safe_text import plain, visible
 
 EXIT_USAGE = 2
 """Bad input (an option, a file, a run directory): one line on stderr, nothing sent or stored."""

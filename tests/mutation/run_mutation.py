@@ -82,7 +82,7 @@ SCOPE: dict[str, tuple[str, ...]] = {
     "summary.py (statuses, completeness, curves)": ("longscope.summary.*",),
     "types.py": ("longscope.types.*",),
     "run/runner.py (fit/skip)": ("longscope.run.runner.x__fits*",),
-    "report/safe_text.py": ("longscope.report.safe_text.*",),
+    "text/safe_text.py": ("longscope.text.safe_text.*",),
 }
 
 # mutmut forks each mutant's tests from a process that already ran tests: a BLAS or tokenizer

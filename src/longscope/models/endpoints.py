@@ -1,6 +1,6 @@
 """Several OpenAI-compatible endpoints serving one model, as one backend.
 
-Routing and flow control are `run/flow.py`'s policy: prefix affinity (a document's requests on the
+Routing and flow control are `models/flow.py`'s policy: prefix affinity (a document's requests on the
 endpoint whose prefix cache holds it), least outstanding prompt tokens otherwise, a cap on prompt
 tokens in flight per endpoint, longest prefill first, benching with backoff. A request whose
 endpoint fails is sent again elsewhere; when every endpoint is down the request ends as `error` with
@@ -17,7 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from longscope.models.base import Backend, ModelInfo, UsageError
-from longscope.run.flow import (
+from longscope.models.flow import (
     DeadlinePolicy,
     Dispatcher,
     EndpointState,
@@ -25,7 +25,7 @@ from longscope.run.flow import (
     default_token_cap,
     split_cap,
 )
-from longscope.run.groups import prefix_key
+from longscope.models.groups import prefix_key
 from longscope.text.tokenizers import Tokenizer
 from longscope.types import Generation, Request
 

@@ -179,7 +179,7 @@ class OpenAIBackend:
 
     async def generate_group(self, requests: Sequence[Request]) -> list[Generation]:
         """Return the generations of requests that share a prompt prefix (a document's repeats
-        and modes; `run/groups.py`), sent so that the server prefills the document once.
+        and modes; `models/groups.py`), sent so that the server prefills the document once.
 
         Requests with the same prompt and settings (repeats) go as one request with `n` choices,
         which vLLM and SGLang answer from one prefill; the first such request goes alone and the

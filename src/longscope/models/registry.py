@@ -168,7 +168,7 @@ def typed_options(provider: str, options: dict[str, Any]) -> dict[str, Any]:
     by_name = {p.name: p for p in declared}
     unknown = sorted(set(options) - set(by_name))
     if unknown:
-        from longscope.report.safe_text import visible
+        from longscope.text.safe_text import visible
 
         raise UsageError(
             f"unknown {provider} option(s) {', '.join(visible(k) for k in unknown)}: {provider} "

@@ -17,11 +17,11 @@ import jinja2
 from longscope import __version__
 from longscope.analysis.effective import RULER_THRESHOLD, effective_length, weighted_averages
 from longscope.analysis.profile import longscores
-from longscope.report.safe_text import markdown, mpl, visible
 from longscope.report.terminal import length_label
 from longscope.run.scoring import ScoreResult
 from longscope.run.store import RunStore
 from longscope.summary import Breakdown, Grid, View, incomplete_line, no_score_text
+from longscope.text.safe_text import markdown, mpl, visible
 
 HEAD_TAIL_CHARS = 400
 

@@ -18,8 +18,8 @@ from rich.text import Text
 from longscope.analysis.longscore import DEFAULT_BASE_LENGTHS
 from longscope.analysis.profile import longscores
 from longscope.errors import UsageError
-from longscope.report.safe_text import plain
 from longscope.summary import Breakdown, Grid, Summary, View, incomplete_line, no_score_text
+from longscope.text.safe_text import plain
 
 
 def safe_console(**kwargs: Any) -> Console:

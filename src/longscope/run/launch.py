@@ -16,11 +16,11 @@ from typing import Any
 
 from longscope.errors import UsageError
 from longscope.models.base import Backend
-from longscope.report.safe_text import visible
 from longscope.run.plan import Plan, Rates, actual_figures, make_plan
 from longscope.run.runner import RunOptions, RunResult, run_async
 from longscope.run.shards import ShardedSuite, resolve_shard
 from longscope.suites.base import BuildContext, Suite
+from longscope.text.safe_text import visible
 from longscope.types import Sample
 
 

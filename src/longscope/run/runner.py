@@ -261,8 +261,8 @@ async def _execute(
                 for sample, repeat in todo:
                     await one(sample, repeat)
             elif callable(getattr(backend, "generate_group", None)):
-                # One prefill per shared prefix (a document's repeats): see run/groups.py.
-                from longscope.run.groups import group_by_prefix
+                # One prefill per shared prefix (a document's repeats): see models/groups.py.
+                from longscope.models.groups import group_by_prefix
 
                 await asyncio.gather(*(one(s, r) for s, r in todo if _fits(s, info)))
                 fits = [(s, r) for s, r in todo if not _fits(s, info)]
