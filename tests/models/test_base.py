@@ -1,6 +1,7 @@
 import pytest
 
-from longscope.models.base import UsageError, split_reasoning
+from longscope.errors import UsageError
+from longscope.models.base import split_reasoning
 from longscope.models.registry import parse_model_options, split_model_spec
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from longscope.models.base import UsageError
+from longscope.errors import UsageError
 from longscope.models.llamacpp import LlamaCppBackend
 from longscope.models.registry import create_backend
 from longscope.types import GenerationConfig, Message, Request

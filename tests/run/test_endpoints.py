@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from longscope.models.base import UsageError
+from longscope.errors import UsageError
 from longscope.models.endpoints import MultiEndpointBackend, create_multi_backend, read_url_file
 from longscope.run.merge import endpoint_history, record_endpoints
 from longscope.run.plan import Rates, actual_figures, make_plan

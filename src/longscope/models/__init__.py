@@ -2,7 +2,8 @@
 protocol; providers by name through the registry (`register_backend`, the `longscope.backends`
 entry-point group)."""
 
-from longscope.models.base import Backend, ModelInfo, UsageError
+from longscope.errors import UsageError
+from longscope.models.base import Backend, ModelInfo
 from longscope.models.registry import (
     KNOWN_MODELS,
     create_backend,

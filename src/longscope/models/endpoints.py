@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from longscope.models.base import Backend, ModelInfo, UsageError
+from longscope.errors import UsageError
+from longscope.models.base import Backend, ModelInfo
 from longscope.models.flow import (
     DeadlinePolicy,
     Dispatcher,

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from longscope.catalogue import KNOWN_MODELS, resolve_model_path
-from longscope.models.base import ModelInfo, UsageError, available_host_bytes, split_reasoning
+from longscope.errors import UsageError
+from longscope.models.base import ModelInfo, available_host_bytes, split_reasoning
 from longscope.models.cpu_check import check_library
 from longscope.models.memory_plan import (
     GIB,

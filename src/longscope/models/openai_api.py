@@ -13,7 +13,8 @@ from typing import Any
 import httpx
 import openai
 
-from longscope.models.base import ModelInfo, UsageError, split_reasoning
+from longscope.errors import UsageError
+from longscope.models.base import ModelInfo, split_reasoning
 from longscope.models.registry import option
 from longscope.models.retry import RetryPolicy
 from longscope.text.tokenizers import DEFAULT_TOKENIZER, Tokenizer, load_tokenizer

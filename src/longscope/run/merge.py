@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from longscope.models.base import UsageError
+from longscope.errors import UsageError
 from longscope.run.scoring import ScoreResult, score_run
 from longscope.run.shards import ShardedSuite
 from longscope.run.store import RunLock, RunStore, StoreError

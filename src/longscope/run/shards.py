@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from longscope.models.base import UsageError
+from longscope.errors import UsageError
 from longscope.suites.base import BuildContext, Suite
 from longscope.types import Sample, stable_hash
 

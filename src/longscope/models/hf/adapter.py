@@ -10,7 +10,8 @@ import threading
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from longscope.models.base import ModelInfo, UsageError
+from longscope.errors import UsageError
+from longscope.models.base import ModelInfo
 from longscope.models.hf.engine import Engine
 from longscope.models.hf.kernels import import_torch, register_attention
 from longscope.models.hf.members import Member
