@@ -513,6 +513,31 @@ class RunStore:
         )
         return {(sid, rep): (value, judge, error) for sid, rep, value, judge, error in rows}
 
+    def judgement_records(
+        self, run_id: str
+    ) -> list[tuple[str, int, str, float | None, str, int, str]]:
+        """Return every judgement as stored, oldest first: (sample, repeat, judge, value, text,
+        attempts, error), as `put_judgement` takes them (merging copies them)."""
+        return self._db.execute(
+            "SELECT sample_id, repeat, judge, value, text, attempts, error FROM judgements "
+            "WHERE run_id=? ORDER BY rowid",
+            (run_id,),
+        ).fetchall()
+
+    # meta ---------------------------------------------------------------------------------------
+    def put_meta(self, key: str, value: Any) -> None:
+        """Store a JSON value under `key` in the meta table (replacing an older one)."""
+        with self._db:
+            self._db.execute(
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                (key, json.dumps(value, sort_keys=True)),
+            )
+
+    def meta(self, key: str) -> Any:
+        """Return the JSON value stored under `key`, or None."""
+        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        return json.loads(row[0]) if row else None
+
     # scores -------------------------------------------------------------------------------------
     def put_scores(self, run_id: str, scores: Iterable[tuple[str, int, Score]]) -> None:
         """Replace the run's scores (scores are always recomputable from generations)."""
