@@ -49,7 +49,6 @@ SCOPE: dict[str, tuple[str, ...]] = {
         "longscope.suites.longctx.suite.x_level*",
         "longscope.suites.longctx.suite.x_summarize_longctx*",
         "longscope.suites.longctx.suite.x__group_value*",
-        "longscope.suites.longctx.suite.x__sort_key*",
         "longscope.suites.longctx.suite.x__cells*",
         "longscope.suites.longctx.suite.x_longctx_summary*",
         "longscope.suites.longctx.suite.xǁLongCtxSuiteǁscore*",

@@ -18,7 +18,15 @@ from rich.text import Text
 from longscope.analysis.longscore import DEFAULT_BASE_LENGTHS
 from longscope.analysis.profile import longscores
 from longscope.errors import UsageError
-from longscope.summary import Breakdown, Grid, Summary, View, incomplete_line, no_score_text
+from longscope.summary import (
+    Breakdown,
+    Grid,
+    Summary,
+    View,
+    incomplete_line,
+    length_key,
+    no_score_text,
+)
 from longscope.text.safe_text import plain
 
 
@@ -143,7 +151,7 @@ def breakdown_table(breakdown: Breakdown) -> Table:
 
 
 def grid_table(grid: Grid) -> Table:
-    columns = sorted({c for row in grid.rows.values() for c in row}, key=_number_key)
+    columns = sorted({c for row in grid.rows.values() for c in row}, key=length_key)
     table = _table(grid.title)
     table.add_column(grid.rows_label)
     for column in columns:
@@ -408,14 +416,6 @@ def print_catalogue(console: Console, suite: str | None = None) -> None:
     )
     for name in provider_names():
         console.print(plain(f"  {name:<14} {provider_description(name)}"))
-
-
-def _number_key(text: str) -> tuple[int, float, str]:
-    digits = "".join(ch for ch in text if ch.isdigit() or ch == ".")
-    try:
-        return (0, float(digits), text)
-    except ValueError:
-        return (1, 0.0, text)
 
 
 __all__ = [
