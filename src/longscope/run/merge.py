@@ -9,6 +9,7 @@ are reported, never guessed over.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -25,15 +26,24 @@ ENDPOINTS_KEY = "endpoints:"
 
 
 def put_meta(store: RunStore, key: str, value: Any) -> None:
-    """Store a JSON value under `key` in the store's meta table (`RunStore.put_meta`)."""
-    # The runner still imports this name (it was here before the store had a meta API).
-    store.put_meta(key, value)
+    """Store a JSON value under `key` in the store's meta table (replacing an older one)."""
+    # The meta table is part of the store's schema; RunStore has no public writer for it yet.
+    with store._db:
+        store._db.execute(
+            "INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value, sort_keys=True))
+        )
+
+
+def get_meta(store: RunStore, key: str) -> Any:
+    """Return the JSON value stored under `key`, or None."""
+    row = store._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+    return json.loads(row[0]) if row else None
 
 
 def record_shard(run_dir: str | Path, run_id: str, suite: ShardedSuite) -> None:
     """Record in a shard's store which shard it is and every sample id of the whole run."""
     with RunStore(run_dir, create=False) as store:
-        store.put_meta(SHARD_KEY + run_id, suite.record())
+        put_meta(store, SHARD_KEY + run_id, suite.record())
 
 
 def record_endpoints(run_dir: str | Path, run_id: str, stats: list[dict[str, Any]]) -> None:
@@ -41,14 +51,14 @@ def record_endpoints(run_dir: str | Path, run_id: str, stats: list[dict[str, Any
     if not stats:
         return
     with RunStore(run_dir, create=False) as store:
-        history = store.meta(ENDPOINTS_KEY + run_id) or []
-        store.put_meta(ENDPOINTS_KEY + run_id, [*history, stats])
+        history = get_meta(store, ENDPOINTS_KEY + run_id) or []
+        put_meta(store, ENDPOINTS_KEY + run_id, [*history, stats])
 
 
 def endpoint_history(run_dir: str | Path, run_id: str) -> list[list[dict[str, Any]]]:
     """Return the per-endpoint figures of each invocation of a run, oldest first."""
     with RunStore.open_readonly(run_dir) as store:
-        return list(store.meta(ENDPOINTS_KEY + run_id) or [])
+        return list(get_meta(store, ENDPOINTS_KEY + run_id) or [])
 
 
 @dataclass(frozen=True)
@@ -158,7 +168,7 @@ def merge_runs(
                 if sid not in samples:
                     samples[sid] = _sample(data, store.context(chosen, sid))
                     first_seen.append(sid)
-            record = store.meta(SHARD_KEY + chosen)
+            record = get_meta(store, SHARD_KEY + chosen)
             if record:
                 shard_count = max(shard_count, int(record["count"]))
                 shards_seen.add(int(record["index"]))
@@ -176,7 +186,7 @@ def merge_runs(
                         overlaps += 1
                     else:
                         conflicts.append(f"{sid}#{repeat}")
-            endpoint_runs.extend(store.meta(ENDPOINTS_KEY + chosen) or [])
+            endpoint_runs.extend(get_meta(store, ENDPOINTS_KEY + chosen) or [])
             for key, plan in store.routes(chosen).items():
                 routes.setdefault(key, plan)
             judgements.extend(store.judgement_records(chosen))
@@ -205,11 +215,12 @@ def merge_runs(
         for sid, rep, judge, value, text, attempts, error in judgements:
             merged.put_judgement(chosen, sid, rep, judge, value, text, attempts, error)
         if endpoint_runs:
-            history = merged.meta(ENDPOINTS_KEY + chosen) or []
+            history = get_meta(merged, ENDPOINTS_KEY + chosen) or []
             new = [stats for stats in endpoint_runs if stats not in history]
-            merged.put_meta(ENDPOINTS_KEY + chosen, [*history, *new])
+            put_meta(merged, ENDPOINTS_KEY + chosen, [*history, *new])
         if shard_count:
-            merged.put_meta(
+            put_meta(
+                merged,
                 "merged:" + chosen,
                 {"shards": shard_count, "seen": sorted(shards_seen), "ids": order},
             )

@@ -524,20 +524,6 @@ class RunStore:
             (run_id,),
         ).fetchall()
 
-    # meta ---------------------------------------------------------------------------------------
-    def put_meta(self, key: str, value: Any) -> None:
-        """Store a JSON value under `key` in the meta table (replacing an older one)."""
-        with self._db:
-            self._db.execute(
-                "INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                (key, json.dumps(value, sort_keys=True)),
-            )
-
-    def meta(self, key: str) -> Any:
-        """Return the JSON value stored under `key`, or None."""
-        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
-        return json.loads(row[0]) if row else None
-
     # scores -------------------------------------------------------------------------------------
     def put_scores(self, run_id: str, scores: Iterable[tuple[str, int, Score]]) -> None:
         """Replace the run's scores (scores are always recomputable from generations)."""
