@@ -201,24 +201,24 @@ def continuous(backend: HFBackend, record: Any, cases: list[tuple[int, int, int,
     """Documents of one length handed over one after another, then at once (the engine decodes
     the groups that fit together, one step between another group's prefill chunks)."""
     for length, count, new_tokens, max_batch in cases:
-        backend.max_batch = max_batch
+        backend.engine.max_batch = max_batch
         documents = [
             requests(prompt_ids(length - new_tokens, seed=10 + d), MEMBERS, new_tokens, f"doc{d}")
             for d in range(count)
         ]
         row: dict[str, Any] = {"kind": "continuous", "prompt": length, "documents": count}
-        row.update(members=MEMBERS, new_tokens=new_tokens, max_batch=backend.max_batch)
-        before = dict(backend.engine_stats)
+        row.update(members=MEMBERS, new_tokens=new_tokens, max_batch=backend.engine.max_batch)
+        before = dict(backend.engine.stats)
         row["one_after_another_s"] = round(run_documents(backend, documents, False), 2)
-        apart = {k: backend.engine_stats[k] - before[k] for k in ("steps", "row_steps")}
+        apart = {k: backend.engine.stats[k] - before[k] for k in ("steps", "row_steps")}
         torch.cuda.empty_cache()
-        before = dict(backend.engine_stats)
-        backend.engine_stats["longest_wait_s"] = 0.0
+        before = dict(backend.engine.stats)
+        backend.engine.stats["longest_wait_s"] = 0.0
         torch.cuda.reset_peak_memory_stats()
         base = torch.cuda.memory_allocated()
         row["at_once_s"] = round(run_documents(backend, documents, True), 2)
         row["peak_gib"] = round((torch.cuda.max_memory_allocated() - base) / GIB, 2)
-        stats = backend.engine_stats
+        stats = backend.engine.stats
         row["speedup"] = round(row["one_after_another_s"] / row["at_once_s"], 2)
         row["steps_apart"] = apart["steps"]
         row["steps_at_once"] = stats["steps"] - before["steps"]
@@ -228,10 +228,10 @@ def continuous(backend: HFBackend, record: Any, cases: list[tuple[int, int, int,
         row["joined"] = stats["joined"] - before["joined"]
         row["steps_in_prefill"] = stats["steps_in_prefill"] - before["steps_in_prefill"]
         row["longest_wait_s"] = stats["longest_wait_s"]
-        row["captures"] = backend.last_decode.get("captures")
+        row["captures"] = backend.engine.last_decode.get("captures")
         torch.cuda.empty_cache()
         record(**row)
-    backend.max_batch = 32
+    backend.engine.max_batch = 32
 
 
 def prefill_flops(params: int, n: int, cfg: dict[str, int]) -> float:
@@ -264,9 +264,13 @@ def time_prefill(
     tensor = torch.tensor(ids, device="cuda")
     backends = torch.nn.attention.SDPBackend
     ours = kernels.startswith("longscope")
-    hf.cudnn_split["enabled"] = kernels != "flash"
-    hf.FUSED_PREFILL_NORM["enabled"] = kernels in ("longscope", "longscope_unfused_ops")
-    hf.FUSED_PREFILL_OPS["enabled"] = kernels == "longscope"
+    # The backend's switches (engine state) for this variant; the other variants call the model
+    # with them active, as the engine's prefill does.
+    assert backend is not None
+    switches = backend.engine.kernels
+    switches.cudnn_split = kernels != "flash"
+    switches.fused_prefill_norm = kernels in ("longscope", "longscope_unfused_ops")
+    switches.fused_prefill_ops = kernels == "longscope"
     times = []
     for _ in range(reps):
         if ours:
@@ -274,7 +278,9 @@ def time_prefill(
             context = backend.prefill_context()
         else:
             only = backends.CUDNN_ATTENTION if kernels == "cudnn" else backends.FLASH_ATTENTION
-            context = torch.nn.attention.sdpa_kernel([only])
+            context = contextlib.ExitStack()
+            context.enter_context(hf.using(switches))
+            context.enter_context(torch.nn.attention.sdpa_kernel([only]))
         out = None
         torch.cuda.empty_cache()
         torch.cuda.reset_peak_memory_stats()
@@ -296,9 +302,7 @@ def time_prefill(
         peak = torch.cuda.max_memory_allocated() - base
         logits = out.logits[0, -1].float()
         del cache, out
-    hf.cudnn_split["enabled"] = True
-    hf.FUSED_PREFILL_NORM["enabled"] = True
-    hf.FUSED_PREFILL_OPS["enabled"] = True
+    switches.cudnn_split = switches.fused_prefill_norm = switches.fused_prefill_ops = True
     return times, logits, peak
 
 
@@ -360,7 +364,7 @@ def profile_static_step(model: Any, ids: list[int], record: Any, path: str) -> N
                 input_ids=tensor[:, begin : begin + 8192], past_key_values=cache, logits_to_keep=1
             )
         positions = torch.tensor([len(ids)], device="cuda")
-        decoder = hf._StaticDecoder(
+        decoder = hf.StaticDecoder(
             torch, model, cache, len(ids), decode_capacity(len(ids) + 64), None, positions
         )
         del cache
@@ -401,7 +405,7 @@ def attention_checks(record: Any) -> None:
         for shape in ((q_len - 3, kv_len - 5), (q_len - 3, kv_len - 5), (q_len, kv_len)):
             q, k, v = query[:, :, : shape[0]], key[:, :, : shape[1]], value[:, :, : shape[1]]
             start = sync_time()
-            hf._cudnn_after_prefix(q, k, v, scale)
+            hf.cudnn_after_prefix(q, k, v, scale)
             record(
                 kind="cudnn_split_call",
                 q=shape[0],
@@ -413,7 +417,7 @@ def attention_checks(record: Any) -> None:
             flash = torch.nn.functional.scaled_dot_product_attention(
                 query, key, value, attn_mask=mask, scale=scale
             )
-        split = hf._cudnn_after_prefix(query, key, value, scale)
+        split = hf.cudnn_after_prefix(query, key, value, scale)
         rows = slice(q_len - 256, q_len)  # the last queries see (almost) all keys
         q64, k64, v64 = query[:, :, rows].double(), key.double(), value.double()
         scores = q64 @ k64.transpose(2, 3) * scale
@@ -469,6 +473,7 @@ def main() -> None:
     backend = HFBackend(
         "random-qwen2.5-7b", model=model, tokenizer=IdTokenizer(), prompt_mode="completion"
     )
+    switches = backend.engine.kernels
     record(kind="model", params=params, attention=model.config._attn_implementation)
 
     # Warm-up: kernels, allocator, cuBLAS handles.
@@ -487,15 +492,15 @@ def main() -> None:
         torch.cuda.reset_peak_memory_stats()
         base = torch.cuda.memory_allocated()
         row["longscope_s"] = round(longscope_group(backend, ids, MEMBERS, NEW_TOKENS), 2)
-        plan = backend.last_plan
+        plan = backend.engine.last_plan
         row["peak_gib"] = round((torch.cuda.max_memory_allocated() - base) / GIB, 2)
         row["plan_kv_act_gib"] = round((plan.kv_bytes + plan.activation_bytes) / GIB, 2)
         row["plan_total_gib"] = round(plan.needed_bytes / GIB, 2)
-        row["decode"] = backend.last_decode
-        row["prefill_chunk"] = backend.last_chunk
-        row["cudnn_split_calls"] = hf.cudnn_split["used"]
-        row["cudnn_split_error"] = hf.cudnn_split["error"]
-        row["fused_ops_error"] = hf.FUSED_PREFILL_OPS["error"]
+        row["decode"] = backend.engine.last_decode
+        row["prefill_chunk"] = backend.engine.last_chunk
+        row["cudnn_split_calls"] = switches.cudnn_used
+        row["cudnn_split_error"] = switches.cudnn_error
+        row["fused_ops_error"] = switches.fused_ops_error
         if not args.skip_baseline:
             model.config._attn_implementation = "sdpa"
             row["generate_x6_s"] = round(hf_generate_each(model, ids), 2)
@@ -509,9 +514,9 @@ def main() -> None:
         base = torch.cuda.memory_allocated()
         single: dict[str, Any] = {"kind": "single", "prompt": n}
         single["longscope_s"] = round(longscope_group(backend, ids, 1, NEW_TOKENS), 2)
-        plan = backend.last_plan
-        single["prefill_s"] = backend.last_decode.get("prefill_s")
-        single["prefill_chunk"] = backend.last_chunk
+        plan = backend.engine.last_plan
+        single["prefill_s"] = backend.engine.last_decode.get("prefill_s")
+        single["prefill_chunk"] = backend.engine.last_chunk
         if single["prefill_s"]:
             # First prefill of this prompt in the process: cuDNN graph builds for its new shapes
             # (the rest split off the last chunk) are inside.
@@ -528,16 +533,16 @@ def main() -> None:
     ids = prompt_ids(32768)
     variants = ((1, True, True), (1, True, False), (6, True, True), (1, False, True))
     for batch, graph, fused in variants if "decode" not in skip else ():
-        backend.cuda_graph = graph
+        backend.engine.cuda_graph = graph
         # fused: RMSNorm in torch's fused kernel and the rope of query and key in 5 kernels.
-        hf.FUSED_NORM["enabled"] = hf.FAST_ROPE["enabled"] = fused
+        backend.engine.kernels.fused_norm = backend.engine.kernels.fast_rope = fused
         one = longscope_group(backend, ids, batch, 1)
         mid = longscope_group(backend, ids, batch, 65)
         full = longscope_group(backend, ids, batch, 129)
-        stats = backend.last_decode
+        stats = backend.engine.last_decode
         # The decode phase's own clock (device synced at its ends), capture left out.
         step = (stats["decode_s"] - stats.get("capture_ms", 0) / 1e3) / max(1, stats["steps"])
-        kv = 32768 * backend.shape.kv_bytes_per_token * batch
+        kv = 32768 * backend.engine.shape.kv_bytes_per_token * batch
         bound = (step_weight_bytes + kv) / (reading * 1e9)
         old_bound = (params * 2 + kv) / (bandwidth * 1e9 / 2)  # BENCHMARKS.md's earlier formula
         record(
@@ -555,8 +560,8 @@ def main() -> None:
             old_bound_ms=round(old_bound * 1e3, 2),
         )
         torch.cuda.empty_cache()
-    backend.cuda_graph = True
-    hf.FUSED_NORM["enabled"] = hf.FAST_ROPE["enabled"] = True
+    backend.engine.cuda_graph = True
+    backend.engine.kernels.fused_norm = backend.engine.kernels.fast_rope = True
 
     if "step" not in skip:
         profile_static_step(model, prompt_ids(32768), record, args.profile)
@@ -577,7 +582,7 @@ def main() -> None:
         reps = 2 if n > 32768 else 3
         free = backend.free_bytes()
         # The backend's own choice for a single sequence of this prompt (and one answer token).
-        chunk, plan = backend.plan(n + 1, 1, free, n, 1)
+        chunk, plan = backend.engine.plan(n + 1, 1, free, n, 1)
         chunk = min(chunk, n)
         reference = None
         for name, size, attention, kernels, count in (
@@ -599,7 +604,7 @@ def main() -> None:
         ):
             if size > n or (name.startswith("longscope_chunk") and size == chunk):
                 continue
-            before = hf.cudnn_split["used"]
+            before = switches.cudnn_used
             try:
                 times, logits, peak_bytes = time_prefill(
                     model, ids, size, attention, kernels, backend, count
@@ -617,9 +622,9 @@ def main() -> None:
             row["tflops"] = round(flops / times[-1] / 1e12, 1)
             row["logits_rel_error"] = float(f"{error.item():.2e}")
             row["same_argmax"] = bool(logits.argmax() == reference.argmax())
-            row["cudnn_split_calls"] = hf.cudnn_split["used"] - before
-            row["cudnn_split_error"] = hf.cudnn_split["error"]
-            row["cudnn_gqa_unrepeated"] = hf.cudnn_split["gqa"]
+            row["cudnn_split_calls"] = switches.cudnn_used - before
+            row["cudnn_split_error"] = switches.cudnn_error
+            row["cudnn_gqa_unrepeated"] = switches.cudnn_gqa
             row["peak_gib"] = round(peak_bytes / GIB, 2)
             if name == "longscope_default":
                 # The plan's prefill phase for this prompt (whole multiples: no flash rest, so

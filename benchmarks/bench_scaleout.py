@@ -3,7 +3,7 @@
     .venv/bin/python benchmarks/bench_scaleout.py [--seed 0] [--endpoints 1,2,4,8]
 
 A SIMULATION (no model, no network): it runs longscope's own flow-control policy
-(`longscope.run.flow.Dispatcher`, the code `MultiEndpointBackend` runs) against simulated servers,
+(`longscope.models.flow.Dispatcher`, the code `MultiEndpointBackend` runs) against simulated servers,
 and compares it with LongBench Pro's client behaviour (every run of every document a separate
 request, shuffled, each to any endpoint). Assumptions, all stated in BENCHMARKS.md:
 
@@ -32,7 +32,7 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from longscope.run.flow import Dispatcher, EndpointState
+from longscope.models.flow import Dispatcher, EndpointState
 
 TIERS = (8_192, 16_384, 32_768, 65_536, 131_072, 262_144)
 PER_TIER = 250

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from longscope.report.safe_text import visible
+from longscope.text.safe_text import visible
 
 from .hostile_server import HOSTILE, HostileServer, fails_always, fails_by_hash, fails_never
 

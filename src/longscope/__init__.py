@@ -5,8 +5,10 @@ result = evaluate("longctx", "llamacpp/gemma3-270m", suite_options=["tiers=1"])
 print(result.result.typed.headline.text())
 
 The library API (`longscope.api`): `evaluate`, `plan`, `merge`, `score`, `report`, `compare`,
-`profile`, `judge`, `calibrate`; suites by name through `longscope.suites` (`register_suite`, the `longscope.suites`
-entry-point group); every result is a typed `longscope.summary.Summary`.
+`profile`, `judge`, `calibrate`; suites by name through `longscope.suites` (`register_suite`, the
+`longscope.suites` entry-point group) and backends by provider through `longscope.models.registry`
+(`register_backend`, the `longscope.backends` entry-point group); every result is a typed
+`longscope.summary.Summary`.
 """
 
 from __future__ import annotations
@@ -28,10 +30,10 @@ def __getattr__(name: str):  # type: ignore[no-untyped-def]
         from longscope import suites
 
         return getattr(suites, name)
-    if name == "create_backend":
-        from longscope.models.registry import create_backend
+    if name in ("create_backend", "register_backend"):
+        from longscope.models import registry
 
-        return create_backend
+        return getattr(registry, name)
     if name == "Summary":
         from longscope.summary import Summary
 
@@ -54,6 +56,7 @@ __all__ = [
     "evaluate",
     "judge",
     "profile",
+    "register_backend",
     "register_suite",
     "report",
     "score",

@@ -21,7 +21,6 @@ from typing import Any
 
 from longscope.errors import UsageError
 from longscope.models.base import Backend
-from longscope.report.safe_text import visible
 from longscope.run.prepared import MAX_REQUESTS
 from longscope.run.runner import RunOptions, RunResult
 from longscope.run.scoring import ScoreResult, read_run, score_run
@@ -33,25 +32,9 @@ from longscope.suites import (
 from longscope.suites.base import Suite
 from longscope.suites.params import MAX_LENGTH_TOKENS, parse_lengths
 from longscope.summary import Summary
+from longscope.text.safe_text import visible
 
 Notify = Callable[[str], None]
-
-# -M options that count something: a whole number, never a boolean ("true" would read as 1).
-_WHOLE_OPTIONS = {
-    "context_length": 1,
-    "n_ctx": 1,
-    "n_batch": 1,
-    "n_ubatch": 1,
-    "n_threads": 1,
-    "n_threads_batch": 1,
-    "prefill_chunk": 1,
-    "max_batch": 1,
-    "n_gpu_layers": -1,
-}
-
-
-# -M options that are amounts: a number, never a boolean ("true" would read as 1 GiB).
-_NUMBER_OPTIONS = {"ram_gib"}
 
 # Upper bounds of the count options, checked before any work: past them a value is a typo, and
 # the work lists they size (requests, partitions, clients) would exhaust memory first.
@@ -94,7 +77,8 @@ def model_spec(spec: str, flag: str = "--model") -> str:
 
 
 def model_options(options: Sequence[str] | dict[str, Any] | None) -> dict[str, Any]:
-    """Return `-M key=value` options; numbers must be finite, counts whole and positive."""
+    """Return `-M key=value` options; numbers must be finite (each is typed and checked against
+    what its backend declares when the backend is built: `models.registry.typed_options`)."""
     from longscope.models.registry import parse_model_options
 
     parsed = (
@@ -103,17 +87,6 @@ def model_options(options: Sequence[str] | dict[str, Any] | None) -> dict[str, A
     for key, value in parsed.items():
         if isinstance(value, float) and not math.isfinite(value):
             raise UsageError(f"bad -M {visible(key)}={value}: expected a finite number")
-        if key in _NUMBER_OPTIONS and (
-            isinstance(value, bool) or not isinstance(value, int | float)
-        ):
-            raise UsageError(f"bad -M {visible(key)}={visible(value)}: expected a number")
-        low = _WHOLE_OPTIONS.get(key)
-        if low is not None and (
-            isinstance(value, bool) or not isinstance(value, int) or value < low
-        ):
-            raise UsageError(
-                f"bad -M {visible(key)}={visible(value)}: expected a whole number of at least {low}"
-            )
     return parsed
 
 

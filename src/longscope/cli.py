@@ -18,10 +18,10 @@ import typer
 from longscope import api
 from longscope.errors import UsageError
 from longscope.report import terminal
-from longscope.report.safe_text import plain, visible
 from longscope.report.terminal import print_summary, safe_console
 from longscope.run.store import StoreError
 from longscope.summary import incomplete_line
+from longscope.text.safe_text import plain, visible
 
 EXIT_USAGE = 2
 """Bad input (an option, a file, a run directory): one line on stderr, nothing sent or stored."""
@@ -393,8 +393,10 @@ def data_command(
 
 
 @app.command("list")
-def list_command(suite: _a(str | None, "A suite: list its -S parameters") = None) -> None:
-    """List suites and named models, or one suite's parameters with defaults and help."""
+def list_command(
+    suite: _a(str | None, "A suite or a provider: its -S / -M options") = None,
+) -> None:
+    """List suites, named models and providers, or one's options with defaults and help."""
     terminal.print_catalogue(out, suite)
 
 

@@ -479,8 +479,11 @@ def percent(values: Iterable[float], digits: int = 2) -> float | None:
     return round(100 * mean(items), digits) if items else None
 
 
-def length_key(text: str) -> tuple[int, float, str]:
-    """Sort key for group names: numbers (4096, 50%) in numeric order, then the rest by name."""
+def length_key(text: object) -> tuple[int, float, str]:
+    """Sort key for group names: numbers (4096, 50%) in numeric order, then the rest by name.
+
+    The one number-aware order: reports and suites sort columns and groups with it."""
+    text = str(text)
     digits = "".join(ch for ch in text if ch.isdigit() or ch == ".")
     try:
         return (0, float(digits), text)

@@ -74,7 +74,7 @@ def test_grouped_equals_one_by_one_equals_generate(tiny: tuple, mode: str, graph
     alone = [asyncio.run(backend.generate(r)) for r in requests]
     grouped = asyncio.run(backend.generate_group(requests))
     expected = ("graph" if device() == "cuda" else "static") if graph else "eager"
-    assert backend.last_decode["path"] == expected, backend.last_decode
+    assert backend.engine.last_decode["path"] == expected, backend.engine.last_decode
     _, tok = tiny
     for request, one, many in zip(requests, alone, grouped, strict=True):
         reference = _hf_generate(backend, request)
@@ -120,11 +120,11 @@ async def _queued_in_order(backend, documents):  # type: ignore[no-untyped-def]
     """Hand documents over at once, queued in their order before the engine admits any (its
     loop waits on the lock held here), so which one joins which does not depend on timing."""
     tasks = []
-    with backend._wake:
-        queued = len(backend._jobs)
+    with backend.engine._wake:
+        queued = len(backend.engine._jobs)
         for document in documents:
             tasks.append(asyncio.create_task(backend.generate_group(document)))
-            while len(backend._jobs) < queued + len(tasks):
+            while len(backend.engine._jobs) < queued + len(tasks):
                 await asyncio.sleep(0.005)
     return await asyncio.gather(*tasks)
 
@@ -136,11 +136,11 @@ def test_groups_decode_together_as_each_would_alone(tiny: tuple, temperature: fl
     backend = _backend(tiny, prefill_chunk=64)
     documents = _documents(temperature)
     alone = [asyncio.run(backend.generate_group(d)) for d in documents]
-    assert backend.engine_stats["joined"] == 0
-    steps_alone = backend.engine_stats["steps"]
+    assert backend.engine.stats["joined"] == 0
+    steps_alone = backend.engine.stats["steps"]
 
     joined = asyncio.run(_queued_in_order(backend, documents))
-    stats = backend.engine_stats
+    stats = backend.engine.stats
     assert stats["joined"] == 1, stats  # the second document; the long one waited
     assert stats["steps_in_prefill"] >= 3, stats  # its prefill has 4+ chunks of 64 tokens
     # Shared steps: fewer steps than the documents took one after another.
@@ -168,16 +168,16 @@ def test_out_of_memory_of_a_joining_document_leaves_the_running_one(tiny: tuple)
     backend = _backend(tiny, prefill_chunk=64)
     first, second, _ = _documents(0.0)
     alone = asyncio.run(backend.generate_group(first))
-    real = backend._prefill_steps
+    real = backend.engine._prefill_steps
     running_then = []
 
     def failing(unit):  # type: ignore[no-untyped-def]
         if unit.members[0].request.sample_id == "d1":
-            running_then.append(len(backend._rows))
+            running_then.append(len(backend.engine._rows))
             raise torch.OutOfMemoryError("provoked")
         return real(unit)
 
-    backend._prefill_steps = failing
+    backend.engine._prefill_steps = failing
 
     kept, lost = asyncio.run(_queued_in_order(backend, [first, second]))
     assert running_then == [3]  # the first document's rows were decoding when it failed
@@ -188,7 +188,7 @@ def test_out_of_memory_of_a_joining_document_leaves_the_running_one(tiny: tuple)
         and g.error.endswith("(out of memory while running; the plan said it fits)")
         for g in lost
     )
-    backend._prefill_steps = real
+    backend.engine._prefill_steps = real
     again = asyncio.run(backend.generate_group(second))
     assert {g.status for g in again} <= {"ok", "length"}
 
@@ -203,7 +203,7 @@ def test_graph_decode_over_several_key_blocks_equals_generate(tiny: tuple) -> No
         for r, q in enumerate([QUESTIONS[0], QUESTIONS[0], QUESTIONS[2]])
     ]
     grouped = asyncio.run(backend.generate_group(requests))
-    stats = backend.last_decode
+    stats = backend.engine.last_decode
     path = "graph" if device() == "cuda" else "static"
     assert stats["path"] == path and stats["capacity"] > 1024, stats
     _, tok = tiny
@@ -273,7 +273,7 @@ def test_triton_rope_and_silu_mul_are_bit_identical_to_transformers() -> None:
     import torch
     from transformers.models.qwen2 import modeling_qwen2
 
-    from longscope.models import hf_triton
+    from longscope.models.hf import triton_ops as hf_triton
 
     gen = torch.Generator(device="cuda").manual_seed(11)
     for batch, cos_batch in ((1, 1), (3, 3), (3, 1)):
@@ -323,14 +323,14 @@ def test_fused_prefill_ops_leave_the_prefill_bit_identical() -> None:
     gen = torch.Generator(device="cuda").manual_seed(2)
     ids = torch.randint(3, len(tok), (3000,), device="cuda", generator=gen)
     logits = []
+    switches = backend.engine.kernels
     for enabled in (True, False):
-        hf.FUSED_PREFILL_OPS["enabled"] = enabled
-        with torch.inference_mode(), hf.fused_prefill_ops(model) as switched:
+        switches.fused_prefill_ops = enabled
+        with torch.inference_mode(), hf.fused_prefill_ops(model, switches) as switched:
             out = backend.prefill_ids(ids, DynamicCache(config=model.config), 1024)
         logits.append(out.logits.float())
         assert switched == (2 if enabled else 0)
-    hf.FUSED_PREFILL_OPS["enabled"] = True
-    assert hf.FUSED_PREFILL_OPS["error"] == ""
+    assert switches.fused_ops_error == ""
     assert torch.equal(logits[0], logits[1])
 
 
@@ -352,9 +352,10 @@ def test_cudnn_split_prefill_attention_matches_reference() -> None:
     query = torch.randn(2, heads, q_len, dim, device="cuda", generator=gen).bfloat16()
     key = torch.randn(2, kv_heads, kv_len, dim, device="cuda", generator=gen).bfloat16()
     value = torch.randn(2, kv_heads, kv_len, dim, device="cuda", generator=gen).bfloat16()
-    before = hf.cudnn_split["used"]
-    out, _ = hf._attention(Module(), query, key, value, None, scaling=dim**-0.5)
-    assert hf.cudnn_split["used"] == before + 1, hf.cudnn_split["error"]
+    switches = hf.KernelSwitches()
+    with hf.using(switches):
+        out, _ = hf.attention(Module(), query, key, value, None, scaling=dim**-0.5)
+    assert switches.cudnn_used == 1, switches.cudnn_error
     # Reference in float64: queries at the end of the keys (lower-right causal).
     q, k, v = (t.double() for t in (query, key, value))
     k, v = k.repeat_interleave(4, dim=1), v.repeat_interleave(4, dim=1)
@@ -398,7 +399,7 @@ def test_request_the_device_cannot_hold_is_skipped_with_reason(tiny: tuple) -> N
     assert reason.startswith("insufficient_vram: needs ")
     assert " sequences, 0.0 GiB free" in reason
     # A group too large as a batch but fine one by one runs in smaller batches.
-    plan = backend.last_plan
+    plan = backend.engine.last_plan
     half = _backend(tiny, vram_gib=plan.needed_bytes * 3 / (1 << 30))
     assert {g.status for g in asyncio.run(half.generate_group(_requests()))} <= {"ok", "length"}
 

@@ -1,6 +1,7 @@
 import pytest
 
-from longscope.models.base import UsageError, split_reasoning
+from longscope.errors import UsageError
+from longscope.models.base import split_reasoning
 from longscope.models.registry import parse_model_options, split_model_spec
 
 
@@ -32,3 +33,15 @@ def test_model_spec_keeps_slashes_in_the_name() -> None:
     assert split_model_spec("openai/Qwen/Qwen2.5-7B") == ("openai", "Qwen/Qwen2.5-7B")
     with pytest.raises(UsageError, match="bad model spec"):
         split_model_spec("nosuch/x")
+
+
+def test_the_limit_kind_not_the_source_text_decides_the_skip_reason() -> None:
+    from longscope.models.base import ModelInfo
+    from longscope.run.runner import _fits
+    from longscope.types import Sample
+
+    sample = Sample("a", "t", "en", "", "", (), length=9000)
+    memory = ModelInfo("m", 8192, "a GPU's free memory", "chat", "t", limit="device_memory")
+    context = ModelInfo("m", 8192, "host memory, said the user", "chat", "t")
+    assert _fits(sample, memory).startswith("insufficient_memory: needs 9000 tokens")
+    assert _fits(sample, context).startswith("insufficient_context: needs 9000 tokens")

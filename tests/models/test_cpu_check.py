@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from longscope.errors import UsageError
 from longscope.models import cpu_check
-from longscope.models.base import UsageError
 from longscope.models.cpu_check import CpuVerdict, check_library, has_amx, library_files, probe
 
 SIGILL_SCRIPT = "import os, signal; os.kill(os.getpid(), signal.SIGILL)"

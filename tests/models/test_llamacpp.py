@@ -2,7 +2,7 @@
 
 import pytest
 
-from longscope.models.base import UsageError
+from longscope.errors import UsageError
 from longscope.models.llamacpp import LlamaCppBackend
 from longscope.models.registry import create_backend
 from longscope.types import GenerationConfig, Message, Request
@@ -65,7 +65,7 @@ async def test_chat_mode_without_template_is_refused() -> None:
 
 def test_unknown_options_and_paths_are_usage_errors(tmp_path) -> None:
     with pytest.raises(UsageError, match="unknown llamacpp option"):
-        LlamaCppBackend.from_options("gemma3-270m", {"colour": "red"})
+        create_backend("llamacpp/gemma3-270m", {"colour": "red"})
     with pytest.raises(UsageError, match="unknown local model"):
         LlamaCppBackend.from_options(str(tmp_path / "missing.gguf"), {})
 
@@ -112,6 +112,7 @@ async def test_context_is_lowered_to_what_host_memory_holds() -> None:
             == reason
             == ("host memory: needs 1.1 GiB for 32768 tokens, 0.6 GiB free")
         )
+        assert info.limit == "host_memory"
         short = Sample("a", "t", "en", "", "", (), length=4096)
         long = Sample("b", "t", "en", "", "", (), length=16384)
         assert _fits(short, info) == ""
@@ -129,12 +130,12 @@ async def test_context_memory_plenty_or_too_little() -> None:
     roomy = create_backend("llamacpp/gemma3-270m", {"ram_gib": 64, "context_length": 2048})
     try:
         info = await roomy.info()
-        assert (info.context_length, info.context_source) == (2048, "user")
+        assert (info.context_length, info.context_source, info.limit) == (2048, "user", "context")
     finally:
         await roomy.aclose()
     # The weights (0.24 GiB) and the margin leave no 256 tokens in 0.45 GiB.
     starved = create_backend("llamacpp/gemma3-270m", {"ram_gib": 0.45})
     with pytest.raises(UsageError, match=r"does not fit host memory \(host memory: needs 1\.1 GiB"):
         await starved.info()
-    with pytest.raises(UsageError, match="bad ram_gib 'lots'"):
-        LlamaCppBackend.from_options("gemma3-270m", {"ram_gib": "lots"})
+    with pytest.raises(UsageError, match=r"^bad -M ram_gib=lots: expected a number of at least 0$"):
+        create_backend("llamacpp/gemma3-270m", {"ram_gib": "lots"})

@@ -89,7 +89,7 @@ async def test_chat_deadline_ends_a_long_generation(smol: LlamaCppBackend) -> No
 
 
 async def test_unknown_chat_format_is_a_usage_error() -> None:
-    from longscope.models.base import UsageError
+    from longscope.errors import UsageError
 
     backend = create_backend(
         "llamacpp/smollm2-135m", {"context_length": 512, "chat_format": "no-such-format"}

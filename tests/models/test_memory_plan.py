@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from longscope.models.hf import HFBackend, _Member
+from longscope.models.hf import HFBackend, Member
 from longscope.models.memory_plan import (
     GIB,
     ModelShape,
@@ -101,41 +101,41 @@ def test_dtype_names() -> None:
         dtype_bytes("int4")
 
 
-def _members(count: int, prompt_tokens: int, max_new: int = 64) -> list[_Member]:
+def _members(count: int, prompt_tokens: int, max_new: int = 64) -> list[Member]:
     config = GenerationConfig(max_tokens=max_new)
     request = Request("s", 0, "completion", prompt="", config=config)
-    return [_Member(request, list(range(prompt_tokens))) for _ in range(count)]
+    return [Member(request, list(range(prompt_tokens))) for _ in range(count)]
 
 
 def _backend(free_gib: float) -> HFBackend:
     backend = HFBackend("planned", vram_gib=free_gib)
-    backend.shape = ModelShape.from_config(QWEN25_7B)
+    backend.engine.shape = ModelShape.from_config(QWEN25_7B)
     return backend
 
 
 def test_backend_runs_a_group_whole_when_it_fits() -> None:
     backend = _backend(120)
-    batch, reason = backend._next_batch(_members(6, 131000), list(range(6)))
+    batch, reason = backend.engine.next_batch(_members(6, 131000), list(range(6)))
     assert (batch, reason) == ([0, 1, 2, 3, 4, 5], "")
 
 
 def test_backend_splits_a_group_the_device_cannot_hold_at_once() -> None:
     backend = _backend(30)  # 7 GiB of KV per 128K sequence: three fit, six do not
-    batch, reason = backend._next_batch(_members(6, 131000), list(range(6)))
+    batch, reason = backend.engine.next_batch(_members(6, 131000), list(range(6)))
     assert batch == [0, 1, 2] and reason == ""
 
 
 def test_backend_skips_what_not_even_one_sequence_fits() -> None:
     backend = _backend(4)
-    batch, reason = backend._next_batch(_members(6, 131000), list(range(6)))
+    batch, reason = backend.engine.next_batch(_members(6, 131000), list(range(6)))
     assert batch == []
     # The least it needs, with the smallest chunk (1024): 7.0 GiB of KV, 1.75 GiB of keys
     # repeated for a chunk's attention, the chunk's MLP, the 5% margin.
     assert reason.startswith("insufficient_vram: needs 9.3 GiB")
     assert reason.endswith("GiB for 131064 tokens x 1 sequences, 4.0 GiB free")
     fixed = HFBackend("planned", vram_gib=4, prefill_chunk=8192)
-    fixed.shape = backend.shape
-    _, reason = fixed._next_batch(_members(6, 131000), list(range(6)))
+    fixed.engine.shape = backend.engine.shape
+    _, reason = fixed.engine.next_batch(_members(6, 131000), list(range(6)))
     assert reason.startswith("insufficient_vram: needs 10.4 GiB")
 
 
@@ -155,12 +155,12 @@ def test_auto_chunk_is_the_largest_multiple_of_1024_that_fits() -> None:
     # The backend plans with the chunk it prefills with.
     largest = plan_memory(shape, 131072, 1, 0, chunk=PREFILL_CHUNK_MAX, prefix=131007, suffix=1)
     backend = _backend((largest.needed_bytes - 1) / GIB)
-    batch, _ = backend._next_batch(_members(1, 131008), [0])
-    assert batch == [0] and backend.last_chunk % 1024 == 0
-    assert backend.last_chunk < PREFILL_CHUNK_MAX
+    batch, _ = backend.engine.next_batch(_members(1, 131008), [0])
+    assert batch == [0] and backend.engine.last_chunk % 1024 == 0
+    assert backend.engine.last_chunk < PREFILL_CHUNK_MAX
     free = backend.free_bytes()
-    assert backend.last_plan == plan_memory(
-        shape, 131072, 1, free, chunk=backend.last_chunk, prefix=131007, suffix=1
+    assert backend.engine.last_plan == plan_memory(
+        shape, 131072, 1, free, chunk=backend.engine.last_chunk, prefix=131007, suffix=1
     )
 
 
@@ -259,21 +259,21 @@ def test_a_group_joins_a_running_batch_whole_or_waits() -> None:
     backend = _backend(60)
     capacity = decode_capacity(32768 + 64)
     group = _members(6, 32768)
-    assert backend._next_batch(group, list(range(6)), (6, capacity)) == (list(range(6)), "")
+    assert backend.engine.next_batch(group, list(range(6)), (6, capacity)) == (list(range(6)), "")
     # Rows for only part of it: it waits (a split would prefill its prefix twice).
-    assert backend._next_batch(group, list(range(6)), (28, capacity)) == (
+    assert backend.engine.next_batch(group, list(range(6)), (28, capacity)) == (
         [],
         "the running batch has no rows free",
     )
     # Memory for 6 more rows beside the running ones but not 12: waits, never splits.
     crowded = _backend(30)
-    batch, reason = crowded._next_batch(group, list(range(6)), (6, capacity))
+    batch, reason = crowded.engine.next_batch(group, list(range(6)), (6, capacity))
     assert batch == [] and reason.startswith("insufficient_vram: needs 34.3 GiB")
     # Alone, the same memory runs the group whole.
-    assert crowded._next_batch(group, list(range(6)), (0, 0)) == (list(range(6)), "")
+    assert crowded.engine.next_batch(group, list(range(6)), (0, 0)) == (list(range(6)), "")
     # An 8K document does not join a 128K batch: it waits for the batch to finish.
     roomy = _backend(200)
-    far = roomy._next_batch(_members(6, 8192), list(range(6)), (6, decode_capacity(131136)))
+    far = roomy.engine.next_batch(_members(6, 8192), list(range(6)), (6, decode_capacity(131136)))
     assert far == ([], "joining reads more than it saves")
 
 

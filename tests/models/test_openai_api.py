@@ -4,7 +4,7 @@ import time
 
 import pytest
 
-from longscope.models.base import UsageError
+from longscope.errors import UsageError
 from longscope.models.openai_api import OpenAIBackend
 from longscope.types import GenerationConfig, Message, Request
 

@@ -54,7 +54,6 @@ SCOPE: dict[str, tuple[str, ...]] = {
         "longscope.suites.longctx.suite.x_level*",
         "longscope.suites.longctx.suite.x_summarize_longctx*",
         "longscope.suites.longctx.suite.x__group_value*",
-        "longscope.suites.longctx.suite.x__sort_key*",
         "longscope.suites.longctx.suite.x__cells*",
         "longscope.suites.longctx.suite.x_longctx_summary*",
         "longscope.suites.longctx.suite.xǁLongCtxSuiteǁscore*",
@@ -87,7 +86,7 @@ SCOPE: dict[str, tuple[str, ...]] = {
     "summary.py (statuses, completeness, curves)": ("longscope.summary.*",),
     "types.py": ("longscope.types.*",),
     "run/prepared.py (fit/skip)": ("longscope.run.prepared.x_fits*",),
-    "report/safe_text.py": ("longscope.report.safe_text.*",),
+    "text/safe_text.py": ("longscope.text.safe_text.*",),
     # Issue 30: the machinery around the numbers (resume, store, merge, shards, plan, scoring,
     # judge), the backends' decisions, the router, the library API and the suites' build and fit.
     "run/runner.py": ("longscope.run.runner.*",),

@@ -102,7 +102,7 @@ def test_hostile_dataset_strings_and_errors_are_inert(tmp_path: Path) -> None:
     """A sample whose id, task, question and gold are hostile, failed with a hostile error."""
     import dataclasses
 
-    from longscope.report.safe_text import markdown
+    from longscope.text.safe_text import markdown
     from longscope.types import Sample
 
     _grid_run(tmp_path / "run")

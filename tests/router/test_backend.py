@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from longscope.models.base import UsageError
+from longscope.errors import UsageError
 from longscope.models.openai_api import OpenAIBackend
 from longscope.router import describe_routes, load_profile, with_router
 from longscope.router.backend import NOT_HERE, REDUCE_INTRO

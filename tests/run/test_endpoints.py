@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from longscope.models.base import UsageError
+from longscope.errors import UsageError
 from longscope.models.endpoints import MultiEndpointBackend, create_multi_backend, read_url_file
 from longscope.run.merge import endpoint_history, record_endpoints
 from longscope.run.plan import Rates, actual_figures, make_plan
@@ -247,7 +247,7 @@ def test_token_cap_is_never_exceeded_and_longest_go_first(gemma_tokenizer, tmp_p
 def test_long_prompts_get_longer_deadlines(gemma_tokenizer) -> None:
     """A server that takes 1.5 s: a 1 s suite limit times a long prompt out unless a prefill rate
     says a prompt that long needs longer (30 s + 3 x 4,000 / 100 tok/s here)."""
-    from longscope.run.flow import DeadlinePolicy
+    from longscope.models.flow import DeadlinePolicy
     from longscope.types import GenerationConfig, Request
 
     server = CountingServer(gemma_tokenizer, delay_s=1.5)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from longscope.models.base import UsageError
+from longscope.errors import UsageError
 from longscope.models.openai_api import OpenAIBackend
 from longscope.run.runner import RunOptions, RunResult, run
 from longscope.suites import create_suite

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from longscope.models.base import UsageError
+from longscope.errors import UsageError
 from longscope.models.registry import create_backend
 from longscope.run.merge import endpoint_history, merge_runs, record_endpoints, record_shard
 from longscope.run.runner import RunOptions, RunResult, run_async

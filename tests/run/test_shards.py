@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from longscope.models.base import UsageError
+from longscope.errors import UsageError
 from longscope.run.shards import (
     Shard,
     parse_shard,

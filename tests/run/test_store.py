@@ -52,6 +52,18 @@ def test_scores_are_replaced_not_appended(tmp_path) -> None:
         assert store.scores("r1") == {("s1", 0): Score(4, 5)}
 
 
+def test_judgements_as_stored_through_the_public_api(tmp_path) -> None:
+    with RunStore(tmp_path) as store:
+        store.put_run("r1", "longctx", {"params": {}})
+        store.put_judgement("r1", "s1", 0, "judge/x", 0.5, "half", 2, "")
+        store.put_judgement("r1", "s2", 1, "judge/x", None, "", 3, "timeout")
+    with RunStore.open_readonly(tmp_path) as store:
+        assert store.judgement_records("r1") == [
+            ("s1", 0, "judge/x", 0.5, "half", 2, ""),
+            ("s2", 1, "judge/x", None, "", 3, "timeout"),
+        ]
+
+
 def test_latest_run_and_prefix_lookup(tmp_path) -> None:
     with RunStore(tmp_path) as store:
         store.put_run("aaaa1111", "longctx", {"params": {}})

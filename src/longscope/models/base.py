@@ -5,13 +5,22 @@ from __future__ import annotations
 import contextlib
 import os
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 from longscope.errors import UsageError
 from longscope.text.tokenizers import Tokenizer
 from longscope.types import Generation, PromptMode, Request
 
-__all__ = ["Backend", "ModelInfo", "UsageError", "available_host_bytes", "split_reasoning"]
+__all__ = [
+    "Backend",
+    "LimitKind",
+    "ModelInfo",
+    "UsageError",
+    "available_host_bytes",
+    "split_reasoning",
+]
+
+LimitKind = Literal["context", "host_memory", "device_memory"]
 
 
 @dataclass(frozen=True)
@@ -28,6 +37,10 @@ class ModelInfo:
     tokenizer: str
     chat_overhead: int | None = None
     """Tokens the chat template adds around one user message, when the backend can count them."""
+    limit: LimitKind = "context"
+    """What bounds `context_length`: the model's context (stated, served or trained), or the
+    memory of the host or device it runs on (a sample past it is skipped as
+    `insufficient_memory`, not `insufficient_context`)."""
     details: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
 

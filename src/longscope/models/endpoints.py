@@ -1,6 +1,6 @@
 """Several OpenAI-compatible endpoints serving one model, as one backend.
 
-Routing and flow control are `run/flow.py`'s policy: prefix affinity (a document's requests on the
+Routing and flow control are `models/flow.py`'s policy: prefix affinity (a document's requests on the
 endpoint whose prefix cache holds it), least outstanding prompt tokens otherwise, a cap on prompt
 tokens in flight per endpoint, longest prefill first, benching with backoff. A request whose
 endpoint fails is sent again elsewhere; when every endpoint is down the request ends as `error` with
@@ -17,9 +17,7 @@ from dataclasses import replace
 from typing import Any
 
 from longscope.models.base import Backend, ModelInfo, UsageError
-from longscope.models.urls import endpoint_url, shown
-from longscope.report.safe_text import visible
-from longscope.run.flow import (
+from longscope.models.flow import (
     DeadlinePolicy,
     Dispatcher,
     EndpointState,
@@ -27,7 +25,9 @@ from longscope.run.flow import (
     default_token_cap,
     split_cap,
 )
-from longscope.run.groups import prefix_key
+from longscope.models.groups import prefix_key
+from longscope.models.urls import endpoint_url, shown
+from longscope.text.safe_text import visible
 from longscope.text.tokenizers import Tokenizer
 from longscope.types import Generation, Request
 
@@ -321,7 +321,9 @@ def create_multi_backend(
     `policy` holds `MultiEndpointBackend`'s benching options (bench_after, bench_base_s, ...).
     """
     from longscope.models.openai_api import OpenAIBackend
+    from longscope.models.registry import typed_options
 
+    options = typed_options("openai", options)
     urls = [endpoint_url(u) for u in base_urls]
     twice = [u for i, u in enumerate(urls) if u in urls[:i]]
     if twice:

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from longscope.catalogue import KNOWN_MODELS, resolve_model_path
-from longscope.models.base import ModelInfo, UsageError, available_host_bytes, split_reasoning
+from longscope.errors import UsageError
+from longscope.models.base import ModelInfo, available_host_bytes, split_reasoning
 from longscope.models.cpu_check import check_library
 from longscope.models.memory_plan import (
     GIB,
@@ -24,6 +25,7 @@ from longscope.models.memory_plan import (
     gguf_kv_bytes_per_token,
     host_context,
 )
+from longscope.models.registry import option
 from longscope.text.tokenizers import LlamaTokenizer, Tokenizer
 from longscope.types import Generation, GenerationConfig, Message, PromptMode, Request
 
@@ -37,11 +39,32 @@ _ENGINE_OPTIONS = (
     "flash_attn",
     "seed",
 )
+"""`-M` options handed to llama-cpp-python's `Llama` as they are."""
+LLAMACPP_OPTIONS = (
+    option("context_length", "int", None, "context to allocate; unset: the model's, lowered "
+           "to what host memory holds", low=1),
+    option("n_ctx", "int", None, "the same as context_length (llama.cpp's name)", low=1),
+    option("prompt_mode", "choice", None, "chat or completion; unset: the named model's, "
+           "else chat", choices=("chat", "completion")),
+    option("chat_format", "str", None, "llama-cpp-python chat format; unset: the GGUF's "
+           "template"),
+    option("ram_gib", "float", None, "free host memory to plan against; unset: measured",
+           low=0),
+    option("n_threads", "int", None, "threads for decode; unset: all cores", low=1),
+    option("n_threads_batch", "int", None, "threads for prefill; unset: all cores", low=1),
+    option("n_batch", "int", None, "llama.cpp's logical batch", low=1),
+    option("n_ubatch", "int", None, "llama.cpp's physical batch", low=1),
+    option("n_gpu_layers", "int", None, "layers offloaded to a GPU (-1: all)", low=-1),
+    option("flash_attn", "bool", True, "llama.cpp's flash attention"),
+    option("seed", "int", None, "llama.cpp's sampling seed"),
+)  # fmt: skip
 
 
 class LlamaCppBackend:
     """One llama.cpp model in this process. Requests run one at a time (the engine is not reentrant)."""
 
+    DESCRIPTION = "GGUF models on this machine through llama-cpp-python (llamacpp/NAME or PATH)"
+    OPTIONS = LLAMACPP_OPTIONS
     max_concurrency = 1
 
     def __init__(
@@ -79,7 +102,7 @@ class LlamaCppBackend:
 
     @classmethod
     def from_options(cls, name: str, options: dict[str, Any]) -> LlamaCppBackend:
-        """Build from a model name (registry) or a `.gguf` path and `-M` options."""
+        """Build from a model name (registry) or a `.gguf` path and typed `-M` options."""
         options = dict(options)
         if name in KNOWN_MODELS:
             path = resolve_model_path(name)
@@ -93,21 +116,10 @@ class LlamaCppBackend:
                 )
             default_mode = "chat"
         mode = options.pop("prompt_mode", default_mode)
-        if mode not in ("chat", "completion"):
-            raise UsageError(f"bad prompt_mode {mode!r}: use chat or completion")
         n_ctx = int(options.pop("context_length", options.pop("n_ctx", 0)))
         chat_format = options.pop("chat_format", None)
-        ram = options.pop("ram_gib", None)
+        ram_gib = options.pop("ram_gib", None)
         engine = {k: options.pop(k) for k in _ENGINE_OPTIONS if k in options}
-        if options:
-            raise UsageError(
-                f"unknown llamacpp option(s) {', '.join(sorted(options))}: known are "
-                f"context_length, prompt_mode, chat_format, ram_gib, {', '.join(_ENGINE_OPTIONS)}"
-            )
-        try:
-            ram_gib = float(ram) if ram is not None else None
-        except ValueError:
-            raise UsageError(f"bad ram_gib {ram!r}: give GiB as a number") from None
         return cls(
             path,
             name=name,
@@ -219,6 +231,7 @@ class LlamaCppBackend:
             model_id=f"gguf:{self.model_path.name}:{self._file_digest()}",
             context_length=llama.n_ctx(),
             context_source=self.memory_limit or ("user" if self.requested_n_ctx else "n_ctx"),
+            limit="host_memory" if self.memory_limit else "context",
             prompt_mode=self.prompt_mode,
             tokenizer=self.name.split("/", 1)[1],
             chat_overhead=await asyncio.to_thread(self.chat_overhead),

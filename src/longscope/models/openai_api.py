@@ -12,15 +12,25 @@ from typing import Any
 import httpx
 import openai
 
-from longscope.models.base import ModelInfo, UsageError, split_reasoning
+from longscope.errors import UsageError
+from longscope.models.base import ModelInfo, split_reasoning
 from longscope.models.overflow import is_overflow
+from longscope.models.registry import option
 from longscope.models.retry import RetryPolicy
 from longscope.models.urls import base_url_or_env, shown
 from longscope.text.tokenizers import DEFAULT_TOKENIZER, Tokenizer, load_tokenizer
 from longscope.types import Generation, PromptMode, Request, sanitized_note, storable_text
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
-_KNOWN_OPTIONS = ("context_length", "prompt_mode", "tokenizer", "api_key_env")
+OPENAI_OPTIONS = (
+    option("context_length", "int", None, "tokens the model holds; unset: the server's "
+           "max_model_len where it reports one", low=1),
+    option("prompt_mode", "choice", "chat", "chat (/v1/chat/completions) or completion "
+           "(/v1/completions)", choices=("chat", "completion")),
+    option("tokenizer", "str", DEFAULT_TOKENIZER, "tokenizer to count prompts with: a name or "
+           "a tokenizer.json path"),
+    option("api_key_env", "str", DEFAULT_API_KEY_ENV, "environment variable holding the API key"),
+)  # fmt: skip
 _CONNECT_TIMEOUT_S = 10.0
 _CONNECTIONS_PER_CLIENT = 8
 _REASON_CHARS = 200
@@ -33,6 +43,13 @@ class UnusableAnswer(Exception):
 
 class OpenAIBackend:
     """Chat or completion requests to an OpenAI-compatible endpoint through the official async SDK."""
+
+    DESCRIPTION = (
+        "any OpenAI-compatible server: vLLM, SGLang, llama.cpp server, Ollama, hosted APIs"
+    )
+    OPTIONS = OPENAI_OPTIONS
+    ENDPOINT = True
+    """Takes the transport options (`--base-url`, `--concurrency`, `--request-timeout`)."""
 
     def __init__(
         self,
@@ -87,18 +104,10 @@ class OpenAIBackend:
 
     @classmethod
     def from_options(cls, name: str, options: dict[str, Any], **transport: Any) -> OpenAIBackend:
-        """Build from `-M` options (what changes outputs) and transport kwargs (URL, concurrency)."""
-        unknown = sorted(set(options) - set(_KNOWN_OPTIONS))
-        if unknown:
-            raise UsageError(
-                f"unknown openai option(s) {', '.join(unknown)}: known are {', '.join(_KNOWN_OPTIONS)}"
-            )
+        """Build from typed `-M` options (what changes outputs) and transport kwargs (URL,
+        concurrency)."""
         mode = options.get("prompt_mode", "chat")
-        if mode not in ("chat", "completion"):
-            raise UsageError(f"bad prompt_mode {mode!r}: use chat or completion")
         ctx = options.get("context_length")
-        if ctx is not None and (not isinstance(ctx, int) or ctx <= 0):
-            raise UsageError(f"bad context_length {ctx!r}: expected a positive integer")
         transport = {k: v for k, v in transport.items() if v is not None}
         return cls(
             name,
@@ -175,7 +184,7 @@ class OpenAIBackend:
         on_result: Callable[[int, Generation], None] | None = None,
     ) -> list[Generation]:
         """Return the generations of requests that share a prompt prefix (a document's repeats
-        and modes; `run/groups.py`), sent so that the server prefills the document once.
+        and modes; `models/groups.py`), sent so that the server prefills the document once.
 
         Requests with the same prompt and settings (repeats) go as one request with `n` choices,
         which vLLM and SGLang answer from one prefill; the first such request goes alone and the

@@ -23,6 +23,7 @@ from typing import Any
 
 from longscope.errors import UsageError
 from longscope.models.base import ModelInfo
+from longscope.models.registry import option
 from longscope.models.retry import RetryPolicy
 from longscope.text.tokenizers import Tokenizer, load_tokenizer
 from longscope.types import STATUSES, Generation, PromptMode, Request, Status
@@ -67,6 +68,24 @@ def from_pattern(pattern: str) -> Rule:
 class ScriptedBackend:
     """Answers requests by rule, in process; records every request it was sent (`requests`)."""
 
+    DESCRIPTION = "answers by rule in process, no model (tests, demos, fault drills)"
+    OPTIONS = (
+        option("answer", "str", None, "the same answer to every request"),
+        option("pattern", "str", None, "answer with the REGEX's last match in the prompt (its "
+               "first group, else the whole match)"),
+        option("latency_s", "float", 0.0, "seconds each answer takes", low=0),
+        option("fail_every", "int", 0, "every Nth request fails (0: none)", low=0),
+        option("fail_status", "choice", "error", "the status of a failed request",
+               choices=STATUSES),
+        option("context_length", "int", 32768, "tokens the model holds", low=1),
+        option("prompt_mode", "choice", "chat", "chat or completion",
+               choices=("chat", "completion")),
+        option("tokenizer", "str", "qwen2.5", "tokenizer to count prompts with"),
+        option("max_concurrency", "int", 8, "requests in flight at once", low=1),
+        option("retries", "int", 0, "retries of a failed request (the shared policy)", low=0),
+        option("backoff_s", "float", 0.01, "first retry pause, doubling", low=0),
+    )  # fmt: skip
+
     def __init__(
         self,
         name: str = "scripted",
@@ -95,26 +114,7 @@ class ScriptedBackend:
 
     @classmethod
     def from_options(cls, name: str, options: dict[str, Any]) -> ScriptedBackend:
-        """Build from `scripted/NAME` and `-M` options (see the module's docstring)."""
-        options = dict(options)
-        known = {
-            "answer",
-            "pattern",
-            "latency_s",
-            "fail_every",
-            "fail_status",
-            "context_length",
-            "prompt_mode",
-            "tokenizer",
-            "max_concurrency",
-            "retries",
-            "backoff_s",
-        }
-        unknown = sorted(set(options) - known)
-        if unknown:
-            raise UsageError(
-                f"unknown scripted option(s) {', '.join(unknown)}: use {', '.join(sorted(known))}"
-            )
+        """Build from `scripted/NAME` and typed `-M` options (`OPTIONS`)."""
         if "answer" in options and "pattern" in options:
             raise UsageError(
                 "give the scripted backend -M answer=TEXT or -M pattern=REGEX, not both"
@@ -125,13 +125,9 @@ class ScriptedBackend:
                 answer = from_pattern(str(options["pattern"]))
             except re.error as exc:
                 raise UsageError(f"bad -M pattern: {exc}") from exc
-        status = str(options.get("fail_status", "error"))
-        if status not in STATUSES:
-            raise UsageError(f"bad -M fail_status={status}: use one of {', '.join(STATUSES)}")
-        mode = str(options.get("prompt_mode", "chat"))
-        if mode not in ("chat", "completion"):
-            raise UsageError(f"bad -M prompt_mode={mode}: use chat or completion")
-        fail_every = int(options.get("fail_every", 0))
+        status = options.get("fail_status", "error")
+        mode = options.get("prompt_mode", "chat")
+        fail_every = options.get("fail_every", 0)
         return cls(
             name,
             answer=answer,

@@ -20,7 +20,7 @@ EXAMPLE = "http://127.0.0.1:8000/v1"
 def endpoint_url(raw: str, flag: str = "--base-url") -> str:
     """Return `raw` normalised (scheme and host lower case, no trailing slash), or raise
     UsageError (one line, credentials hidden) when it is empty or not an http(s) URL with a host."""
-    from longscope.report.safe_text import visible
+    from longscope.text.safe_text import visible
 
     text = raw.strip()
     if not text:

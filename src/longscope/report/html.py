@@ -17,7 +17,6 @@ import jinja2
 from longscope import __version__
 from longscope.analysis.effective import RULER_THRESHOLD, effective_length, weighted_averages
 from longscope.analysis.profile import longscores
-from longscope.report.safe_text import markdown, mpl, visible
 from longscope.report.terminal import (
     cluster_line,
     error_text,
@@ -27,7 +26,8 @@ from longscope.report.terminal import (
 )
 from longscope.run.scoring import ScoreResult
 from longscope.run.store import RunStore
-from longscope.summary import Breakdown, Grid, View, incomplete_line, no_score_text
+from longscope.summary import Breakdown, Grid, View, incomplete_line, length_key, no_score_text
+from longscope.text.safe_text import markdown, mpl, visible
 
 HEAD_TAIL_CHARS = 400
 
@@ -57,7 +57,7 @@ def heatmap_png(grid: Grid, title: str) -> str:
 
     plt = _plt()
     rows = list(grid.rows)
-    columns = sorted({c for row in grid.rows.values() for c in row}, key=_number_key)
+    columns = sorted({c for row in grid.rows.values() for c in row}, key=length_key)
     values = np.full((len(columns), len(rows)), np.nan)
     for j, name in enumerate(rows):
         for i, column in enumerate(columns):
@@ -199,14 +199,6 @@ def _route_text(plan: dict[str, Any] | None) -> str:
     return "\n".join(lines)
 
 
-def _number_key(text: str) -> tuple[int, float, str]:
-    digits = "".join(ch for ch in str(text) if ch.isdigit() or ch == ".")
-    try:
-        return (0, float(digits), str(text))
-    except ValueError:
-        return (1, 0.0, str(text))
-
-
 def _breakdown_table(breakdown: Breakdown) -> dict[str, Any]:
     points = any(c.points is not None for c in breakdown.cells.values())
     columns = [breakdown.key, *(["points", "max"] if points else []), "score %", "± SE", "n"]
@@ -316,7 +308,7 @@ def _view_parts(result: ScoreResult, view: View) -> dict[str, Any]:
         tables.append(curves)
     tables += [_breakdown_table(b) for b in view.breakdowns if b.cells]
     for grid in view.grids:
-        columns = sorted({c for row in grid.rows.values() for c in row}, key=_number_key)
+        columns = sorted({c for row in grid.rows.values() for c in row}, key=length_key)
         tables.append(
             {
                 "title": grid.title,

@@ -17,7 +17,7 @@ from rich.text import Text
 
 from longscope.analysis.longscore import DEFAULT_BASE_LENGTHS
 from longscope.analysis.profile import longscores
-from longscope.report.safe_text import plain
+from longscope.errors import UsageError
 from longscope.summary import (
     Breakdown,
     Error,
@@ -25,9 +25,11 @@ from longscope.summary import (
     Summary,
     View,
     incomplete_line,
+    length_key,
     no_score_text,
     shard_text,
 )
+from longscope.text.safe_text import plain
 
 
 def safe_console(**kwargs: Any) -> Console:
@@ -206,7 +208,7 @@ def breakdown_table(breakdown: Breakdown) -> Table:
 
 
 def grid_table(grid: Grid) -> Table:
-    columns = sorted({c for row in grid.rows.values() for c in row}, key=_number_key)
+    columns = sorted({c for row in grid.rows.values() for c in row}, key=length_key)
     table = _table(grid.title)
     table.add_column(grid.rows_label)
     for column in columns:
@@ -504,15 +506,36 @@ def print_longscores(
 
 
 def print_catalogue(console: Console, suite: str | None = None) -> None:
-    """Print the suites, named models and providers; or one suite's `-S` parameters."""
+    """Print the suites, named models and providers; or one suite's `-S` parameters, or one
+    provider's `-M` options (a name that is both shows both)."""
     from longscope.catalogue import KNOWN_MODELS
-    from longscope.models.registry import PROVIDERS
+    from longscope.models.registry import (
+        provider_description,
+        provider_names,
+        provider_options,
+    )
     from longscope.suites import suite_description, suite_names, suite_options
     from longscope.suites.params import describe
 
     if suite is not None:
-        console.print(plain(f"{suite}: {suite_description(suite)}", "bold"))
-        rows = describe(suite_options(suite))
+        name = suite
+        if name not in provider_names() and name not in suite_names():
+            raise UsageError(
+                f"unknown suite {name!r} (nor a provider): suites are "
+                f"{', '.join(suite_names())}; providers are {', '.join(provider_names())}"
+            )
+        if name in provider_names():
+            console.print(plain(f"{name}/: {provider_description(name)}", "bold"))
+            rows = describe(provider_options(name))
+            if not rows:
+                console.print(plain("  (no declared options: -M key=value reaches it as given)"))
+            for usage, default, text in rows:
+                console.print(plain(f"  -M {usage}"))
+                console.print(plain(f"      {text} (default: {default})"))
+            if name not in suite_names():
+                return
+        console.print(plain(f"{name}: {suite_description(name)}", "bold"))
+        rows = describe(suite_options(name))
         if not rows:
             console.print(plain("  (no declared parameters: -S key=value reaches it as text)"))
         for usage, default, text in rows:
@@ -529,17 +552,11 @@ def print_catalogue(console: Console, suite: str | None = None) -> None:
         console.print(plain(f"  {name:<14} {known.description}; prompt mode {known.prompt_mode}"))
     console.print(
         Text.assemble(
-            ("Providers", "bold"), f" {', '.join(PROVIDERS)} (openai/NAME --base-url URL)"
+            ("Providers", "bold"), " (--model PROVIDER/NAME; `longscope list PROVIDER`: its -M)"
         )
     )
-
-
-def _number_key(text: str) -> tuple[int, float, str]:
-    digits = "".join(ch for ch in text if ch.isdigit() or ch == ".")
-    try:
-        return (0, float(digits), text)
-    except ValueError:
-        return (1, 0.0, text)
+    for name in provider_names():
+        console.print(plain(f"  {name:<14} {provider_description(name)}"))
 
 
 __all__ = [

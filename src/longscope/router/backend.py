@@ -14,7 +14,8 @@ from collections import Counter
 from dataclasses import replace
 from typing import Any, Literal
 
-from longscope.models.base import Backend, ModelInfo, UsageError
+from longscope.errors import UsageError
+from longscope.models.base import Backend, ModelInfo
 from longscope.router.chunks import chunk_context
 from longscope.router.profile import Basis, RouterProfile, load_profile
 from longscope.text.tokenizers import Tokenizer

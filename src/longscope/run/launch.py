@@ -16,7 +16,6 @@ from typing import Any
 
 from longscope.errors import UsageError
 from longscope.models.base import Backend
-from longscope.report.safe_text import visible
 from longscope.run.plan import (
     PROBE_PROMPT_TOKENS,
     Plan,
@@ -30,6 +29,7 @@ from longscope.run.prepared import PreparedRun, RunOptions
 from longscope.run.runner import RunResult, run_prepared
 from longscope.run.shards import ShardedSuite, resolve_shard
 from longscope.suites.base import Suite
+from longscope.text.safe_text import visible
 
 
 def endpoint_urls(base_url: str | Sequence[str] | None, url_file: str | Path | None) -> list[str]:

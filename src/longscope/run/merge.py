@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from longscope.models.base import UsageError
+from longscope.errors import UsageError
 from longscope.run.scoring import ScoreResult, score_run
 from longscope.run.shards import ShardedSuite
 from longscope.run.store import SHARD_KEY, RunLock, RunStore, StoreError
@@ -199,13 +199,7 @@ def merge_runs(
             endpoint_runs.extend(get_meta(store, ENDPOINTS_KEY + chosen) or [])
             for key, plan in store.routes(chosen).items():
                 routes.setdefault(key, plan)
-            judgements.extend(
-                store._db.execute(
-                    "SELECT sample_id, repeat, judge, value, text, attempts, error FROM judgements "
-                    "WHERE run_id=? ORDER BY rowid",
-                    (chosen,),
-                ).fetchall()
-            )
+            judgements.extend(store.judgement_records(chosen))
     assert chosen is not None and header is not None
     rank = {sid: i for i, sid in enumerate(order)}
     with RunLock(out), RunStore(out) as merged:

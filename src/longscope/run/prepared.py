@@ -77,8 +77,8 @@ def fits(sample: Sample, info: ModelInfo) -> str:
     """Return why `sample` cannot fit the backend, or "" when it fits or nothing tells us."""
     if info.context_length is None or sample.length <= info.context_length:
         return ""
-    # A context lowered to what the machine's memory holds (llamacpp) is a memory limit.
-    memory = info.context_source.startswith("host memory")
+    # A context lowered to what the machine's (or card's) memory holds is a memory limit.
+    memory = info.limit != "context"
     return (
         f"{'insufficient_memory' if memory else 'insufficient_context'}: needs {sample.length} "
         f"tokens (prompt and answer), backend holds {info.context_length} ({info.context_source})"

@@ -250,7 +250,7 @@ async def _execute(prepared: PreparedRun, store: RunStore, done: set[tuple[str, 
                         else:
                             ready.append((sample, repeat, prepared.request(sample, repeat)))
                 if grouped:
-                    from longscope.run.groups import group_by_prefix
+                    from longscope.models.groups import group_by_prefix
 
                     for indices in group_by_prefix([m[2] for m in ready]):
                         await start(group([ready[i] for i in indices]))

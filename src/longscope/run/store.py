@@ -576,6 +576,17 @@ class RunStore:
         )
         return {(sid, rep): (value, judge, error) for sid, rep, value, judge, error in rows}
 
+    def judgement_records(
+        self, run_id: str
+    ) -> list[tuple[str, int, str, float | None, str, int, str]]:
+        """Return every judgement as stored, oldest first: (sample, repeat, judge, value, text,
+        attempts, error), as `put_judgement` takes them (merging copies them)."""
+        return self._db.execute(
+            "SELECT sample_id, repeat, judge, value, text, attempts, error FROM judgements "
+            "WHERE run_id=? ORDER BY rowid",
+            (run_id,),
+        ).fetchall()
+
     # scores -------------------------------------------------------------------------------------
     def put_scores(self, run_id: str, scores: Iterable[tuple[str, int, Score]]) -> None:
         """Replace the run's scores (scores are always recomputable from generations)."""

@@ -41,7 +41,7 @@ _SHOW = {
 
 
 def _visible(text: object) -> str:
-    from longscope.report.safe_text import visible
+    from longscope.text.safe_text import visible
 
     return visible(text)
 

@@ -5,7 +5,7 @@ import random
 import pytest
 
 from longscope.analysis.longscore import longscore
-from longscope.models.base import UsageError
+from longscope.errors import UsageError
 from longscope.suites import create_suite
 from longscope.suites.base import BuildContext
 from longscope.suites.hundred.pool import WRAP, CountedPool, load_pool

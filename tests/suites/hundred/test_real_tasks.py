@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
+from longscope.errors import UsageError
 from longscope.metrics.qa import best_f1, token_f1
-from longscope.models.base import UsageError
 from longscope.run.store import RunStore
 from longscope.suites import create_suite
 from longscope.suites.base import BuildContext, ScoredRow

@@ -62,7 +62,7 @@ def test_summary_has_the_official_keys_and_bon(scored) -> None:
 def test_unknown_prediction_id_names_file_row_and_field(tmp_path) -> None:
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "mini-T1.1-en", "prediction": "x"}\n{"id": "nope", "prediction": "y"}\n')
-    from longscope.models.base import UsageError
+    from longscope.errors import UsageError
 
     with pytest.raises(UsageError, match=r"bad.jsonl: row 2: field 'id': 'nope' is not in"):
         score_predictions(str(DATA), bad, tmp_path / "out")

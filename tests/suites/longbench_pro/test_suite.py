@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from longscope.models.base import UsageError
+from longscope.errors import UsageError
 from longscope.suites.base import BuildContext
 from longscope.suites.longbench_pro.loader import load_file, select
 from longscope.suites.longbench_pro.suite import SEPARATOR, LongBenchProSuite, middle_truncate

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from longscope.models.base import UsageError
+from longscope.errors import UsageError
 from longscope.suites.base import BuildContext, ScoredRow
 from longscope.suites.ruler import from_params
 from longscope.suites.ruler.published import published_rows

@@ -13,7 +13,7 @@ from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow
 from longscope.suites.longctx.grading import MAX_POINTS, grade
 from longscope.suites.longctx.tasks import TASK_TYPES, TASKS, TASKS_BY_ID, TIERS, TaskSpec
 from longscope.suites.params import Param
-from longscope.summary import Breakdown, Cell, Grid, Headline, Summary, Table, View
+from longscope.summary import Breakdown, Cell, Grid, Headline, Summary, Table, View, length_key
 from longscope.text.haystack import FillerPool, Insert, build_haystack
 from longscope.types import SCORABLE, Generation, GenerationConfig, Sample, Score
 
@@ -317,7 +317,7 @@ def summarize_longctx(rows: Sequence[ScoredRow]) -> dict[str, Any]:
                 "percent": round(100 * max(0.0, sum(v)) / (MAX_POINTS * len(v)), 1),
                 "n": len(v),
             }
-            for k, v in sorted(out.items(), key=lambda kv: _sort_key(kv[0]))
+            for k, v in sorted(out.items(), key=lambda kv: length_key(kv[0]))
         }
 
     raw = sum(points.values())
@@ -355,7 +355,7 @@ def summarize_longctx(rows: Sequence[ScoredRow]) -> dict[str, Any]:
                 "statuses": dict(statuses[sid]),
                 **({"reason": reasons[sid]} if sid in reasons else {}),
             }
-            for sid in sorted(points, key=_sort_key)
+            for sid in sorted(points, key=length_key)
         },
     }
 
@@ -439,11 +439,3 @@ def _group_value(sample: dict[str, Any], key: str) -> Any:
             return None
         return f"{round(sample['meta']['depth'] * 100)}%"
     return sample[key]
-
-
-def _sort_key(text: str) -> tuple[int, float, str]:
-    digits = "".join(ch for ch in text if ch.isdigit() or ch == ".")
-    try:
-        return (0, float(digits), text)
-    except ValueError:
-        return (1, 0.0, text)

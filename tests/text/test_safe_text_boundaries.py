@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 from rich.console import Console
 
-from longscope.report.safe_text import markdown, mpl, plain, visible
+from longscope.text.safe_text import markdown, mpl, plain, visible
 
 
 @pytest.mark.parametrize(

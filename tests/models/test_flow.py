@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from longscope.run.flow import (
+from longscope.models.flow import (
     DeadlinePolicy,
     Dispatcher,
     EndpointState,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from longscope.run.groups import group_by_prefix, prefix_key
+from longscope.models.groups import group_by_prefix, prefix_key
 from longscope.types import Message, PromptParts, Request
 
 

@@ -1,0 +1,448 @@
+"""The hf engine's decode: the static-cache step captured as a CUDA graph, the eager loop of
+forward calls, and per-request samplers.
+
+For Llama-family decoders (Llama, Mistral, Qwen2, Qwen3) the decode step is our own forward over a
+fixed-capacity KV cache with a slot per row, captured on CUDA as a CUDA graph (an eager step
+launches some 1,000 kernels from Python, which made decode CPU-bound: BENCHMARKS.md); rows of
+documents of different lengths decode together. Other models, and `cuda_graph=0`, decode with
+transformers' forward as the step (`eager_decode`).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Any
+
+from longscope.models.hf.kernels import GRAPH_MODEL_TYPES, KernelSwitches, rms_norm
+from longscope.models.hf.members import Member
+from longscope.models.memory_plan import DECODE_BLOCK
+from longscope.types import Request
+
+
+class Sampler:
+    """Greedy or temperature/top-p sampling with the request's own seeded generator."""
+
+    def __init__(self, torch: Any, request: Request, device: Any) -> None:
+        self.temperature = request.config.temperature
+        self.top_p = request.config.top_p
+        self.generator = None
+        if self.temperature > 0:
+            self.generator = torch.Generator(device=device)
+            self.generator.manual_seed(int(request.config.seed))
+
+    def pick(self, torch: Any, logits: Any) -> Any:
+        """Return the next token id (a 1-element tensor) for one row of logits."""
+        if self.generator is None:
+            return logits.argmax(dim=-1, keepdim=True)
+        probs = torch.softmax(logits.float() / self.temperature, dim=-1)
+        if self.top_p < 1.0:
+            sorted_probs, order = torch.sort(probs, descending=True)
+            keep = torch.cumsum(sorted_probs, dim=-1) - sorted_probs < self.top_p
+            sorted_probs = sorted_probs * keep
+            choice = torch.multinomial(sorted_probs, 1, generator=self.generator)
+            return order.gather(-1, choice)
+        return torch.multinomial(probs, 1, generator=self.generator)
+
+
+class StaticDecoder:
+    """One decode step of a Llama-family decoder over a fixed-capacity KV cache, as a CUDA graph.
+
+    The step reads its inputs (tokens, positions, each row's cache slot) from tensors that stay
+    at one address, writes the new keys and values into each row's slot in place and marks it
+    valid, so the same captured graph serves every step; the host only advances positions and
+    slots. Rows have their own slots, so rows of documents of different lengths decode together.
+    Running a step twice with the same inputs gives the same state, which lets the warm-up before
+    capture run the first step for real. Attention reads the whole capacity with the slots not
+    yet written masked out. `rebuild` drops finished rows and adds a joining batch's rows (a new
+    graph is captured at the next step). Off CUDA the same step runs without a graph.
+    """
+
+    def __init__(
+        self,
+        torch: Any,
+        model: Any,
+        cache: Any,
+        length: int,
+        capacity: int,
+        mask: Any,
+        positions: Any,
+        switches: KernelSwitches | None = None,
+    ) -> None:
+        self.torch = torch
+        self.switches = switches or KernelSwitches()
+        self.model = model
+        self.device = model.device
+        inner = model.model
+        self.layers = list(inner.layers)
+        config = model.config
+        self.heads = int(config.num_attention_heads)
+        self.kv_heads = int(getattr(config, "num_key_value_heads", None) or self.heads)
+        first = self.layers[0].self_attn
+        self.head_dim = int(getattr(first, "head_dim", 0) or config.hidden_size // self.heads)
+        self.rotary = rotary(model, first)
+        self.rope = rope_function(first)
+        self.capacity = capacity
+        self.block = DECODE_BLOCK if capacity > DECODE_BLOCK else capacity
+        self.keys: list[Any] = []
+        self.values: list[Any] = []
+        for index in range(len(self.layers)):
+            # One layer at a time: the prompt's cache is freed as the fixed one fills.
+            key, value = take_layer(cache, index)
+            self.keys.append(fixed_copy(torch, key, capacity))
+            self.values.append(fixed_copy(torch, value, capacity))
+            del key, value
+        batch = self.keys[0].shape[0]
+        self.valid = torch.zeros(batch, capacity, dtype=torch.bool, device=self.device)
+        if mask is not None:
+            self.valid[:, :length] = mask[:, :length].bool()
+        else:
+            self.valid[:, :length] = True
+        self.positions = positions.clone()
+        self.slot = torch.full((batch,), length, dtype=torch.long, device=self.device)
+        self.tokens = torch.zeros(batch, dtype=torch.long, device=self.device)
+        self.graph: Any = None
+        self.logits: Any = None
+        self.path = "graph" if self.device.type == "cuda" else "static"
+        self.why = "" if self.path == "graph" else f"device {self.device.type}: no CUDA graph"
+        self.capture_s = 0.0
+        self.captures = 0
+        self.steps = 0
+        self.largest = batch
+
+    def step(self, tokens: Any) -> Any:
+        """Return the logits (batch, vocab) after feeding `tokens`, one per row."""
+        self.tokens.copy_(tokens)
+        if self.path == "graph" and self.graph is None:
+            self._capture()
+        if self.graph is not None:
+            self.graph.replay()
+            logits = self.logits
+        else:
+            logits = self._forward()
+        self.positions.add_(1)
+        # A finished row keeps stepping with its batch until its unit ends: it must not write
+        # past its own cache.
+        self.slot.add_(1).clamp_(max=self.capacity - 1)
+        self.steps += 1
+        return logits
+
+    @property
+    def rows(self) -> int:
+        return int(self.tokens.shape[0])
+
+    def rebuild(self, keep: list[int], capacity: int, joining: StaticDecoder | None = None) -> None:
+        """Keep rows `keep` (in that order), then `joining`'s rows, over `capacity` slots.
+
+        Layer by layer, each old layer freed once copied. Slots past what a row wrote are zero
+        (finite: masked scores are -inf, but NaN in values would still poison the product).
+        """
+        torch = self.torch
+        index = torch.tensor(keep, dtype=torch.long, device=self.device)
+        kept = len(keep)
+        rows = kept + (joining.rows if joining is not None else 0)
+        for store, other in (
+            (self.keys, joining.keys if joining is not None else None),
+            (self.values, joining.values if joining is not None else None),
+        ):
+            for layer, old in enumerate(store):
+                _, heads, width, dim = old.shape
+                new = old.new_zeros((rows, heads, capacity, dim))
+                span = min(capacity, width)
+                for row, source in enumerate(keep):
+                    new[row, :, :span].copy_(old[source, :, :span])
+                if other is not None:
+                    theirs = other[layer]
+                    new[kept:, :, : min(capacity, theirs.shape[2])].copy_(theirs[:, :, :capacity])
+                    other[layer] = None
+                store[layer] = new
+                del old
+        valid = self.valid.new_zeros((rows, capacity))
+        span = min(capacity, self.valid.shape[1])
+        valid[:kept, :span] = self.valid.index_select(0, index)[:, :span]
+        parts = [self.positions.index_select(0, index)], [self.slot.index_select(0, index)]
+        if joining is not None:
+            theirs = joining.valid[:, :capacity]
+            valid[kept:, : theirs.shape[1]] = theirs
+            parts[0].append(joining.positions)
+            parts[1].append(joining.slot)
+            joining.close()
+        self.valid = valid
+        self.positions = torch.cat(parts[0])
+        self.slot = torch.cat(parts[1]).clamp_(max=capacity - 1)
+        self.tokens = torch.zeros(rows, dtype=torch.long, device=self.device)
+        self.capacity = capacity
+        self.block = DECODE_BLOCK if capacity > DECODE_BLOCK else capacity
+        self.graph = self.logits = None
+        self.largest = max(self.largest, rows)
+
+    def _capture(self) -> None:
+        torch = self.torch
+        started = time.perf_counter()
+        stream = torch.cuda.Stream(self.device)
+        stream.wait_stream(torch.cuda.current_stream(self.device))
+        try:
+            with torch.cuda.stream(stream):
+                # Warm-up on a side stream (cuBLAS handles, workspaces), as capture requires.
+                self._forward()
+            torch.cuda.current_stream(self.device).wait_stream(stream)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                self.logits = self._forward()
+            self.graph = graph
+            self.captures += 1
+        except RuntimeError as exc:
+            # A model the capture cannot take still decodes right with the same step, eagerly.
+            torch.cuda.synchronize(self.device)
+            self.graph = self.logits = None
+            self.path, self.why = "static", f"capture failed: {str(exc)[:200]}"
+        self.capture_s += time.perf_counter() - started
+
+    def _forward(self) -> Any:
+        torch = self.torch
+        batch = self.tokens.shape[0]
+        inner = self.model.model
+        hidden = inner.embed_tokens(self.tokens[:, None])
+        self.valid.scatter_(1, self.slot[:, None], True)
+        slots = self.slot.view(batch, 1, 1, 1).expand(batch, self.kv_heads, 1, self.head_dim)
+        bias = torch.where(self.valid, 0.0, float("-inf"))[:, None, None, :]
+        cos, sin = self.rotary(hidden, self.positions[:, None])
+        rope = self._rope_tables(cos, sin)
+        shape = (batch, 1, -1, self.head_dim)
+        for index, layer in enumerate(self.layers):
+            attn = layer.self_attn
+            x = self._norm(layer.input_layernorm, hidden)
+            query = attn.q_proj(x).view(shape)
+            key = attn.k_proj(x).view(shape)
+            value = attn.v_proj(x).view(shape).transpose(1, 2)
+            if getattr(attn, "q_norm", None) is not None:
+                query, key = attn.q_norm(query), attn.k_norm(key)
+            query, key = self._apply_rope(query.transpose(1, 2), key.transpose(1, 2), rope)
+            keys, values = self.keys[index], self.values[index]
+            keys.scatter_(2, slots, key)
+            values.scatter_(2, slots, value)
+            out = self._attend(query, keys, values, bias, attn.scaling)
+            hidden = hidden + attn.o_proj(out.view(batch, 1, -1))
+            hidden = hidden + layer.mlp(self._norm(layer.post_attention_layernorm, hidden))
+        hidden = self._norm(inner.norm, hidden)
+        return self.model.lm_head(hidden[:, -1, :])
+
+    def _norm(self, norm: Any, hidden: Any) -> Any:
+        return rms_norm(self.torch, norm, hidden, fused=self.switches.fused_norm)
+
+    def _rope_tables(self, cos: Any, sin: Any) -> tuple[Any, Any, Any]:
+        """Return (cos, sin, sin with its first half negated), each (batch, 1, 1, dim)."""
+        torch = self.torch
+        cos, sin = cos[:, None], sin[:, None]
+        if not self.switches.fast_rope or cos.shape[-1] != self.head_dim:
+            return cos[:, 0], sin[:, 0], None
+        half = self.head_dim // 2
+        return cos, sin, torch.cat([-sin[..., :half], sin[..., half:]], dim=-1)
+
+    def _apply_rope(self, query: Any, key: Any, rope: tuple[Any, Any, Any]) -> tuple[Any, Any]:
+        """Return query and key rotated, as transformers' `apply_rotary_pos_emb` does.
+
+        Its rotate_half (slice, negate, concatenate) times sin equals rolling by half the head
+        and multiplying by sin with its first half negated; doing query and key together, that
+        is 5 kernels a layer instead of 10 (each a few microseconds in a 7B decode step).
+        """
+        cos, sin, signed = rope
+        if signed is None:
+            return self.rope(query, key, cos, sin)
+        torch = self.torch
+        heads = query.shape[1]
+        both = torch.cat([query, key], dim=1)
+        rolled = torch.roll(both, self.head_dim // 2, dims=-1)
+        both = both * cos + rolled * signed
+        return both[:, :heads], both[:, heads:]
+
+    def _attend(self, query: Any, keys: Any, values: Any, bias: Any, scale: float) -> Any:
+        """Return attention of one query per row over the whole cache, (batch, heads * dim).
+
+        Each KV head's query heads become rows of one product, so each key is read once. The
+        value product runs per block of keys and sums the blocks: one product over the whole
+        cache would leave the GPU with one output tile per head to reduce 32K+ keys.
+        """
+        torch = self.torch
+        batch, dim = query.shape[0], self.head_dim
+        groups = self.heads // self.kv_heads
+        packed = query.reshape(batch, self.kv_heads, groups, dim)
+        # bias + scale * scores in one kernel, in float32 (the bias is float32).
+        scores = torch.add(bias, torch.matmul(packed, keys.transpose(2, 3)), alpha=scale)
+        probs = torch.softmax(scores, dim=-1).to(values.dtype)
+        blocks = self.capacity // self.block
+        if blocks > 1:
+            probs = probs.view(batch, self.kv_heads, groups, blocks, self.block).transpose(2, 3)
+            split = values.view(batch, self.kv_heads, blocks, self.block, dim)
+            # Summing bf16 partials accumulates in float32 and rounds once, in one kernel.
+            out = torch.matmul(probs, split).sum(dim=2)
+        else:
+            out = torch.matmul(probs, values)
+        return out.reshape(batch, self.heads * dim)
+
+    def stats(self) -> dict[str, Any]:
+        """Return how this batch decoded (for benchmarks and tests)."""
+        return {
+            "path": self.path,
+            "why": self.why,
+            "capture_ms": round(self.capture_s * 1e3, 1),
+            "captures": self.captures,
+            "steps": self.steps,
+            "capacity": self.capacity,
+            "largest_batch": self.largest,
+        }
+
+    def close(self) -> None:
+        """Drop the graph (and its memory pool) and the fixed cache."""
+        self.graph = self.logits = None
+        self.keys.clear()
+        self.values.clear()
+
+
+def graph_unsupported(model: Any) -> str:
+    """Return why the graph decode cannot run `model` ("" when it can)."""
+    config = model.config
+    kind = str(getattr(config, "model_type", ""))
+    if kind not in GRAPH_MODEL_TYPES:
+        return f"model type {kind!r} has no graph decode"
+    inner = getattr(model, "model", None)
+    layers = getattr(inner, "layers", None)
+    if not layers or getattr(model, "lm_head", None) is None:
+        return "no model.layers or lm_head"
+    for name in ("embed_tokens", "norm"):
+        if getattr(inner, name, None) is None:
+            return f"no model.{name}"
+    # Sliding-window layers see fewer keys than the full cache this step attends over.
+    layer_types = getattr(config, "layer_types", None) or []
+    if any(t != "full_attention" for t in layer_types):
+        return "sliding-window layers"
+    sliding = kind == "mistral" or getattr(config, "use_sliding_window", False)
+    if not layer_types and sliding and getattr(config, "sliding_window", None):
+        return "sliding window"
+    for layer in layers:
+        attn = getattr(layer, "self_attn", None)
+        needed = ("q_proj", "k_proj", "v_proj", "o_proj", "scaling")
+        if attn is None or any(not hasattr(attn, n) for n in needed):
+            return "attention without q/k/v/o projections"
+        for name in ("input_layernorm", "post_attention_layernorm", "mlp"):
+            if getattr(layer, name, None) is None:
+                return f"layer without {name}"
+    first = layers[0].self_attn
+    embedding = rotary(model, first)
+    if embedding is None or rope_function(first) is None:
+        return "no rotary embedding"
+    rope = str(getattr(embedding, "rope_type", "default"))
+    if "dynamic" in rope or "longrope" in rope:
+        # Their frequencies change with the sequence length; a graph would freeze them.
+        return f"rope type {rope}"
+    return ""
+
+
+def rotary(model: Any, attn: Any) -> Any:
+    """Return the rotary embedding module (per attention in newer transformers, else per model)."""
+    return getattr(attn, "rotary_emb", None) or getattr(model.model, "rotary_emb", None)
+
+
+def rope_function(attn: Any) -> Any:
+    """Return the `apply_rotary_pos_emb` of the module that defines the attention class."""
+    import sys
+
+    module = sys.modules.get(type(attn).__module__)
+    return getattr(module, "apply_rotary_pos_emb", None)
+
+
+def take_layer(cache: Any, index: int) -> tuple[Any, Any]:
+    """Return a cache layer's keys and values, dropping the cache's own reference to them."""
+    layers = getattr(cache, "layers", None)
+    if layers is not None:
+        layer = layers[index]
+        key, value = layer.keys, layer.values
+        layer.keys = layer.values = None
+        return key, value
+    key, value = cache.key_cache[index], cache.value_cache[index]
+    cache.key_cache[index] = cache.value_cache[index] = None
+    return key, value
+
+
+def fixed_copy(torch: Any, tensor: Any, capacity: int) -> Any:
+    """Return `tensor` (batch, heads, length, dim) copied into a zeroed buffer of `capacity`.
+
+    The slots past the prompt must hold finite numbers: a masked score is -inf, but garbage
+    (NaN) in keys or values would still turn the softmax or the value product into NaN.
+    """
+    batch, heads, length, dim = tensor.shape
+    fixed = torch.empty(batch, heads, capacity, dim, dtype=tensor.dtype, device=tensor.device)
+    fixed[:, :, :length].copy_(tensor)
+    fixed[:, :, length:].zero_()
+    return fixed
+
+
+def choose(torch: Any, logits: Any, samplers: list[Sampler]) -> Any:
+    """Return one token per row; greedy rows in one argmax, sampled rows with their generators."""
+    if all(s.generator is None for s in samplers):
+        return logits.argmax(dim=-1)
+    rows = [s.pick(torch, logits[i]) for i, s in enumerate(samplers)]
+    return torch.cat(rows).view(-1)
+
+
+def eager_decode(
+    model: Any,
+    cache_kw: str,
+    batch: list[Member],
+    cache: Any,
+    logits: Any,
+    mask: Any,
+    positions: Any,
+    accept: Callable[[Member, int, float], None],
+) -> int:
+    """Decode with the eager loop of forward calls; return the number of forward calls."""
+    import torch
+
+    device = model.device
+    samplers = [Sampler(torch, m.request, device) for m in batch]
+    longest = max(m.request.config.max_tokens for m in batch)
+    on_gpu = device.type == "cuda"
+    tokens = choose(torch, logits, samplers)
+    calls = 0
+    for step in range(longest):
+        ready = None
+        if on_gpu:
+            # Pinned memory makes the copy asynchronous; the event says when it landed.
+            host = torch.empty(len(batch), dtype=tokens.dtype, pin_memory=True)
+            host.copy_(tokens, non_blocking=True)
+            ready = torch.cuda.Event()
+            ready.record()
+        else:
+            host = tokens
+        active = [m for m in batch if not m.status]
+        if step + 1 < longest and active:
+            # Launch the next step before reading this one's tokens: the GPU keeps working.
+            kwargs: dict[str, Any] = {}
+            if mask is not None:
+                mask = torch.cat([mask, mask.new_ones(len(batch), 1)], dim=1)
+                kwargs = {"attention_mask": mask, "position_ids": positions[:, None]}
+            out = model(
+                input_ids=tokens[:, None],
+                **{cache_kw: cache},
+                use_cache=True,
+                logits_to_keep=1,
+                **kwargs,
+            )
+            positions = positions + 1
+            calls += 1
+            next_tokens = choose(torch, out.logits[:, -1, :], samplers)
+        else:
+            next_tokens = None
+        if ready is not None:
+            ready.synchronize()
+        now = time.perf_counter()
+        for member, token in zip(batch, host.tolist(), strict=True):
+            if not member.status:
+                accept(member, token, now)
+        if all(m.status for m in batch) or next_tokens is None:
+            break
+        tokens = next_tokens
+    for member in batch:
+        if not member.status:
+            member.status = "length"
+    return calls

@@ -1,0 +1,528 @@
+"""The hf engine: one thread owns the device and runs a continuous batch.
+
+Groups of requests queue as jobs; the engine prefills a job's shared prefix once, in chunks
+(bounded activation memory at 128K and beyond), copies the cache per member, and adds the
+members' rows to the batch that is decoding, between whose steps the prefill's chunks run. What
+fits is decided by the memory plan (`models/memory_plan.py`) against the device's free bytes; a
+request that cannot fit is skipped with the reason, and an out-of-memory error while running
+skips the units involved and the engine goes on.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import inspect
+import threading
+import time
+from collections.abc import Generator
+from typing import Any
+
+from longscope.models.base import available_host_bytes
+from longscope.models.hf.decoder import (
+    Sampler,
+    StaticDecoder,
+    choose,
+    eager_decode,
+    graph_unsupported,
+)
+from longscope.models.hf.kernels import KernelSwitches, decode_kernels, import_torch
+from longscope.models.hf.members import (
+    Answers,
+    Job,
+    Member,
+    Row,
+    Unit,
+    drain,
+    shared_prefix,
+    skipped,
+)
+from longscope.models.hf.prefill import PhaseClock, prefill_steps, release
+from longscope.models.memory_plan import (
+    CHUNK_QUANTUM,
+    GIB,
+    PREFILL_CHUNK_MAX,
+    MemoryPlan,
+    ModelShape,
+    choose_chunk,
+    decode_capacity,
+    insufficient_vram,
+    join_pays,
+    plan_join,
+)
+
+
+class Engine:
+    """A continuous-batching scheduler over one model on one device.
+
+    Jobs queue; the engine thread prefills each (one prefill per shared prefix) and decodes its
+    members in one batch with the jobs already decoding, where the memory plan and the bytes a
+    step reads allow (continuous batching over a fixed-capacity cache, one decode slot per row).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        prefill_chunk: int | None = None,
+        max_batch: int = 32,
+        vram_gib: float | None = None,
+        cuda_graph: bool = True,
+    ) -> None:
+        self.name = name
+        self.prefill_chunk = max(1, prefill_chunk) if prefill_chunk else None
+        """Tokens per prefill chunk; None: the memory plan picks the largest multiple of 1024 that
+        fits, up to `PREFILL_CHUNK_MAX`."""
+        self.max_batch = max(1, max_batch)
+        self.vram_gib = vram_gib
+        """Free device memory to plan against, instead of measuring it (tests, shared cards)."""
+        self.cuda_graph = cuda_graph
+        self.kernels = KernelSwitches()
+        """This engine's fused ops and attention kernels (`KernelSwitches`)."""
+        self.last_chunk = self.prefill_chunk or PREFILL_CHUNK_MAX
+        """The prefill chunk of the last plan; the batch it planned runs with it."""
+        self.last_plan: Any = None
+        self.last_prefix = 0
+        self.last_decode: dict[str, Any] = {}
+        """How the last batch decoded: path ("graph", "static", "eager"), why, capture time."""
+        self.stats: dict[str, Any] = {
+            "units": 0,
+            "joined": 0,
+            "steps": 0,
+            "row_steps": 0,
+            "steps_in_prefill": 0,
+            "longest_wait_s": 0.0,
+            "prefill_s": 0.0,
+        }
+        """Units prefilled, units that joined a running batch, decode steps, rows over all
+        steps, steps taken between another unit's prefill chunks and the longest a running
+        batch waited between two steps then, the last unit's prefill seconds."""
+        self.model: Any = None
+        self.shape: ModelShape | None = None
+        self.answers: Answers | None = None
+        self._pad = 0
+        self._cache_kw = "past_key_values"
+        self._wake = threading.Condition()
+        self._jobs: list[Job] = []
+        self._thread: threading.Thread | None = None
+        self._closing = False
+        self._changed = False
+        self._batch: Any = None
+        self._rows: list[Row] = []
+        self._tokens: Any = None
+        self._clock: Any = None
+
+    def attach(self, model: Any, tokenizer: Any, eos: frozenset[int]) -> None:
+        """Run `model` (prepared, in eval mode) with `tokenizer`; `eos` ends an answer."""
+        self.model = model
+        self.shape = ModelShape.from_config(model.config.to_dict(), str(model.dtype))
+        self.answers = Answers(tokenizer, eos)
+        self._pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
+        # transformers renamed `past_key_values` to `cache` (5.2x warns about the old name).
+        params = inspect.signature(model.forward).parameters
+        self._cache_kw = "cache" if "cache" in params else "past_key_values"
+
+    # -- memory ------------------------------------------------------------------------------
+
+    def free_bytes(self) -> int:
+        """Return the device bytes free for a new request (what torch has cached counts as free)."""
+        if self.vram_gib is not None:
+            return int(self.vram_gib * GIB)
+        torch, _ = import_torch()
+        device = self.model.device
+        if device.type != "cuda":
+            return available_host_bytes()
+        free, _total = torch.cuda.mem_get_info(device)
+        cached = torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+        return int(free + cached)
+
+    def plan(
+        self,
+        tokens: int,
+        sequences: int,
+        free: int,
+        prefix: int,
+        suffix: int,
+        running: tuple[int, int] = (0, 0),
+    ) -> tuple[int, MemoryPlan]:
+        """Return the prefill chunk and the memory plan for a batch (the chunk the option names,
+        else the largest multiple of 1024 up to `PREFILL_CHUNK_MAX` that fits), beside the
+        `running` (rows, capacity) of a batch decoding now."""
+        assert self.shape is not None
+        rows, capacity = running
+        if self.prefill_chunk:
+            plan = plan_join(
+                self.shape,
+                tokens,
+                sequences,
+                free,
+                rows=rows,
+                capacity=capacity,
+                chunk=self.prefill_chunk,
+                prefix=prefix,
+                suffix=suffix,
+                unrepeated=self._unrepeated(self.prefill_chunk),
+            )
+            return self.prefill_chunk, plan
+        return choose_chunk(
+            self.shape,
+            tokens,
+            sequences,
+            free,
+            prefix=prefix,
+            suffix=suffix,
+            unrepeated=self._unrepeated(CHUNK_QUANTUM),
+            rows=rows,
+            capacity=capacity,
+        )
+
+    def _unrepeated(self, chunk: int) -> bool:
+        """Return whether prefix chunks of `chunk` tokens attend to grouped KV heads unrepeated
+        (cuDNN's split path: CUDA, 16-bit, whole quanta), so the plan counts no repeated keys
+        but for a rest under one quantum (`chunk_bounds`)."""
+        model = self.model
+        return bool(
+            model is not None
+            and self.shape is not None
+            and chunk % CHUNK_QUANTUM == 0
+            and getattr(model.device, "type", "") == "cuda"
+            and self.shape.dtype_bytes == 2
+            and self.kernels.cudnn_split
+            and self.kernels.cudnn_gqa
+        )
+
+    def next_batch(
+        self, members: list[Member], pending: list[int], running: tuple[int, int] = (0, 0)
+    ) -> tuple[list[int], str]:
+        """Return the members to run next (or none, with the reason).
+
+        Alone: the largest prefix of `pending` whose plan fits. Beside `running` (rows, capacity
+        of the batch decoding now): the whole of `pending` up to `max_batch` rows in all, when
+        its join plan fits and joining pays (`join_pays`), else none (it waits; splitting it
+        would prefill its prefix twice).
+        """
+        assert self.shape is not None
+        free = self.free_bytes()
+        rows, capacity = running
+        take = pending[: self.max_batch - rows] if rows else pending[: self.max_batch]
+        if rows and len(take) < min(len(pending), self.max_batch):
+            return [], "the running batch has no rows free"
+        while take:
+            batch = [members[i] for i in take]
+            tokens = max(len(m.ids) + m.request.config.max_tokens for m in batch)
+            prefix = shared_prefix(batch)
+            suffix = max(len(m.ids) for m in batch) - prefix
+            self.last_chunk, plan = self.plan(tokens, len(batch), free, prefix, suffix, running)
+            self.last_plan, self.last_prefix = plan, prefix
+            if rows:
+                pays = join_pays(
+                    self.shape, rows=rows, capacity=capacity, tokens=tokens, sequences=len(take)
+                )
+                if plan.fits and pays:
+                    return take, ""
+                return [], plan.reason or "joining reads more than it saves"
+            if plan.fits:
+                return take, ""
+            if len(take) == 1:
+                return [], plan.reason
+            take = take[: len(take) // 2]
+        return [], "no request"
+
+    # -- the queue ---------------------------------------------------------------------------
+
+    def submit(self, members: list[Member]) -> Job:
+        """Queue one group's members as a job (starting the engine thread if needed)."""
+        job = Job(members)
+        with self._wake:
+            if self._closing:
+                raise RuntimeError(f"{self.name} is closed")
+            self._jobs.append(job)
+            self._changed = True
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._serve, name="hf-engine", daemon=True)
+                self._thread.start()
+            self._wake.notify()
+        return job
+
+    def close(self) -> None:
+        """Stop the engine thread once the running batch is done; queued jobs fail."""
+        with self._wake:
+            self._closing = True
+            self._wake.notify()
+        if self._thread is not None:
+            self._thread.join()
+        with self._wake:
+            self._thread, self._closing = None, False
+
+    def _serve(self) -> None:
+        """Admit jobs and decode the running batch until closed (the engine thread)."""
+        torch, _ = import_torch()
+        with torch.inference_mode():
+            while True:
+                with self._wake:
+                    while not self._closing and not self._jobs and not self._rows:
+                        self._wake.wait()
+                    if self._closing and not self._rows:
+                        for job in self._jobs:
+                            job.fail(RuntimeError(f"{self.name} closed"))
+                        self._jobs.clear()
+                        return
+                job = self._jobs[0] if self._jobs else None
+                try:
+                    admitted = job is not None and self._admit(job)
+                except Exception as exc:  # handed to every caller waiting on it
+                    self._fail_running(exc, job)
+                    continue
+                try:
+                    if self._rows:
+                        self._decode_once()
+                    elif job is not None and not admitted:
+                        raise RuntimeError("the engine admitted nothing and decodes nothing")
+                except Exception as exc:
+                    self._fail_running(exc, None)
+
+    def _admit(self, job: Job) -> bool:
+        """Start the next part of `job` if it can run now; return whether anything changed."""
+        if not job.pending or job.future.cancelled():
+            # Admitted whole (its rows decode on), or its caller is gone.
+            job.pending = []
+            with self._wake:
+                self._jobs.remove(job)
+            return True
+        why = self._static_unsupported()
+        if why and self._rows:
+            return False
+        if not why and self._rows and not self._changed:
+            return False  # nothing freed or arrived since the last try
+        running = (len(self._rows), self._batch.capacity) if self._rows else (0, 0)
+        take, reason = self.next_batch(job.members, job.pending, running)
+        if not take:
+            if self._rows:
+                self._changed = False
+                return False  # wait for the running batch to free rows and memory
+            for index in job.pending:
+                job.put(index, skipped(job.members[index], reason))
+            job.pending = []
+            return True
+        job.pending = [i for i in job.pending if i not in take]
+        unit = Unit(job, take, chunk=self.last_chunk, plan=self.last_plan, prefix=self.last_prefix)
+        if why:
+            self._run_eager(unit, why)
+        else:
+            self._join(unit)
+        return True
+
+    def _static_unsupported(self) -> str:
+        """Return why units decode with the eager loop ("" when the graph step runs them)."""
+        if not self.cuda_graph:
+            return "cuda_graph off"
+        return graph_unsupported(self.model)
+
+    def _prefill_steps(self, unit: Unit) -> Generator[None, None, tuple]:
+        return prefill_steps(self.model, self._cache_kw, self._pad, self.kernels, unit)
+
+    # -- running units -----------------------------------------------------------------------
+
+    def _run_eager(self, unit: Unit, why: str) -> None:
+        """Run a unit alone with transformers' forward as the decode step (models the graph
+        decode does not cover, `cuda_graph=0`)."""
+        torch, _ = import_torch()
+        assert self.answers is not None
+        batch = unit.members
+        started = unit.start()
+        clock = PhaseClock(torch, self.model.device)
+        try:
+            cache, logits, mask, positions, _length = drain(self._prefill_steps(unit))
+            prefill_s = clock.lap()
+            with decode_kernels():
+                steps = eager_decode(
+                    self.model,
+                    self._cache_kw,
+                    batch,
+                    cache,
+                    logits,
+                    mask,
+                    positions,
+                    self.answers.accept,
+                )
+            del cache, logits
+            self.last_decode = {"path": "eager", "why": why, "steps": steps}
+            self.last_decode.update(prefill_s=prefill_s, decode_s=clock.lap())
+        except torch.OutOfMemoryError:
+            self._out_of_memory([unit])
+            return
+        latency = time.perf_counter() - started
+        for member, index in zip(batch, unit.indices, strict=True):
+            unit.job.put(index, self.answers.finish(member, latency))
+
+    def _join(self, unit: Unit) -> None:
+        """Prefill a unit and add its rows to the running batch (or start one with them).
+
+        The running batch takes one decode step after each prefill chunk, so its answers go on
+        while a long prompt prefills; its rows wait at most one chunk.
+        """
+        torch, _ = import_torch()
+        unit.start()
+        clock = PhaseClock(torch, self.model.device)
+        stepped = time.perf_counter()
+        try:
+            prefill = self._prefill_steps(unit)
+            while True:
+                try:
+                    next(prefill)
+                except StopIteration as done:
+                    cache, logits, mask, positions, length = done.value
+                    break
+                if self._rows:
+                    # Its tokens reach the host after the chunk queued before it: from one
+                    # step's tokens to the next is how long the running rows wait.
+                    self._decode_once()
+                    self.stats["steps_in_prefill"] += 1
+                    now = time.perf_counter()
+                    waited = max(self.stats["longest_wait_s"], round(now - stepped, 3))
+                    self.stats["longest_wait_s"] = waited
+                    stepped = now
+            prefill_s = clock.lap()
+            capacity = decode_capacity(length + unit.longest)
+            decoder = StaticDecoder(
+                torch, self.model, cache, length, capacity, mask, positions, self.kernels
+            )
+            del cache
+        except torch.OutOfMemoryError:
+            self._out_of_memory([unit])
+            return
+        rows = [
+            Row(unit, m, i, Sampler(torch, m.request, decoder.device), length)
+            for m, i in zip(unit.members, unit.indices, strict=True)
+        ]
+        first = choose(torch, logits, [r.sampler for r in rows])
+        del logits
+        self.stats["units"] += 1
+        self.stats["prefill_s"] = prefill_s
+        if not self._rows:
+            self._batch, self._rows, self._tokens = decoder, rows, first
+            self._clock = clock
+            clock.lap()  # the decode phase starts here (the fixed cache is filled)
+            return
+        self.stats["joined"] += 1
+        try:
+            capacity = max(capacity, self._batch.capacity)
+            self._batch.rebuild(list(range(len(self._rows))), capacity, joining=decoder)
+        except torch.OutOfMemoryError:
+            decoder.close()
+            self._out_of_memory([*{r.unit: None for r in self._rows}, unit])
+            return
+        self._rows = self._rows + rows
+        self._tokens = torch.cat([self._tokens, first])
+        release(torch)
+
+    def _decode_once(self) -> None:
+        """Feed the chosen tokens and launch the next step before reading them, so the device
+        never waits on the host's bookkeeping (stop strings, EOS); finish units that are done."""
+        torch, _ = import_torch()
+        assert self.answers is not None
+        batch, rows, tokens = self._batch, self._rows, self._tokens
+        cuda = batch.device.type == "cuda"
+        host = torch.empty(len(rows), dtype=torch.long, pin_memory=cuda)
+        host.copy_(tokens, non_blocking=cuda)
+        ready = None
+        if cuda:
+            ready = torch.cuda.Event()
+            ready.record()
+        following = None
+        # A row whose token now is its last by length needs no step after it.
+        if any(not r.member.status and len(r.member.generated) + 1 < r.max_tokens for r in rows):
+            try:
+                following = choose(torch, batch.step(tokens), [r.sampler for r in rows])
+            except torch.OutOfMemoryError:
+                self._out_of_memory(list({r.unit: None for r in rows}))
+                return
+            self.stats["steps"] += 1
+            self.stats["row_steps"] += len(rows)
+        if ready is not None:
+            ready.synchronize()
+        now = time.perf_counter()
+        for row, token in zip(rows, host.tolist(), strict=True):
+            if not row.member.status:
+                self.answers.accept(row.member, token, now)
+                if not row.member.status and following is None:
+                    row.member.status = "length"
+        self._tokens = following
+        done = [
+            u
+            for u in {r.unit: None for r in rows}
+            if all(r.member.status for r in rows if r.unit is u)
+        ]
+        if not done:
+            return
+        keep = [i for i, r in enumerate(rows) if r.unit not in done]
+        self._changed = True
+        if not keep:
+            # Before the callers wake: they may read how the batch decoded (`last_decode`).
+            self._end_batch()
+        for row in rows:
+            if row.unit in done:
+                generation = self.answers.finish(row.member, now - row.unit.started)
+                row.unit.job.put(row.index, generation)
+        if not keep:
+            return
+        kept_rows = [rows[i] for i in keep]
+        capacity = decode_capacity(max(r.length + r.max_tokens for r in kept_rows))
+        try:
+            batch.rebuild(keep, capacity)
+        except torch.OutOfMemoryError:
+            self._out_of_memory(list({r.unit: None for r in kept_rows}))
+            return
+        self._rows = kept_rows
+        self._tokens = following.index_select(0, torch.tensor(keep, device=following.device))
+        release(torch)
+
+    def _end_batch(self) -> None:
+        torch, _ = import_torch()
+        batch = self._batch
+        self.last_decode = batch.stats() if batch is not None else {}
+        if self._clock is not None:
+            self.last_decode.update(prefill_s=self.stats["prefill_s"])
+            self.last_decode.update(decode_s=self._clock.lap())
+        if batch is not None:
+            batch.close()
+        self._batch, self._rows, self._tokens, self._clock = None, [], None, None
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+    def _out_of_memory(self, units: list[Unit]) -> None:
+        """Record `units` skipped after an out-of-memory error, free, and go on."""
+        torch, _ = import_torch()
+        running = {r.unit for r in self._rows}
+        if running & set(units):
+            self._end_batch()
+        gc.collect()
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+        free = self.free_bytes()
+        for unit in units:
+            plan = unit.plan
+            needed = plan.needed_bytes if plan is not None else 0
+            reason = (
+                insufficient_vram(needed, unit.tokens, len(unit.members), free)
+                + " (out of memory while running; the plan said it fits)"
+            )
+            for member, index in zip(unit.members, unit.indices, strict=True):
+                unit.job.put(index, skipped(member, reason))
+        self._changed = True
+
+    def _fail_running(self, exc: BaseException, job: Job | None) -> None:
+        """Hand an unexpected error to every caller whose requests were running or starting."""
+        jobs = {r.unit.job: None for r in self._rows}
+        if job is not None:
+            jobs[job] = None
+            job.pending = []
+        with contextlib.suppress(Exception):
+            self._end_batch()
+        self._batch, self._rows, self._tokens = None, [], None
+        with self._wake:
+            for failed in jobs:
+                failed.fail(exc)
+                if failed in self._jobs:
+                    self._jobs.remove(failed)
