@@ -37,7 +37,7 @@ def test_model_spec_keeps_slashes_in_the_name() -> None:
 
 def test_the_limit_kind_not_the_source_text_decides_the_skip_reason() -> None:
     from longscope.models.base import ModelInfo
-    from longscope.run.runner import _fits
+    from longscope.run.prepared import fits as _fits
     from longscope.types import Sample
 
     sample = Sample("a", "t", "en", "", "", (), length=9000)
