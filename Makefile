@@ -95,25 +95,15 @@ mutation: install
 	$(BIN)/python -m tests.mutation.named_mutants --workdir build/named-mutants
 	$(BIN)/python -m tests.mutation.run_mutation --snapshot build/mutation
 
-# Every benchmark script. Those that need what this machine may not have say so and are skipped:
-# bench_hf.py needs a CUDA GPU (run it there: PYTHONPATH=src python benchmarks/bench_hf.py),
+# Every benchmark script at full size (benchmarks/run_all.py lists them); it stops at the first
+# failure with one line naming the script and its command. Scripts that need what this machine may
+# lack say why and are skipped: bench_hf.py and profile_prefill.py a CUDA GPU with torch,
 # bench_ruler.py a checkout of NVIDIA/RULER and a Python with its dependencies (RULER=DIR
 # RULER_PYTHON=PATH), bench_portable.py a second llama-cpp-python build (OTHER_PYTHON=PATH).
+# `make test` runs every script at its --smoke size (tests/test_benchmarks.py).
 bench: install
-	$(BIN)/python benchmarks/bench_longbench_pro.py
-	$(BIN)/python benchmarks/bench_prompts.py
-	$(BIN)/python benchmarks/bench_overhead.py
-	$(BIN)/python benchmarks/bench_openai_overhead.py
-	$(BIN)/python benchmarks/bench_hundred.py
-	$(BIN)/python benchmarks/bench_scaleout.py
-	$(BIN)/python benchmarks/bench_prefill.py
-	$(BIN)/python benchmarks/bench_router.py --profile docs/gemma3-270m-profile.json --tiers 2,3 --limit 6
-	$(BIN)/python -c "import torch" 2>/dev/null && $(BIN)/python benchmarks/bench_hf.py \
-	  || echo "bench_hf.py skipped: needs torch and a CUDA GPU (make test-gpu's environment)"
-	@if [ -n "$(RULER)" ]; then $(BIN)/python benchmarks/bench_ruler.py --ruler $(RULER) \
-	  --ruler-python $(RULER_PYTHON); else echo "bench_ruler.py skipped: set RULER=DIR RULER_PYTHON=PATH"; fi
-	@if [ -n "$(OTHER_PYTHON)" ]; then $(BIN)/python benchmarks/bench_portable.py \
-	  --other $(OTHER_PYTHON); else echo "bench_portable.py skipped: set OTHER_PYTHON=PATH"; fi
+	RULER="$(RULER)" RULER_PYTHON="$(RULER_PYTHON)" OTHER_PYTHON="$(OTHER_PYTHON)" \
+	  $(BIN)/python benchmarks/run_all.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info src/*.egg-info .pytest_cache .ruff_cache
