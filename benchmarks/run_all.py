@@ -45,7 +45,7 @@ SCRIPTS: tuple[Script, ...] = (
     Script("bench_prefill.py"),
     Script(
         "bench_router.py",
-        ("--profile", "docs/gemma3-270m-profile.json", "--length", "4096", "--tiers", "2"),
+        ("--profile", "docs/gemma3-270m-profile.json", "--basis", "relative", "--tiers", "2"),
     ),
     Script("bench_ruler.py", needs="ruler"),
     Script("bench_portable.py", needs="other"),
