@@ -9,6 +9,7 @@ scoring are reported by bench_overhead.py.
 
     .venv/bin/python benchmarks/bench_openai_overhead.py [--requests 2000] [--concurrency 64]
     .venv/bin/python benchmarks/bench_openai_overhead.py --profile   # cProfile's top functions
+    .venv/bin/python benchmarks/bench_openai_overhead.py --smoke     # 100 requests, 8 in flight
 """
 
 from __future__ import annotations
@@ -111,7 +112,9 @@ def _measure(port: int, requests: int, concurrency: int, quiet: bool, profile: b
         if profiler:
             profiler.disable()
     assert backend.first is not None
-    assert result.result.summary["statuses"].get("ok") == result.sent, "every answer must be ok"
+    assert result.sent == repeats * len(depths), (result.sent, repeats * len(depths))
+    assert result.result.summary["statuses"] == {"ok": result.sent}, "every answer must be ok"
+    assert backend.last > backend.first, "no time passed between the first and last answer"
     wall = backend.last - backend.first
     cpu = backend.last_cpu - backend.first_cpu
     if profiler:
@@ -134,7 +137,10 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--progress", action="store_true", help="with the progress bar")
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--smoke", action="store_true", help="100 requests, 8 in flight")
     args = parser.parse_args()
+    if args.smoke:
+        args.requests, args.concurrency = 100, 8
     if args.serve:
         asyncio.run(_serve())
         return

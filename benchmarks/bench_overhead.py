@@ -4,7 +4,10 @@ An instant backend (it exists only here) answers at once, so the time between tw
 in serial mode is the harness's own work per request: rendering the request, the SQLite commit of
 the generation, progress, scheduling. Scoring and sample building are timed separately.
 
-    .venv/bin/python benchmarks/bench_overhead.py [--samples 400]
+    .venv/bin/python benchmarks/bench_overhead.py [--samples 400] [--smoke]
+
+Sample ids carry the depth in whole percent, so one length holds at most 100 distinct depths: 400
+samples are 100 depths at each of four lengths a few tokens apart (4,072-4,096), all ~4K prompts.
 """
 
 from __future__ import annotations
@@ -54,9 +57,13 @@ class InstantBackend:
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--samples", type=int, default=400)
+    parser.add_argument("--smoke", action="store_true", help="20 samples")
     args = parser.parse_args()
-    depths = tuple(round((i + 0.5) / args.samples, 6) for i in range(args.samples))
-    suite = LongCtxSuite(grid=GridSpec(lengths=(4096,), depths=depths, types=("needle",)))
+    samples = 20 if args.smoke else args.samples
+    per_length = min(samples, 100)
+    depths = tuple(i / 100 for i in range(per_length))
+    lengths = tuple(4096 - 8 * k for k in range(-(-samples // per_length)))
+    suite = LongCtxSuite(grid=GridSpec(lengths=lengths, depths=depths, types=("needle",)))
     backend = InstantBackend()
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
@@ -64,17 +71,20 @@ def main() -> None:
             run_async(suite, backend, RunOptions(output=Path(tmp) / "run", quiet=True, serial=True))
         )
         total = time.perf_counter() - started
+    requests = len(depths) * len(lengths)
+    assert len(backend.calls) == requests == result.sent, (len(backend.calls), requests)
+    assert result.result.summary["statuses"] == {"ok": requests}, result.result.summary["statuses"]
     gaps = [b - a for a, b in zip(backend.calls, backend.calls[1:], strict=False)]
     print(
         f"# {platform.node()} {platform.machine()}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}"
     )
-    print(f"requests: {len(backend.calls)} (4K-token needle prompts, serial)")
+    print(f"requests: {len(backend.calls)} (~4K-token needle prompts, serial)")
     print(
         f"per-request harness overhead: median {1000 * statistics.median(gaps):.2f} ms, "
         f"p90 {1000 * statistics.quantiles(gaps, n=10)[-1]:.2f} ms"
     )
     print(
-        f"sample build: {result.result.summary['timing']['build_s']:.2f} s for {args.samples} samples; "
+        f"sample build: {result.result.summary['timing']['build_s']:.2f} s for {requests} samples; "
         f"whole run incl. build and scoring: {total:.2f} s"
     )
 

@@ -4,7 +4,11 @@ Both load the same GGUF with the same engine settings (n_ctx 32768, flash attent
 generate one token; each trial starts with a unique word so no KV prefix is reused. Variants
 alternate per trial so drift on this shared machine hits both alike.
 
-    .venv/bin/python benchmarks/bench_prefill.py [--lengths 4k,16k,32k] [--trials 5,3,1]
+    .venv/bin/python benchmarks/bench_prefill.py [--lengths 4k,16k,32k] [--trials 5,3,1] [--smoke]
+
+`--smoke`: one trial at 1K with a 2K context. Checked on every run: both variants prefill the
+length claimed (the haystack is built to 64 tokens under it; at most 128 under), the same number of tokens
+give or take the variant's prefix word.
 """
 
 from __future__ import annotations
@@ -42,15 +46,19 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--lengths", default="4k,16k,32k")
     parser.add_argument("--trials", default="5,3,1", help="trials per length (each runs both)")
+    parser.add_argument("--smoke", action="store_true", help="one trial at 1K, n_ctx 2048")
     args = parser.parse_args()
+    n_ctx = 32768
+    if args.smoke:
+        args.lengths, args.trials, n_ctx = "1k", "1", 2048
     lengths = [int(x[:-1]) * 1024 if x.endswith("k") else int(x) for x in args.lengths.split(",")]
     trials = [int(x) for x in args.trials.split(",")]
     trials += [trials[-1]] * (len(lengths) - len(trials))
     path = resolve_model_path("gemma3-270m")
     cores = os.cpu_count() or 1
-    settings = {"n_ctx": 32768, "flash_attn": True, "n_threads": cores, "n_threads_batch": cores}
+    settings = {"n_ctx": n_ctx, "flash_attn": True, "n_threads": cores, "n_threads_batch": cores}
     bare = Llama(model_path=str(path), verbose=False, **settings)
-    ours = LlamaCppBackend(path, name="gemma3-270m", prompt_mode="completion", n_ctx=32768)
+    ours = LlamaCppBackend(path, name="gemma3-270m", prompt_mode="completion", n_ctx=n_ctx)
     asyncio.run(ours.info())
     pool = FillerPool(GGUFTokenizer(path), "en", seed=7)
     print(
@@ -64,6 +72,7 @@ def main() -> None:
     for length, n_trials in zip(lengths, trials, strict=True):
         context = build_haystack(pool, length - 64, []).text
         rates: dict[str, list[float]] = {"bare": [], "ours": []}
+        counts: dict[str, set[int]] = {"bare": set(), "ours": set()}
         n_tokens = 0
         for trial in range(n_trials):
             for variant in ("bare", "ours") if trial % 2 == 0 else ("ours", "bare"):
@@ -86,6 +95,10 @@ def main() -> None:
                     )
                     n_tokens = gen.prompt_tokens
                 rates[variant].append(n_tokens / (time.perf_counter() - started))
+                counts[variant].add(n_tokens)
+        sent = counts["bare"] | counts["ours"]
+        assert all(length - 128 <= n <= length for n in sent), (length, sent)
+        assert max(sent) - min(sent) <= 4, sent  # the prefix words differ by a few tokens at most
         bare_rate = statistics.median(rates["bare"])
         ours_rate = statistics.median(rates["ours"])
         print(

@@ -8,6 +8,11 @@ length, without the router, behind it with map-reduce, and behind it with middle
 The profile comes from `longscope profile RUN -o PROFILE.json`. Runs are stored under
 runs/router-bench/ (resumable); the table compares scores per tier, model calls and prompt tokens
 processed per sample, and wall time.
+
+Checked on every run: the unrouted variant makes one call per sample; a routed request longer than
+its budget is split or truncated, never passed; a truncated context keeps at most the budget; the
+percentages printed are the stored summary's. `--smoke`: one 1K needle prompt behind a 512-token
+budget (map-reduce and truncate both act), 16-token answers, in a scratch directory.
 """
 
 from __future__ import annotations
@@ -15,12 +20,29 @@ from __future__ import annotations
 import argparse
 import os
 import platform
+import tempfile
 import time
 from pathlib import Path
 
 from longscope.api import evaluate
 from longscope.run.scoring import score_run
 from longscope.run.store import RunStore
+
+
+def check(label: str, rows: list, routes: dict) -> None:
+    """Assert what the router promises on the stored rows and route plans of one variant."""
+    if label == "no router":
+        assert not routes, "an unrouted run stored route plans"
+        return
+    assert len(routes) == len(rows), (label, len(routes), len(rows))
+    for plan in routes.values():
+        over = plan["prompt_tokens"] > plan["budget"]
+        expected = ("truncate" if "truncate" in label else "map-reduce") if over else "pass"
+        assert plan["decision"] in (expected, "refused"), (label, plan)
+        if plan["decision"] == "truncate":
+            assert plan["context_tokens_kept"] <= plan["budget"], plan
+        if plan["decision"] == "map-reduce":
+            assert plan.get("calls", 1) >= 2, plan
 
 
 def main() -> None:
@@ -35,8 +57,14 @@ def main() -> None:
     parser.add_argument("--out", default="runs/router-bench")
     parser.add_argument("--limit", type=int, default=None, help="only the first N samples")
     parser.add_argument("--no-run", action="store_true", help="only re-score the stored runs")
+    parser.add_argument("--smoke", action="store_true", help="one 1K prompt, a 512-token budget")
     args = parser.parse_args()
-    tiers = [int(t) for t in args.tiers.split(",")]
+    suite_params: dict = {"tiers": [int(t) for t in args.tiers.split(",")]}
+    max_tokens = None
+    if args.smoke:
+        suite_params = {"lengths": [1024], "depths": [0.5], "types": ["needle"]}
+        args.profile, args.length, args.limit, max_tokens = None, 512, 1, 16
+        args.out = tempfile.mkdtemp(prefix="router-smoke-")
     print(
         f"# {platform.node()} {platform.machine()}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}"
     )
@@ -58,12 +86,13 @@ def main() -> None:
             run = evaluate(
                 "longctx",
                 args.model,
-                suite_params={"tiers": tiers},
+                suite_params=suite_params,
                 router=args.profile if options and args.profile else None,
                 router_options=options,
                 output=out,
                 quiet=True,
                 limit=args.limit,
+                max_tokens=max_tokens,
             )
             result, sent = run.result, run.sent
         seconds = time.perf_counter() - started
@@ -76,16 +105,17 @@ def main() -> None:
             row.generation.prompt_tokens for row in result.rows if row.generation.prompt_tokens
         ]
         budget = next(iter(routes.values()), {}).get("budget", "-")
+        check(label, result.rows, routes)
         rows.append(
             (label, budget, result.summary, calls, tokens, f"{seconds:.0f}" if sent else "stored")
         )
-    shown = sorted({int(t) for _, _, summary, *_ in rows for t in summary["by_tier"]})
-    header = ["variant", "prompt budget", *(f"tier {t} %" for t in shown), "statuses"]
+    shown = sorted({int(t) for _, _, summary, *_ in rows for t in summary["by_length"]})
+    header = ["variant", "prompt budget", *(f"{t // 1024}K %" for t in shown), "statuses"]
     header += ["calls/sample", "prompt tokens/answered sample", "wall s"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for label, budget, summary, calls, tokens, wall in rows:
-        cells = [summary["by_tier"].get(str(t), {}).get("percent") for t in shown]
+        cells = [summary["by_length"].get(str(t), {}).get("percent") for t in shown]
         print(
             "| "
             + " | ".join(

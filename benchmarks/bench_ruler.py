@@ -23,6 +23,10 @@ length x index: input, answer prefix, outputs and length must be equal.
         --ruler-python /tmp/rulervenv/bin/python --lengths 4k,16k,128k --ruler-samples 20
     (--smoke: 3 tasks at 4K x 3 samples)
 
+`--smoke` alone: part 3 only at 4K, 2 samples per task (every prompt's length checked against its
+counted length), plus part 4 with 50 predictions when --ruler is given. Without --ruler, parts 1
+and 4 are skipped with the reason.
+
 The essays, SQuAD, HotpotQA and english_words.json cannot be downloaded here: --identity builds
 stand-ins in RULER's formats (text from the standard library's docstrings, questions about it,
 derived words) and copies them into RULER's json/ folder; nltk's punkt_tab model is written from
@@ -160,7 +164,12 @@ def ours(samples: int, length: int, tasks: list[str]) -> dict[str, float]:
         # Exactness spot check (outside the timing): the first and last prompts counted whole.
         for sample in (cell[0], cell[-1]):
             prompt, _ = suite.template.render(sample, "completion")
-            assert len(tokenizer.encode(prompt)) == sample.meta["achieved_length"], sample.id
+            got = len(tokenizer.encode(prompt)) + 1  # the BOS a base model is given
+            assert got == sample.meta["achieved_length"], (
+                sample.id,
+                got,
+                sample.meta["achieved_length"],
+            )
         out[name] = took / samples
         achieved = [s.meta["achieved_length"] for s in cell]
         print(
@@ -438,7 +447,7 @@ def identity(args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--ruler", type=Path, required=True)
+    parser.add_argument("--ruler", type=Path, help="a checkout of NVIDIA/RULER")
     parser.add_argument("--ruler-python", default="")
     parser.add_argument("--make-plugin", action="store_true")
     parser.add_argument("--length", type=int, default=131072)
@@ -450,7 +459,8 @@ def main() -> None:
         help="RULER tasks to time (those that run offline: niah with noise/needle haystacks, vt)",
     )  # fmt: skip
     parser.add_argument("--identity", action="store_true", help="per-sample identity check")
-    parser.add_argument("--smoke", action="store_true", help="identity: 3 tasks, 4K, 3 samples")
+    parser.add_argument("--smoke", action="store_true", help="all 13 tasks x 2 samples at 4K; with "
+                        "--identity: 3 tasks, 4K, 3 samples")  # fmt: skip
     parser.add_argument("--lengths", default="4k,16k,128k")
     parser.add_argument("--tasks", default="", help="identity: tasks (default all 13)")
     parser.add_argument("--template", default="base", help="identity: RULER's model template")
@@ -470,6 +480,19 @@ def main() -> None:
             args.tasks, args.lengths, args.ruler_samples = "niah_single_2,vt,fwe", "4k", 3
         identity(args)
         return
+    if args.smoke:
+        from longscope.suites.ruler.tasks import ALL_TASKS
+
+        if args.ruler:
+            print("fidelity (50 random predictions per metric):")
+            fidelity(args.ruler, 50)
+        else:
+            print("fidelity against RULER's scorer: skipped (needs --ruler DIR)")
+        print("longscope, all 13 tasks x 2 samples at 4096:")
+        ours(2, 4096, list(ALL_TASKS))
+        return
+    if args.ruler is None:
+        parser.error("--ruler DIR is needed at full size (or pass --smoke, or --identity)")
     print(f"fidelity ({args.fidelity} random predictions per metric):")
     fidelity(args.ruler, args.fidelity)
     ruler_per_sample: dict[str, float] = {}

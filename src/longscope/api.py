@@ -26,6 +26,7 @@ from longscope.run.runner import RunOptions, RunResult
 from longscope.run.scoring import ScoreResult, read_run, score_run
 from longscope.suites import (
     create_suite,
+    refuse_scoring_options,
     scoring_overrides,
     suite_from_options,
 )
@@ -134,8 +135,11 @@ def build_suite(
 ) -> Suite:
     """Return suite `name` from `-S key=value` pairs (or typed `params`) and the common options."""
     if params is not None:
-        return create_suite(name, params)
-    return suite_from_options(name, options, {"lengths": lengths, "seed": seed})
+        suite = create_suite(name, params)
+    else:
+        suite = suite_from_options(name, options, {"lengths": lengths, "seed": seed})
+    refuse_scoring_options(suite, params if params is not None else options)
+    return suite
 
 
 def build_backend(

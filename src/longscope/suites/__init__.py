@@ -18,7 +18,7 @@ from __future__ import annotations
 import functools
 import importlib
 import pkgutil
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from longscope.errors import UsageError
@@ -174,6 +174,25 @@ def scoring_overrides(name: str, pairs: Sequence[str]) -> dict[str, Any]:
     return parse_options(name, suite_options(name), pairs, scoring_only=True)
 
 
+def refuse_scoring_options(suite: Suite, keys: Iterable[str]) -> None:
+    """Refuse, in one line, `-S` options a run would drop: scoring options it does not store.
+
+    The end of a run scores it from the parameters it stored (`suite.params()`); a scoring option
+    left out of them would be silently ignored there. It belongs to `score` (which stores the new
+    scores) or `report` (which shows them without writing).
+    """
+    scoring = {p.name for p in suite_options(suite.name) if p.scoring}
+    stored = set(suite.params())
+    for key in keys:
+        key = key.partition("=")[0].strip().replace("-", "_")
+        if key in scoring and key not in stored:
+            raise UsageError(
+                f"-S {key} changes scores only, and `run` scores without it: after the run, "
+                f"`longscope score RUN_DIR -S {key}=...` stores scores with it "
+                f"(`longscope report RUN_DIR -S {key}=...` shows them)"
+            )
+
+
 __all__ = [
     "ENTRY_POINT_GROUP",
     "BuildContext",
@@ -182,6 +201,7 @@ __all__ = [
     "ScoredRow",
     "Suite",
     "create_suite",
+    "refuse_scoring_options",
     "register_suite",
     "scoring_overrides",
     "suite_description",

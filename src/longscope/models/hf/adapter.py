@@ -31,8 +31,8 @@ HF_OPTIONS = (
     option("prefill_chunk", "int", None, "tokens per prefill chunk; unset: the largest "
            "multiple of 1024 the memory plan fits", low=1),
     option("max_batch", "int", 32, "rows decoding together at most", low=1),
-    option("vram_gib", "float", None, "free device memory to plan against; unset: measured",
-           low=0),
+    option("vram_gib", "float", None, "device memory longscope may hold, weights included; "
+           "unset: the card's", low=0),
     option("cuda_graph", "bool", True, "decode Llama-family models with the CUDA-graph step"),
 )  # fmt: skip
 """The hf backend's `-M` options (typed and checked by the registry before `from_options`)."""

@@ -75,7 +75,8 @@ class Engine:
         fits, up to `PREFILL_CHUNK_MAX`."""
         self.max_batch = max(1, max_batch)
         self.vram_gib = vram_gib
-        """Free device memory to plan against, instead of measuring it (tests, shared cards)."""
+        """Device memory longscope may hold in all, weights, caches and activations included (a
+        share of a card, e.g. 40 on an 80 GB card shared with another job); None: the card's."""
         self.cuda_graph = cuda_graph
         self.kernels = KernelSwitches()
         """This engine's fused ops and attention kernels (`KernelSwitches`)."""
@@ -125,16 +126,30 @@ class Engine:
     # -- memory ------------------------------------------------------------------------------
 
     def free_bytes(self) -> int:
-        """Return the device bytes free for a new request (what torch has cached counts as free)."""
-        if self.vram_gib is not None:
-            return int(self.vram_gib * GIB)
+        """Return the device bytes free for a new request: what the device has free (torch's cache
+        counts as free), within what `vram_gib` leaves beside what longscope already holds."""
+        budget = int(self.vram_gib * GIB) if self.vram_gib is not None else None
+        if budget is not None and self.model is None:  # nothing loaded holds memory yet
+            return budget
         torch, _ = import_torch()
         device = self.model.device
         if device.type != "cuda":
-            return available_host_bytes()
-        free, _total = torch.cuda.mem_get_info(device)
-        cached = torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
-        return int(free + cached)
+            free = available_host_bytes()
+        else:
+            free, _total = torch.cuda.mem_get_info(device)
+            free += torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
+        return int(free) if budget is None else max(0, min(int(free), budget - self.held_bytes()))
+
+    def held_bytes(self) -> int:
+        """Return the device bytes longscope holds now: on CUDA every live tensor (weights and the
+        running batch's caches), elsewhere the weights."""
+        if self.model is None:
+            return 0
+        torch, _ = import_torch()
+        device = self.model.device
+        if device.type == "cuda":
+            return int(torch.cuda.memory_allocated(device))
+        return sum(p.numel() * p.element_size() for p in self.model.parameters())
 
     def plan(
         self,
