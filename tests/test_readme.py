@@ -50,6 +50,7 @@ NOT_HERE: tuple[tuple[str, str], ...] = (
     (r"--model hf/", "needs a CUDA GPU and the model's weights from the Hub"),
     (r"^(pip install|python -m venv)\b", "needs the network (PyPI)"),
     (r"\bhuggingface-cli download\b", "needs the network (the Hugging Face Hub)"),
+    (r"^longscope data\b", "needs the network (RULER's sources, the Hugging Face Hub)"),
 )
 
 # Stand-ins and what the test puts in their place ({url}, {url2}: two local llama.cpp servers on
