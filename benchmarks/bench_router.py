@@ -60,6 +60,26 @@ def check(strategy: str, rows: list, routes: dict) -> None:
             assert plan.get("calls", 1) >= 2 or len(plan["chunks"]) == 1, plan
 
 
+def _percent(cell: Any) -> float | None:
+    """A length's score: suites give a number or a cell with `percent`."""
+    return cell.get("percent") if isinstance(cell, dict) else cell
+
+
+def _statuses(summary: dict) -> dict[str, int]:
+    """Statuses counted over the run (suites nest them by task and length, or not)."""
+    counts: dict[str, int] = {}
+
+    def add(node: Any) -> None:
+        for key, value in node.items():
+            if isinstance(value, dict):
+                add(value)
+            else:
+                counts[key] = counts.get(key, 0) + value
+
+    add(summary["statuses"])
+    return counts
+
+
 def compare_scorers(suite_name: str, options: list[str], model: str, budget: int) -> None:
     """Per sample: gold answers inside the retrieved text, by scorer, and the scoring time."""
     from longscope.router.retrieve import PASSAGE_TOKENS, SCORERS, scorer, select, split_passages
@@ -152,9 +172,8 @@ def main() -> None:
     for strategy in strategies:
         options = None if strategy == "none" else {"strategy": strategy, **budget}
         out = Path(args.out) / strategy
-        started = time.perf_counter()
         if args.no_run:
-            result, sent = score_run(out), 0
+            result = score_run(out)
         else:
             run = evaluate(
                 args.suite,
@@ -167,8 +186,7 @@ def main() -> None:
                 limit=args.limit,
                 max_tokens=args.max_tokens,
             )
-            result, sent = run.result, run.sent
-        seconds = time.perf_counter() - started
+            result = run.result
         with RunStore(out, create=False) as store:
             routes = store.routes(result.run_id)
         calls = [
@@ -177,20 +195,21 @@ def main() -> None:
         tokens = [
             row.generation.prompt_tokens for row in result.rows if row.generation.prompt_tokens
         ]
+        latency = sum(row.generation.latency_s for row in result.rows) / max(len(result.rows), 1)
         decisions = sorted({plan["decision"] for plan in routes.values()})
         shown_budget = next(iter(routes.values()), {}).get("budget", "-")
         check(strategy, result.rows, routes)
         rows.append(
             (strategy, shown_budget, result.summary, calls, tokens, decisions,
-             f"{seconds:.0f}" if sent else "stored")
+             f"{latency:.0f}")
         )  # fmt: skip
     shown = sorted({int(t) for _, _, summary, *_ in rows for t in summary["by_length"]})
     header = ["strategy", "prompt budget", *(f"{t // 1024}K %" for t in shown), "statuses"]
-    header += ["decisions", "calls/sample", "prompt tokens/answered sample", "wall s"]
+    header += ["decisions", "calls/sample", "prompt tokens/answered sample", "model s/sample"]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
     for strategy, shown_budget, summary, calls, tokens, decisions, wall in rows:
-        cells = [summary["by_length"].get(str(t), {}).get("percent") for t in shown]
+        cells = [_percent(summary["by_length"].get(str(t))) for t in shown]
         print(
             "| "
             + " | ".join(
@@ -198,7 +217,7 @@ def main() -> None:
                     strategy,
                     str(shown_budget),
                     *("" if c is None else f"{c:.1f}" for c in cells),
-                    ", ".join(f"{k} {v}" for k, v in sorted(summary["statuses"].items())),
+                    ", ".join(f"{k} {v}" for k, v in sorted(_statuses(summary).items())),
                     ", ".join(decisions) or "-",
                     f"{sum(calls) / max(len(calls), 1):.1f}",
                     f"{sum(tokens) / max(len(tokens), 1):,.0f}",
