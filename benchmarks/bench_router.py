@@ -141,6 +141,7 @@ def main() -> None:
     parser.add_argument("--out", default="runs/router-bench")
     parser.add_argument("--limit", type=int, default=None, help="only the first N samples")
     parser.add_argument("--max-tokens", type=int, default=None)
+    parser.add_argument("--request-timeout", type=float, default=None, help="seconds per call")
     parser.add_argument("--no-run", action="store_true", help="only re-score the stored runs")
     parser.add_argument("--scorers", action="store_true", help="compare retrieval scorers only")
     parser.add_argument("--smoke", action="store_true", help="one 1K prompt, a 512-token budget")
@@ -185,6 +186,7 @@ def main() -> None:
                 quiet=True,
                 limit=args.limit,
                 max_tokens=args.max_tokens,
+                request_timeout=args.request_timeout,
             )
             result = run.result
         with RunStore(out, create=False) as store:
