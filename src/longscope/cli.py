@@ -98,7 +98,7 @@ class _Opt:
     serial = _o(bool, "--serial", help="One request at a time, in order (debugging)")
     router = _o(Path | None, "--router", help="Keep the model inside its effective length: a "
                 "profile from `longscope profile`")
-    router_strategy = _o(str, "--router-strategy", help="Router: map-reduce or truncate")
+    router_strategy = _o(str, "--router-strategy", help="Router: map-reduce, truncate, retrieve or auto")
     router_basis = _o(str, "--router-basis", help="Router: the profile's absolute (85.6) or "
                       "relative effective length")
     router_length = _o(str | None, "--router-length", help="Router: a token budget instead of "

@@ -185,18 +185,10 @@ def _drilldown(result: ScoreResult, run_dir: Path) -> list[dict[str, Any]]:
 
 
 def _route_text(plan: dict[str, Any] | None) -> str:
-    """What the router did for one answer: its decision, then each part's answer (model text)."""
-    if not plan:
-        return ""
-    lines = [f"{plan['decision']}: {plan['prompt_tokens']} prompt tokens, budget {plan['budget']}"]
-    for chunk in plan.get("chunks", []):
-        lines.append(
-            f"part {chunk['part']} ({chunk['context_tokens']} tokens, {chunk['status']}): "
-            f"{chunk['answer'].strip()}"
-        )
-    if plan.get("reduce"):
-        lines.append(f"combined: {plan['reduce']}; {plan.get('calls', 1)} calls")
-    return "\n".join(lines)
+    """What the router did for one answer (router/backend.py says it; the text is model text)."""
+    from longscope.router.backend import describe_plan
+
+    return describe_plan(plan)
 
 
 def _breakdown_table(breakdown: Breakdown) -> dict[str, Any]:

@@ -1,10 +1,12 @@
 """The context-budget router: a backend wrapper that keeps a model inside its effective length.
 
 Per request it counts the prompt and, against the budget a profile gives (the measured effective
-length), passes it through, middle-truncates its context (the LongBench Pro baseline), or splits
-the context into chunks that fit, asks the question of each (map) and combines the partial answers
-with one more call (reduce). The decision and the chunk plan travel with the generation and are
-stored beside it. It knows prompts only as `Request.parts` (head + context + tail): no suite.
+length), passes it through, middle-truncates its context (the LongBench Pro baseline), keeps the
+passages that best answer the question (retrieve), or splits the context into chunks that fit,
+asks the question of each (map) and combines the partial answers with one more call (reduce);
+`auto` picks between them by the rule in router/combine.py. The decision is pure
+(router/decide.py); the plan travels with the generation and is stored beside it. It knows
+prompts only as `Request.parts` (head + context + tail): no suite.
 """
 
 from __future__ import annotations
@@ -12,28 +14,20 @@ from __future__ import annotations
 import re
 from collections import Counter
 from dataclasses import replace
-from typing import Any, Literal
+from typing import Any
 
 from longscope.errors import UsageError
 from longscope.models.base import Backend, ModelInfo
-from longscope.router.chunks import chunk_context
+from longscope.router.decide import MAP_NOTE, NOT_HERE, STRATEGIES, Strategy, decide
 from longscope.router.profile import Basis, RouterProfile, load_profile
+from longscope.router.retrieve import DEFAULT_SCORER, SCORERS, ScorerName
 from longscope.text.tokenizers import Tokenizer
-from longscope.text.truncate import middle_truncate
 from longscope.types import SCORABLE, Generation, Message, Request
 
-Strategy = Literal["map-reduce", "truncate"]
-STRATEGIES: tuple[Strategy, ...] = ("map-reduce", "truncate")
-NOT_HERE = "not in this part"
-MAP_NOTE = (
-    "\n\n(This was part {index} of {count} of the document. If this part does not contain the "
-    f"answer, answer: {NOT_HERE}.)"
-)
+__all__ = ["MAP_NOTE", "NOT_HERE", "REDUCE_INTRO", "STRATEGIES", "RoutedBackend", "Strategy"]
+
 REDUCE_INTRO = "Answers found in separate parts of the document:\n"
 _ECHO = re.compile(r"\n\s*Part \d+:")
-# Tokens kept free for merges at the seams between head, context and tail.
-_SEAM = 8
-_MIN_CHUNK = 64
 
 
 class RoutedBackend:
@@ -47,7 +41,10 @@ class RoutedBackend:
         strategy: Strategy = "map-reduce",
         basis: Basis = "absolute",
         length: int | None = None,
+        scorer: ScorerName = DEFAULT_SCORER,
     ) -> None:
+        if scorer not in SCORERS:
+            raise UsageError(f"unknown router scorer {scorer!r}: use {', '.join(SCORERS)}")
         if strategy not in STRATEGIES:
             raise UsageError(f"unknown router strategy {strategy!r}: use {', '.join(STRATEGIES)}")
         if basis not in ("absolute", "relative"):
@@ -66,13 +63,20 @@ class RoutedBackend:
         self.strategy: Strategy = strategy
         self.basis = basis
         self.length = budget
+        self.scorer: ScorerName = scorer
         self.name = f"{inner.name}+router"
         self.max_concurrency = inner.max_concurrency
         self._inner_info: ModelInfo | None = None
 
     async def info(self) -> ModelInfo:
         inner = await self._info()
-        plan = {"strategy": self.strategy, "budget": self.length, "basis": self.basis}
+        plan: dict[str, Any] = {
+            "strategy": self.strategy,
+            "budget": self.length,
+            "basis": self.basis,
+        }
+        if self.strategy in ("retrieve", "auto"):
+            plan["scorer"] = self.scorer
         if self.profile is not None:
             plan["profile"] = {"path": self.profile.path, "date": self.profile.date}
         return replace(
@@ -108,7 +112,7 @@ class RoutedBackend:
         """About how many model calls a request takes (its parts, and one to combine them)."""
         tokens = request.prompt_tokens or len(request.text) // 3
         budget = max(self.length - request.config.max_tokens, 1)
-        if tokens <= budget or self.strategy == "truncate":
+        if tokens <= budget or self.strategy in ("truncate", "retrieve"):
             return 1
         return -(-tokens // budget) + 2
 
@@ -116,48 +120,30 @@ class RoutedBackend:
         tokenizer = self.tokenizer()
         tokens = request.prompt_tokens or len(tokenizer.encode(request.text))
         budget = await self.budget_for(request)
-        plan: dict[str, Any] = {"prompt_tokens": tokens, "budget": budget}
-        parts = request.parts
-        if tokens <= budget:
-            return _with_route(await self.inner.generate(request), {"decision": "pass", **plan})
-        if parts is None or not parts.context:
-            plan["note"] = "no separable context: sent whole"
-            return _with_route(await self.inner.generate(request), {"decision": "pass", **plan})
-        frame = len(tokenizer.encode(parts.head + parts.tail)) + _SEAM
-        note = len(tokenizer.encode(MAP_NOTE.format(index=999, count=999)))
-        if budget - frame - note < _MIN_CHUNK:
-            # The template and question alone nearly fill the budget: nothing useful fits beside.
-            plan["decision"] = "refused"
-            error = f"router: the prompt's frame takes {frame} of a {budget}-token budget"
-            return Generation(text="", status="error", error=error, route=plan)
-        if self.strategy == "truncate":
-            kept, kept_tokens, _ = middle_truncate(parts.context, budget - frame, tokenizer)
-            generation = await self.inner.generate(_retext(request, parts.head + kept + parts.tail))
-            plan.update(decision="truncate", context_tokens_kept=kept_tokens)
-            return _with_route(generation, plan)
-        return await self._map_reduce(request, budget - frame - note, plan, tokenizer)
+        route = decide(
+            request.text, request.parts, tokens, budget, tokenizer,
+            strategy=self.strategy, scorer_name=self.scorer,
+        )  # fmt: skip
+        if route.action == "refused":
+            error = route.plan["error"]
+            return Generation(text="", status="error", error=error, route=route.plan)
+        if route.action == "pass":
+            return _with_route(await self.inner.generate(request), route.plan)
+        if not route.reduce:
+            (text,) = route.texts
+            return _with_route(await self.inner.generate(_retext(request, text)), route.plan)
+        return await self._map_reduce(request, route.texts, route.plan)
 
     async def _map_reduce(
-        self, request: Request, room: int, plan: dict[str, Any], tokenizer: Tokenizer
+        self, request: Request, texts: tuple[str, ...], plan: dict[str, Any]
     ) -> Generation:
         parts = request.parts
         assert parts is not None
-        chunks = chunk_context(parts.context, room, tokenizer)
         calls: list[Generation] = []
-        partial: list[dict[str, Any]] = []
-        for index, chunk in enumerate(chunks, start=1):
-            text = parts.head + chunk + MAP_NOTE.format(index=index, count=len(chunks)) + parts.tail
+        for text, chunk in zip(texts, plan["chunks"], strict=True):
             generation = await self.inner.generate(_retext(request, text))
             calls.append(generation)
-            partial.append(
-                {
-                    "part": index,
-                    "context_tokens": len(tokenizer.encode(chunk)),
-                    "status": generation.status,
-                    "answer": generation.text[:300],
-                }
-            )
-        plan.update(decision="map-reduce", chunks=partial)
+            chunk.update(status=generation.status, answer=generation.text[:300])
         answered = [
             (i, g.text.strip())
             for i, g in enumerate(calls, start=1)
@@ -192,10 +178,13 @@ def with_router(
     strategy: Strategy = "map-reduce",
     basis: Basis = "absolute",
     length: int | None = None,
+    scorer: ScorerName = DEFAULT_SCORER,
 ) -> RoutedBackend:
     """Put `backend` behind the router, with the effective length from a profile file or `length`."""
     loaded = load_profile(profile) if isinstance(profile, str) else profile
-    return RoutedBackend(backend, loaded, strategy=strategy, basis=basis, length=length)
+    return RoutedBackend(
+        backend, loaded, strategy=strategy, basis=basis, length=length, scorer=scorer
+    )
 
 
 def describe_routes(routes: dict[Any, dict[str, Any]]) -> str:
@@ -230,3 +219,36 @@ def _total(final: Generation, calls: list[Generation], plan: dict[str, Any]) -> 
         latency_s=round(sum(g.latency_s for g in calls), 3),
         route=plan,
     )
+
+
+def describe_plan(plan: dict[str, Any] | None) -> str:
+    """Lines saying what the router did for one answer: its decision, the combination's choice,
+    the passages kept (score, tokens, a preview) and dropped, and each part's answer (model text)."""
+    if not plan:
+        return ""
+    lines = [f"{plan['decision']}: {plan['prompt_tokens']} prompt tokens, budget {plan['budget']}"]
+    if combination := plan.get("combination"):
+        lines.append(f"chosen {combination['choice']}: {combination['reason']}")
+    if retrieval := plan.get("retrieval"):
+        dropped = retrieval["dropped"]
+        lines.append(
+            f"kept {len(retrieval['kept'])} of {retrieval['passages']} passages "
+            f"({retrieval['context_tokens_kept']} tokens, scored by {retrieval['scorer']}); "
+            f"dropped {dropped['passages']} ({dropped['tokens']} tokens, best score "
+            f"{dropped['best_score']})"
+        )
+        best = sorted(retrieval["kept"], key=lambda k: -k["score"])[:5]
+        for kept in best:
+            preview = " ".join(kept["text"].split())[:100]
+            lines.append(
+                f"passage {kept['passage']} (score {kept['score']}, {kept['tokens']} tokens): "
+                f"{preview}"
+            )
+    for chunk in plan.get("chunks", []):
+        lines.append(
+            f"part {chunk['part']} ({chunk['context_tokens']} tokens, {chunk.get('status', '-')}): "
+            f"{chunk.get('answer', '').strip()}"
+        )
+    if plan.get("reduce"):
+        lines.append(f"combined: {plan['reduce']}; {plan.get('calls', 1)} calls")
+    return "\n".join(lines)

@@ -1,0 +1,75 @@
+"""The combination rule (router/combine.py), through `decide` with strategy `auto`: a question that
+names a rare key retrieves, an aggregation question maps and reduces, and a key found in more
+passages than the budget holds maps and reduces over those passages only."""
+
+import itertools
+
+from longscope.router.combine import combine
+from longscope.router.decide import decide
+from longscope.suites.base import PromptTemplate
+from longscope.text.filler import filler_sentences
+from longscope.types import Sample
+
+TEMPLATE = PromptTemplate(
+    body="Read the document.\n\nDocument:\n{context}\n\nQuestion: {question}",
+    answer_prefix="\nAnswer:",
+)
+
+
+def _route(context: str, question: str, tokenizer, budget: int = 1024):
+    sample = Sample("s1", "t", "English", context, question, ("x",))
+    prompt, _ = TEMPLATE.render(sample, "completion")
+    parts = TEMPLATE.parts(sample, "completion")
+    tokens = len(tokenizer.encode(prompt))
+    return decide(prompt, parts, tokens, budget, tokenizer, strategy="auto"), parts
+
+
+def _filler(count: int) -> list[str]:
+    return list(itertools.islice(filler_sentences("en", 5), count))
+
+
+def test_a_question_naming_a_rare_key_retrieves_its_passage(qwen_tokenizer) -> None:
+    sentences = _filler(600)
+    sentences.insert(300, "The vault code for marigold-lantern is 55102.")
+    route, _ = _route(" ".join(sentences), "What is the vault code for marigold-lantern?",
+                      qwen_tokenizer)  # fmt: skip
+    chosen = route.plan["combination"]
+    assert chosen["choice"] == "retrieve" and route.action == "retrieve"
+    assert "marigold" in chosen["named"] and chosen["passages_holding_named"] >= 1
+    assert "55102" in route.texts[0]
+
+
+def test_an_aggregation_question_that_names_nothing_maps_and_reduces(qwen_tokenizer) -> None:
+    route, parts = _route(" ".join(_filler(600)), "How many sentences mention a season?",
+                          qwen_tokenizer)  # fmt: skip
+    chosen = route.plan["combination"]
+    assert chosen["named"] == [] and chosen["choice"] == "map-reduce"
+    assert route.action == "map-reduce" and route.reduce and len(route.texts) >= 3
+    assert all(t.startswith(parts.head) and t.endswith(parts.tail) for t in route.texts)
+    assert "'how many'" in chosen["reason"].lower()
+
+
+def test_a_key_in_more_passages_than_fit_maps_over_those_passages_only(qwen_tokenizer) -> None:
+    sentences = _filler(1200)
+    # The key in 5 passages of about 140: rare enough to be named, too many for a 600 budget.
+    for i in range(0, 1200, 240):
+        sentences[i] = f"Ledger entry {i} for copperfield-orchard reads {1000 + i}."
+    route, parts = _route(" ".join(sentences), "Which entries are there for copperfield-orchard?",
+                          qwen_tokenizer, budget=600)  # fmt: skip
+    chosen = route.plan["combination"]
+    assert chosen["choice"] == "retrieve-then-map-reduce", chosen
+    assert route.action == "retrieve-then-map-reduce" and route.reduce
+    sent = "".join(route.texts)
+    assert all(f"reads {1000 + i}." in sent for i in range(0, 1200, 240))
+    # Only the passages holding the key travel: far less than the whole context.
+    assert (
+        sum(c["context_tokens"] for c in route.plan["chunks"])
+        < len(qwen_tokenizer.encode(parts.context)) / 3
+    )
+
+
+def test_bare_numbers_and_short_words_are_never_named() -> None:
+    passages = ["1. apple 2. pear", "3. plum 10. fig", *(f"{i}. kiwi" for i in range(40))]
+    chosen = combine("What are the 10 most common words in the above list?", passages,
+                     [8] * len(passages), 4000, 6)  # fmt: skip
+    assert chosen.named == () and chosen.choice == "map-reduce"
