@@ -44,3 +44,11 @@ def test_plan_prints_the_detectable_difference_per_length() -> None:
     assert power[0]["difference"] == pytest.approx(2.8016 * 50 * (2 / 4) ** 0.5, abs=0.01)
     table = longscope("plan", "longctx", *scripted)
     assert "two models differing by D or more" in table.stdout
+
+
+def test_nothing_to_send_has_no_power_rows() -> None:
+    """A plan whose samples are all done or skipped sends nothing: no table, no crash."""
+    from longscope.analysis.power import detectable, detectable_lines
+
+    assert detectable([], None) == []
+    assert detectable_lines([]) == []

@@ -35,7 +35,10 @@ class Detectable:
 
 
 def detectable(samples: Sequence[Sample], suite: Any, sd: float = WORST_SD) -> list[Detectable]:
-    """Return per length (and overall) the samples, clusters and the detectable difference."""
+    """Return per length (and overall) the samples, clusters and the detectable difference
+    (empty when nothing would be sent: every sample done, skipped or not fitting)."""
+    if not samples:
+        return []
     documents = {s.id: stable_hash(s.context, 32) for s in samples}
     key = cluster_key_of(suite, documents)
     by_length: dict[int | None, tuple[set[str], set[Any]]] = {}
