@@ -295,9 +295,13 @@ def _run(state: dict, command: str, env: dict[str, str] | None = None) -> None:
     assert says in output, f"{command} did not print {says!r}\n{output[-2500:]}"
 
 
+# README.md's commands run in `make test`; docs/ pages' commands (a few minutes of model runs and
+# local servers) run in `make test-slow`, so the default run stays under 15 minutes.
 @pytest.mark.model
 @pytest.mark.parametrize(
-    "example", EXAMPLES, ids=[f"{e.page}:L{e.line}-{e.kind}" for e in EXAMPLES]
+    "example",
+    [pytest.param(e, marks=() if e.page == "README.md" else (pytest.mark.slow,)) for e in EXAMPLES],
+    ids=[f"{e.page}:L{e.line}-{e.kind}" for e in EXAMPLES],
 )
 def test_page_example_runs(example: Example, workspace: dict) -> None:
     if example.not_here:
