@@ -16,12 +16,12 @@ keyword arguments of `from_options`.
 from __future__ import annotations
 
 import functools
-import importlib
 from typing import Any
 
 from longscope.catalogue import KNOWN_MODELS, KnownModel, resolve_model_path
 from longscope.errors import UsageError
 from longscope.models.base import Backend
+from longscope.plugins import load_target
 from longscope.suites.params import Kind, Param
 
 __all__ = [
@@ -103,15 +103,7 @@ def provider_factory(provider: str) -> Any:
         raise UsageError(
             f"unknown provider {provider!r}: available are {', '.join(sorted(tables))}"
         )
-    if isinstance(target, str):
-        module, _, attr = target.partition(":")
-        loaded: Any = importlib.import_module(module)
-        for part in filter(None, attr.split(".")):
-            loaded = getattr(loaded, part)
-    elif hasattr(target, "load") and hasattr(target, "group"):  # an entry point
-        loaded = target.load()
-    else:
-        loaded = target
+    loaded = load_target(target)
     if not callable(getattr(loaded, "from_options", None)):
         raise UsageError(f"backend {provider!r} ({target}) has no from_options(name, options)")
     _loaded[provider] = loaded

@@ -22,6 +22,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from longscope.errors import UsageError
+from longscope.plugins import load_target
 from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow, Suite
 from longscope.suites.params import Param, parse_options
 
@@ -73,15 +74,7 @@ def suite_factory(name: str) -> Any:
     target = tables.get(name)
     if target is None:
         raise UsageError(f"unknown suite {name!r}: available are {', '.join(sorted(tables))}")
-    if isinstance(target, str):
-        module, _, attr = target.partition(":")
-        loaded: Any = importlib.import_module(module)
-        for part in filter(None, attr.split(".")):
-            loaded = getattr(loaded, part)
-    elif hasattr(target, "load") and hasattr(target, "group"):  # an entry point
-        loaded = target.load()
-    else:
-        loaded = target
+    loaded = load_target(target)
     if not callable(getattr(loaded, "from_params", None)):
         raise UsageError(f"suite {name!r} ({target}) has no from_params(params)")
     _loaded[name] = loaded
