@@ -91,14 +91,19 @@ def test_bad_backend_options_are_one_line_and_exit_2(
         assert not out.exists()
 
 
-def test_register_backend_in_process(tmp_path: Path) -> None:
-    from longscope import api
+def test_register_backend_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The registrations last for this test only: later tests (the CLI reference) list them.
+    from longscope import api, suites
+    from longscope.models import registry
     from longscope.models.registry import create_backend, provider_names, register_backend
     from longscope.suites import register_suite
 
     from .echo_suite import EchoSuite
     from .reader_backend import ReaderBackend
 
+    for module in (suites, registry):
+        monkeypatch.setattr(module, "_registered", dict(module._registered))
+        monkeypatch.setattr(module, "_loaded", dict(module._loaded))
     register_backend("reader", ReaderBackend)
     register_suite("echo", EchoSuite)
     assert "reader" in provider_names()

@@ -86,13 +86,16 @@ def test_every_command_on_a_plugged_in_suite(site, tmp_path: Path) -> None:
     )
 
 
-def test_register_suite_in_process(tmp_path: Path) -> None:
-    from longscope import api
+def test_register_suite_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from longscope import api, suites
     from longscope.models.scripted import ScriptedBackend, from_pattern
     from longscope.suites import register_suite, suite_names
 
     from .echo_suite import EchoSuite
 
+    # The registration lasts for this test only: later tests (the CLI reference) list the suites.
+    monkeypatch.setattr(suites, "_registered", dict(suites._registered))
+    monkeypatch.setattr(suites, "_loaded", dict(suites._loaded))
     register_suite("echo", EchoSuite)
     assert "echo" in suite_names()
     backend = ScriptedBackend("reader", answer=from_pattern(r"The door is (\w+)"))
