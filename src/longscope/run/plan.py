@@ -246,22 +246,11 @@ def make_plan_of(
                 counts[0] += 1
                 counts[1] += prompt
                 counts[2] += request.config.max_tokens
-    skipped = prepared.skipped_tasks()
     by_task = [PlanTask(name, *values) for name, values in tasks.items()]
-    by_task += [PlanTask(name, 0, 0, 0, 0, reason) for name, reason in skipped.items()]
-    endpoints = len(getattr(prepared.backend, "endpoints", [prepared.backend]))
-    return Plan(
-        run_id=prepared.run_id,
-        cells=tuple(PlanCell(length, *values) for length, values in sorted(cells.items())),
-        already_done=already,
-        endpoints=endpoints,
-        rates=rates,
-        price_in=price_in,
-        price_out=price_out,
-        tasks=tuple(by_task),
-        limit=_limit_note(prepared),
+    return _plan_of(
+        prepared, cells, already, by_task, rates, price_in, price_out,
         power=tuple(detectable(sent, prepared.suite)),
-    )
+    )  # fmt: skip
 
 
 def outline_plan(
@@ -287,18 +276,32 @@ def outline_plan(
                     continue
                 cell[0] += 1
                 cell[1] += planned.cell.length
-    endpoints = len(getattr(prepared.backend, "endpoints", [prepared.backend]))
+    return _plan_of(prepared, cells, already, [], rates, price_in, price_out, bounded=True)
+
+
+def _plan_of(
+    prepared: PreparedRun,
+    cells: dict[int, list[int]],
+    already: int,
+    tasks: list[PlanTask],
+    rates: Rates | None,
+    price_in: float | None,
+    price_out: float | None,
+    **fields: Any,
+) -> Plan:
+    """Return the Plan of counted cells and tasks; the tasks no sample is built for are added."""
+    skipped = [PlanTask(t, 0, 0, 0, 0, r) for t, r in prepared.skipped_tasks().items()]
     return Plan(
         run_id=prepared.run_id,
         cells=tuple(PlanCell(length, *values) for length, values in sorted(cells.items())),
         already_done=already,
-        endpoints=endpoints,
+        endpoints=len(getattr(prepared.backend, "endpoints", [prepared.backend])),
         rates=rates,
         price_in=price_in,
         price_out=price_out,
-        tasks=tuple(PlanTask(t, 0, 0, 0, 0, r) for t, r in prepared.skipped_tasks().items()),
+        tasks=(*tasks, *skipped),
         limit=_limit_note(prepared),
-        bounded=True,
+        **fields,
     )
 
 
