@@ -524,23 +524,23 @@ def print_catalogue(console: Console, suite: str | None = None) -> None:
                 f"unknown suite {name!r} (nor a provider): suites are "
                 f"{', '.join(suite_names())}; providers are {', '.join(provider_names())}"
             )
-        if name in provider_names():
-            console.print(plain(f"{name}/: {provider_description(name)}", "bold"))
-            rows = describe(provider_options(name))
+
+        def options(title: str, flag: str, params: Any, none: str) -> None:
+            console.print(plain(title, "bold"))
+            rows = describe(params)
             if not rows:
-                console.print(plain("  (no declared options: -M key=value reaches it as given)"))
+                console.print(plain(f"  ({none})"))
             for usage, default, text in rows:
-                console.print(plain(f"  -M {usage}"))
+                console.print(plain(f"  {flag} {usage}"))
                 console.print(plain(f"      {text} (default: {default})"))
+
+        if name in provider_names():
+            options(f"{name}/: {provider_description(name)}", "-M", provider_options(name),
+                    "no declared options: -M key=value reaches it as given")  # fmt: skip
             if name not in suite_names():
                 return
-        console.print(plain(f"{name}: {suite_description(name)}", "bold"))
-        rows = describe(suite_options(name))
-        if not rows:
-            console.print(plain("  (no declared parameters: -S key=value reaches it as text)"))
-        for usage, default, text in rows:
-            console.print(plain(f"  -S {usage}"))
-            console.print(plain(f"      {text} (default: {default})"))
+        options(f"{name}: {suite_description(name)}", "-S", suite_options(name),
+                "no declared parameters: -S key=value reaches it as text")  # fmt: skip
         return
     console.print(Text("Suites", style="bold"))
     for name in suite_names():
