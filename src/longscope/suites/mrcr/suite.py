@@ -38,6 +38,9 @@ MESSAGE_MARGIN = 8
 adds about 5 per message (ChatML, Llama 3, Gemma), and a tokenizer may merge one or two where
 message and marker meet. The template around one message is counted (`BuildContext.fit`)."""
 ANSWER_SLACK = 32
+"""The default output budget is twice the gold's tokens plus this: an answer twice the gold's
+length already scores at most 0.67 against it (SequenceMatcher's 2M / (|a| + |b|))."""
+UNFIT = ("skipped", "context_overflow")
 BIN_COUNTERS = ("model", "o200k")
 
 
@@ -215,6 +218,7 @@ class MrcrSuite:
                 # Room for the gold answer is what must fit (as lm-evaluation-harness's MRCR
                 # keeps a row); past it the budget is cut to the room left, never the prompt.
                 budget = max(min(budget, room), answer)
+            needed = counted + margin + budget
             samples.append(
                 Sample(
                     id=sample_id,
@@ -223,7 +227,7 @@ class MrcrSuite:
                     context=row.prompt_json(),
                     question=row.messages[-1].content,
                     gold=(row.answer,),
-                    length=counted + margin + budget,
+                    length=_length(upper, needed, ctx.context_length),
                     max_tokens=budget,
                     prompt_tokens=counted,
                     meta={
@@ -234,6 +238,7 @@ class MrcrSuite:
                         "bin_tokens": binned,
                         "bins_counted_in": self.counter,
                         "answer_tokens": answer,
+                        "needed_tokens": needed,
                         "messages": len(row.messages),
                         "desired_msg_index": row.desired_msg_index,
                         "date_added": row.date_added,
@@ -264,6 +269,21 @@ class MrcrSuite:
         return mrcr_summary(rows)
 
 
+def _length(upper: int, needed: int, context: int | None) -> int:
+    """Return a sample's length: its bin, or what it needs when it cannot fit the model.
+
+    The runner skips a sample whose length exceeds the model's context, saying it needs that many
+    tokens: a row too long is given its real need (skipped, never truncated); a row that fits is
+    grouped under its bin, or under the context when the bin is longer (a row of the 8k bin that
+    fits a 4K model is sent, and shown at 4096).
+    """
+    if context is None:
+        return upper
+    if needed > context:
+        return needed
+    return min(upper, context)
+
+
 def _value(row: ScoredRow) -> float:
     if row.generation.status in SCORABLE and row.score is not None:
         return row.score.fraction
@@ -273,15 +293,16 @@ def _value(row: ScoredRow) -> float:
 def mrcr_summary(rows: Sequence[ScoredRow]) -> Summary:
     """One view per needle count: the mean ratio, by bin, and how often the prefix was kept.
 
-    A row skipped because it cannot fit the model is left out of the means, as OpenAI's script and
-    lm-evaluation-harness leave it out; a request that failed (timeout, error, overflow) counts 0.
+    A row that cannot fit the model (skipped unsent, or refused by the server for its length) is
+    left out of the means, as OpenAI's script and lm-evaluation-harness leave it out, and counted
+    as skipped; a request that failed (timeout, error) counts 0.
     """
     by_needles: dict[int, list[ScoredRow]] = defaultdict(list)
     for row in rows:
         by_needles[int(row.sample["meta"]["n_needles"])].append(row)
     views, native = [], {}
     for needles, group in sorted(by_needles.items()):
-        sent = [r for r in group if r.generation.status != "skipped"]
+        sent = [r for r in group if r.generation.status not in UNFIT]
         per_bin: dict[int, list[ScoredRow]] = defaultdict(list)
         for row in sent:
             per_bin[int(row.sample["meta"]["bin"])].append(row)
