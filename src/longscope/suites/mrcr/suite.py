@@ -334,6 +334,7 @@ def mrcr_summary(rows: Sequence[ScoredRow]) -> Summary:
                 headline=Headline(
                     "mean ratio",
                     overall,
+                    scale="%",
                     digits=1,
                     note=f"{len(sent)} rows sent, {skipped} skipped (too long), prefix kept "
                     f"{kept}/{len(scored)}",
@@ -341,7 +342,7 @@ def mrcr_summary(rows: Sequence[ScoredRow]) -> Summary:
                 overall=overall,
                 by_length={int(k): c.score for k, c in cells.items() if c.score is not None},
                 breakdowns=(Breakdown("length", "By bin (tokens)", cells),),
-                tables=(table,),
+                tables=(table,) if per_bin else (),
                 facts=(("rows sent / skipped", f"{len(sent)} / {skipped}"),),
             )
         )
@@ -354,12 +355,13 @@ def mrcr_summary(rows: Sequence[ScoredRow]) -> Summary:
         }
     data = sorted({str(r.sample["meta"].get("data")) for r in rows})
     counted = sorted({str(r.sample["meta"].get("bins_counted_in")) for r in rows})
+    tokenizers = {"model": "the model's tokenizer", "o200k": "OpenAI's o200k_base"}
     notes = (
         f"data: {', '.join(data) or '-'}",
         "score: difflib SequenceMatcher ratio after the random prefix, 0 without it (OpenAI's "
-        "grade); skipped rows (too long for the model) are left out of the means",
-        f"bins: prompt + answer tokens counted in {', '.join(counted) or '-'} "
-        "(model: the model's tokenizer; o200k: OpenAI's o200k_base), OpenAI's edges",
+        "grade); rows too long for the model are skipped and left out of the means",
+        "bins: OpenAI's edges on prompt + answer tokens, counted in "
+        + (", ".join(tokenizers.get(c, c) for c in counted) or "-"),
     )
     return Summary(
         suite="mrcr",
