@@ -12,7 +12,7 @@ import pytest
 
 from longscope.errors import UsageError
 from longscope.suites import create_suite, suite_from_options
-from longscope.suites.base import BuildContext
+from longscope.suites.base import BuildContext, SampleSource
 from longscope.suites.mrcr.data import REVISION
 from longscope.suites.mrcr.suite import MESSAGE_MARGIN
 from longscope.types import Generation, GenerationConfig, ScoredRow
@@ -121,6 +121,25 @@ def test_lengths_choose_bins_and_needles_choose_rows(data: Path, gemma_tokenizer
     none = suite_from_options("mrcr", [f"data={data}", "needles=4"], {"lengths": "1000k"})
     with pytest.raises(UsageError, match="no MRCR row of the data falls in the bins 1M"):
         none.build(_ctx(gemma_tokenizer))
+
+
+def test_cells_are_needle_counts_by_bins_built_only_as_pulled(data: Path, gemma_tokenizer) -> None:
+    more = write_jsonl(
+        data.with_name("more.jsonl"),
+        [*(json.loads(line) for line in data.read_text().splitlines()), mrcr_row(2, target=1)],
+    )
+    suite = create_suite("mrcr", {"data": str(more)})
+    source = SampleSource(suite, _ctx(gemma_tokenizer))
+    assert source.lazy
+    # One cell per needle count and bin: `--limit N` means N rows of each, as MRCR reports.
+    assert [(c.task, c.length, c.count) for c in source.cells] == [
+        ("2-needle", 8192, 2),
+        ("2-needle", 16384, 1),
+        ("4-needle", 8192, 1),
+    ]
+    first = list(source.samples(source.cells[0], 1))
+    assert [s.id for s in first] == ["2n-0000"]
+    assert [s.id for s in source.samples(source.cells[0], 5)] == ["2n-0000", "2n-0002"]
 
 
 def test_completion_mode_is_refused_in_one_line(data: Path, gemma_tokenizer) -> None:

@@ -17,7 +17,9 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from longscope.errors import describe_error
 
 BIN_EDGES: tuple[int, ...] = (4096, 8192, 16384, 32768, 65536, 131072, 262144, 524288, 1048576)
 """OpenAI's bin edges in tokens: the first bin is [4096, 8192], the others (low, high]."""
@@ -57,11 +59,12 @@ class Message(BaseModel):
 
 
 class Row(BaseModel):
-    """One MRCR row, validated; `messages` is the parsed `prompt`."""
+    """One MRCR row, validated. `prompt` stays the JSON text it came as (a long string kept once:
+    it becomes the sample's context); `chat()` parses it when a sample is built."""
 
     model_config = ConfigDict(extra="ignore", frozen=True)
 
-    messages: tuple[Message, ...] = Field(alias="prompt")
+    prompt: str
     answer: str
     random_string_to_prepend: str
     n_needles: int = Field(ge=1, le=64)
@@ -70,25 +73,19 @@ class Row(BaseModel):
     n_chars: int | None = None
     date_added: str | None = None
 
-    @field_validator("messages", mode="before")
+    @field_validator("prompt", mode="before")
     @classmethod
-    def _chat(cls, value: Any) -> Any:
+    def _listed(cls, value: Any) -> Any:
         # The card stores the chat as JSON text; a file we build may hold the list itself.
-        if isinstance(value, str):
-            try:
-                value = json.loads(value)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"not a JSON chat ({exc.msg})") from None
-            except RecursionError:
-                raise ValueError("a JSON chat nested too deeply to read") from None
-        if not isinstance(value, list) or not value:
-            raise ValueError("expected a non-empty list of {role, content} messages")
+        if isinstance(value, list):
+            return json.dumps(value, ensure_ascii=False)
         return value
 
-    @field_validator("messages")
+    @field_validator("prompt")
     @classmethod
-    def _ends_with_the_request(cls, value: tuple[Message, ...]) -> tuple[Message, ...]:
-        if value[-1].role != "user":
+    def _chat(cls, value: str) -> str:
+        messages = _parse_chat(value)
+        if messages[-1].role != "user":
             raise ValueError("the chat must end with the user's request (role user)")
         return value
 
@@ -98,11 +95,27 @@ class Row(BaseModel):
         # Parquet gives a timestamp or a date; JSONL a string: kept as text either way.
         return None if value is None else str(value)
 
-    def prompt_json(self) -> str:
-        """Return the chat as canonical JSON text: what a sample stores once as its context."""
-        return json.dumps(
-            [{"role": m.role, "content": m.content} for m in self.messages], ensure_ascii=False
-        )
+    def chat(self) -> list[Message]:
+        """Return the conversation's messages (parsed from `prompt`, validated when loaded)."""
+        return _parse_chat(self.prompt)
+
+
+def _parse_chat(text: str) -> list[Message]:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not a JSON chat ({exc.msg})") from None
+    except RecursionError:
+        raise ValueError("a JSON chat nested too deeply to read") from None
+    if not isinstance(value, list) or not value:
+        raise ValueError("expected a non-empty list of {role, content} messages")
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(Message.model_validate(item))
+        except ValidationError as exc:
+            raise ValueError(f"message {index}: {describe_error(exc)}") from None
+    return out
 
 
 __all__ = [

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from longscope.errors import UsageError
-from longscope.suites.base import BuildContext
+from longscope.suites.base import BuildCell, BuildContext
 from longscope.suites.mrcr.data import REVISION, Dataset, load_hub, load_local
 from longscope.suites.mrcr.grading import grade
 from longscope.suites.mrcr.schema import BINS, bin_label, bin_of, bins_of_lengths
@@ -42,6 +42,18 @@ ANSWER_SLACK = 32
 length already scores at most 0.67 against it (SequenceMatcher's 2M / (|a| + |b|))."""
 UNFIT = ("skipped", "context_overflow")
 BIN_COUNTERS = ("model", "o200k")
+
+
+class Counted(NamedTuple):
+    """A row's tokens in the model's tokenizer (and what its bin was counted on)."""
+
+    index: int
+    contents: int
+    """The messages' texts."""
+    answer: int
+    binned: int
+    """Prompt and answer as the bins count them (the model's tokenizer, or o200k_base)."""
+    messages: int
 
 
 class ChatTemplate:
@@ -144,6 +156,7 @@ class MrcrSuite:
         self.revision = revision
         self.allow_unpinned = allow_unpinned
         self._dataset: Dataset | None = None
+        self._counts: dict[tuple[str, str], list[Counted]] = {}
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> MrcrSuite:
@@ -190,69 +203,108 @@ class MrcrSuite:
         """Load and validate the rows (and their revision) before any model is contacted."""
         _ = self.dataset
 
-    def build(self, ctx: BuildContext) -> list[Sample]:
+    def _counted(self, ctx: BuildContext) -> list[Counted]:
+        """Return every row's token counts in `ctx`'s tokenizer, counted once per tokenizer."""
         if ctx.prompt_mode != "chat":
             raise UsageError(_CHAT_ONLY)
+        key = (ctx.tokenizer.name, self.counter)
+        if key in self._counts:
+            return self._counts[key]
 
         def model_count(text: str) -> int:
             return len(ctx.tokenizer.encode(text)) if text else 0
 
-        binning = o200k_counter() if self.counter == "o200k" else model_count
-        frame = ctx.fit("")  # the chat template around one message: counted, or a margin
-        samples = []
-        for sample_id, row in self.dataset.rows:
-            contents = sum(model_count(m.content) for m in row.messages)
+        binning = o200k_counter() if self.counter == "o200k" else None
+        out = []
+        for index, (_, row) in enumerate(self.dataset.rows):
+            chat = row.chat()
+            contents = sum(model_count(m.content) for m in chat)
             answer = model_count(row.answer)
-            if binning is model_count:
-                binned = contents + answer
-            else:
-                binned = sum(binning(m.content) for m in row.messages) + binning(row.answer)
-            upper = bin_of(binned)
-            if self.bins and upper not in self.bins:
-                continue
-            counted = contents + frame.counted
-            margin = frame.margin + MESSAGE_MARGIN * (len(row.messages) - 1)
-            budget = ctx.output_budget(2 * answer + ANSWER_SLACK)
-            room = None if ctx.context_length is None else ctx.context_length - counted - margin
-            if ctx.max_tokens_override is None and room is not None:
-                # Room for the gold answer is what must fit (as lm-evaluation-harness's MRCR
-                # keeps a row); past it the budget is cut to the room left, never the prompt.
-                budget = max(min(budget, room), answer)
-            needed = counted + margin + budget
-            samples.append(
-                Sample(
-                    id=sample_id,
-                    task=f"{row.n_needles}-needle",
-                    language="en",
-                    context=row.prompt_json(),
-                    question=row.messages[-1].content,
-                    gold=(row.answer,),
-                    length=_length(upper, needed, ctx.context_length),
-                    max_tokens=budget,
-                    prompt_tokens=counted,
-                    meta={
-                        "prefix": row.random_string_to_prepend,
-                        "n_needles": row.n_needles,
-                        "bin": upper,
-                        "bin_label": bin_label(upper),
-                        "bin_tokens": binned,
-                        "bins_counted_in": self.counter,
-                        "answer_tokens": answer,
-                        "needed_tokens": needed,
-                        "messages": len(row.messages),
-                        "desired_msg_index": row.desired_msg_index,
-                        "date_added": row.date_added,
-                        "data": self.dataset.identity,
-                    },
-                )
-            )
-        if not samples and self.bins:
+            binned = contents + answer
+            if binning is not None:
+                binned = sum(binning(m.content) for m in chat) + binning(row.answer)
+            out.append(Counted(index, contents, answer, binned, len(chat)))
+        self._counts[key] = out
+        return out
+
+    def _groups(self, ctx: BuildContext) -> dict[tuple[int, int], list[Counted]]:
+        """Return the rows by (needle count, bin), the bins asked for only, in file order."""
+        groups: dict[tuple[int, int], list[Counted]] = {}
+        rows = self.dataset.rows
+        for counted in self._counted(ctx):
+            upper = bin_of(counted.binned)
+            if not self.bins or upper in self.bins:
+                needles = rows[counted.index][1].n_needles
+                groups.setdefault((needles, upper), []).append(counted)
+        if not groups and self.bins:
             raise UsageError(
                 f"no MRCR row of the data falls in the bins {', '.join(map(bin_label, self.bins))} "
                 f"(counted in {'o200k_base' if self.counter == 'o200k' else 'the model tokenizer'})"
                 ": choose other --lengths"
             )
-        return samples
+        return dict(sorted(groups.items()))
+
+    def cells(self, ctx: BuildContext) -> list[BuildCell]:
+        """Return one cell per needle count and bin (`--limit N`: N rows of each), none built."""
+        return [
+            BuildCell(f"{needles}-needle", upper, len(members))
+            for (needles, upper), members in self._groups(ctx).items()
+        ]
+
+    def iter_cell(
+        self, ctx: BuildContext, task: str, length: int, count: int | None = None
+    ) -> Iterator[Sample]:
+        """Yield the first `count` rows of one needle count and bin as samples, made as pulled."""
+        needles = int(task.split("-", 1)[0])
+        members = self._groups(ctx).get((needles, length), [])
+        for counted in members[: len(members) if count is None else count]:
+            yield self._sample(ctx, counted, length)
+
+    def build(self, ctx: BuildContext) -> list[Sample]:
+        return [
+            sample
+            for cell in self.cells(ctx)
+            for sample in self.iter_cell(ctx, cell.task, cell.length)
+        ]
+
+    def _sample(self, ctx: BuildContext, counted: Counted, upper: int) -> Sample:
+        sample_id, row = self.dataset.rows[counted.index]
+        frame = ctx.fit("")  # the chat template around one message: counted, or a margin
+        prompt = counted.contents + frame.counted
+        margin = frame.margin + MESSAGE_MARGIN * (counted.messages - 1)
+        answer = counted.answer
+        budget = ctx.output_budget(2 * answer + ANSWER_SLACK)
+        room = None if ctx.context_length is None else ctx.context_length - prompt - margin
+        if ctx.max_tokens_override is None and room is not None:
+            # Room for the gold answer is what must fit (as lm-evaluation-harness's MRCR keeps a
+            # row); past it the budget is cut to the room left, never the prompt.
+            budget = max(min(budget, room), answer)
+        needed = prompt + margin + budget
+        return Sample(
+            id=sample_id,
+            task=f"{row.n_needles}-needle",
+            language="en",
+            context=row.prompt,
+            question=row.chat()[-1].content,
+            gold=(row.answer,),
+            length=_length(upper, needed, ctx.context_length),
+            max_tokens=budget,
+            prompt_tokens=prompt,
+            meta={
+                "prefix": row.random_string_to_prepend,
+                "n_needles": row.n_needles,
+                "bin": upper,
+                "bin_label": bin_label(upper),
+                "bin_tokens": counted.binned,
+                "bins_counted_in": self.counter,
+                "answer_tokens": answer,
+                "needed_tokens": needed,
+                "messages": counted.messages,
+                "desired_msg_index": row.desired_msg_index,
+                "date_added": row.date_added,
+                "data": self.dataset.identity,
+            },
+        )
 
     def timeout_s(self, sample: Sample) -> float:
         return 120.0 + 2.0 * sample.length / 1000.0
