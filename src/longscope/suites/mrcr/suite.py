@@ -102,7 +102,7 @@ class MrcrSuite:
     default_config = GenerationConfig(max_tokens=2048, temperature=0.0)
     template = ChatTemplate()
     PUBLISHED = Path(__file__).with_name("published.json")
-    """MRCR numbers from OpenAI's and Google's announcements and the public board, with sources."""
+    """MRCR numbers from the Context Arena board and Google's Gemini 3 Pro table, with sources."""
     DESCRIPTION = "OpenAI MRCR: 2/4/8 identical requests in a long chat, 8K-1M (-S data=FILE|hub)"
     OPTIONS = (
         Param(
@@ -407,12 +407,12 @@ def mrcr_summary(rows: Sequence[ScoredRow]) -> Summary:
         }
     data = sorted({str(r.sample["meta"].get("data")) for r in rows})
     counted = sorted({str(r.sample["meta"].get("bins_counted_in")) for r in rows})
-    tokenizers = {"model": "the model's tokenizer", "o200k": "OpenAI's o200k_base"}
+    tokenizers = {"model": "the model tokenizer", "o200k": "OpenAI o200k_base"}
     notes = (
         f"data: {', '.join(data) or '-'}",
-        "score: difflib SequenceMatcher ratio after the random prefix, 0 without it (OpenAI's "
+        "score: difflib SequenceMatcher ratio after the random prefix, 0 without it (the OpenAI "
         "grade); rows too long for the model are skipped and left out of the means",
-        "bins: OpenAI's edges on prompt + answer tokens, counted in "
+        "bins: the OpenAI edges on prompt + answer tokens, counted in "
         + (", ".join(tokenizers.get(c, c) for c in counted) or "-"),
     )
     return Summary(
