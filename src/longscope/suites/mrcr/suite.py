@@ -111,13 +111,18 @@ class MrcrSuite:
             None,
             "the rows: a .parquet/.jsonl file or folder, or hub (openai/mrcr, pinned) (required)",
         ),
-        Param("needles", "ints", (), "needle counts to run: 2,4,8 (default: all in the data)"),
+        Param(
+            "needles",
+            "ints",
+            (),
+            "needle counts to run, of 2,4,8 (none given: every count in the data)",
+        ),
         Param(
             "lengths",
             "lengths",
             (),
             "bins to run, each named by a length it holds (4k or 8k: [4096, 8192]; 128k: "
-            "(64k, 128k]); default: all",
+            "(64k, 128k]; none given: every bin)",
         ),
         Param(
             "bins",
