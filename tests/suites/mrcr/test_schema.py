@@ -105,3 +105,13 @@ def test_no_row_with_the_needles_asked_for_is_one_line(tmp_path: Path) -> None:
     path = write_jsonl(tmp_path / "rows.jsonl", [mrcr_row(2)])
     with pytest.raises(UsageError, match="holds no row with 8 needles"):
         read_rows([path], needles=(8,))
+
+
+def test_unicode_and_control_text_round_trip_as_data(tmp_path: Path) -> None:
+    odd = "Tapirs 🦛 über 漢字 \u202eRTL\u202c <b>not markup</b> \x00 end"
+    row = mrcr_row(2, target=1, prefix="Ωπ9", needle=("poem", odd))
+    path = write_jsonl(tmp_path / "rows.jsonl", [row])
+    loaded = read_rows([path])[0][1]
+    assert loaded.prompt == row["prompt"]  # the chat is kept as the text it came as
+    assert [m.content for m in loaded.chat()] == [m["content"] for m in json.loads(row["prompt"])]
+    assert odd in loaded.chat()[-1].content and loaded.answer.startswith("Ωπ9")
