@@ -230,3 +230,21 @@ def test_scores_and_the_summary_per_needle_count(data: Path, gemma_tokenizer) ->
 def test_data_is_required_in_one_line() -> None:
     with pytest.raises(UsageError, match="mrcr needs -S data=FILE"):
         suite_from_options("mrcr", [])
+
+
+def test_a_chat_with_its_own_system_message_never_counts_a_default_one(
+    tmp_path: Path, gemma_tokenizer
+) -> None:
+    row = mrcr_row(2, target=2, words=10)
+    chat = [{"role": "system", "content": "You write what is asked."}, *json.loads(row["prompt"])]
+    path = write_jsonl(tmp_path / "sys.jsonl", [row, {**row, "prompt": json.dumps(chat)}])
+    samples = create_suite("mrcr", {"data": str(path)}).build(_ctx(gemma_tokenizer, None))
+    plain, system = sorted(samples, key=lambda s: s.id)
+    contents = sum(len(gemma_tokenizer.encode(m["content"])) for m in chat)
+    # The template's tokens around a lone message may include a default system prompt the
+    # template drops here: they are reserved, never reported as sent.
+    assert (
+        plain.prompt_tokens == contents - len(gemma_tokenizer.encode(chat[0]["content"])) + OVERHEAD
+    )
+    assert system.prompt_tokens == contents
+    assert system.meta["needed_tokens"] >= contents + OVERHEAD + MESSAGE_MARGIN * (len(chat) - 1)

@@ -54,6 +54,8 @@ class Counted(NamedTuple):
     binned: int
     """Prompt and answer as the bins count them (the model's tokenizer, or o200k_base)."""
     messages: int
+    system: bool
+    """The chat brings its own system message (a template may then drop a default one)."""
 
 
 class ChatTemplate:
@@ -228,7 +230,8 @@ class MrcrSuite:
             binned = contents + answer
             if binning is not None:
                 binned = sum(binning(m.content) for m in chat) + binning(row.answer)
-            out.append(Counted(index, contents, answer, binned, len(chat)))
+            system = any(m.role == "system" for m in chat)
+            out.append(Counted(index, contents, answer, binned, len(chat), system))
         self._counts[key] = out
         return out
 
@@ -275,8 +278,13 @@ class MrcrSuite:
     def _sample(self, ctx: BuildContext, counted: Counted, upper: int) -> Sample:
         sample_id, row = self.dataset.rows[counted.index]
         frame = ctx.fit("")  # the chat template around one message: counted, or a margin
-        prompt = counted.contents + frame.counted
-        margin = frame.margin + MESSAGE_MARGIN * (counted.messages - 1)
+        template, margin = frame.counted, frame.margin
+        if counted.system:
+            # A template that adds a default system prompt to a lone user message drops it when
+            # the chat has its own: reserved, not counted as sent (never more than was sent).
+            template, margin = 0, margin + frame.counted
+        prompt = counted.contents + template
+        margin += MESSAGE_MARGIN * (counted.messages - 1)
         answer = counted.answer
         budget = ctx.output_budget(2 * answer + ANSWER_SLACK)
         room = None if ctx.context_length is None else ctx.context_length - prompt - margin
