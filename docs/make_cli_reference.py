@@ -21,7 +21,7 @@ COMMANDS = (
     "longscore",
     "list",
 )
-SUITES = ("longctx", "longbench-pro", "hundred", "ruler")
+SUITES = ("longctx", "longbench-pro", "hundred", "ruler", "mrcr")
 HEAD = """# CLI reference
 
 Generated from `longscope COMMAND --help` by `docs/make_cli_reference.py`; a test fails when this

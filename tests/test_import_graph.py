@@ -154,7 +154,7 @@ def test_only_suites_know_suites(graph) -> None:
         if info.ispkg:
             table = getattr(importlib.import_module(f"{SUITES}.{info.name}"), "SUITES", {})
             names.update(table)
-    assert {"longctx", "longbench-pro", "hundred"} <= names
+    assert {"longctx", "longbench-pro", "hundred", "ruler", "mrcr"} <= names
     problems = []
     for module, path in _modules().items():
         if module == SUITES or module.startswith(SUITES + "."):
