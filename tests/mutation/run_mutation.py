@@ -282,6 +282,14 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"mutmut run failed with exit code {run.returncode}", file=sys.stderr)
                 return run.returncode
             [result] = summarize(exit_codes(cwd / "mutants"), [module])
+            if not result.checked:
+                # mutmut exits 0 or 1 when its first (stats) test run fails, and checks nothing.
+                print(
+                    f"{module}: mutmut checked no mutant (its tests failed before mutating? "
+                    f"see `mutmut run` in {cwd})",
+                    file=sys.stderr,
+                )
+                return 1
             print(
                 f"{module}: {result.killed + result.timeout}/{result.checked} killed "
                 f"({time.perf_counter() - started:.0f} s)",
