@@ -32,7 +32,7 @@ SCHEMA_VERSION = "0.3.0"
 
 def _require() -> None:
     try:
-        import every_eval_ever.eval_types  # noqa: F401
+        import every_eval_ever.eval_types
         import every_eval_ever.validator  # noqa: F401
     except ImportError:
         command = (
