@@ -18,7 +18,9 @@ import re
 from pathlib import Path
 from typing import Any
 
-from longscope.export.record import ExportRun, metric_points, require
+import yaml
+
+from longscope.export.record import ExportRun, metric_points
 from longscope.files import write_atomic
 
 FOLDER = ".eval_results"
@@ -48,7 +50,6 @@ def entries(run: ExportRun) -> list[dict[str, Any]]:
 
 def write(run: ExportRun, out: Path) -> Path:
     """Write `run`'s entries to `out/MODEL/.eval_results/SUITE-RUNID.yaml`; return the path."""
-    yaml = require("yaml", "hf", "PyYAML")
     model = re.sub(r"[^A-Za-z0-9._-]+", "_", run.model.split("/", 1)[-1]).strip("_") or "model"
     path = out / model / FOLDER / f"{run.suite}-{run.run_id[:12]}.yaml"
     text = yaml.safe_dump(entries(run), sort_keys=False, allow_unicode=True, width=100)
