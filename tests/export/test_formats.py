@@ -58,18 +58,34 @@ def test_inspect_log_reads_back_with_the_runs_samples_scores_and_header(
     assert "KV cache" in rules["prefix_cache"]
 
 
-def test_eee_record_passes_the_every_eval_ever_validator(real_run: Path, tmp_path: Path) -> None:
+def test_eee_record_and_samples_pass_the_every_eval_ever_validator(
+    real_run: Path, tmp_path: Path
+) -> None:
     from every_eval_ever.eval_types import EvaluationLog
+    from every_eval_ever.instance_level_types import InstanceLevelEvaluationLog
     from every_eval_ever.validator import validate_file
 
     (done,) = export([real_run], "eee", tmp_path)
     path = Path(done.where)
+    samples = path.with_name(f"{path.stem}_samples.jsonl")
     repo = path.relative_to(tmp_path).as_posix()
     assert re.fullmatch(r"data/longscope_longctx/llamacpp/gemma3-270m/[0-9a-f-]{36}\.json", repo)
-    report = validate_file(path, repo_path=repo, run_semantic_checks=True)
-    assert report.valid and not report.errors, report.errors
+    repos = frozenset({repo, samples.relative_to(tmp_path).as_posix()})
+
+    def check(name: str) -> object:
+        return validate_file(
+            tmp_path / name,
+            repo_path=name,
+            available_files=repos,
+            read_repo_file=lambda n: (tmp_path / n).read_text(encoding="utf-8"),
+            run_semantic_checks=True,
+        )
+
+    for name in repos:
+        report = check(name)
+        assert report.valid and not report.errors and not report.warnings, report.errors
     log = EvaluationLog.model_validate_json(path.read_text())
-    overall, by_length, _ = _scores(real_run)
+    overall, by_length, rows = _scores(real_run)
     results = {r.evaluation_result_id: r for r in log.evaluation_results}
     assert results["overall"].score_details.score == pytest.approx(overall)
     for length, value in by_length.items():
@@ -79,14 +95,19 @@ def test_eee_record_passes_the_every_eval_ever_validator(real_run: Path, tmp_pat
     assert log.model_info.inference_engine.name == "llama-cpp-python"
     assert log.model_info.additional_details["determinism.requests_in_flight"] == "1"
     assert not any("provisional" in r.evaluation_name for r in log.evaluation_results)
+    answers = [
+        InstanceLevelEvaluationLog.model_validate_json(x) for x in samples.read_text().splitlines()
+    ]
+    assert {(a.sample_id, 0): a.evaluation.score for a in answers} == rows
+    assert log.detailed_evaluation_results.total_rows == len(answers)
     # The validator is not a rubber stamp: the same record without its model is refused.
     broken = json.loads(path.read_text())
     del broken["model_info"]
     path.write_text(json.dumps(broken))
-    assert not validate_file(path, repo_path=repo, run_semantic_checks=True).valid
+    assert not check(repo).valid
     # Exporting again replaces the record (its name comes from the run id).
     (again,) = export([real_run], "eee", tmp_path)
-    assert again.where == done.where and validate_file(path, repo_path=repo).valid
+    assert again.where == done.where and check(repo).valid
 
 
 # The Hub's documented entry (hub-docs eval_results.yaml and docs/hub/eval-results.md).

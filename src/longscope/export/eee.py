@@ -7,7 +7,8 @@ UUID is derived from the run id, so exporting a run again replaces its record). 
 overall score, each length and each breakdown cell of every view, on 0-100 with their standard
 errors and intervals. The run's identity, completeness (a provisional run is marked so in
 `source_metadata` and in every result's name and details) and determinism record go in the
-schema's string maps (`additional_details`).
+schema's string maps (`additional_details`). Beside it, `UUID_samples.jsonl` holds one instance
+record per scored answer; the validator checks the pair together.
 
 every-eval-ever 0.3 asks for Python 3.12 for its other tools (converters, datastore); its types
 and validator run on 3.11, where it is installed without its dependencies (`make install`).
@@ -46,8 +47,9 @@ def _require() -> None:
         ) from None
 
 
-def record(run: ExportRun, retrieved: float | None = None) -> Any:
-    """Return `run` as an every-eval-ever `EvaluationLog` (validated by its pydantic model)."""
+def record(run: ExportRun, retrieved: float | None = None, detail: Any = None) -> Any:
+    """Return `run` as an every-eval-ever `EvaluationLog` (validated by its pydantic model);
+    `detail` points at its samples file (`DetailedEvaluationResults`)."""
     _require()
     from every_eval_ever import eval_types as eee
 
@@ -56,7 +58,7 @@ def record(run: ExportRun, retrieved: float | None = None) -> Any:
     engine_name, _, engine_version = str(rules["engine"]).partition(" ")
     return eee.EvaluationLog(
         schema_version=SCHEMA_VERSION,
-        evaluation_id=f"{collection(run)}/{run.model}/{run.run_id}",
+        evaluation_id=evaluation_id(run),
         evaluation_timestamp=run.created_iso,
         retrieved_timestamp=str(int(retrieved if retrieved is not None else time.time())),
         source_metadata=eee.SourceMetadata(
@@ -85,7 +87,81 @@ def record(run: ExportRun, retrieved: float | None = None) -> Any:
             additional_details=flat_strings(rules, "determinism"),
         ),
         evaluation_results=[_result(run, point, state) for point in metric_points(run.summary)],
+        detailed_evaluation_results=detail,
     )
+
+
+def instances(run: ExportRun) -> list[Any]:
+    """Return one instance record per scored answer (question, gold, answer, score 0-1), linked
+    to the aggregate's first overall result. Unscored requests are counted in the aggregate's
+    completeness, not listed: a skipped or failed request is no answer to grade."""
+    _require()
+    from every_eval_ever import instance_level_types as eee
+
+    points = metric_points(run.summary, breakdowns=False)
+    result_id = points[0].name if points else "overall"
+    title = run.summary.title or run.suite
+    out = []
+    for row in run.result.rows:
+        if row.score is None:
+            continue
+        sample, generation = row.sample, row.generation
+        question, gold = (
+            str(sample.get("question") or ""),
+            [str(g) for g in sample.get("gold") or []],
+        )
+        tokens = generation.prompt_tokens + generation.completion_tokens
+        out.append(
+            eee.InstanceLevelEvaluationLog(
+                schema_version=SCHEMA_VERSION,
+                evaluation_id=evaluation_id(run),
+                model_id=run.model,
+                evaluation_name=f"{title} {sample.get('length')} tokens",
+                evaluation_result_id=result_id,
+                sample_id=f"{sample['id']}#{row.repeat}" if row.repeat else str(sample["id"]),
+                sample_hash=hashlib.sha256(
+                    json.dumps([question, gold], ensure_ascii=False).encode()
+                ).hexdigest(),
+                interaction_type=eee.InteractionType.single_turn,
+                input=eee.Input(raw=question, reference=gold),
+                output=eee.Output(
+                    raw=[generation.text],
+                    reasoning_trace=[generation.reasoning] if generation.reasoning else None,
+                ),
+                answer_attribution=[
+                    eee.AnswerAttributionItem(
+                        turn_idx=0,
+                        source="output.raw",
+                        extracted_value=generation.text,
+                        extraction_method=f"longscope.{run.suite} metric",
+                        is_terminal=True,
+                    )
+                ],
+                evaluation=eee.Evaluation(
+                    score=row.score.fraction, is_correct=row.score.value >= row.score.max
+                ),
+                token_usage=eee.TokenUsage(
+                    input_tokens=generation.prompt_tokens,
+                    output_tokens=generation.completion_tokens,
+                    total_tokens=tokens,
+                ),
+                performance=eee.Performance(latency_ms=max(0.0, generation.latency_s * 1000)),
+                metadata={
+                    "task": sample.get("task"),
+                    "language": sample.get("language"),
+                    "length": sample.get("length"),
+                    "repeat": row.repeat,
+                    "status": generation.status,
+                    "context_sha": run.context_hashes.get(sample["id"], ""),
+                    "evidence": row.score.evidence,
+                },
+            )
+        )
+    return out
+
+
+def evaluation_id(run: ExportRun) -> str:
+    return f"{collection(run)}/{run.model}/{run.run_id}"
 
 
 def _result(run: ExportRun, point: Point, state: dict[str, str]) -> Any:
@@ -165,26 +241,55 @@ def repo_path(run: ExportRun) -> str:
         raise UsageError(f"{run.model!r} names no Every Eval Ever path: {exc}") from exc
 
 
-def validate(path: Path, repo: str) -> list[str]:
-    """Return the validator's errors for the record at `path` (its datastore path `repo`)."""
+def validate(root: Path, repos: list[str]) -> list[str]:
+    """Return the validator's errors for the datastore files `repos` under `root` (with its
+    repository checks: paths, model identity, score bounds, the samples companion)."""
     _require()
     from every_eval_ever.validator import validate_file
 
-    report = validate_file(path, repo_path=repo, run_semantic_checks=True)
-    return [f"{e.get('loc')}: {e.get('msg')}" for e in report.errors]
+    errors = []
+    for repo in repos:
+        report = validate_file(
+            root / repo,
+            repo_path=repo,
+            available_files=frozenset(repos),
+            read_repo_file=lambda name: (root / name).read_text(encoding="utf-8"),
+            run_semantic_checks=True,
+        )
+        errors += [f"{repo}: {e.get('loc')}: {e.get('msg')}" for e in report.errors]
+    return errors
 
 
 def write(run: ExportRun, out: Path) -> Path:
-    """Write `run`'s record under `out` (the datastore's root, holding `data/`); return its path."""
+    """Write `run`'s record and its samples file under `out` (the datastore's root, holding
+    `data/`); return the record's path."""
+    from every_eval_ever.eval_types import DetailedEvaluationResults, Format, HashAlgorithm
+
     repo = repo_path(run)
-    path = out / repo
-    text = record(run).model_dump_json(indent=2, exclude_none=True)
-    write_atomic(path, text + "\n")
-    errors = validate(path, repo)
+    samples_repo = repo.removesuffix(".json") + "_samples.jsonl"
+    rows = [r.model_dump_json(exclude_none=True) for r in instances(run)]
+    detail = None
+    if rows:
+        text = "\n".join(rows) + "\n"
+        write_atomic(out / samples_repo, text)
+        detail = DetailedEvaluationResults(
+            format=Format.jsonl,
+            file_path=samples_repo,
+            hash_algorithm=HashAlgorithm.sha256,
+            checksum=hashlib.sha256(text.encode()).hexdigest(),
+            total_rows=len(rows),
+        )
+    else:  # nothing scored: no samples file, and none left from an earlier export
+        (out / samples_repo).unlink(missing_ok=True)
+    aggregate = record(run, detail=detail).model_dump_json(indent=2, exclude_none=True)
+    write_atomic(out / repo, aggregate + "\n")
+    written = [repo, samples_repo] if rows else [repo]
+    errors = validate(out, written)
     if errors:  # our bug, not the user's: say what the validator said, keep nothing invalid
-        path.unlink(missing_ok=True)
-        raise RuntimeError(f"every-eval-ever rejects {path}: {'; '.join(errors[:3])}")
-    return path
+        for name in written:
+            (out / name).unlink(missing_ok=True)
+        raise RuntimeError(f"every-eval-ever rejects the export: {'; '.join(errors[:3])}")
+    return out / repo
 
 
 def _number(value: Any) -> float | None:
