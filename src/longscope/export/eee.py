@@ -263,6 +263,7 @@ def validate(root: Path, repos: list[str]) -> list[str]:
 def write(run: ExportRun, out: Path) -> Path:
     """Write `run`'s record and its samples file under `out` (the datastore's root, holding
     `data/`); return the record's path."""
+    _require()
     from every_eval_ever.eval_types import DetailedEvaluationResults, Format, HashAlgorithm
 
     repo = repo_path(run)
