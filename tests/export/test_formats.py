@@ -32,7 +32,8 @@ def test_inspect_log_reads_back_with_the_runs_samples_scores_and_header(
     log = read_eval_log(done.where)
     overall, by_length, rows = _scores(real_run)
     assert log.status == "success" and log.error is None
-    assert log.eval.task == "longctx" and log.eval.run_id == done.run_id
+    assert log.eval.task == "longctx" and log.eval.run_id == log.eval.task_id == done.run_id
+    assert Path(done.where).name.endswith(f"_longctx_{done.run_id}.eval")
     assert log.eval.model == "llamacpp/gemma3-270m"
     assert log.eval.task_args["lengths"] == [1024, 2048]
     assert log.eval.model_generate_config.max_tokens == 16

@@ -41,7 +41,8 @@ def write(run: ExportRun, out: Path) -> Path:
         metadata={"longscope": _record(run)},
     )
     stamp = run.created_iso.replace(":", "-").replace("+00-00", "")
-    path = out / f"{stamp}_{_slug(run.suite)}_{run.run_id[:12]}.eval"
+    # Inspect's own naming, TIMESTAMP_TASK_TASKID.eval: its viewer reads the task from the name.
+    path = out / f"{stamp}_{_slug(run.suite)}_{run.run_id}.eval"
     out.mkdir(parents=True, exist_ok=True)
     # Written beside its final name, then renamed: a reader never sees half a log.
     partial = path.with_name(f".{path.stem}.partial.eval")
@@ -71,6 +72,7 @@ def _spec(run: ExportRun) -> Any:
         run_id=run.run_id,
         created=run.created_iso,
         task=run.suite,
+        task_id=run.run_id,
         task_version=str(identity["suite_version"]),
         task_display_name=run.summary.title,
         task_args=dict(identity["params"]),
