@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib
 import json
 import math
-import sys
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -273,7 +272,3 @@ def flat_strings(value: Any, prefix: str = "") -> dict[str, str]:
     if isinstance(value, str):
         return {prefix: value}
     return {prefix: json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)}
-
-
-def python_at_least(major: int, minor: int) -> bool:
-    return sys.version_info >= (major, minor)
