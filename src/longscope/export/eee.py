@@ -161,6 +161,7 @@ def instances(run: ExportRun) -> list[Any]:
 
 
 def evaluation_id(run: ExportRun) -> str:
+    """Return the record's id, `COLLECTION/MODEL/RUN_ID`: one per longscope run."""
     return f"{collection(run)}/{run.model}/{run.run_id}"
 
 
@@ -225,6 +226,7 @@ def _result(run: ExportRun, point: Point, state: dict[str, str]) -> Any:
 
 
 def collection(run: ExportRun) -> str:
+    """Return the datastore collection of a suite's records (`longscope_SUITE`)."""
     return f"longscope_{run.suite}"
 
 
