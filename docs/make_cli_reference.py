@@ -20,6 +20,7 @@ COMMANDS = (
     "judge",
     "longscore",
     "list",
+    "export",
 )
 SUITES = ("longctx", "longbench-pro", "hundred", "ruler", "mrcr")
 HEAD = """# CLI reference

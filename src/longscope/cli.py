@@ -400,6 +400,21 @@ def list_command(
     terminal.print_catalogue(out, suite)
 
 
+@app.command("export")
+def export_command(
+    run_dirs: _Opt.run_dirs,
+    fmt: _o(str, "--format", help="inspect, eee (Every Eval Ever), hf (.eval_results), mlflow"),
+    output: _o(str | None, "--output", "-o", help="Folder, or mlflow's tracking URI") = None,
+) -> None:
+    """Write stored runs where results are kept: Inspect, Every Eval Ever, Hugging Face, MLflow."""
+    from longscope.export import export
+
+    for done in export(run_dirs, fmt, output):
+        out.print(plain(done.line()))
+        if done.note:
+            err.print(plain(f"{done.run_dir}: exported as provisional: {done.note}", "bold red"))
+
+
 def _note(message: str) -> None:
     for line in message.splitlines():
         err.print(plain(line), soft_wrap=True)

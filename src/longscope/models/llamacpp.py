@@ -239,6 +239,12 @@ class LlamaCppBackend:
                 "path": str(self.model_path),
                 "n_ctx_train": llama._model.n_ctx_train(),
                 "engine": dict(self.engine_options),
+                # The determinism record of exports (longscope.export): what ran the model.
+                "engine_version": f"llama-cpp-python {_library_version()}",
+                "build": _system_info(),
+                "batching": "none: one request at a time, one sequence",
+                "prefix_cache": "llama-cpp-python reuses the KV cache of the prefix a prompt "
+                "shares with the previous one",
             },
         )
 
@@ -409,6 +415,20 @@ def completion_kwargs(
         "seed": config.seed,
         **extra,
     }
+
+
+def _library_version() -> str:
+    import llama_cpp
+
+    return str(getattr(llama_cpp, "__version__", "unknown"))
+
+
+def _system_info() -> str:
+    """Return llama.cpp's build features (`AVX2 = 1 | FMA = 1 | ...`): they change the numbers."""
+    import llama_cpp
+
+    info = llama_cpp.llama_print_system_info()
+    return (info.decode("utf-8", "replace") if isinstance(info, bytes) else str(info)).strip()
 
 
 @contextlib.contextmanager

@@ -134,6 +134,7 @@ class OpenAIBackend:
                 "check --base-url and the API key variable"
             ) from exc
         served = {m.id: (m.model_extra or {}) for m in listing.data}
+        owners = {m.id: getattr(m, "owned_by", None) for m in listing.data}
         server_len = served.get(self.model, {}).get("max_model_len")
         if self.stated_context_length:
             length, source = self.stated_context_length, "user"
@@ -147,7 +148,15 @@ class OpenAIBackend:
             context_source=source,
             prompt_mode=self.prompt_mode,
             tokenizer=self.tokenizer_spec,
-            details={"served_models": sorted(served), "server_max_model_len": server_len},
+            details={
+                "served_models": sorted(served),
+                "server_max_model_len": server_len,
+                # The server's engine says who it is only through `owned_by` (vllm, sglang...).
+                "owned_by": owners.get(self.model),
+                "batching": "the server's own (continuous batching on vLLM and SGLang); "
+                "not reported over the API",
+                "prefix_cache": "the server's own; not reported over the API",
+            },
         )
         return self._info
 

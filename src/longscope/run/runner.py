@@ -87,6 +87,7 @@ async def run_prepared(prepared: PreparedRun, *, score: bool = True) -> RunResul
                     "details": info.details,
                 },
                 config=config.__dict__,
+                scheduling=_scheduling(prepared),
             ),
         )
         if callable(getattr(suite, "record", None)):
@@ -105,6 +106,19 @@ async def run_prepared(prepared: PreparedRun, *, score: bool = True) -> RunResul
     return RunResult(
         run_id=run_id, run_dir=run_dir, sent=timing.sent, skipped=timing.skipped, result=result
     )
+
+
+def _scheduling(prepared: PreparedRun) -> dict[str, Any]:
+    """Return how requests were sent (for the determinism record of exports): batch-dependent
+    numerics make answers depend on what else was in flight."""
+    backend, options = prepared.backend, prepared.options
+    return {
+        "requests_in_flight": 1
+        if options.serial
+        else (options.concurrency or backend.max_concurrency),
+        "grouped_by_prefix": not options.serial
+        and callable(getattr(backend, "generate_group", None)),
+    }
 
 
 @dataclass
