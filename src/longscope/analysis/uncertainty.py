@@ -25,10 +25,17 @@ from typing import Any
 
 import numpy as np
 
+from longscope.analysis.curves import auc_weights, length_auc, view_metrics
 from longscope.analysis.effective import RULER_THRESHOLD, effective_length, relative_threshold
 from longscope.analysis.longscore import DEFAULT_BASE_LENGTHS, longscore
-from longscope.analysis.stats import Estimate, estimate, quantile_index
-from longscope.summary import Breakdown, Error, Interval, Summary, View
+from longscope.analysis.stats import (
+    Estimate,
+    clustered_se,
+    estimate,
+    quantile_index,
+    stratified_weights,
+)
+from longscope.summary import Breakdown, CurveMetrics, Error, Grid, Interval, Summary, Table, View
 from longscope.types import SCORABLE, ScoredRow
 
 DEFAULT_SEED = 0
@@ -120,7 +127,8 @@ def units_of(rows: Sequence[ScoredRow], cluster_key: ClusterKey) -> list[Unit]:
             continue
         ok = row.generation.status in SCORABLE and row.score is not None
         value = 100.0 * row.score.fraction if ok and row.score else 0.0
-        units.append(Unit(value, cluster_key(row.sample), labels_of(row.sample)))
+        labels = {**labels_of(row.sample), "@repeat": str(row.repeat)}
+        units.append(Unit(value, cluster_key(row.sample), labels))
     return units
 
 
@@ -221,10 +229,20 @@ def view_units(view: View, units: Sequence[Unit], views: int) -> list[Unit]:
     return [u for u in units if view.name in u.labels.values()]
 
 
-def errors_of_view(
-    view: View, units: Sequence[Unit], tally: _Tally
-) -> tuple[View, str | None, dict[int, tuple[str, ...]]]:
-    """Return the view with standard errors filled in, its length field and per-length averaging."""
+@dataclass(frozen=True)
+class Fitted:
+    """How a view's curves were found again from its requests (for SEs of numbers read off them)."""
+
+    length_field: str | None
+    category_field: str | None
+    lengths: dict[int, tuple[str, ...]]
+    """Per length of `by_length`: the averaging that gives back the shown score."""
+    categories: dict[str, dict[int, tuple[str, ...]]]
+    """The same per category curve and length."""
+
+
+def errors_of_view(view: View, units: Sequence[Unit], tally: _Tally) -> tuple[View, Fitted]:
+    """Return the view with standard errors filled in, and how its curves were found again."""
     table = Columns(units)
     lengths = [str(n) for n in view.by_length]
     length_field = find_field(table, "length", lengths)
@@ -240,6 +258,7 @@ def errors_of_view(
                 length_errors[length] = _error(found[0])
                 length_specs[length] = found[1]
     curve_errors: dict[str, dict[int, Error]] = {}
+    curve_specs: dict[str, dict[int, tuple[str, ...]]] = {}
     if length_field and category_field:
         for name, points in view.curves.items():
             for length, shown in points.items():
@@ -248,6 +267,7 @@ def errors_of_view(
                 tally.count(found)
                 if found:
                     curve_errors.setdefault(name, {})[length] = _error(found[0])
+                    curve_specs.setdefault(name, {})[length] = found[1]
     everything = np.arange(len(units))
     in_curve = everything
     if length_field and view.by_length:
@@ -269,6 +289,7 @@ def errors_of_view(
     breakdowns = []
     for breakdown in view.breakdowns:
         breakdowns.append(_breakdown_errors(breakdown, table, length_field, category_field, tally))
+    fitted = Fitted(length_field, category_field, length_specs, curve_specs)
     return (
         replace(
             view,
@@ -276,10 +297,168 @@ def errors_of_view(
             length_errors=length_errors,
             curve_errors=curve_errors,
             breakdowns=tuple(breakdowns),
+            grids=tuple(_grid_errors(g, table, tally) for g in view.grids),
+            tables=tuple(_table_errors(t, table, tally) for t in view.tables),
+            metrics=_metric_errors(view.metrics, table, fitted, None),
+            curve_metrics={
+                name: _metric_errors(m, table, fitted, name) or m
+                for name, m in view.curve_metrics.items()
+            },
         ),
-        length_field,
-        length_specs,
+        fitted,
     )
+
+
+def _grid_errors(grid: Grid, table: Columns, tally: _Tally) -> Grid:
+    """Return the grid with a clustered SE per cell: rows and columns are sample fields."""
+    rows = list(grid.rows)
+    columns = sorted({c for row in grid.rows.values() for c in row})
+    row_field = find_field(table, grid.rows_label, rows)
+    column_field = find_field(table, grid.columns_label, columns)
+    if row_field is None or column_field is None:
+        for row in grid.rows.values():
+            for _ in row:
+                tally.count(None)
+        return grid
+    errors: dict[str, dict[str, float | None]] = {}
+    for name, row in grid.rows.items():
+        for column, shown in row.items():
+            index = table.where(**{row_field: name, column_field: column})
+            found = _fit(shown, table, index, [(), ("id",)])
+            tally.count(found)
+            if found:
+                errors.setdefault(name, {})[column] = _round(found[0].se)
+    return replace(grid, errors=errors)
+
+
+_NUMBER = re.compile(r"^\s*([-+]?\d+(?:\.\d+)?)\s*%?\s*$")
+
+
+def _table_errors(shown: Table, table: Columns, tally: _Tally) -> Table:
+    """Return the table with an SE on each cell its `where` names (its requests' selection)."""
+    if not shown.where:
+        return shown
+    errors = []
+    for cells, wheres in zip(shown.rows, shown.where, strict=False):
+        row: list[float | None] = []
+        for text, where in zip(cells, wheres, strict=False):
+            number = _NUMBER.match(text) if where is not None else None
+            if where is None or number is None:
+                row.append(None)
+                continue
+            found = _fit_cell(float(number.group(1)), table, where)
+            tally.count(found)
+            row.append(None if found is None else _round(found.se))
+        errors.append(tuple(row))
+    return replace(shown, errors=tuple(errors))
+
+
+def _fit_cell(shown: float, table: Columns, where: Mapping[str, str]) -> Estimate | None:
+    """Return the estimate of a table cell from its selection, when it gives back `shown`.
+
+    `@repeats` N keeps each sample's first N repeats; `@per_sample` `max` scores each sample by
+    its best repeat (best-of-N), else repeats are averaged per sample or taken as they are.
+    """
+    fields = {k: v for k, v in where.items() if not k.startswith("@")}
+    index = table.where(**fields)
+    repeats = where.get("@repeats")
+    if repeats is not None:
+        index = index[table.column("@repeat")[index].astype(int) < int(repeats)]
+    if not len(index):
+        return None
+    if where.get("@per_sample") == "max":
+        ids = table.column("id")[index]
+        best: dict[str, float] = {}
+        cluster_of: dict[str, int] = {}
+        for sid, value, cluster in zip(
+            ids.tolist(), table.value[index].tolist(), table.cluster[index].tolist(), strict=True
+        ):
+            best[sid] = max(best.get(sid, value), value)
+            cluster_of[sid] = cluster
+        est = estimate(list(best.values()), [cluster_of[s] for s in best])
+        return est if abs(est.value - shown) <= TOLERANCE else None
+    found = _fit(shown, table, index, [(), ("id",)])
+    return None if found is None else found[0]
+
+
+def combination_se(
+    table: Columns,
+    fitted: Fitted,
+    coefficients: Mapping[int, float],
+    category: str | None = None,
+) -> tuple[float | None, float | None]:
+    """Return the clustered and plain SEs of sum_n c_n S_n over a curve's scores S_n.
+
+    Each S_n is a (mean of means of) request values, so the sum is linear in the values: its
+    sandwich SE counts a cluster that spans several lengths (a question asked at each) once, with
+    its covariance. Smooth functions of the curve (LongScore) pass their gradient as `c`.
+    """
+    specs = fitted.lengths if category is None else fitted.categories.get(category, {})
+    if fitted.length_field is None or (category is not None and fitted.category_field is None):
+        return None, None
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    offset = 0
+    for length, c in coefficients.items():
+        if length not in specs:
+            return None, None
+        equal = {fitted.length_field: str(length)}
+        if category is not None and fitted.category_field is not None:
+            equal[fitted.category_field] = category
+        index = table.where(**equal)
+        if not len(index):
+            return None, None
+        levels = [table.column(name)[index].tolist() for name in specs[length]]
+        weights, leaves = stratified_weights(levels, len(index))
+        parts.append((index, c * weights, leaves + offset))
+        offset += int(leaves.max()) + 1
+    if not parts:
+        return None, None
+    index = np.concatenate([p[0] for p in parts])
+    weights = np.concatenate([p[1] for p in parts])
+    leaves = np.concatenate([p[2] for p in parts])
+    x = table.value[index]
+    _, clusters = np.unique(table.cluster[index], return_inverse=True)
+    return (
+        clustered_se(x, weights, leaves, clusters.reshape(-1)),
+        clustered_se(x, weights, leaves, np.arange(len(index))),
+    )
+
+
+def longscore_gradient(
+    lengths: Sequence[int],
+    base: float,
+    longer: float,
+    base_lengths: Sequence[int] = DEFAULT_BASE_LENGTHS,
+) -> dict[int, float]:
+    """Return d LongScore / d S_n at Base `base` and mean longer score `longer`.
+
+    LongScore = 100 (longer / Base - 1), Base the mean at the base lengths, `longer` the mean at
+    the lengths beyond them.
+    """
+    base_n = [n for n in base_lengths if n in lengths]
+    long_n = [n for n in lengths if n not in base_lengths and n > max(base_lengths, default=0)]
+    if not base_n or not long_n or base <= 0:
+        return {}
+    out = {n: 100.0 / (base * len(long_n)) for n in long_n}
+    for n in base_n:
+        out[n] = -100.0 * longer / (base**2 * len(base_n))
+    return out
+
+
+def _metric_errors(
+    metrics: CurveMetrics | None, table: Columns, fitted: Fitted, category: str | None
+) -> CurveMetrics | None:
+    if metrics is None:
+        return None
+    specs = fitted.lengths if category is None else fitted.categories.get(category, {})
+    auc_se = ls_se = None
+    if metrics.auc is not None and specs:
+        auc_se = _round(combination_se(table, fitted, auc_weights(list(specs)), category)[0])
+    if metrics.longscore is not None and metrics.base and metrics.longscore_raw is not None:
+        gradient = longscore_gradient(list(specs), metrics.base, metrics.longscore_raw)
+        if gradient:
+            ls_se = _round(combination_se(table, fitted, gradient, category)[0])
+    return replace(metrics, auc_se=auc_se, longscore_se=ls_se)
 
 
 def _breakdown_errors(
@@ -423,7 +602,8 @@ def curve_intervals(
     threshold: float = RULER_THRESHOLD,
     fraction: float = RELATIVE_FRACTION,
 ) -> tuple[Interval, ...]:
-    """Return bootstrap intervals of effective length (absolute, relative) and LongScore."""
+    """Return bootstrap intervals of effective length (absolute, relative), length AUC and
+    LongScore; the numeric ones carry the view's clustered SE (`View.metrics`)."""
     if length_field is None or len(specs) < 2 or set(specs) != set(view.by_length):
         return ()
     reps = curve_replicates(units, length_field, specs, seed, replicates)
@@ -448,6 +628,11 @@ def curve_intervals(
             relative_threshold(base, fraction),
         )
     )
+    auc = length_auc(shown)
+    if auc is not None:
+        values_auc = np.array([length_auc(c) or 0.0 for c in curves])
+        low, mid, high = np.quantile(values_auc, [0.025, 0.5, 0.975])
+        out.append(Interval("length AUC", f"{auc:.1f}", f"{mid:.1f}", f"{low:.1f}", f"{high:.1f}"))
     own = longscore(shown, DEFAULT_BASE_LENGTHS)
     if own.average is not None:
         values = [longscore(c, DEFAULT_BASE_LENGTHS).average for c in curves]
@@ -480,6 +665,14 @@ def _ordinal_interval(
     )
 
 
+def _with_se(intervals: Sequence[Interval], metrics: CurveMetrics | None) -> tuple[Interval, ...]:
+    """Give the numeric intervals (length AUC, LongScore) their clustered SE from the metrics."""
+    if metrics is None:
+        return tuple(intervals)
+    se = {"length AUC": metrics.auc_se, "LongScore": metrics.longscore_se}
+    return tuple(replace(i, se=se.get(i.name)) for i in intervals)
+
+
 def with_uncertainty(
     summary: Summary,
     rows: Sequence[ScoredRow],
@@ -489,17 +682,18 @@ def with_uncertainty(
     replicates: int = DEFAULT_REPLICATES,
     cluster_name: str = "the sample (its repeats are one cluster)",
 ) -> Summary:
-    """Return `summary` with standard errors on its scores and intervals on its curve numbers."""
+    """Return `summary` with its curve metrics (`analysis.curves`), standard errors on its
+    scores and intervals on its curve numbers."""
     units = units_of(rows, cluster_key)
     tally = _Tally()
     views = []
     for view in summary.views:
         mine = view_units(view, units, len(summary.views))
-        filled, length_field, specs = errors_of_view(view, mine, tally)
+        filled, fitted = errors_of_view(view_metrics(view), mine, tally)
         intervals = curve_intervals(
-            filled, mine, length_field, specs, seed=seed, replicates=replicates
+            filled, mine, fitted.length_field, fitted.lengths, seed=seed, replicates=replicates
         )
-        views.append(replace(filled, intervals=intervals))
+        views.append(replace(filled, intervals=_with_se(intervals, filled.metrics)))
     record = {
         "cluster": cluster_name,
         "clusters": len({u.cluster for u in units}),
@@ -521,15 +715,18 @@ __all__ = [
     "DEFAULT_REPLICATES",
     "DEFAULT_SEED",
     "Columns",
+    "Fitted",
     "Unit",
     "cluster_key_of",
     "cluster_name",
+    "combination_se",
     "curve_intervals",
     "curve_replicates",
     "default_cluster_key",
     "errors_of_view",
     "find_field",
     "labels_of",
+    "longscore_gradient",
     "units_of",
     "with_uncertainty",
 ]
