@@ -150,10 +150,10 @@ class Table:
     rows: tuple[tuple[str, ...], ...]
     where: tuple[tuple[dict[str, str] | None, ...], ...] = ()
     """Optional, parallel to `rows`: for each cell that shows a score, the requests behind it
-    as sample fields and values (`{"task": "qa_1", "meta.target_length": "4096"}`; the key
-    `@repeats` limits to the first N repeats and `@per_sample` names how a sample's repeats
-    combine: `mean` by default, `max` for best-of-N). `analysis.uncertainty` reads it to give
-    the cell its standard error."""
+    as sample fields and values (`{"task": "qa_1", "meta.target_length": "4096"}`), plus how
+    they combine: `@repeat` (one repeat), `@repeats` (the first N), `@per_sample` (`max`:
+    best-of-N; `pass`: pass@N by the rule in `@pass`), `@mean_of` (a mean of group means).
+    `analysis.uncertainty._fit_cell` reads it to give the cell its standard error."""
     errors: tuple[tuple[float | None, ...], ...] = ()
     """Parallel to `rows`: each score cell's standard error (filled by `analysis.uncertainty`)."""
 

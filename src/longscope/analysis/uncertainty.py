@@ -356,10 +356,12 @@ def _table_errors(shown: Table, table: Columns, tally: _Tally) -> Table:
 def _fit_cell(shown: float, table: Columns, where: Mapping[str, str]) -> Estimate | None:
     """Return the estimate of a table cell from its selection, when it gives back `shown`.
 
-    `@repeats` N keeps each sample's first N repeats; `@per_sample` `max` scores each sample by
-    its best repeat (best-of-N), else repeats are averaged per sample or taken as they are.
+    `@repeat` i selects one repeat (0-based); `@repeats` N keeps each sample's first N repeats;
+    `@per_sample` `max` scores each sample by its best repeat (best-of-N), `pass` by whether one
+    repeat passes `@pass` (pass@N); `@mean_of` names fields averaged level by level (a mean of
+    task means); else repeats are averaged per sample or taken as they are.
     """
-    fields = {k: v for k, v in where.items() if not k.startswith("@")}
+    fields = {k: v for k, v in where.items() if not k.startswith("@") or k == "@repeat"}
     index = table.where(**fields)
     repeats = where.get("@repeats")
     if repeats is not None:
@@ -377,8 +379,43 @@ def _fit_cell(shown: float, table: Columns, where: Mapping[str, str]) -> Estimat
             cluster_of[sid] = cluster
         est = estimate(list(best.values()), [cluster_of[s] for s in best])
         return est if abs(est.value - shown) <= TOLERANCE else None
-    found = _fit(shown, table, index, [(), ("id",)])
+    if where.get("@per_sample") == "pass":
+        return _pass_rate(shown, table, index, where.get("@pass", ""))
+    levels = tuple(f for f in where.get("@mean_of", "").split(",") if f)
+    found = _fit(shown, table, index, [levels, (*levels, "id")] if levels else [(), ("id",)])
     return None if found is None else found[0]
+
+
+def _pass_rate(shown: float, table: Columns, index: np.ndarray, rule: str) -> Estimate | None:
+    """Return the share (0-100) of samples with a passing repeat (pass@N), clustered.
+
+    `rule`: `;`-separated `CONDITION:OP THRESHOLD` where CONDITION is `field=value` or `*` (the
+    first that holds decides) and OP is `>` or `>=` on the request's value (0-100); e.g.
+    `meta.metric=summary:>65;*:>=100`.
+    """
+    rules = []
+    for part in (p for p in rule.split(";") if p.strip()):
+        condition, _, test = part.partition(":")
+        op = ">=" if test.strip().startswith(">=") else ">"
+        rules.append((condition.strip(), op, float(test.strip().lstrip(">="))))
+    if not rules:
+        return None
+    passed: dict[str, float] = {}
+    cluster_of: dict[str, int] = {}
+    for i in index.tolist():
+        labels = table.units[i].labels
+        value = float(table.value[i])
+        ok = False
+        for condition, op, bar in rules:
+            name, _, wanted = condition.partition("=")
+            if condition == "*" or labels.get(name) == wanted:
+                ok = value >= bar if op == ">=" else value > bar
+                break
+        sid = labels["id"]
+        passed[sid] = max(passed.get(sid, 0.0), 100.0 if ok else 0.0)
+        cluster_of[sid] = int(table.cluster[i])
+    est = estimate(list(passed.values()), [cluster_of[s] for s in passed])
+    return est if abs(est.value - shown) <= TOLERANCE else None
 
 
 def combination_se(
