@@ -126,6 +126,11 @@ class CurveMetrics:
     """Why LongScore is undefined (no base length measured, Base below the floor)."""
     lc: dict[int, float] = field(default_factory=dict)
     """(S_l - Base) / Base x 100 per longer length."""
+    base_se: float | None = None
+    longscore_raw_se: float | None = None
+    lc_se: dict[int, float] = field(default_factory=dict)
+    wavg_inc_se: float | None = None
+    wavg_dec_se: float | None = None
 
 
 @dataclass(frozen=True)
@@ -434,6 +439,7 @@ def _view_dict(view: View) -> dict[str, Any]:
 def _metrics_dict(metrics: CurveMetrics) -> dict[str, Any]:
     data = asdict(metrics)
     data["lc"] = {str(k): v for k, v in sorted(metrics.lc.items())}
+    data["lc_se"] = {str(k): v for k, v in sorted(metrics.lc_se.items())}
     return data
 
 
@@ -441,7 +447,8 @@ def _metrics_from(data: Mapping[str, Any] | None) -> CurveMetrics | None:
     if not data:
         return None
     lc = {int(k): v for k, v in (data.get("lc") or {}).items()}
-    return CurveMetrics(**{**data, "lc": lc})
+    lc_se = {int(k): v for k, v in (data.get("lc_se") or {}).items()}
+    return CurveMetrics(**{**data, "lc": lc, "lc_se": lc_se})
 
 
 def _view_from(data: Mapping[str, Any]) -> View:

@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from longscope.analysis.curves import auc_weights, curve_metrics, length_auc, metrics_table
+from longscope.analysis.curves import at_base_lengths, auc_weights, curve_metrics, length_auc
 from longscope.analysis.uncertainty import (
     Columns,
     Fitted,
@@ -33,7 +33,7 @@ def test_auc_weights_are_the_trapezoid_on_a_linear_token_axis() -> None:
 def test_length_auc_on_a_constructed_curve() -> None:
     # (512 x 100 + 1536 x 100 + 3072 x 50 + 2048 x 0) / 7168 = 358,400 / 7168 = 50
     assert length_auc({1024: 100.0, 2048: 100.0, 4096: 50.0, 8192: 0.0}) == pytest.approx(50.0)
-    # On a log2 axis the same curve would give (50 + 100 + 75 + 25) / 3 = 83.3: the linear axis
+    # On a log2 axis the same curve would give (100 + 75 + 25) / 3 = 66.7: the linear axis
     # weighs the long lengths as MRCR's boards do.
     assert length_auc({4096: 61.0}) == 61.0  # one length: its own score
     assert length_auc({}) is None
@@ -65,8 +65,8 @@ def test_curve_metrics_carry_every_number_read_off_the_curve() -> None:
 
 def test_other_base_lengths_are_computed_in_analysis_not_by_the_renderer() -> None:
     view = View(by_length={2048: 80.0, 4096: 80.0, 8192: 40.0})
-    [overall] = metrics_table(view, (2048, 4096), 5.0).values()
-    assert (overall.base, overall.longscore) == (80.0, -50.0)
+    overall = at_base_lengths(Summary("x", "X", (view,)), (2048, 4096), 5.0).view.metrics
+    assert overall is not None and (overall.base, overall.longscore) == (80.0, -50.0)
 
 
 def test_auc_se_is_the_sandwich_of_the_linear_combination_with_clusters_across_lengths() -> None:

@@ -112,33 +112,33 @@ def with_curve_metrics(summary: Summary) -> Summary:
     return replace(summary, views=tuple(view_metrics(v) for v in summary.views))
 
 
-def metrics_table(view: View, base_lengths: Sequence[int], floor: float) -> dict[str, CurveMetrics]:
-    """Return LongScore and the rest per category and `overall` at other base lengths or floor.
+def at_base_lengths(summary: Summary, base_lengths: Sequence[int], floor: float) -> Summary:
+    """Return `summary` with LongScore (and the rest) at other base lengths or floor.
 
-    For `longscope longscore --base ... --floor ...`: the stored metrics use the defaults; other
-    choices are computed here, in analysis, and the renderer prints them.
+    For `longscope longscore --base ... --floor ...`: the stored metrics use the defaults and
+    carry SEs; other choices are computed here (without SEs) and carried in the summary, so the
+    renderer only prints.
     """
-    if tuple(base_lengths) == DEFAULT_BASE_LENGTHS and floor == DEFAULT_FLOOR:
-        stored = dict(view.curve_metrics)
-        if view.metrics is not None:
-            stored["overall"] = view.metrics
-        if stored:
-            return stored
-    curves = {**view.curves, "overall": view.by_length}
-    out = {}
-    for name, points in curves.items():
-        made = curve_metrics(points, base_lengths=base_lengths, floor=floor)
-        if made is not None:
-            out[name] = made
-    return out
+    defaults = tuple(base_lengths) == DEFAULT_BASE_LENGTHS and floor == DEFAULT_FLOOR
+    if defaults and all(v.metrics is not None or not v.by_length for v in summary.views):
+        return summary
+
+    def made(curve: Mapping[int, float]) -> CurveMetrics | None:
+        return curve_metrics(curve, base_lengths=base_lengths, floor=floor)
+
+    views = []
+    for view in summary.views:
+        curves = {n: m for n, m in ((n, made(c)) for n, c in view.curves.items()) if m is not None}
+        views.append(replace(view, metrics=made(view.by_length), curve_metrics=curves))
+    return replace(summary, views=tuple(views))
 
 
 __all__ = [
     "RELATIVE_FRACTION",
+    "at_base_lengths",
     "auc_weights",
     "curve_metrics",
     "length_auc",
-    "metrics_table",
     "view_metrics",
     "with_curve_metrics",
 ]

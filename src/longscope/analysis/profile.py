@@ -190,6 +190,8 @@ def leaderboard(
             if "length AUC" in intervals:
                 row["AUC_ci95"] = [intervals["length AUC"].low, intervals["length AUC"].high]
             row.update(wAvg_inc=made.wavg_inc, wAvg_dec=made.wavg_dec)
+            if made.wavg_inc_se is not None:
+                row.update(wAvg_inc_SE=made.wavg_inc_se, wAvg_dec_SE=made.wavg_dec_se)
         if tuple(base_lengths) == DEFAULT_BASE_LENGTHS and made is not None:
             if made.base is not None:
                 row["LongScore"] = (

@@ -299,9 +299,9 @@ def errors_of_view(view: View, units: Sequence[Unit], tally: _Tally) -> tuple[Vi
             breakdowns=tuple(breakdowns),
             grids=tuple(_grid_errors(g, table, tally) for g in view.grids),
             tables=tuple(_table_errors(t, table, tally) for t in view.tables),
-            metrics=_metric_errors(view.metrics, table, fitted, None),
+            metrics=_metric_errors(view.metrics, table, fitted, None, view.by_length),
             curve_metrics={
-                name: _metric_errors(m, table, fitted, name) or m
+                name: _metric_errors(m, table, fitted, name, view.curves.get(name, {})) or m
                 for name, m in view.curve_metrics.items()
             },
         ),
@@ -483,19 +483,58 @@ def longscore_gradient(
 
 
 def _metric_errors(
-    metrics: CurveMetrics | None, table: Columns, fitted: Fitted, category: str | None
+    metrics: CurveMetrics | None,
+    table: Columns,
+    fitted: Fitted,
+    category: str | None,
+    curve: Mapping[int, float],
 ) -> CurveMetrics | None:
+    """Return the metrics with the SE of every number on the score scale: each a linear (or
+    linearized) combination of the curve's scores (`combination_se`)."""
     if metrics is None:
         return None
     specs = fitted.lengths if category is None else fitted.categories.get(category, {})
-    auc_se = ls_se = None
-    if metrics.auc is not None and specs:
-        auc_se = _round(combination_se(table, fitted, auc_weights(list(specs)), category)[0])
-    if metrics.longscore is not None and metrics.base and metrics.longscore_raw is not None:
-        gradient = longscore_gradient(list(specs), metrics.base, metrics.longscore_raw)
-        if gradient:
-            ls_se = _round(combination_se(table, fitted, gradient, category)[0])
-    return replace(metrics, auc_se=auc_se, longscore_se=ls_se)
+    lengths = sorted(specs)
+    if not lengths or set(lengths) != set(curve):
+        # A length whose score was not found again: no SE of a number read off the whole curve.
+        return metrics
+
+    def se(coefficients: Mapping[int, float]) -> float | None:
+        return (
+            _round(combination_se(table, fitted, coefficients, category)[0])
+            if coefficients
+            else None
+        )
+
+    count = len(lengths)
+    total = count * (count + 1) / 2
+    base_n = [n for n in DEFAULT_BASE_LENGTHS if n in specs]
+    long_n = [n for n in lengths if n not in DEFAULT_BASE_LENGTHS and n > max(DEFAULT_BASE_LENGTHS)]
+    made = replace(
+        metrics,
+        auc_se=se(auc_weights(lengths)) if metrics.auc is not None else None,
+        wavg_inc_se=se({n: (i + 1) / total for i, n in enumerate(lengths)}),
+        wavg_dec_se=se({n: (count - i) / total for i, n in enumerate(lengths)}),
+        base_se=se({n: 1 / len(base_n) for n in base_n}) if metrics.base is not None else None,
+        longscore_raw_se=se({n: 1 / len(long_n) for n in long_n}) if long_n else None,
+    )
+    base = metrics.base
+    if not base or metrics.longscore is None or metrics.longscore_raw is None:
+        return made
+    lc_se = {}
+    for n, lc in metrics.lc.items():
+        # LC_n = 100 (S_n / Base - 1): d/dS_n = 100 / Base, d/dS_b = -100 S_n / (Base^2 |base|)
+        score = base * (1 + lc / 100.0)
+        gradient = {b: -100.0 * score / (base**2 * len(base_n)) for b in base_n}
+        gradient[n] = 100.0 / base
+        value = se(gradient)
+        if value is not None:
+            lc_se[n] = value
+    return replace(
+        made,
+        longscore_se=se(longscore_gradient(lengths, base, metrics.longscore_raw)),
+        lc_se=lc_se,
+    )
 
 
 def _breakdown_errors(

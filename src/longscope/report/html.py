@@ -25,6 +25,7 @@ from longscope.report.terminal import (
     plus_minus,
     se_text,
     table_rows,
+    wavg_text,
 )
 from longscope.run.scoring import ScoreResult
 from longscope.run.store import RunStore
@@ -276,7 +277,7 @@ def _view_parts(result: ScoreResult, view: View) -> dict[str, Any]:
             facts.append((f"{prefix}effective length (>= {made.threshold:g})", made.effective))
         if "length AUC" not in named and made.auc is not None:
             facts.append((f"{prefix}length AUC", f"{made.auc:.1f}{plus_minus(made.auc_se)}"))
-        facts.append((f"{prefix}wAvg inc / dec", f"{made.wavg_inc} / {made.wavg_dec}"))
+        facts.append((f"{prefix}wAvg inc / dec", wavg_text(made)))
     for interval in view.intervals:
         facts.append(
             (

@@ -205,6 +205,20 @@ def longscore_text(metrics: CurveMetrics | None) -> str:
     return f"{metrics.longscore:+.1f}{se}"
 
 
+def base_text(metrics: CurveMetrics | None) -> str:
+    """Return LongScore's Base as a table shows it: `73.3 ±2.1`, or `-`."""
+    if metrics is None or metrics.base is None:
+        return "-"
+    return f"{metrics.base:.1f}" + ("" if metrics.base_se is None else f" ±{metrics.base_se:.1f}")
+
+
+def wavg_text(metrics: CurveMetrics) -> str:
+    """Return RULER's weighted averages with their SEs: `66.1 ±1.2 / 82.7 ±0.9`."""
+    inc = f"{metrics.wavg_inc}" + plus_minus(metrics.wavg_inc_se).replace("± ", "±")
+    dec = f"{metrics.wavg_dec}" + plus_minus(metrics.wavg_dec_se).replace("± ", "±")
+    return f"{inc} / {dec}"
+
+
 def auc_text(metrics: CurveMetrics | None) -> str:
     """Return the length AUC as a table shows it: `61.3 ±2.0`, or `-`."""
     if metrics is None or metrics.auc is None:
@@ -314,7 +328,7 @@ def curve_rows(view: View) -> tuple[list[str], list[list[str]]] | None:
         made = metrics.get(name)
         cells.append(auc_text(made))
         if with_base:
-            cells.append("-" if made is None or made.base is None else f"{made.base:.1f}")
+            cells.append(base_text(made))
             cells.append(longscore_text(made))
         rows.append(cells)
     return columns, rows
@@ -422,6 +436,8 @@ def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = 
         "vs_reference",
         "AUC_SE",
         "LongScore_SE",
+        "wAvg_inc_SE",
+        "wAvg_dec_SE",
         *cell_keys,
     }
     columns = list(dict.fromkeys(k for row in rows for k in row if k not in skip))
@@ -490,7 +506,7 @@ def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = 
 
 def _column_cell(row: Mapping[str, Any], column: str) -> Text:
     """A leaderboard cell; AUC and LongScore with their ± SE where the row has one."""
-    if column in ("AUC", "LongScore"):
+    if column in ("AUC", "LongScore", "wAvg_inc", "wAvg_dec"):
         return _with_se(row.get(column), row.get(f"{column}_SE"))
     return _cell(row.get(column))
 
@@ -560,12 +576,12 @@ def print_longscore(
     model: str,
     title: str,
     summary: Summary,
-    metrics: Mapping[str, CurveMetrics],
     base_lengths: Sequence[int],
     console: Console | None = None,
 ) -> dict[str, Any]:
-    """Print Base, raw score and LC per length and LongScore per category (from `metrics`,
-    `analysis.curves.metrics_table`); return `overall`'s metrics."""
+    """Print Base, raw score and LC per length and LongScore per category, as the summary's
+    curve metrics carry them (`api.longscore` sets them at the chosen base lengths and floor);
+    return `overall`'s metrics."""
     view = summary.view
     curves = {**view.curves, "overall": view.by_length}
     lengths = sorted({n for c in curves.values() for n in c})
@@ -577,21 +593,28 @@ def print_longscore(
         "avg raw",
         "LongScore",
     ]
+    metrics = {**view.curve_metrics}
+    if view.metrics is not None:
+        metrics["overall"] = view.metrics
     rows = []
     for name, scores in curves.items():
         made = metrics.get(name)
         if made is None:
             continue
         errors = view.length_errors if name == "overall" else view.curve_errors.get(name, {})
-        cells = [name, "-" if made.base is None else f"{made.base:.1f}"]
+        cells = [name, base_text(made)]
         cells += [scored_text(scores[n], errors.get(n)) if n in scores else "" for n in lengths]
         cells += [
-            f"{made.lc[n]:+.1f}" if n in made.lc else "" for n in lengths if n not in base_lengths
+            f"{made.lc[n]:+.1f}" + ("" if n not in made.lc_se else f" ±{made.lc_se[n]:.1f}")
+            if n in made.lc
+            else ""
+            for n in lengths
+            if n not in base_lengths
         ]
-        cells += [
-            "-" if made.longscore_raw is None else f"{made.longscore_raw:.1f}",
-            longscore_text(made),
-        ]
+        raw = "-" if made.longscore_raw is None else f"{made.longscore_raw:.1f}"
+        if made.longscore_raw is not None and made.longscore_raw_se is not None:
+            raw += f" ±{made.longscore_raw_se:.1f}"
+        cells += [raw, longscore_text(made)]
         rows.append(cells)
     print_split(console, title, ["task"], headers, rows)
     for line in interval_lines(summary, view):
@@ -605,15 +628,11 @@ def print_longscores(
 ) -> None:
     """Print each run's LongScore table, then both rankings when there are several runs."""
     console = console or safe_console()
-    from longscope.analysis.curves import metrics_table
-
     ranking = []
-    for run_dir, summary, base_lengths, floor in runs:
+    for run_dir, summary, base_lengths, _floor in runs:
         model = summary.model or str(run_dir)
         title = f"{model} ({summary.suite}, {run_dir})"
-        # Computed in analysis (the stored metrics at the default base lengths and floor).
-        metrics = metrics_table(summary.view, base_lengths, floor)
-        made = print_longscore(model, title, summary, metrics, base_lengths, console)
+        made = print_longscore(model, title, summary, base_lengths, console)
         ranking.append((model, made["longscore"]))
     if len(ranking) > 1:
 
@@ -685,6 +704,7 @@ def print_catalogue(console: Console, suite: str | None = None) -> None:
 
 __all__ = [
     "auc_text",
+    "base_text",
     "breakdown_table",
     "cluster_line",
     "completeness_table",
@@ -708,4 +728,5 @@ __all__ = [
     "scored_text",
     "se_text",
     "table_rows",
+    "wavg_text",
 ]

@@ -736,8 +736,6 @@ def ruler_summary(native: dict[str, Any]) -> Summary:
     effective = tuple((k, v) for k, v in native["effective_length"].items())
     tasks = {t: Cell(round(mean(c.values()), 2), len(c)) for t, c in curves.items() if c}
     facts = (
-        ("wAvg (inc)", str(native["wAvg_inc"])),
-        ("wAvg (dec)", str(native["wAvg_dec"])),
         *((f"effective length at {k}", v) for k, v in effective),
         ("comparable with RULER's published table", str(native["comparable_with_published"])),
         *((f"tokens sent at target {k}", str(v)) for k, v in native["achieved_length"].items()),
