@@ -119,3 +119,21 @@ def test_a_scored_summary_carries_auc_with_its_se_and_bootstrap_interval() -> No
     assert float(auc.low) < 37.5 < float(auc.high)
     stored = Summary.from_dict(made.to_dict()).view
     assert stored.metrics == metrics and stored.intervals == made.view.intervals
+
+
+def test_longscore_se_is_the_delta_method_on_the_clustered_sandwich() -> None:
+    # Base lengths 2K 4K 6K: 100, 100, 50 (Base 83.33); 8K: 50. LongScore = 100 (50 / 83.33 - 1)
+    # = -40. Gradient: 8K 100 / 83.33 = 1.2; each base length -100 x 50 / (83.33^2 x 3) = -0.24.
+    # Two samples per length (own clusters), weights gradient / 2; residuals +-50 only at 6K and
+    # 8K: SE^2 = 8/7 x 2 x 50^2 x (0.6^2 + 0.12^2) = 2139.4.
+    values = {2048: [1, 1], 4096: [1, 1], 6144: [1, 0], 8192: [1, 0]}
+    view = View(overall=75.0, by_length={2048: 100.0, 4096: 100.0, 6144: 50.0, 8192: 50.0})
+    made = with_uncertainty(Summary("x", "X", (view,)), _rows(values)).view.metrics
+    assert made is not None and made.longscore == -40.0
+    g_long, g_base = 100 / 83.33, -100 * 50 / (83.33**2 * 3)
+    expected = math.sqrt(8 / 7 * 2 * 50**2 * ((g_long / 2) ** 2 + (g_base / 2) ** 2))
+    assert made.longscore_se == pytest.approx(expected, abs=2e-3)
+    # Base: the mean of three lengths' scores (1/6 per request); only 6K varies; the 6 clusters
+    # behind Base give G/(G-1) = 6/5: 6/5 x 2 x (50/6)^2 = 166.7
+    assert made.base_se == pytest.approx(math.sqrt(6 / 5 * 2 * (50 / 6) ** 2), abs=1e-3)
+    assert made.lc_se[8192] == pytest.approx(made.longscore_se, abs=1e-3)  # one longer length
