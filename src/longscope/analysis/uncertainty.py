@@ -1,10 +1,15 @@
 """Standard errors and bootstrap intervals for every score of a scored run, whatever the suite.
 
 `with_uncertainty(summary, rows, cluster_key)` returns the summary with:
+- its curve metrics (`analysis.curves`: effective length, length AUC, wAvg, LongScore), each
+  number on the score scale with its clustered SE (a linear, or linearized, combination of the
+  curve's scores: `combination_se`);
 - a clustered and a plain standard error on every breakdown cell, every point of the length curve
-  and of the per-category curves, and the overall score;
+  and of the per-category curves, the overall score, every heatmap cell, and every cell of a
+  suite's own table that names its requests (`Table.where`);
 - bootstrap intervals (clusters resampled, seeded, recorded) of the effective length at RULER's
-  threshold and at the relative one (90% of the score at the shortest length), and of LongScore.
+  threshold and at the relative one (90% of the score at the shortest length), of the length AUC
+  and of LongScore.
 
 Nothing here knows a suite. A suite's cells are means of per-request values (or means of group
 means, as RULER averages tasks then lengths), so each shown score is found again from the requests:
