@@ -528,6 +528,7 @@ def print_differences(rows: Sequence[dict[str, Any]], console: Console | None = 
                 _cell(row.get("model")),
                 _cell("paired" if made["paired"] else "unpaired"),
                 difference_text(made["overall"]),
+                difference_text(made.get("auc")),
                 *(difference_text(made["by_length"].get(str(n))) for n in lengths),
             ]
         )
@@ -535,7 +536,7 @@ def print_differences(rows: Sequence[dict[str, Any]], console: Console | None = 
         console,
         f"Difference from {reference} (run - reference, points; 95% interval)",
         ["model", "pairing"],
-        ["overall", *(length_label(n) for n in lengths)],
+        ["overall", "AUC", *(length_label(n) for n in lengths)],
         table_rows,
     )
     for row in compared:
