@@ -574,7 +574,12 @@ def _breakdown_errors(
             continue
         est = found[0]
         cells[name] = replace(
-            cell, se=_round(est.se), se_plain=_round(est.se_plain), clusters=est.clusters
+            cell,
+            se=_round(est.se),
+            se_plain=_round(est.se_plain),
+            clusters=est.clusters,
+            # A suite that gave no count (LongBench Pro's official averages): the requests found.
+            n=cell.n if cell.n is not None else est.n,
         )
     return replace(breakdown, cells=cells)
 

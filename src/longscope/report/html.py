@@ -22,6 +22,7 @@ from longscope.report.terminal import (
     error_text,
     grid_cell,
     length_label,
+    measured,
     plus_minus,
     se_text,
     table_rows,
@@ -277,7 +278,7 @@ def _view_parts(result: ScoreResult, view: View) -> dict[str, Any]:
             facts.append((f"{prefix}effective length (>= {made.threshold:g})", made.effective))
         if "length AUC" not in named and made.auc is not None:
             facts.append((f"{prefix}length AUC", f"{made.auc:.1f}{plus_minus(made.auc_se)}"))
-        facts.append((f"{prefix}wAvg inc / dec", wavg_text(made)))
+        facts.append((f"{prefix}wAvg inc / dec", wavg_text(made, measured(view))))
     for interval in view.intervals:
         facts.append(
             (

@@ -159,11 +159,18 @@ def se_text(se: float | None, clusters: int | None = None) -> str:
     return f"{se:.1f}"
 
 
-def scored_text(score: float, error: Error | None) -> str:
-    """Return `84.2 ±3.1` (a curve's cell), or the score alone without an error."""
-    if error is None or error.se is None:
-        return f"{score:.1f}"
-    return f"{score:.1f} ±{error.se:.1f}"
+def scored_text(score: float, error: Error | None, measured: bool = False) -> str:
+    """Return `84.2 ±3.1` (a curve's cell); `84.2 ±n/a` where a measured run has no SE for it
+    (one cluster behind it); the score alone in a summary that never had errors."""
+    if error is not None and error.se is not None:
+        return f"{score:.1f} ±{error.se:.1f}"
+    return f"{score:.1f} ±n/a" if measured or error is not None else f"{score:.1f}"
+
+
+def _se_suffix(se: float | None, measured: bool) -> str:
+    if se is not None:
+        return f" ±{se:.1f}"
+    return " ±n/a" if measured else ""
 
 
 def interval_lines(summary: Summary, view: View) -> list[str]:
@@ -195,36 +202,40 @@ def plus_minus(se: float | None, digits: int = 1) -> str:
     return "" if se is None else f" ± {se:.{digits}f}"
 
 
-def longscore_text(metrics: CurveMetrics | None) -> str:
-    """Return `-12.3 ±4.1`, why LongScore is undefined, or `-`."""
+def longscore_text(metrics: CurveMetrics | None, measured: bool = False) -> str:
+    """Return `-12.3 ±4.1`, why LongScore is undefined, or `-` (`±n/a`: a measured run without
+    an SE for it)."""
     if metrics is None:
         return "-"
     if metrics.longscore is None:
         return metrics.longscore_undefined or "-"
-    se = "" if metrics.longscore_se is None else f" ±{metrics.longscore_se:.1f}"
-    return f"{metrics.longscore:+.1f}{se}"
+    return f"{metrics.longscore:+.1f}{_se_suffix(metrics.longscore_se, measured)}"
 
 
-def base_text(metrics: CurveMetrics | None) -> str:
+def base_text(metrics: CurveMetrics | None, measured: bool = False) -> str:
     """Return LongScore's Base as a table shows it: `73.3 ±2.1`, or `-`."""
     if metrics is None or metrics.base is None:
         return "-"
-    return f"{metrics.base:.1f}" + ("" if metrics.base_se is None else f" ±{metrics.base_se:.1f}")
+    return f"{metrics.base:.1f}{_se_suffix(metrics.base_se, measured)}"
 
 
-def wavg_text(metrics: CurveMetrics) -> str:
+def wavg_text(metrics: CurveMetrics, measured: bool = False) -> str:
     """Return RULER's weighted averages with their SEs: `66.1 ±1.2 / 82.7 ±0.9`."""
-    inc = f"{metrics.wavg_inc}" + plus_minus(metrics.wavg_inc_se).replace("± ", "±")
-    dec = f"{metrics.wavg_dec}" + plus_minus(metrics.wavg_dec_se).replace("± ", "±")
+    inc = f"{metrics.wavg_inc}{_se_suffix(metrics.wavg_inc_se, measured)}"
+    dec = f"{metrics.wavg_dec}{_se_suffix(metrics.wavg_dec_se, measured)}"
     return f"{inc} / {dec}"
 
 
-def auc_text(metrics: CurveMetrics | None) -> str:
+def auc_text(metrics: CurveMetrics | None, measured: bool = False) -> str:
     """Return the length AUC as a table shows it: `61.3 ±2.0`, or `-`."""
     if metrics is None or metrics.auc is None:
         return "-"
-    se = "" if metrics.auc_se is None else f" ±{metrics.auc_se:.1f}"
-    return f"{metrics.auc:.1f}{se}"
+    return f"{metrics.auc:.1f}{_se_suffix(metrics.auc_se, measured)}"
+
+
+def measured(view: View) -> bool:
+    """True when the view's errors were computed (a scored run): a missing SE then reads n/a."""
+    return view.overall_error is not None or bool(view.length_errors)
 
 
 def grid_cell(grid: Grid, row: str, column: str) -> str:
@@ -318,18 +329,19 @@ def curve_rows(view: View) -> tuple[list[str], list[list[str]]] | None:
     columns = ["category", *(length_label(n) for n in lengths), "AUC"]
     columns += ["Base", "LongScore"] if with_base else []
     errors = {**view.curve_errors, "overall": view.length_errors}
+    known = measured(view)
     rows = []
     for name, points in curves.items():
         mine = errors.get(name, {})
         cells = [
             name,
-            *(scored_text(points[n], mine.get(n)) if n in points else "" for n in lengths),
+            *(scored_text(points[n], mine.get(n), known) if n in points else "" for n in lengths),
         ]
         made = metrics.get(name)
-        cells.append(auc_text(made))
+        cells.append(auc_text(made, known))
         if with_base:
-            cells.append(base_text(made))
-            cells.append(longscore_text(made))
+            cells.append(base_text(made, known))
+            cells.append(longscore_text(made, known))
         rows.append(cells)
     return columns, rows
 
@@ -603,8 +615,11 @@ def print_longscore(
         if made is None:
             continue
         errors = view.length_errors if name == "overall" else view.curve_errors.get(name, {})
-        cells = [name, base_text(made)]
-        cells += [scored_text(scores[n], errors.get(n)) if n in scores else "" for n in lengths]
+        known = measured(view)
+        cells = [name, base_text(made, known)]
+        cells += [
+            scored_text(scores[n], errors.get(n), known) if n in scores else "" for n in lengths
+        ]
         cells += [
             f"{made.lc[n]:+.1f}" + ("" if n not in made.lc_se else f" ±{made.lc_se[n]:.1f}")
             if n in made.lc
@@ -615,7 +630,7 @@ def print_longscore(
         raw = "-" if made.longscore_raw is None else f"{made.longscore_raw:.1f}"
         if made.longscore_raw is not None and made.longscore_raw_se is not None:
             raw += f" ±{made.longscore_raw_se:.1f}"
-        cells += [raw, longscore_text(made)]
+        cells += [raw, longscore_text(made, known)]
         rows.append(cells)
     print_split(console, title, ["task"], headers, rows)
     for line in interval_lines(summary, view):
@@ -718,6 +733,7 @@ __all__ = [
     "interval_lines",
     "length_label",
     "longscore_text",
+    "measured",
     "plus_minus",
     "print_catalogue",
     "print_differences",
