@@ -423,6 +423,53 @@ def _pass_rate(shown: float, table: Columns, index: np.ndarray, rule: str) -> Es
     return est if abs(est.value - shown) <= TOLERANCE else None
 
 
+class CurveDesign:
+    """Each length's requests and their weights in its score, found once per curve, for the SEs
+    of several combinations of the curve's scores (AUC, wAvg, Base, LongScore, LC)."""
+
+    def __init__(self, table: Columns, fitted: Fitted, category: str | None = None) -> None:
+        self.table = table
+        self.parts: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
+        specs = fitted.lengths if category is None else fitted.categories.get(category, {})
+        if fitted.length_field is None or (category is not None and fitted.category_field is None):
+            return
+        lengths = table.column(fitted.length_field)
+        mask = np.ones(len(lengths), dtype=bool)
+        if category is not None and fitted.category_field is not None:
+            mask &= table.column(fitted.category_field) == category
+        for length, spec in specs.items():
+            index = np.flatnonzero(mask & (lengths == str(length)))
+            if len(index):
+                levels = [table.column(name)[index].tolist() for name in spec]
+                weights, leaves = stratified_weights(levels, len(index))
+                self.parts[length] = (index, weights, leaves)
+
+    def se(
+        self, coefficients: Mapping[int, float], plain: bool = True
+    ) -> tuple[float | None, float | None]:
+        """Return the clustered and plain SEs of sum_n c_n S_n (None where a length is unknown;
+        the plain one only when asked: reports print the clustered one)."""
+        chosen = []
+        offset = 0
+        for length, c in coefficients.items():
+            if length not in self.parts:
+                return None, None
+            index, weights, leaves = self.parts[length]
+            chosen.append((index, c * weights, leaves + offset))
+            offset += int(leaves.max()) + 1
+        if not chosen:
+            return None, None
+        index = np.concatenate([p[0] for p in chosen])
+        weights = np.concatenate([p[1] for p in chosen])
+        leaves = np.concatenate([p[2] for p in chosen])
+        x = self.table.value[index]
+        _, clusters = np.unique(self.table.cluster[index], return_inverse=True)
+        return (
+            clustered_se(x, weights, leaves, clusters.reshape(-1)),
+            clustered_se(x, weights, leaves, np.arange(len(index))) if plain else None,
+        )
+
+
 def combination_se(
     table: Columns,
     fitted: Fitted,
@@ -435,35 +482,7 @@ def combination_se(
     sandwich SE counts a cluster that spans several lengths (a question asked at each) once, with
     its covariance. Smooth functions of the curve (LongScore) pass their gradient as `c`.
     """
-    specs = fitted.lengths if category is None else fitted.categories.get(category, {})
-    if fitted.length_field is None or (category is not None and fitted.category_field is None):
-        return None, None
-    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
-    offset = 0
-    for length, c in coefficients.items():
-        if length not in specs:
-            return None, None
-        equal = {fitted.length_field: str(length)}
-        if category is not None and fitted.category_field is not None:
-            equal[fitted.category_field] = category
-        index = table.where(**equal)
-        if not len(index):
-            return None, None
-        levels = [table.column(name)[index].tolist() for name in specs[length]]
-        weights, leaves = stratified_weights(levels, len(index))
-        parts.append((index, c * weights, leaves + offset))
-        offset += int(leaves.max()) + 1
-    if not parts:
-        return None, None
-    index = np.concatenate([p[0] for p in parts])
-    weights = np.concatenate([p[1] for p in parts])
-    leaves = np.concatenate([p[2] for p in parts])
-    x = table.value[index]
-    _, clusters = np.unique(table.cluster[index], return_inverse=True)
-    return (
-        clustered_se(x, weights, leaves, clusters.reshape(-1)),
-        clustered_se(x, weights, leaves, np.arange(len(index))),
-    )
+    return CurveDesign(table, fitted, category).se(coefficients)
 
 
 def longscore_gradient(
@@ -504,12 +523,10 @@ def _metric_errors(
         # A length whose score was not found again: no SE of a number read off the whole curve.
         return metrics
 
+    design = CurveDesign(table, fitted, category)
+
     def se(coefficients: Mapping[int, float]) -> float | None:
-        return (
-            _round(combination_se(table, fitted, coefficients, category)[0])
-            if coefficients
-            else None
-        )
+        return _round(design.se(coefficients, plain=False)[0]) if coefficients else None
 
     count = len(lengths)
     total = count * (count + 1) / 2
@@ -801,6 +818,7 @@ __all__ = [
     "DEFAULT_REPLICATES",
     "DEFAULT_SEED",
     "Columns",
+    "CurveDesign",
     "Fitted",
     "Unit",
     "cluster_key_of",
