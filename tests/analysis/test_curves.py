@@ -137,3 +137,21 @@ def test_longscore_se_is_the_delta_method_on_the_clustered_sandwich() -> None:
     # behind Base give G/(G-1) = 6/5: 6/5 x 2 x (50/6)^2 = 166.7
     assert made.base_se == pytest.approx(math.sqrt(6 / 5 * 2 * (50 / 6) ** 2), abs=1e-3)
     assert made.lc_se[8192] == pytest.approx(made.longscore_se, abs=1e-3)  # one longer length
+
+
+def test_a_suite_that_leaves_unsent_requests_out_of_its_means_gets_its_errors() -> None:
+    # A suite (MRCR) that leaves rows too long for the model out of its mean: at 4K two rows
+    # sent (1, 0) and one skipped: the cell is 50, not the 33.3 of counting the skip as 0.
+    rows = _rows({4096: [1, 0], 8192: [1, 1, 0, 0]})
+    skipped = {"id": "s4096-9", "task": "t", "length": 4096, "gold": ["a"]}
+    rows.append(ScoredRow(skipped, 0, Generation("", "skipped"), None))
+    view = View(overall=50.0, by_length={4096: 50.0, 8192: 50.0})
+    made = with_uncertainty(Summary("x", "X", (view,)), rows)
+    assert made.uncertainty["unmatched"] == 0
+    # 4K: two sent, residuals +-50, weights 1/2: 2/1 x 2 x 25^2 -> SE 50 (the skip left out).
+    assert made.view.length_errors[4096].se == pytest.approx(50.0)
+    assert made.view.length_errors[4096].n == 2
+    # AUC over 4K and 8K (1/2 each) from the 6 sent requests; the bootstrap stays on them too.
+    [auc] = [i for i in made.view.intervals if i.name == "length AUC"]
+    assert auc.estimate == "50.0" and made.view.metrics and made.view.metrics.auc_se is not None
+    assert float(auc.low) < 50.0 < float(auc.high)

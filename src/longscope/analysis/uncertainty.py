@@ -132,7 +132,11 @@ def units_of(rows: Sequence[ScoredRow], cluster_key: ClusterKey) -> list[Unit]:
             continue
         ok = row.generation.status in SCORABLE and row.score is not None
         value = 100.0 * row.score.fraction if ok and row.score else 0.0
-        labels = {**labels_of(row.sample), "@repeat": str(row.repeat)}
+        labels = {
+            **labels_of(row.sample),
+            "@repeat": str(row.repeat),
+            "@status": row.generation.status,
+        }
         units.append(Unit(value, cluster_key(row.sample), labels))
     return units
 
@@ -179,22 +183,44 @@ def find_field(units: Sequence[Unit] | Columns, key: str, names: Sequence[str]) 
     return min(covering, key=lambda f: (len(seen[f] - wanted), f))
 
 
+SENT = "@sent"
+"""Leading a spec: the score leaves out requests never sent or refused for their length (as
+MRCR's means do, following OpenAI's script); without it they count 0, as most suites count them."""
+UNSENT = ("skipped", "context_overflow")
+
+
+def chosen(table: Columns, index: np.ndarray, spec: Sequence[str]) -> tuple[np.ndarray, tuple]:
+    """Return the requests a spec averages (all, or the sent ones under `@sent`) and its levels."""
+    if spec and spec[0] == SENT:
+        status = table.column("@status")[index]
+        return index[~np.isin(status, UNSENT)], tuple(spec[1:])
+    return index, tuple(spec)
+
+
 def _fit(
     shown: float | None, table: Columns, index: np.ndarray, specs: Sequence[Sequence[str]]
 ) -> tuple[Estimate, tuple[str, ...]] | None:
-    """Return the estimate (and its averaging) that gives back the shown score, else None."""
+    """Return the estimate (and its averaging) that gives back the shown score, else None.
+
+    Each averaging is tried over every request, then (where some were never sent) over the sent
+    ones only.
+    """
     if shown is None or not len(index):
         return None
-    values = table.value[index]
-    clusters = table.cluster[index]
+    candidates = [tuple(s for s in spec if s) for spec in specs]
+    if np.isin(table.column("@status")[index], UNSENT).any():
+        candidates += [(SENT, *spec) for spec in candidates]
     tried: set[tuple[str, ...]] = set()
-    for spec in specs:
-        spec = tuple(s for s in spec if s)
+    for spec in candidates:
         if spec in tried:
             continue
         tried.add(spec)
-        levels = [table.column(name)[index].tolist() for name in spec]
-        est = estimate(values, clusters.tolist(), levels)
+        mine, levels = chosen(table, index, spec)
+        if not len(mine):
+            continue
+        values = table.value[mine]
+        clusters = table.cluster[mine]
+        est = estimate(values, clusters.tolist(), [table.column(n)[mine].tolist() for n in levels])
         if min(abs(est.value - shown), abs(max(0.0, est.value) - shown)) <= TOLERANCE:
             return est, spec
     return None
@@ -438,9 +464,9 @@ class CurveDesign:
         if category is not None and fitted.category_field is not None:
             mask &= table.column(fitted.category_field) == category
         for length, spec in specs.items():
-            index = np.flatnonzero(mask & (lengths == str(length)))
+            index, names = chosen(table, np.flatnonzero(mask & (lengths == str(length))), spec)
             if len(index):
-                levels = [table.column(name)[index].tolist() for name in spec]
+                levels = [table.column(name)[index].tolist() for name in names]
                 weights, leaves = stratified_weights(levels, len(index))
                 self.parts[length] = (index, weights, leaves)
 
@@ -671,10 +697,15 @@ def curve_replicates(
         strata.setdefault(frozenset(span), []).append(c)
     groups = int(cluster.max()) + 1 if len(cluster) else 0
     rng = np.random.default_rng(seed)
-    members = {n: np.flatnonzero(length_of == str(n)) for n in specs}
+    members: dict[int, np.ndarray] = {}
+    levels: dict[int, tuple] = {}
+    for n, spec in specs.items():
+        # `chosen` works on indices into the table; members are indices into `keep`.
+        index, levels[n] = chosen(table, keep[np.flatnonzero(length_of == str(n))], spec)
+        members[n] = np.searchsorted(keep, index)
     paths = {
-        n: list(zip(*(table.column(s)[keep][m].tolist() for s in specs[n]), strict=True))
-        if specs[n]
+        n: list(zip(*(table.column(s)[keep][m].tolist() for s in levels[n]), strict=True))
+        if levels[n]
         else [()] * len(m)
         for n, m in members.items()
     }
@@ -817,6 +848,7 @@ def with_uncertainty(
 __all__ = [
     "DEFAULT_REPLICATES",
     "DEFAULT_SEED",
+    "SENT",
     "Columns",
     "CurveDesign",
     "Fitted",
