@@ -22,6 +22,7 @@ back the shown number to its rounding. A score that no candidate reproduces gets
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Callable, Hashable, Mapping, Sequence
@@ -156,6 +157,12 @@ class Columns:
             f: np.array([u.labels.get(f, "") for u in self.units], dtype=object) for f in names
         }
 
+    @functools.cached_property
+    def unsent(self) -> np.ndarray:
+        """True for each request never sent (skipped) or refused for its length."""
+        status = self.column("@status")
+        return np.logical_or.reduce([status == name for name in UNSENT])
+
     def column(self, name: str) -> np.ndarray:
         return self.labels.get(name, np.full(len(self.units), "", dtype=object))
 
@@ -192,8 +199,7 @@ UNSENT = ("skipped", "context_overflow")
 def chosen(table: Columns, index: np.ndarray, spec: Sequence[str]) -> tuple[np.ndarray, tuple]:
     """Return the requests a spec averages (all, or the sent ones under `@sent`) and its levels."""
     if spec and spec[0] == SENT:
-        status = table.column("@status")[index]
-        return index[~np.isin(status, UNSENT)], tuple(spec[1:])
+        return index[~table.unsent[index]], tuple(spec[1:])
     return index, tuple(spec)
 
 
@@ -208,7 +214,7 @@ def _fit(
     if shown is None or not len(index):
         return None
     candidates = [tuple(s for s in spec if s) for spec in specs]
-    if np.isin(table.column("@status")[index], UNSENT).any():
+    if table.unsent[index].any():
         candidates += [(SENT, *spec) for spec in candidates]
     tried: set[tuple[str, ...]] = set()
     for spec in candidates:
