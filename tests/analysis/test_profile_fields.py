@@ -70,6 +70,9 @@ def test_profile_fields_key_for_key() -> None:
                 # dec = (5x88.89 + 4x88 + 3x84 + 2x81 + 1x30) / 15 = 1240.45 / 15
                 "wAvg_inc": 66.06,
                 "wAvg_dec": 82.7,
+                # no SEs: this summary was built by hand, never scored from requests
+                "wAvg_inc_SE": None,
+                "wAvg_dec_SE": None,
                 # trapezoid on tokens: 2048 x (176.89 + 172 + 165) / 2 + 8192 x 111 / 2
                 # = 980,879.36 over 16384 - 2048 = 14,336 tokens
                 "AUC": 68.42,

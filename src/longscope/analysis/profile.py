@@ -117,6 +117,8 @@ def model_profile(
                 "relative_label": rel.label,
                 "wAvg_inc": inc,
                 "wAvg_dec": dec,
+                "wAvg_inc_SE": None if made is None else made.wavg_inc_se,
+                "wAvg_dec_SE": None if made is None else made.wavg_dec_se,
                 "AUC": None if made is None else made.auc,
                 "AUC_SE": None if made is None else made.auc_se,
                 "scores": {str(k): v for k, v in sorted(scores.items())},
