@@ -768,9 +768,14 @@ def longscore(
     run_dirs: Sequence[str | Path], base: str = "2k,4k,6k", floor: float = 5.0
 ) -> list[tuple[Path, Summary, tuple[int, ...], float]]:
     """Return each run's summary with the base lengths and floor its LongScore table uses."""
+    from longscope.analysis.curves import at_base_lengths
+
     base_lengths = parse_lengths(base, "--base")
     at_least(floor, "--floor", 0.0)
-    return [(Path(d), read_run(d).result, base_lengths, floor) for d in run_dirs]
+    return [
+        (Path(d), at_base_lengths(read_run(d).result, base_lengths, floor), base_lengths, floor)
+        for d in run_dirs
+    ]
 
 
 __all__ = [

@@ -88,6 +88,49 @@ class Interval:
     median: str
     low: str
     high: str
+    se: float | None = None
+    """The standard error of a numeric estimate (LongScore, length AUC); None for a length."""
+
+
+@dataclass(frozen=True)
+class CurveMetrics:
+    """The numbers read off one score-by-length curve, computed once (`analysis.curves`).
+
+    Renderers, `compare` and `profile` print these; none of them recomputes a number here.
+    """
+
+    effective: str
+    """Effective length at `threshold` as text: `32768`, `>65536` (every length passes),
+    `<4096` (none does)."""
+    effective_tokens: int | None
+    threshold: float
+    relative: str
+    """Effective length at `relative_threshold` (a fraction of the shortest length's score)."""
+    relative_tokens: int | None
+    relative_threshold: float | None
+    auc: float | None
+    """Length AUC (0-100): trapezoid area under score by length (tokens, linear axis) divided by
+    the width of the lengths measured, as MRCR's boards and lm-evaluation-harness define it."""
+    auc_se: float | None = None
+    """Clustered standard error of `auc` (filled by `analysis.uncertainty`)."""
+    wavg_inc: float | None = None
+    wavg_dec: float | None = None
+    base: float | None = None
+    """LongScore's Base: mean score at the base lengths (None when none was measured)."""
+    longscore: float | None = None
+    """LongScore: mean over longer lengths of (S_l - Base) / Base x 100; None when undefined."""
+    longscore_se: float | None = None
+    longscore_raw: float | None = None
+    """Mean raw score over the longer lengths."""
+    longscore_undefined: str = ""
+    """Why LongScore is undefined (no base length measured, Base below the floor)."""
+    lc: dict[int, float] = field(default_factory=dict)
+    """(S_l - Base) / Base x 100 per longer length."""
+    base_se: float | None = None
+    longscore_raw_se: float | None = None
+    lc_se: dict[int, float] = field(default_factory=dict)
+    wavg_inc_se: float | None = None
+    wavg_dec_se: float | None = None
 
 
 @dataclass(frozen=True)
@@ -98,6 +141,9 @@ class Grid:
     rows_label: str
     columns_label: str
     rows: dict[str, dict[str, float]]
+    errors: dict[str, dict[str, float | None]] = field(default_factory=dict)
+    """Clustered standard error per cell (`analysis.uncertainty`): None where one cluster (a
+    single sample) stands behind the cell; a cell absent here was not matched."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +153,14 @@ class Table:
     title: str
     columns: tuple[str, ...]
     rows: tuple[tuple[str, ...], ...]
+    where: tuple[tuple[dict[str, str] | None, ...], ...] = ()
+    """Optional, parallel to `rows`: for each cell that shows a score, the requests behind it
+    as sample fields and values (`{"task": "qa_1", "meta.target_length": "4096"}`), plus how
+    they combine: `@repeat` (one repeat), `@repeats` (the first N), `@per_sample` (`max`:
+    best-of-N; `pass`: pass@N by the rule in `@pass`), `@mean_of` (a mean of group means).
+    `analysis.uncertainty._fit_cell` reads it to give the cell its standard error."""
+    errors: tuple[tuple[float | None, ...], ...] = ()
+    """Parallel to `rows`: each score cell's standard error (filled by `analysis.uncertainty`)."""
 
 
 @dataclass(frozen=True)
@@ -153,7 +207,11 @@ class View:
     """Standard error of each `by_length` score (filled by `analysis.uncertainty`)."""
     curve_errors: dict[str, dict[int, Error]] = field(default_factory=dict)
     intervals: tuple[Interval, ...] = ()
-    """Bootstrap intervals: effective length (absolute, relative), LongScore."""
+    """Bootstrap intervals: effective length (absolute, relative), LongScore, length AUC."""
+    metrics: CurveMetrics | None = None
+    """Effective length, length AUC, wAvg and LongScore of `by_length` (`analysis.curves`)."""
+    curve_metrics: dict[str, CurveMetrics] = field(default_factory=dict)
+    """The same per category curve."""
 
     def breakdown(self, key: str) -> Breakdown | None:
         return next((b for b in self.breakdowns if b.key == key), None)
@@ -349,11 +407,18 @@ def _view_dict(view: View) -> dict[str, Any]:
                 "rows_label": g.rows_label,
                 "columns_label": g.columns_label,
                 "rows": g.rows,
+                **({"errors": g.errors} if g.errors else {}),
             }
             for g in view.grids
         ],
         "tables": [
-            {"title": t.title, "columns": list(t.columns), "rows": [list(r) for r in t.rows]}
+            {
+                "title": t.title,
+                "columns": list(t.columns),
+                "rows": [list(r) for r in t.rows],
+                **({"where": [list(r) for r in t.where]} if t.where else {}),
+                **({"errors": [list(r) for r in t.errors]} if t.errors else {}),
+            }
             for t in view.tables
         ],
         "facts": [list(f) for f in view.facts],
@@ -366,7 +431,24 @@ def _view_dict(view: View) -> dict[str, Any]:
             },
         },
         "intervals": [asdict(i) for i in view.intervals],
+        "metrics": None if view.metrics is None else _metrics_dict(view.metrics),
+        "curve_metrics": {name: _metrics_dict(m) for name, m in view.curve_metrics.items()},
     }
+
+
+def _metrics_dict(metrics: CurveMetrics) -> dict[str, Any]:
+    data = asdict(metrics)
+    data["lc"] = {str(k): v for k, v in sorted(metrics.lc.items())}
+    data["lc_se"] = {str(k): v for k, v in sorted(metrics.lc_se.items())}
+    return data
+
+
+def _metrics_from(data: Mapping[str, Any] | None) -> CurveMetrics | None:
+    if not data:
+        return None
+    lc = {int(k): v for k, v in (data.get("lc") or {}).items()}
+    lc_se = {int(k): v for k, v in (data.get("lc_se") or {}).items()}
+    return CurveMetrics(**{**data, "lc": lc, "lc_se": lc_se})
 
 
 def _view_from(data: Mapping[str, Any]) -> View:
@@ -388,11 +470,17 @@ def _view_from(data: Mapping[str, Any]) -> View:
             for b in data.get("breakdowns", [])
         ),
         grids=tuple(
-            Grid(g["title"], g["rows_label"], g["columns_label"], g["rows"])
+            Grid(g["title"], g["rows_label"], g["columns_label"], g["rows"], g.get("errors", {}))
             for g in data.get("grids", [])
         ),
         tables=tuple(
-            Table(t["title"], tuple(t["columns"]), tuple(tuple(r) for r in t["rows"]))
+            Table(
+                t["title"],
+                tuple(t["columns"]),
+                tuple(tuple(r) for r in t["rows"]),
+                tuple(tuple(r) for r in t.get("where", [])),
+                tuple(tuple(r) for r in t.get("errors", [])),
+            )
             for t in data.get("tables", [])
         ),
         facts=tuple(tuple(f) for f in data.get("facts", [])),  # type: ignore[misc]
@@ -403,6 +491,14 @@ def _view_from(data: Mapping[str, Any]) -> View:
             for name, c in errors.get("curves", {}).items()
         },
         intervals=tuple(Interval(**i) for i in data.get("intervals", [])),
+        metrics=_metrics_from(data.get("metrics")),
+        curve_metrics={
+            name: m
+            for name, m in (
+                (n, _metrics_from(d)) for n, d in (data.get("curve_metrics") or {}).items()
+            )
+            if m is not None
+        },
     )
 
 
@@ -582,6 +678,7 @@ __all__ = [
     "SUMMARY_VERSION",
     "Breakdown",
     "Cell",
+    "CurveMetrics",
     "Error",
     "Grid",
     "Headline",

@@ -70,6 +70,13 @@ def test_profile_fields_key_for_key() -> None:
                 # dec = (5x88.89 + 4x88 + 3x84 + 2x81 + 1x30) / 15 = 1240.45 / 15
                 "wAvg_inc": 66.06,
                 "wAvg_dec": 82.7,
+                # no SEs: this summary was built by hand, never scored from requests
+                "wAvg_inc_SE": None,
+                "wAvg_dec_SE": None,
+                # trapezoid on tokens: 2048 x (176.89 + 172 + 165) / 2 + 8192 x 111 / 2
+                # = 980,879.36 over 16384 - 2048 = 14,336 tokens
+                "AUC": 68.42,
+                "AUC_SE": None,
                 "scores": {"2048": 88.89, "4096": 88.0, "6144": 84.0, "8192": 81.0, "16384": 30.0},
                 "effective_by_category": {"kv": "2048"},
                 "complete": True,
@@ -191,6 +198,10 @@ def test_leaderboard_row_of_a_run_with_two_named_views_key_for_key() -> None:
         # inc = (80 + 160 + 180 + 160 + 100) / 15, dec = (400 + 320 + 180 + 80 + 20) / 15
         "wAvg_inc": 45.33,
         "wAvg_dec": 66.67,
+        # trapezoid on tokens: 2048 x (80 + 70 + 50) + 8192 x 30 = 655,360 over 14,336 tokens;
+        # no SE: this summary was built by hand, never scored from requests
+        "AUC": 45.71,
+        "AUC_SE": None,
         # base 80 at (2048, 4096); LC -25, -50, -75 at 6144, 8192, 16384
         "LongScore": -50.0,
         "nonthinking overall": 60.0,
@@ -229,6 +240,8 @@ def test_leaderboard_row_of_a_single_unnamed_view_has_no_prefixes() -> None:
         "effective@50": ">8192",
         "wAvg_inc": 50.0,
         "wAvg_dec": 50.0,
+        "AUC": 50.0,  # one length measured: its own score, as lm-evaluation-harness gives
+        "AUC_SE": None,
         # no score at a base length: no LongScore column
         "overall": 50.0,
         "kv": 50.0,

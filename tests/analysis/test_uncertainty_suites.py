@@ -102,8 +102,20 @@ def test_profile_and_leaderboard_carry_the_intervals(runs: dict[str, Path]) -> N
     measured = model_profile([summary])["measured"][0]
     absolute = measured["intervals"]["effective length (>= 85.6)"]
     assert (absolute["estimate"], absolute["low"], absolute["high"]) == ("4096", "4096", "4096")
+    metrics = summary.view.metrics
+    assert metrics is not None and metrics.wavg_inc_se is not None
+    assert (measured["AUC"], measured["AUC_SE"]) == (metrics.auc, metrics.auc_se)
+    assert (measured["wAvg_inc_SE"], measured["wAvg_dec_SE"]) == (
+        metrics.wavg_inc_se,
+        metrics.wavg_dec_se,
+    )
     [row] = leaderboard([summary])
     assert row["effective_ci95"] == ["4096", "4096"]
+    assert (row["AUC"], row["AUC_SE"], row["wAvg_inc_SE"]) == (
+        metrics.auc,
+        metrics.auc_se,
+        metrics.wavg_inc_se,
+    )
     assert row["SE"] == summary.view.overall_error.se and row["run_id"] == summary.run_id
 
 

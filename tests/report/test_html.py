@@ -181,6 +181,14 @@ def test_report_renders_in_headless_chromium_with_plots_and_no_script(
     assert '<img src="x"' not in dom and "<script>document" not in dom
     assert "<h1>longscope report</h1>" in dom and "longctx: openai/test-model" in dom
     assert dom.count('src="data:image/png;base64,') >= 2
+    # Every score on the page carries its SE: length AUC beside effective length, and each
+    # heatmap cell (one sample each here: `±n/a`, never a bare number or a 0).
+    from longscope.run.scoring import read_run
+
+    metrics = read_run(tmp_path / "run").result.view.metrics
+    assert metrics is not None and metrics.auc_se is not None
+    assert f"length AUC</th><td>{metrics.auc:.1f} ± {metrics.auc_se:.1f}" in dom
+    assert '<td class="num">100 ±n/a</td>' in dom or '<td class="num">0 ±n/a</td>' in dom
     from PIL import Image
 
     image = Image.open(shot).convert("RGB")

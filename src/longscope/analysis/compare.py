@@ -18,10 +18,15 @@ from dataclasses import dataclass, field
 from statistics import mean
 from typing import Any
 
+import numpy as np
+
+from longscope.analysis.curves import auc_weights
 from longscope.analysis.stats import (
     Difference,
     Estimate,
+    clustered_se,
     paired_difference,
+    t975,
     unpaired_difference,
 )
 from longscope.analysis.uncertainty import Unit, find_field, units_of, view_units
@@ -39,6 +44,8 @@ class Comparison:
     note: str
     overall: Difference | None
     by_length: dict[int, Difference] = field(default_factory=dict)
+    auc: Difference | None = None
+    """Length AUC of `run` minus the reference's, over the reference's lengths."""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -48,6 +55,7 @@ class Comparison:
             "note": self.note,
             "overall": None if self.overall is None else self.overall.as_dict(),
             "by_length": {str(k): d.as_dict() for k, d in sorted(self.by_length.items())},
+            "auc": None if self.auc is None else self.auc.as_dict(),
         }
 
 
@@ -119,7 +127,41 @@ def compare_runs(
         f"paired by sample id on {len(shared)} samples "
         f"({len(a)} in {ref_name}, {len(b)} in {name}), {overall.clusters} clusters"
     )
-    return Comparison(ref_name, name, True, note, overall, by_length)
+    auc = None
+    if length_field and set(by_length) == set(ref_summary.by_length):
+        members = {
+            n: [s for s in shared if a[s][1].labels.get(length_field) == str(n)] for n in by_length
+        }
+        auc = paired_auc(members, diffs, cluster_of)
+    return Comparison(ref_name, name, True, note, overall, by_length, auc)
+
+
+def paired_auc(
+    members: Mapping[int, Sequence[str]],
+    diffs: Mapping[str, float],
+    cluster_of: Mapping[str, Hashable],
+) -> Difference | None:
+    """Return the difference of length AUCs from per-sample differences at each length.
+
+    AUC is linear in each length's mean, so the AUC difference is sum_n a_n mean_n(diff), a
+    weighted mean of the per-sample differences with the clustered sandwich SE (a sample's
+    cluster counted once across the lengths it spans).
+    """
+    weights = auc_weights(list(members))
+    ids = [s for n in members for s in members[n]]
+    if len(weights) < 2 or not ids:
+        return None
+    x = np.array([diffs[s] for s in ids])
+    w = np.array([weights[n] / len(members[n]) for n in members for _ in members[n]])
+    leaves = np.array([i for i, n in enumerate(members) for _ in members[n]])
+    codes: dict[Hashable, int] = {}
+    clusters = np.array([codes.setdefault(cluster_of[s], len(codes)) for s in ids])
+    value = float(np.dot(w, x))
+    se = clustered_se(x, w, leaves, clusters)
+    if se is None:
+        return Difference(value, None, None, None, len(ids), len(codes), True)
+    half = t975(len(codes) - 1) * se
+    return Difference(value, se, value - half, value + half, len(ids), len(codes), True)
 
 
 def _unpaired(ref_name: str, ref: Summary, name: str, run: Summary) -> Comparison:
@@ -140,7 +182,21 @@ def _unpaired(ref_name: str, ref: Summary, name: str, run: Summary) -> Compariso
         "unpaired: the runs share no sample (other seed or data), so each score's own standard "
         "error is used and the difference is much less certain than a paired one"
     )
-    return Comparison(ref_name, name, False, note, overall, by_length)
+    auc = None
+    mine, theirs = ref.view.metrics, run.view.metrics
+    # AUCs over other lengths do not compare.
+    same = set(ref.by_length) == set(run.by_length)
+    if same and mine and theirs and mine.auc is not None and theirs.auc is not None:
+        auc = unpaired_difference(
+            Estimate(theirs.auc, theirs.auc_se, None, 0, _clusters(run)),
+            Estimate(mine.auc, mine.auc_se, None, 0, _clusters(ref)),
+        )
+    return Comparison(ref_name, name, False, note, overall, by_length, auc)
 
 
-__all__ = ["Comparison", "compare_runs"]
+def _clusters(summary: Summary) -> int:
+    error = summary.view.overall_error
+    return error.clusters if error is not None else 0
+
+
+__all__ = ["Comparison", "compare_runs", "paired_auc"]

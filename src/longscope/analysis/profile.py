@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from longscope.analysis.curves import curve_metrics
 from longscope.analysis.effective import (
     RULER_THRESHOLD,
     effective_length,
@@ -20,7 +21,7 @@ from longscope.analysis.effective import (
     weighted_averages,
 )
 from longscope.analysis.longscore import DEFAULT_BASE_LENGTHS, DEFAULT_FLOOR, LongScore, longscore
-from longscope.summary import Summary, View, request_counts, shard_text
+from longscope.summary import CurveMetrics, Summary, View, request_counts, shard_text
 
 PROFILE_VERSION = 1
 
@@ -65,6 +66,12 @@ def longscores(
     return {name: longscore(c, base_lengths, floor) for name, c in curves.items() if c}
 
 
+def metrics_of(view: View) -> CurveMetrics | None:
+    """Return the view's curve metrics as stored, or computed here for a summary that predates
+    them (`analysis.curves`: reports never compute them)."""
+    return view.metrics if view.metrics is not None else curve_metrics(view.by_length)
+
+
 def model_profile(
     runs: Sequence[Any],
     threshold: float = RULER_THRESHOLD,
@@ -91,6 +98,7 @@ def model_profile(
         absolute = effective_length(scores, threshold)
         rel = effective_length(scores, relative_threshold(base, relative))
         inc, dec = weighted_averages(scores)
+        made = metrics_of(summary.view)
         categories = {
             name: effective_length(curve, threshold).label
             for name, curve in summary.view.curves.items()
@@ -109,6 +117,10 @@ def model_profile(
                 "relative_label": rel.label,
                 "wAvg_inc": inc,
                 "wAvg_dec": dec,
+                "wAvg_inc_SE": None if made is None else made.wavg_inc_se,
+                "wAvg_dec_SE": None if made is None else made.wavg_dec_se,
+                "AUC": None if made is None else made.auc,
+                "AUC_SE": None if made is None else made.auc_se,
                 "scores": {str(k): v for k, v in sorted(scores.items())},
                 "effective_by_category": categories,
                 "complete": summary.state == "complete",
@@ -158,22 +170,43 @@ def leaderboard(
             )
             continue
         scores = summary.by_length
-        inc, dec = weighted_averages(scores)
+        made = metrics_of(summary.view)
         if shard_text(summary.completeness):
             # A shard's numbers cover part of the run: the row says which part.
             row["shard"] = shard_text(summary.completeness).removeprefix("shard ")
+        stored = made is not None and made.threshold == thresholds[0]
         row.update(
             state=summary.state,
             **request_counts(summary.completeness),
             claimed=summary.claimed,
-            effective=effective_length(scores, thresholds[0]).label,
+            effective=made.effective
+            if stored and made
+            else effective_length(scores, thresholds[0]).label,
         )
         for threshold in thresholds[1:]:
             row[threshold_name(threshold)] = effective_length(scores, threshold).label
-        row.update(wAvg_inc=inc, wAvg_dec=dec)
-        overall = longscore(scores, base_lengths)
-        if overall.base is not None:
-            row["LongScore"] = overall.average if overall.average is not None else overall.undefined
+        intervals = {i.name: i for i in summary.view.intervals}
+        if made is not None:
+            row["AUC"] = made.auc
+            row["AUC_SE"] = made.auc_se
+            if "length AUC" in intervals:
+                row["AUC_ci95"] = [intervals["length AUC"].low, intervals["length AUC"].high]
+            row.update(wAvg_inc=made.wavg_inc, wAvg_dec=made.wavg_dec)
+            if made.wavg_inc_se is not None:
+                row.update(wAvg_inc_SE=made.wavg_inc_se, wAvg_dec_SE=made.wavg_dec_se)
+        if tuple(base_lengths) == DEFAULT_BASE_LENGTHS and made is not None:
+            if made.base is not None:
+                row["LongScore"] = (
+                    made.longscore if made.longscore is not None else made.longscore_undefined
+                )
+                if made.longscore_se is not None:
+                    row["LongScore_SE"] = made.longscore_se
+        else:
+            overall = longscore(scores, base_lengths)
+            if overall.base is not None:
+                row["LongScore"] = (
+                    overall.average if overall.average is not None else overall.undefined
+                )
         error = summary.view.overall_error
         if error is not None:
             row["SE"] = error.se
@@ -217,6 +250,7 @@ __all__ = [
     "leaderboard",
     "length_curve",
     "longscores",
+    "metrics_of",
     "model_profile",
     "threshold_name",
     "weighted_averages",

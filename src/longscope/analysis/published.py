@@ -24,8 +24,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from longscope.analysis.curves import length_auc
 from longscope.analysis.effective import RULER_THRESHOLD, effective_length, weighted_averages
 from longscope.errors import UsageError
+
+NO_SE = "not published"
+"""What a published row shows where a run shows its standard error: sources print none."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +65,8 @@ class Published:
                 "state": "published",
                 "source": self.source,
                 "claimed": row.context,
+                # Published tables print no standard errors: say so where a run shows its own.
+                "SE": NO_SE,
             }
             if row.lengths:
                 shown["effective"] = effective_length(row.lengths, thresholds[0]).label
@@ -69,6 +75,9 @@ class Published:
                         row.lengths, threshold
                     ).label
                 shown["wAvg_inc"], shown["wAvg_dec"] = weighted_averages(row.lengths)
+                auc = length_auc(row.lengths)
+                shown["AUC"] = None if auc is None else round(auc, 2)
+                shown["AUC_SE"] = NO_SE
             shown.update(row.stated)
             if row.overall is not None:
                 if prefix:
@@ -203,4 +212,4 @@ def from_json_text(text: str, name: str) -> Published:
     )
 
 
-__all__ = ["Published", "PublishedRow", "from_json_text", "read_published"]
+__all__ = ["NO_SE", "Published", "PublishedRow", "from_json_text", "read_published"]

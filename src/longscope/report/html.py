@@ -15,14 +15,18 @@ from typing import Any
 import jinja2
 
 from longscope import __version__
-from longscope.analysis.effective import RULER_THRESHOLD, effective_length, weighted_averages
-from longscope.analysis.profile import longscores
+from longscope.analysis.effective import RULER_THRESHOLD
 from longscope.report.terminal import (
     cluster_line,
+    curve_rows,
     error_text,
+    grid_cell,
     length_label,
-    scored_text,
+    measured,
+    plus_minus,
     se_text,
+    table_rows,
+    wavg_text,
 )
 from longscope.run.scoring import ScoreResult
 from longscope.run.store import RunStore
@@ -205,28 +209,12 @@ def _breakdown_table(breakdown: Breakdown) -> dict[str, Any]:
 
 
 def _curves_table(view: View) -> dict[str, Any] | None:
-    curves = {**view.curves, "overall": view.by_length}
-    lengths = sorted({n for c in curves.values() for n in c})
-    if len(lengths) < 2 or not view.curves:
+    if not view.curves:
         return None
-    scores = longscores(view)
-    with_base = any(ls.base is not None for ls in scores.values())
-    columns = ["category", *(length_label(n) for n in lengths)]
-    columns += ["Base", "LongScore"] if with_base else []
-    rows = []
-    errors = {**view.curve_errors, "overall": view.length_errors}
-    for name, points in curves.items():
-        mine = errors.get(name, {})
-        row = [name, *(scored_text(points[n], mine.get(n)) if n in points else "" for n in lengths)]
-        ls = scores.get(name)
-        if with_base:
-            row.append("-" if ls is None or ls.base is None else f"{ls.base:.1f}")
-            row.append(
-                "-"
-                if ls is None
-                else ls.undefined or ("-" if ls.average is None else f"{ls.average:+.1f}")
-            )
-        rows.append(row)
+    made = curve_rows(view)
+    if made is None:
+        return None
+    columns, rows = made
     return {"title": "Score % by length", "columns": columns, "rows": rows}
 
 
@@ -268,7 +256,10 @@ def _view_parts(result: ScoreResult, view: View) -> dict[str, Any]:
             images.append(
                 (f"{title} (whiskers: ±1 SE)", bars_png(values, f"{title} (score %)", whiskers))
             )
-    defined = {name: ls.average for name, ls in longscores(view).items() if ls.average is not None}
+    metrics = {**view.curve_metrics}
+    if view.metrics is not None:
+        metrics["overall"] = view.metrics
+    defined = {name: m.longscore for name, m in metrics.items() if m.longscore is not None}
     if defined and len(view.by_length) > 1 and view.curves:
         # LongScore is a relative change (%): shift to a 0-100 bar where 100 means no loss.
         images.append(
@@ -280,18 +271,20 @@ def _view_parts(result: ScoreResult, view: View) -> dict[str, Any]:
             )
         )
     facts = [(prefix + name, value) for name, value in view.facts]
-    if view.by_length:
-        eff = effective_length(view.by_length, RULER_THRESHOLD)
-        inc, dec = weighted_averages(view.by_length)
-        if not view.intervals:
-            facts.append((f"{prefix}effective length (>= {RULER_THRESHOLD:g})", eff.label))
-        facts.append((f"{prefix}wAvg inc / dec", f"{inc} / {dec}"))
+    made = view.metrics
+    named = {i.name for i in view.intervals}
+    if made is not None:
+        if not any(n.startswith("effective length") for n in named):
+            facts.append((f"{prefix}effective length (>= {made.threshold:g})", made.effective))
+        if "length AUC" not in named and made.auc is not None:
+            facts.append((f"{prefix}length AUC", f"{made.auc:.1f}{plus_minus(made.auc_se)}"))
+        facts.append((f"{prefix}wAvg inc / dec", wavg_text(made, measured(view))))
     for interval in view.intervals:
         facts.append(
             (
                 f"{prefix}{interval.name}",
-                f"{interval.estimate} (95% interval {interval.low} to {interval.high}, "
-                f"median {interval.median})",
+                f"{interval.estimate}{plus_minus(interval.se)} (95% interval {interval.low} to "
+                f"{interval.high}, median {interval.median})",
             )
         )
     tables = []
@@ -306,14 +299,12 @@ def _view_parts(result: ScoreResult, view: View) -> dict[str, Any]:
                 "title": grid.title,
                 "columns": [grid.rows_label, *columns],
                 "rows": [
-                    [name, *(f"{row[c]:.0f}" if c in row else "" for c in columns)]
-                    for name, row in grid.rows.items()
+                    [name, *(grid_cell(grid, name, c) for c in columns)] for name in grid.rows
                 ],
             }
         )
     tables += [
-        {"title": t.title, "columns": list(t.columns), "rows": [list(r) for r in t.rows]}
-        for t in view.tables
+        {"title": t.title, "columns": list(t.columns), "rows": table_rows(t)} for t in view.tables
     ]
     for table in tables:
         if prefix:

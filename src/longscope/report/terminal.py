@@ -15,11 +15,10 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from longscope.analysis.longscore import DEFAULT_BASE_LENGTHS
-from longscope.analysis.profile import longscores
 from longscope.errors import UsageError
 from longscope.summary import (
     Breakdown,
+    CurveMetrics,
     Error,
     Grid,
     Summary,
@@ -28,6 +27,9 @@ from longscope.summary import (
     length_key,
     no_score_text,
     shard_text,
+)
+from longscope.summary import (
+    Table as SummaryTable,
 )
 from longscope.text.safe_text import plain
 
@@ -157,22 +159,115 @@ def se_text(se: float | None, clusters: int | None = None) -> str:
     return f"{se:.1f}"
 
 
-def scored_text(score: float, error: Error | None) -> str:
-    """Return `84.2 ±3.1` (a curve's cell), or the score alone without an error."""
-    if error is None or error.se is None:
-        return f"{score:.1f}"
-    return f"{score:.1f} ±{error.se:.1f}"
+def scored_text(score: float, error: Error | None, measured: bool = False) -> str:
+    """Return `84.2 ±3.1` (a curve's cell); `84.2 ±n/a` where a measured run has no SE for it
+    (one cluster behind it); the score alone in a summary that never had errors."""
+    if error is not None and error.se is not None:
+        return f"{score:.1f} ±{error.se:.1f}"
+    return f"{score:.1f} ±n/a" if measured or error is not None else f"{score:.1f}"
+
+
+def _se_suffix(se: float | None, measured: bool) -> str:
+    if se is not None:
+        return f" ±{se:.1f}"
+    return " ±n/a" if measured else ""
 
 
 def interval_lines(summary: Summary, view: View) -> list[str]:
-    """Return a line per bootstrap interval: `effective length (>= 85.6): 4096 (95% 2048 to 4096)`."""
+    """Return a line per number read off the length curve, with its SE and bootstrap interval:
+    `effective length (>= 85.6): 4096 (95% interval 2048 to 4096, ...)`, `length AUC: 61.3
+    ± 2.0 (95% interval ...)`. Without intervals (one length, no requests), the numbers alone."""
     boot = summary.uncertainty.get("bootstrap", {})
     how = f"cluster bootstrap, {boot.get('replicates')} replicates, seed {boot.get('seed')}"
     prefix = f"{view.name}: " if view.name else ""
-    return [
-        f"{prefix}{i.name}: {i.estimate} (95% interval {i.low} to {i.high}, median {i.median}; {how})"
+    lines = [
+        f"{prefix}{i.name}: {i.estimate}{plus_minus(i.se)} (95% interval {i.low} to {i.high}, "
+        f"median {i.median}; {how})"
         for i in view.intervals
     ]
+    metrics = view.metrics
+    if metrics is not None:
+        named = {i.name for i in view.intervals}
+        if not any(n.startswith("effective length") for n in named):
+            lines.append(
+                f"{prefix}effective length (>= {metrics.threshold:g}): {metrics.effective}"
+            )
+        if "length AUC" not in named and metrics.auc is not None:
+            lines.append(f"{prefix}length AUC: {metrics.auc:.1f}{plus_minus(metrics.auc_se)}")
+    return lines
+
+
+def plus_minus(se: float | None, digits: int = 1) -> str:
+    """Return ` ± 2.0` for a standard error, "" without one."""
+    return "" if se is None else f" ± {se:.{digits}f}"
+
+
+def longscore_text(metrics: CurveMetrics | None, measured: bool = False) -> str:
+    """Return `-12.3 ±4.1`, why LongScore is undefined, or `-` (`±n/a`: a measured run without
+    an SE for it)."""
+    if metrics is None:
+        return "-"
+    if metrics.longscore is None:
+        return metrics.longscore_undefined or "-"
+    return f"{metrics.longscore:+.1f}{_se_suffix(metrics.longscore_se, measured)}"
+
+
+def base_text(metrics: CurveMetrics | None, measured: bool = False) -> str:
+    """Return LongScore's Base as a table shows it: `73.3 ±2.1`, or `-`."""
+    if metrics is None or metrics.base is None:
+        return "-"
+    return f"{metrics.base:.1f}{_se_suffix(metrics.base_se, measured)}"
+
+
+def wavg_text(metrics: CurveMetrics, measured: bool = False) -> str:
+    """Return RULER's weighted averages with their SEs: `66.1 ±1.2 / 82.7 ±0.9`."""
+    inc = f"{metrics.wavg_inc}{_se_suffix(metrics.wavg_inc_se, measured)}"
+    dec = f"{metrics.wavg_dec}{_se_suffix(metrics.wavg_dec_se, measured)}"
+    return f"{inc} / {dec}"
+
+
+def auc_text(metrics: CurveMetrics | None, measured: bool = False) -> str:
+    """Return the length AUC as a table shows it: `61.3 ±2.0`, or `-`."""
+    if metrics is None or metrics.auc is None:
+        return "-"
+    return f"{metrics.auc:.1f}{_se_suffix(metrics.auc_se, measured)}"
+
+
+def measured(view: View) -> bool:
+    """True when the view's errors were computed (a scored run): a missing SE then reads n/a."""
+    return view.overall_error is not None or bool(view.length_errors)
+
+
+def grid_cell(grid: Grid, row: str, column: str) -> str:
+    """Return a heatmap cell as tables show it: `84 ±6`, `84 (1 sample: no SE)`, or ""."""
+    if column not in grid.rows[row]:
+        return ""
+    value = f"{grid.rows[row][column]:.0f}"
+    errors = grid.errors.get(row, {})
+    if column not in errors:
+        return value
+    se = errors[column]
+    return f"{value} ±{se:.1f}" if se is not None else f"{value} ±n/a"
+
+
+def table_rows(table: SummaryTable) -> list[list[str]]:
+    """Return a suite table's cells, each score cell with its standard error (`84.20 ±1.3`)."""
+    out = []
+    for r, cells in enumerate(table.rows):
+        errors = table.errors[r] if r < len(table.errors) else ()
+        wheres = table.where[r] if r < len(table.where) else ()
+        row = []
+        for c, text in enumerate(cells):
+            se = errors[c] if c < len(errors) else None
+            named = c < len(wheres) and wheres[c] is not None
+            if se is not None:
+                row.append(f"{text} ±{se:.1f}")
+            elif named and c < len(errors) and text.strip() not in ("", "-"):
+                row.append(f"{text} ±n/a")
+            else:
+                row.append(text)
+        out.append(row)
+    return out
 
 
 def cluster_line(summary: Summary) -> str:
@@ -183,7 +278,8 @@ def cluster_line(summary: Summary) -> str:
     return (
         f"±: standard error clustered by {record['cluster']} "
         f"({record['clusters']} clusters, {record['requests']} requests); "
-        "n/a where one cluster stands behind a score"
+        "n/a where one cluster (a single sample) stands behind a score; length AUC: trapezoid "
+        "over the lengths measured (tokens, linear axis), divided by their range"
     )
 
 
@@ -213,38 +309,55 @@ def grid_table(grid: Grid) -> Table:
     table.add_column(grid.rows_label)
     for column in columns:
         table.add_column(column, justify="right")
-    for name, row in grid.rows.items():
-        _row(table, name, *(f"{row[c]:.0f}" if c in row else "" for c in columns))
+    for name in grid.rows:
+        _row(table, name, *(grid_cell(grid, name, c) for c in columns))
     return table
 
 
-def curves_table(view: View, base_lengths: Sequence[int] = DEFAULT_BASE_LENGTHS) -> Table | None:
-    """Score % by length per category and overall, with Base and LongScore where a Base exists."""
+def curve_rows(view: View) -> tuple[list[str], list[list[str]]] | None:
+    """Return the score-by-length table (columns, rows): each category and overall, each cell
+    with its SE, then length AUC, and Base and LongScore where a Base exists (all read from the
+    view's metrics). None with fewer than two lengths."""
     curves: dict[str, Mapping[int, float]] = {**view.curves, "overall": view.by_length}
     lengths = sorted({n for c in curves.values() for n in c})
     if len(lengths) < 2:
         return None
-    scores = longscores(view, base_lengths)
-    with_base = any(ls.base is not None for ls in scores.values())
-    table = _table("Score % by length")
-    table.add_column("category")
-    for length in lengths:
-        table.add_column(length_label(length), justify="right")
-    if with_base:
-        table.add_column("Base", justify="right")
-        table.add_column("LongScore", justify="right")
+    metrics = {**view.curve_metrics}
+    if view.metrics is not None:
+        metrics["overall"] = view.metrics
+    with_base = any(m.base is not None for m in metrics.values())
+    columns = ["category", *(length_label(n) for n in lengths), "AUC"]
+    columns += ["Base", "LongScore"] if with_base else []
     errors = {**view.curve_errors, "overall": view.length_errors}
+    known = measured(view)
+    rows = []
     for name, points in curves.items():
         mine = errors.get(name, {})
-        cells = [scored_text(points[n], mine.get(n)) if n in points else "" for n in lengths]
-        ls = scores.get(name)
+        cells = [
+            name,
+            *(scored_text(points[n], mine.get(n), known) if n in points else "" for n in lengths),
+        ]
+        made = metrics.get(name)
+        cells.append(auc_text(made, known))
         if with_base:
-            base = "-" if ls is None or ls.base is None else f"{ls.base:.1f}"
-            value = "-"
-            if ls is not None:
-                value = ls.undefined or ("-" if ls.average is None else f"{ls.average:+.1f}")
-            cells += [base, value]
-        _row(table, name, *cells)
+            cells.append(base_text(made, known))
+            cells.append(longscore_text(made, known))
+        rows.append(cells)
+    return columns, rows
+
+
+def curves_table(view: View) -> Table | None:
+    """Score % by length per category and overall, with AUC, Base and LongScore (see curve_rows)."""
+    made = curve_rows(view)
+    if made is None:
+        return None
+    columns, rows = made
+    table = _table("Score % by length")
+    table.add_column(columns[0])
+    for column in columns[1:]:
+        table.add_column(column, justify="right")
+    for cells in rows:
+        _row(table, *cells)
     return table
 
 
@@ -273,7 +386,7 @@ def print_summary(summary: Summary | dict[str, Any], console: Console | None = N
                 rich_table = _table(table.title)
                 for column in table.columns:
                     rich_table.add_column(column)
-                for cells in table.rows:
+                for cells in table_rows(table):
                     _row(rich_table, *cells)
                 console.print(rich_table)
         for view in summary.views:
@@ -333,11 +446,25 @@ def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = 
         "lengths_se",
         "cells_se",
         "vs_reference",
+        "AUC_SE",
+        "LongScore_SE",
+        "wAvg_inc_SE",
+        "wAvg_dec_SE",
         *cell_keys,
     }
     columns = list(dict.fromkeys(k for row in rows for k in row if k not in skip))
     # What a reader looks for first comes first (the first part of a split table).
-    first = ("overall", "SE", "state", "claimed", "effective", "effective_ci95", "suite")
+    first = (
+        "overall",
+        "SE",
+        "state",
+        "claimed",
+        "effective",
+        "effective_ci95",
+        "AUC",
+        "AUC_ci95",
+        "suite",
+    )
     columns.sort(key=lambda c: first.index(c) if c in first else len(first))
     lengths = sorted({int(k) for row in rows for k in row.get("lengths", {})})
     console = console or safe_console()
@@ -350,7 +477,7 @@ def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = 
             [
                 _cell(rank),
                 _cell(row.get("model")),
-                *(_cell(row.get(c)) for c in columns),
+                *(_column_cell(row, c) for c in columns),
                 *(_length_cell(row, str(n)) for n in lengths),
             ]
             for rank, row in enumerate(rows, start=1)
@@ -378,7 +505,22 @@ def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = 
                     ]
                 )
         print_split(console, title, ["#", "model"], names, table_rows)
+    if any(row.get("state") == "published" for row in rows):
+        _say(
+            console,
+            plain(
+                "published rows carry no standard error (their sources print none): their SE "
+                "reads `not published` and their cells have no ±; runs' cells show ± SE"
+            ),
+        )
     print_differences(rows, console)
+
+
+def _column_cell(row: Mapping[str, Any], column: str) -> Text:
+    """A leaderboard cell; AUC and LongScore with their ± SE where the row has one."""
+    if column in ("AUC", "LongScore", "wAvg_inc", "wAvg_dec"):
+        return _with_se(row.get(column), row.get(f"{column}_SE"))
+    return _cell(row.get(column))
 
 
 def print_differences(rows: Sequence[dict[str, Any]], console: Console | None = None) -> None:
@@ -398,6 +540,7 @@ def print_differences(rows: Sequence[dict[str, Any]], console: Console | None = 
                 _cell(row.get("model")),
                 _cell("paired" if made["paired"] else "unpaired"),
                 difference_text(made["overall"]),
+                difference_text(made.get("auc")),
                 *(difference_text(made["by_length"].get(str(n))) for n in lengths),
             ]
         )
@@ -405,7 +548,7 @@ def print_differences(rows: Sequence[dict[str, Any]], console: Console | None = 
         console,
         f"Difference from {reference} (run - reference, points; 95% interval)",
         ["model", "pairing"],
-        ["overall", *(length_label(n) for n in lengths)],
+        ["overall", "AUC", *(length_label(n) for n in lengths)],
         table_rows,
     )
     for row in compared:
@@ -447,12 +590,11 @@ def print_longscore(
     title: str,
     summary: Summary,
     base_lengths: Sequence[int],
-    floor: float,
     console: Console | None = None,
 ) -> dict[str, Any]:
-    """Print Base, raw score and LC per length and LongScore per category; return `overall`'s."""
-    from longscope.analysis.longscore import longscore
-
+    """Print Base, raw score and LC per length and LongScore per category, as the summary's
+    curve metrics carry them (`api.longscore` sets them at the chosen base lengths and floor);
+    return `overall`'s metrics."""
     view = summary.view
     curves = {**view.curves, "overall": view.by_length}
     lengths = sorted({n for c in curves.values() for n in c})
@@ -464,27 +606,37 @@ def print_longscore(
         "avg raw",
         "LongScore",
     ]
-    overall = None
+    metrics = {**view.curve_metrics}
+    if view.metrics is not None:
+        metrics["overall"] = view.metrics
     rows = []
     for name, scores in curves.items():
-        ls = longscore(scores, base_lengths, floor)
-        cells = [name, "-" if ls.base is None else f"{ls.base:.1f}"]
-        cells += [f"{scores[n]:.1f}" if n in scores else "" for n in lengths]
+        made = metrics.get(name)
+        if made is None:
+            continue
+        errors = view.length_errors if name == "overall" else view.curve_errors.get(name, {})
+        known = measured(view)
+        cells = [name, base_text(made, known)]
         cells += [
-            f"{ls.lc[n]:+.1f}" if n in ls.lc else "" for n in lengths if n not in base_lengths
+            scored_text(scores[n], errors.get(n), known) if n in scores else "" for n in lengths
         ]
         cells += [
-            "-" if ls.raw_average is None else f"{ls.raw_average:.1f}",
-            ls.undefined or ("-" if ls.average is None else f"{ls.average:+.1f}"),
+            f"{made.lc[n]:+.1f}" + ("" if n not in made.lc_se else f" ±{made.lc_se[n]:.1f}")
+            if n in made.lc
+            else ""
+            for n in lengths
+            if n not in base_lengths
         ]
+        raw = "-" if made.longscore_raw is None else f"{made.longscore_raw:.1f}"
+        if made.longscore_raw is not None and made.longscore_raw_se is not None:
+            raw += f" ±{made.longscore_raw_se:.1f}"
+        cells += [raw, longscore_text(made, known)]
         rows.append(cells)
-        if name == "overall":
-            overall = ls
     print_split(console, title, ["task"], headers, rows)
     for line in interval_lines(summary, view):
         if line.startswith("LongScore"):
             console.print(plain(f"overall {line}"))
-    return {"model": model, "longscore": overall}
+    return {"model": model, "longscore": metrics.get("overall")}
 
 
 def print_longscores(
@@ -493,14 +645,21 @@ def print_longscores(
     """Print each run's LongScore table, then both rankings when there are several runs."""
     console = console or safe_console()
     ranking = []
-    for run_dir, summary, base_lengths, floor in runs:
+    for run_dir, summary, base_lengths, _floor in runs:
         model = summary.model or str(run_dir)
         title = f"{model} ({summary.suite}, {run_dir})"
-        made = print_longscore(model, title, summary, base_lengths, floor, console)
+        made = print_longscore(model, title, summary, base_lengths, console)
         ranking.append((model, made["longscore"]))
     if len(ranking) > 1:
-        by_raw = sorted(ranking, key=lambda r: -(r[1].raw_average or 0.0))
-        by_ls = sorted(ranking, key=lambda r: -(r[1].average if r[1].average is not None else -1e9))
+
+        def raw(m: CurveMetrics | None) -> float:
+            return -(m.longscore_raw or 0.0) if m else 0.0
+
+        def ls(m: CurveMetrics | None) -> float:
+            return -(m.longscore if m and m.longscore is not None else -1e9)
+
+        by_raw = sorted(ranking, key=lambda r: raw(r[1]))
+        by_ls = sorted(ranking, key=lambda r: ls(r[1]))
         console.print(plain("ranking by raw average:  " + " > ".join(m for m, _ in by_raw)))
         console.print(plain("ranking by LongScore:    " + " > ".join(m for m, _ in by_ls)))
 
@@ -560,15 +719,22 @@ def print_catalogue(console: Console, suite: str | None = None) -> None:
 
 
 __all__ = [
+    "auc_text",
+    "base_text",
     "breakdown_table",
     "cluster_line",
     "completeness_table",
+    "curve_rows",
     "curves_table",
     "difference_text",
     "error_text",
+    "grid_cell",
     "headline_text",
     "interval_lines",
     "length_label",
+    "longscore_text",
+    "measured",
+    "plus_minus",
     "print_catalogue",
     "print_differences",
     "print_leaderboard",
@@ -578,4 +744,6 @@ __all__ = [
     "safe_console",
     "scored_text",
     "se_text",
+    "table_rows",
+    "wavg_text",
 ]

@@ -727,12 +727,15 @@ def ruler_summary(native: dict[str, Any]) -> Summary:
         (t, *(f"{curves[t][n]:.2f}" if n in curves[t] else "-" for n in lengths)) for t in curves
     )
     average = ("average", *(f"{by_length[n]:.2f}" for n in lengths))
+    # The requests behind each score cell, for its standard error (analysis.uncertainty): a
+    # task's cell is its samples at that length, the average row RULER's mean of task means.
+    cells = [(None, *({"task": t, "meta.target_length": str(n)} for n in lengths)) for t in curves]
+    mean_row = (None, *({"meta.target_length": str(n), "@mean_of": "task"} for n in lengths))
+    where = (*cells, mean_row)
     nulls = tuple((t, *(c.get(str(n), "-") for n in lengths)) for t, c in native["nulls"].items())
     effective = tuple((k, v) for k, v in native["effective_length"].items())
     tasks = {t: Cell(round(mean(c.values()), 2), len(c)) for t, c in curves.items() if c}
     facts = (
-        ("wAvg (inc)", str(native["wAvg_inc"])),
-        ("wAvg (dec)", str(native["wAvg_dec"])),
         *((f"effective length at {k}", v) for k, v in effective),
         ("comparable with RULER's published table", str(native["comparable_with_published"])),
         *((f"tokens sent at target {k}", str(v)) for k, v in native["achieved_length"].items()),
@@ -747,7 +750,7 @@ def ruler_summary(native: dict[str, Any]) -> Summary:
         curves=curves,
         breakdowns=(Breakdown("task", "By task (mean over lengths)", tasks, compare=True),),
         tables=(
-            Table("RULER score by task and length (x100)", columns, (*scores, average)),
+            Table("RULER score by task and length (x100)", columns, (*scores, average), where),
             Table("Nulls (empty predictions) by task and length", columns, nulls),
             Table(
                 "Effective length (largest length whose average passes)",
