@@ -248,3 +248,22 @@ def test_a_chat_with_its_own_system_message_never_counts_a_default_one(
     )
     assert system.prompt_tokens == contents
     assert system.meta["needed_tokens"] >= contents + OVERHEAD + MESSAGE_MARGIN * (len(chat) - 1)
+
+
+def test_the_by_bin_means_carry_their_standard_error(tmp_path: Path, gemma_tokenizer) -> None:
+    """A bin's mean in the table gets the clustered SE of its requests: 100 and 0 -> SE 50."""
+    from longscope.analysis.uncertainty import with_uncertainty
+
+    path = write_jsonl(
+        tmp_path / "two.jsonl",
+        [mrcr_row(2, target=2, words=10), mrcr_row(2, target=1, prefix="Kk1", words=10)],
+    )
+    suite = create_suite("mrcr", {"data": str(path)})
+    first, second = sorted(suite.build(_ctx(gemma_tokenizer, 8192)), key=lambda s: s.id)
+    rows = [_row(first, "ok", first.gold[0], suite), _row(second, "timeout", "", suite)]
+    summary = with_uncertainty(suite.summarize(rows), rows)
+    [view] = summary.views
+    [table] = view.tables
+    assert table.rows[0][3] == "50.0"
+    # Two samples, one cluster each: sqrt(((100-50)^2 + (0-50)^2) / (2 * 1)) / sqrt(2) = 50.
+    assert table.errors[0][3] == pytest.approx(50.0)

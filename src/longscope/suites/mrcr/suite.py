@@ -392,6 +392,11 @@ def mrcr_summary(rows: Sequence[ScoredRow]) -> Summary:
                 )
                 for upper, members in sorted(per_bin.items())
             ),
+            where=tuple(
+                # The mean's requests, for its standard error (analysis/uncertainty.py).
+                (None, None, None, {"meta.n_needles": str(needles), "meta.bin": str(upper)}, None)
+                for upper in sorted(per_bin)
+            ),
         )
         views.append(
             View(
