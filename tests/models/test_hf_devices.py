@@ -52,20 +52,20 @@ def tok():  # type: ignore[no-untyped-def]
     return tiny_tokenizer()
 
 
-def _backend(tok, **kwargs):  # type: ignore[no-untyped-def]
+def _backend(tok, device: str = "cpu", **kwargs):  # type: ignore[no-untyped-def]
     from longscope.models.hf import HFBackend
     from tests.gpu.tiny import tiny_qwen2
 
     # The same seed on every engine: the same weights on every device, as from one folder.
-    model = tiny_qwen2(vocab_size=len(tok), layers=1, hidden=32, heads=2, kv_heads=1)
-    return HFBackend("tiny", model=model, tokenizer=tok, device="cpu", prefill_chunk=64, **kwargs)
+    model = tiny_qwen2(vocab_size=len(tok), layers=1, hidden=32, heads=2, kv_heads=1, device=device)
+    return HFBackend("tiny", model=model, tokenizer=tok, device=device, prefill_chunk=64, **kwargs)
 
 
-def _devices(tok, count: int = 2, **kwargs):  # type: ignore[no-untyped-def]
+def _devices(tok, names: tuple[str, ...] = ("cpu", "cpu"), **kwargs):  # type: ignore[no-untyped-def]
     from longscope.models.hf.devices import DeviceSet
 
-    backends = [_backend(tok) for _ in range(count)]
-    return DeviceSet(backends, labels=device_labels(["cpu"] * count), **kwargs)
+    backends = [_backend(tok, name) for name in names]
+    return DeviceSet(backends, labels=device_labels(list(names)), **kwargs)
 
 
 def _documents(count: int = 6, repeats: int = 2) -> list[list[Request]]:

@@ -363,6 +363,7 @@ class DeviceSet(MultiEndpointBackend):
             row["busy_s"] = round(self._busy[i], 3)
             row["busy_share"] = round(self._busy[i] / span, 4)
             row["idle_tail_s"] = round(end - self._last[i], 3) if self._last[i] else round(span, 3)
+            row["span_s"] = round(span, 3)
         return rows
 
     async def aclose(self) -> None:
