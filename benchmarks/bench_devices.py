@@ -54,17 +54,17 @@ def make_tokenizer(folder: Path, vocab_size: int) -> None:
     fast.save_pretrained(str(folder))
 
 
-def make_model(folder: Path, smoke: bool) -> dict[str, Any]:
+def make_model(folder: Path, smoke: bool, tiny: bool) -> dict[str, Any]:
     """Save the random-weight model and its tokenizer in `folder`; return what it took."""
     import torch
     from transformers import Qwen2Config, Qwen2ForCausalLM
 
     started = time.perf_counter()
-    if smoke:
+    if smoke or tiny:
         shape = {"vocab_size": 4096, "hidden_size": 64, "intermediate_size": 128}
         shape.update(num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2)
-        shape.update(max_position_embeddings=32768)
-        dtype, device = torch.float32, "cpu"
+        shape.update(max_position_embeddings=131072 + 1024)
+        dtype, device = (torch.float32, "cpu") if smoke else (torch.bfloat16, "cuda")
     else:
         import bench_hf
 
@@ -99,8 +99,8 @@ def suite_args(suite: str, smoke: bool, lengths: str, limit: int) -> list[str]:
             *fixtures,
             *(["-S", f"tasks={tasks}"] if tasks else []),
         ]
-    depths = "0.5" if smoke else "0.1,0.5,0.9"
-    return ["longctx", "-S", f"lengths={lengths}", "-S", f"depths={depths}", "--limit", str(limit)]
+    depths, types = ("0.5", "needle") if smoke else ("0.1,0.5,0.9", "needle,multi_fact")
+    return ["longctx", "-S", f"lengths={lengths}", "-S", f"depths={depths}", "-S", f"types={types}"]
 
 
 def run_one(
@@ -156,15 +156,16 @@ def main() -> None:
     parser.add_argument("--devices", default="1,2,4")
     parser.add_argument("--ruler-lengths", default="8k,16k,32k")
     parser.add_argument("--longctx-lengths", default="8k,16k,32k")
-    parser.add_argument("--limit", type=int, default=1, help="samples per task x length")
+    parser.add_argument("--limit", type=int, default=1, help="RULER samples per task x length")
     parser.add_argument("--smoke", action="store_true", help="2 CPU engines, a tiny model")
+    parser.add_argument("--tiny", action="store_true", help="a tiny model on the GPUs (a check)")
     args = parser.parse_args()
     if args.smoke:
         args.devices, args.ruler_lengths, args.longctx_lengths = "1,2", "4k", "2k"
     out = args.out or Path("bench_devices")
     folder = out / "model"
     folder.mkdir(parents=True, exist_ok=True)
-    made = make_model(folder, args.smoke)
+    made = make_model(folder, args.smoke, args.tiny)
     card = "cpu"
     if not args.smoke:
         import torch
