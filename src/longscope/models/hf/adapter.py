@@ -23,6 +23,8 @@ from longscope.types import Generation, PromptMode, Request
 if TYPE_CHECKING:
     from longscope.models.hf.devices import DeviceSet
 
+_BUILDING = threading.Lock()
+
 HF_OPTIONS = (
     option("context_length", "int", None, "tokens the model holds; unset: its config", low=1),
     option("prompt_mode", "choice", "chat", "chat (instruct) or completion (base)",
@@ -138,12 +140,16 @@ class HFBackend:
             if self._model is None:
                 torch, transformers = import_torch()
                 try:
-                    tokenizer = transformers.AutoTokenizer.from_pretrained(self.model_name)
-                    model = transformers.AutoModelForCausalLM.from_pretrained(
-                        self.model_name,
-                        dtype=_torch_dtype(torch, self.dtype_name),
-                        attn_implementation=register_attention(self.attn_implementation),
-                    )
+                    # One model built at a time in the process: transformers sets torch's
+                    # default dtype process-wide while it builds one (engines on several
+                    # devices load in parallel threads); the copies to the devices overlap.
+                    with _BUILDING:
+                        tokenizer = transformers.AutoTokenizer.from_pretrained(self.model_name)
+                        model = transformers.AutoModelForCausalLM.from_pretrained(
+                            self.model_name,
+                            dtype=_torch_dtype(torch, self.dtype_name),
+                            attn_implementation=register_attention(self.attn_implementation),
+                        )
                 except OSError as exc:
                     raise UsageError(f"cannot load {self.model_name!r}: {exc}") from exc
                 model.to(self._device(torch))

@@ -187,7 +187,9 @@ class StaticDecoder:
                 self._forward()
             torch.cuda.current_stream(self.device).wait_stream(stream)
             graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
+            # On this device's side stream: torch's default capture stream is one per process,
+            # made on whichever device captured first (engines on several devices).
+            with torch.cuda.graph(graph, stream=stream):
                 self.logits = self._forward()
             self.graph = graph
             self.captures += 1
