@@ -121,7 +121,8 @@ def run_one(
         "per_device": [
             {
                 k: d[k]
-                for k in ("endpoint", "requests", "prompt_tokens", "busy_share", "idle_tail_s")
+                for k in ("endpoint", "requests", "failures", "prompt_tokens", "busy_share")
+                + ("idle_tail_s", "down", "last_error")
             }
             for d in devices
         ],

@@ -188,8 +188,10 @@ class StaticDecoder:
             torch.cuda.current_stream(self.device).wait_stream(stream)
             graph = torch.cuda.CUDAGraph()
             # On this device's side stream: torch's default capture stream is one per process,
-            # made on whichever device captured first (engines on several devices).
-            with torch.cuda.graph(graph, stream=stream):
+            # made on whichever device captured first. Thread-local capture: in the default
+            # ("global") mode an allocation or synchronize by another device's engine thread
+            # during the capture invalidates it and fails that thread's call as a CUDA error.
+            with torch.cuda.graph(graph, stream=stream, capture_error_mode="thread_local"):
                 self.logits = self._forward()
             self.graph = graph
             self.captures += 1
