@@ -29,6 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "src"))
 FIXTURES = ROOT / "tests" / "suites" / "ruler" / "fixtures"
+DEVICE_FIGURES = ("endpoint", "requests", "failures", "prompt_tokens", "busy_share", "idle_tail_s")
+DEVICE_FIGURES += ("down", "last_error")
 CLI = "import sys; from longscope.cli import main; sys.argv[0] = 'longscope'; main()"
 
 
@@ -118,14 +120,7 @@ def run_one(
         "wall_s": round(wall, 2),
         "span_s": max(d["span_s"] for d in devices),
         "statuses": statuses,
-        "per_device": [
-            {
-                k: d[k]
-                for k in ("endpoint", "requests", "failures", "prompt_tokens", "busy_share")
-                + ("idle_tail_s", "down", "last_error")
-            }
-            for d in devices
-        ],
+        "per_device": [{k: d[k] for k in DEVICE_FIGURES} for d in devices],
         "printed": [
             line for line in (done.stdout + done.stderr).splitlines() if " requests (" in line
         ],
