@@ -215,3 +215,44 @@ def test_devices_through_the_options(tok) -> None:  # type: ignore[no-untyped-de
     assert [b.device_name for b in backend.devices] == ["cpu", "cpu"]
     with pytest.raises(UsageError, match="exclude each other"):
         create_backend("hf/some-folder", {"devices": "cpu,cpu", "device": "cpu"})
+
+
+def test_when_every_device_is_out_what_is_left_is_an_error(tok) -> None:  # type: ignore[no-untyped-def]
+    devices = _devices(tok)
+    asyncio.run(devices.info())
+    for backend in devices.devices:
+        _fail_after(backend, 1, RuntimeError("CUDA error: unspecified launch failure"))
+    results = asyncio.run(_run(devices, _documents(count=3)))
+    for group in results:
+        assert [g.status for g in group] == ["error", "error"]
+        assert "every device is out" in group[0].error
+        assert group[0].error.startswith("failed on device(s) cpu#")
+    assert all(s["down"] for s in devices.stats())
+
+
+def test_devices_through_the_cli(tok, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from longscope.run.merge import endpoint_history
+    from longscope.run.store import RunStore
+    from tests.cli_helper import longscope
+    from tests.gpu.tiny import tiny_qwen2
+
+    folder = tmp_path / "model"
+    model = tiny_qwen2(vocab_size=len(tok), layers=1, hidden=32, heads=2, kv_heads=1)
+    model.save_pretrained(str(folder))
+    tok.save_pretrained(str(folder))
+    out = tmp_path / "run"
+    done = longscope(
+        "run", "longctx", "--model", f"hf/{folder}", "-M", "prompt_mode=completion",
+        "-M", "devices=cpu,cpu", "-M", "max_batch=2", "-S", "lengths=1k",
+        "-S", "depths=0.1,0.5,0.9", "-o", str(out), "-q", timeout=600,
+    )  # fmt: skip
+    assert done.returncode in (0, 3), done.stderr[-2000:]
+    printed = done.stdout + done.stderr
+    assert "cpu#0: " in printed and "cpu#1: " in printed and "busy " in printed
+    with RunStore.open_readonly(out) as store:
+        run_id = store._db.execute("SELECT run_id FROM runs").fetchone()[0]
+        stored = store._db.execute("SELECT status FROM generations").fetchall()
+    assert len(stored) == 3 and {s for (s,) in stored} <= {"ok", "length"}
+    figures = endpoint_history(out, run_id)[-1]
+    assert [d["endpoint"] for d in figures] == ["cpu#0", "cpu#1"]
+    assert sum(d["ok_requests"] for d in figures) == 3  # a group per document, each stored once
