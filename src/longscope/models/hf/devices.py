@@ -252,7 +252,7 @@ class DeviceSet(MultiEndpointBackend):
             if failure is not None:
                 why = f"{self.labels[index]} failed: {failure}"
                 self._take_out(index, why)
-            elif skip is not None and _OOM_MARK in skip.error:
+            elif any(g is not None and _OOM_MARK in g.error for g in finished):
                 self._oom_streak[index] += 1
                 if self._oom_streak[index] >= self.oom_down_after:
                     self._take_out(index, f"out of memory {self._oom_streak[index]} times in a row")
