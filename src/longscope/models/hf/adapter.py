@@ -119,7 +119,7 @@ class HFBackend:
         if options.get("devices"):
             from longscope.models.hf.devices import DeviceSet
 
-            return DeviceSet.from_options(name, options, options["devices"])
+            return DeviceSet.from_options(name, options, options["devices"], cls.from_options)
         return cls(
             name,
             prompt_mode=options.get("prompt_mode", "chat"),

@@ -22,16 +22,18 @@ import asyncio
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from longscope.errors import UsageError
 from longscope.models.base import ModelInfo
 from longscope.models.endpoints import MultiEndpointBackend
 from longscope.models.groups import prefix_key
-from longscope.models.hf.adapter import HFBackend
 from longscope.models.hf.members import Member
 from longscope.models.memory_plan import GIB
 from longscope.types import Generation, Request
+
+if TYPE_CHECKING:
+    from longscope.models.hf.adapter import HFBackend
 
 OOM_DOWN_AFTER = 2
 """Groups in a row that ran out of memory on a device (the plan said they fit) before it is out."""
@@ -140,8 +142,15 @@ class DeviceSet(MultiEndpointBackend):
         """Groups sent again to another device (a device out, out of memory, too small)."""
 
     @classmethod
-    def from_options(cls, name: str, options: dict[str, Any], devices: str) -> DeviceSet:
-        """Return one engine per device `devices` names, each built from the same `-M` options."""
+    def from_options(
+        cls,
+        name: str,
+        options: dict[str, Any],
+        devices: str,
+        build: Callable[[str, dict[str, Any]], HFBackend],
+    ) -> DeviceSet:
+        """Return one engine per device `devices` names, each built by `build` (the backend's
+        own `from_options`) from the same `-M` options."""
         from longscope.models.hf.kernels import import_torch
 
         if options.get("device"):
@@ -149,9 +158,7 @@ class DeviceSet(MultiEndpointBackend):
         torch, _ = import_torch()
         cuda = torch.cuda.device_count() if torch.cuda.is_available() else 0
         names = parse_devices(devices, cuda)
-        backends = [
-            HFBackend.from_options(name, {**options, "device": d, "devices": None}) for d in names
-        ]
+        backends = [build(name, {**options, "device": d, "devices": None}) for d in names]
         return cls(backends, labels=device_labels(names))
 
     @property
