@@ -32,7 +32,8 @@ class Script:
     name: str
     full: tuple[str, ...] = ()
     needs: str = ""
-    """"cuda": torch and a CUDA device; "ruler" / "other": see `missing` (full size only)."""
+    """"cuda": torch and a CUDA device; "torch": torch and transformers (its full size: CUDA);
+    "ruler" / "other": see `missing` (full size only)."""
 
 
 SCRIPTS: tuple[Script, ...] = (
@@ -55,6 +56,7 @@ SCRIPTS: tuple[Script, ...] = (
     Script("bench_ruler_gpu.py", needs="cuda"),
     Script("bench_portable.py", needs="other"),
     Script("bench_hf.py", needs="cuda"),
+    Script("bench_devices.py", needs="torch"),
     Script("profile_prefill.py", needs="cuda"),
 )
 
@@ -71,6 +73,11 @@ def cuda_missing() -> str:
 def arguments(script: Script, smoke: bool) -> tuple[list[str], str]:
     """Return the script's arguments and, when it cannot run here, why (then the list is empty)."""
     if script.needs == "cuda" and (why := cuda_missing()):
+        return [], why
+    # "torch": the smoke size runs two CPU engines; the full size wants several CUDA devices.
+    if script.needs == "torch" and importlib.util.find_spec("transformers") is None:
+        return [], "needs torch and transformers (pip install -e '.[gpu]')"
+    if script.needs == "torch" and not smoke and (why := cuda_missing()):
         return [], why
     if smoke:
         extra = []

@@ -295,6 +295,8 @@ def describe_endpoints(stats: list[dict[str, Any]]) -> str:
     for e in stats:
         latency = "-" if e["mean_latency_s"] is None else f"{e['mean_latency_s']:.2f}s"
         health = "down" if e["down"] else (f"benched {e['benched']}x" if e["benched"] else "ok")
+        if "busy_share" in e:  # a device (models/hf/devices.py): how much of the run it worked
+            health += f", busy {e['busy_share']:.0%} (idle {e['idle_tail_s']:.1f}s at the end)"
         lines.append(
             f"{e['endpoint']}: {e['requests']} requests ({e['failures']} failed), "
             f"{e['prompt_tokens']:,} prompt + {e['completion_tokens']:,} output tokens, "

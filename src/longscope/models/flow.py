@@ -118,6 +118,12 @@ class Dispatcher:
             bisect.insort(self._waiting, (-ticket.cost, ticket.seq, ticket))
         return ticket
 
+    def pin(self, key: str, index: int) -> None:
+        """Send the next request of `key` to endpoint `index` while it is usable (a request that
+        another endpoint could not hold, moved to one chosen for it)."""
+        self.affinity[key] = index
+        self._warm.add(key)
+
     def withdraw(self, ticket: Ticket) -> None:
         """Remove a ticket that is no longer wanted (its caller gave up)."""
         entry = (-ticket.cost, ticket.seq, ticket)

@@ -8,7 +8,7 @@ import gc
 import hashlib
 import threading
 from collections.abc import Iterator, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from longscope.errors import UsageError
 from longscope.models.base import ModelInfo
@@ -19,6 +19,11 @@ from longscope.models.hf.prefill import prefill_context, prefill_ids
 from longscope.models.memory_plan import GIB, PREFILL_CHUNK_MAX
 from longscope.models.registry import option
 from longscope.types import Generation, PromptMode, Request
+
+if TYPE_CHECKING:
+    from longscope.models.hf.devices import DeviceSet
+
+_BUILDING = threading.Lock()
 
 HF_OPTIONS = (
     option("context_length", "int", None, "tokens the model holds; unset: its config", low=1),
@@ -34,6 +39,8 @@ HF_OPTIONS = (
     option("vram_gib", "float", None, "device memory longscope may hold, weights included; "
            "unset: the card's", low=0),
     option("cuda_graph", "bool", True, "decode Llama-family models with the CUDA-graph step"),
+    option("devices", "str", None, "one engine per device: all, or CUDA indices such as 0,1 "
+           "(cpu: a CPU engine); documents are spread by prefill cost"),
 )  # fmt: skip
 """The hf backend's `-M` options (typed and checked by the registry before `from_options`)."""
 
@@ -106,8 +113,13 @@ class HFBackend:
             self._prepare_model(model)
 
     @classmethod
-    def from_options(cls, name: str, options: dict[str, Any]) -> HFBackend:
-        """Build from a Hub model name or local folder and typed `-M` options (`OPTIONS`)."""
+    def from_options(cls, name: str, options: dict[str, Any]) -> HFBackend | DeviceSet:
+        """Build from a Hub model name or local folder and typed `-M` options (`OPTIONS`); with
+        `devices`, one backend per device (`DeviceSet`)."""
+        if options.get("devices"):
+            from longscope.models.hf.devices import DeviceSet
+
+            return DeviceSet.from_options(name, options, options["devices"], cls.from_options)
         return cls(
             name,
             prompt_mode=options.get("prompt_mode", "chat"),
@@ -128,12 +140,16 @@ class HFBackend:
             if self._model is None:
                 torch, transformers = import_torch()
                 try:
-                    tokenizer = transformers.AutoTokenizer.from_pretrained(self.model_name)
-                    model = transformers.AutoModelForCausalLM.from_pretrained(
-                        self.model_name,
-                        dtype=_torch_dtype(torch, self.dtype_name),
-                        attn_implementation=register_attention(self.attn_implementation),
-                    )
+                    # One model built at a time in the process: transformers sets torch's
+                    # default dtype process-wide while it builds one (engines on several
+                    # devices load in parallel threads); the copies to the devices overlap.
+                    with _BUILDING:
+                        tokenizer = transformers.AutoTokenizer.from_pretrained(self.model_name)
+                        model = transformers.AutoModelForCausalLM.from_pretrained(
+                            self.model_name,
+                            dtype=_torch_dtype(torch, self.dtype_name),
+                            attn_implementation=register_attention(self.attn_implementation),
+                        )
                 except OSError as exc:
                     raise UsageError(f"cannot load {self.model_name!r}: {exc}") from exc
                 model.to(self._device(torch))

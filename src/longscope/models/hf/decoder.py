@@ -187,7 +187,11 @@ class StaticDecoder:
                 self._forward()
             torch.cuda.current_stream(self.device).wait_stream(stream)
             graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
+            # On this device's side stream: torch's default capture stream is one per process,
+            # made on whichever device captured first. Thread-local capture: in the default
+            # ("global") mode an allocation or synchronize by another device's engine thread
+            # during the capture invalidates it and fails that thread's call as a CUDA error.
+            with torch.cuda.graph(graph, stream=stream, capture_error_mode="thread_local"):
                 self.logits = self._forward()
             self.graph = graph
             self.captures += 1

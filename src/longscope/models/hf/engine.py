@@ -272,6 +272,10 @@ class Engine:
     def _serve(self) -> None:
         """Admit jobs and decode the running batch until closed (the engine thread)."""
         torch, _ = import_torch()
+        device = getattr(self.model, "device", None)
+        if device is not None and device.type == "cuda":
+            # The current device is per thread: graphs, events and streams on this engine's.
+            torch.cuda.set_device(device)
         with torch.inference_mode():
             while True:
                 with self._wake:

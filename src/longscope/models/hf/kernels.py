@@ -15,6 +15,7 @@ import contextvars
 import functools
 import importlib.util
 import sys
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -166,25 +167,8 @@ def fused_prefill_ops(model: Any, switches: KernelSwitches | None = None) -> Any
     ):
         yield 0
         return
-    from longscope.models.hf import triton_ops
-
     module = sys.modules.get(type(layers[0].self_attn).__module__)
-    original = getattr(module, "apply_rotary_pos_emb", None)
-
-    def rotate(q: Any, k: Any, cos: Any, sin: Any, *args: Any, **kwargs: Any) -> Any:
-        if (
-            switches.fused_prefill_ops
-            and not args
-            and kwargs.get("unsqueeze_dim", 1) == 1
-            and triton_ops.rope_fits(q, cos, sin)
-            and triton_ops.rope_fits(k, cos, sin)
-        ):
-            try:
-                return triton_ops.rope(q, cos, sin), triton_ops.rope(k, cos, sin)
-            except Exception as exc:  # a Triton that cannot build it: transformers' is exact
-                switches.fused_prefill_ops, switches.fused_ops_error = False, str(exc)[:300]
-        return original(q, k, cos, sin, *args, **kwargs)
-
+    _install_rotate(module)
     act = str(getattr(model.config, "hidden_act", ""))
     switched = []
     if act in ("silu", "swish"):
@@ -197,15 +181,56 @@ def fused_prefill_ops(model: Any, switches: KernelSwitches | None = None) -> Any
             ):
                 mlp.forward = functools.partial(_fused_mlp_forward, mlp, switches)
                 switched.append(mlp)
-    if original is not None:
-        module.apply_rotary_pos_emb = rotate
+    token = _rotating.set(switches)
     try:
         yield len(switched)
     finally:
-        if original is not None:
-            module.apply_rotary_pos_emb = original
+        _rotating.reset(token)
         for mlp in switched:
             del mlp.forward
+
+
+_rotating: contextvars.ContextVar[KernelSwitches | None] = contextvars.ContextVar(
+    "longscope_rotating", default=None
+)
+"""The switches of the prefill running on this thread inside `fused_prefill_ops` (None: none)."""
+_rotate_lock = threading.Lock()
+
+
+def _install_rotate(module: Any) -> None:
+    """Replace a modeling module's `apply_rotary_pos_emb`, once per process, by one that runs the
+    Triton kernel for a thread inside `fused_prefill_ops` and transformers' own elsewhere.
+
+    Installed once and never swapped back: engines on several devices prefill at the same time
+    in their own threads, and a patch each one set and restored would undo the others'.
+    """
+    original = getattr(module, "apply_rotary_pos_emb", None)
+    if original is None:
+        return
+    with _rotate_lock:
+        original = module.apply_rotary_pos_emb
+        if getattr(original, "_longscope_rotate", False):
+            return
+        from longscope.models.hf import triton_ops
+
+        def rotate(q: Any, k: Any, cos: Any, sin: Any, *args: Any, **kwargs: Any) -> Any:
+            switches = _rotating.get()
+            if (
+                switches is not None
+                and switches.fused_prefill_ops
+                and not args
+                and kwargs.get("unsqueeze_dim", 1) == 1
+                and triton_ops.rope_fits(q, cos, sin)
+                and triton_ops.rope_fits(k, cos, sin)
+            ):
+                try:
+                    return triton_ops.rope(q, cos, sin), triton_ops.rope(k, cos, sin)
+                except Exception as exc:  # a Triton that cannot build it: transformers' is exact
+                    switches.fused_prefill_ops, switches.fused_ops_error = False, str(exc)[:300]
+            return original(q, k, cos, sin, *args, **kwargs)
+
+        rotate._longscope_rotate = True  # type: ignore[attr-defined]
+        module.apply_rotary_pos_emb = rotate
 
 
 def _fused_mlp_forward(mlp: Any, switches: KernelSwitches, hidden: Any) -> Any:
