@@ -8,19 +8,24 @@ as rich markup, with control characters made visible.
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
+# typer carries its own copy of click: its usage errors (with the command's context) are these.
+from typer._click.exceptions import UsageError as ClickUsageError
+
 from longscope import api
 from longscope.errors import UsageError
 from longscope.report import terminal
 from longscope.report.terminal import print_summary, safe_console
+from longscope.run.spec import RunSpec
 from longscope.run.store import StoreError
-from longscope.summary import incomplete_line
 from longscope.text.safe_text import plain, visible
 
 EXIT_USAGE = 2
@@ -135,13 +140,13 @@ class _Opt:
 # fmt: on
 
 
-@app.command("run")
-def run_command(
+def _spec_options(
     suite: _a(str, "Suite name (see `longscope list`)"),
     model: _Opt.model,
-    suite_option: _Opt.suite_args = None,
-    model_arg: _Opt.model_args = None,
+    suite_options: _Opt.suite_args = None,
+    model_options: _Opt.model_args = None,
     base_url: _Opt.base_url = None,
+    base_urls_file: _Opt.base_urls = None,
     concurrency: _Opt.concurrency = None,
     request_timeout: _Opt.request_timeout = None,
     lengths: _Opt.lengths = None,
@@ -151,15 +156,6 @@ def run_command(
     max_tokens: _Opt.max_tokens = None,
     temperature: _Opt.temperature = None,
     output: _Opt.output = None,
-    quiet: _Opt.quiet = False,
-    serial: _Opt.serial = False,
-    router: _Opt.router = None,
-    router_strategy: _Opt.router_strategy = "map-reduce",
-    router_basis: _Opt.router_basis = "absolute",
-    router_length: _Opt.router_length = None,
-    judge_model: _Opt.judge_model = None,
-    judge_base_url: _Opt.judge_base_url = None,
-    base_urls: _Opt.base_urls = None,
     max_tokens_in_flight: _Opt.tokens_in_flight = None,
     prefill_rate: _Opt.prefill_rate = None,
     decode_rate: _Opt.decode_rate = None,
@@ -168,25 +164,56 @@ def run_command(
     price_in: _Opt.price_in = None,
     price_out: _Opt.price_out = None,
 ) -> None:
+    """The options `run` and `plan` share: each is a keyword of `RunSpec.of`, by the same name."""
+
+
+def _run_options(
+    quiet: _Opt.quiet = False,
+    serial: _Opt.serial = False,
+    router: _Opt.router = None,
+    router_strategy: _Opt.router_strategy = "map-reduce",
+    router_basis: _Opt.router_basis = "absolute",
+    router_length: _Opt.router_length = None,
+    judge_model: _Opt.judge_model = None,
+    judge_base_url: _Opt.judge_base_url = None,
+) -> None:
+    """The options only `run` takes (also keywords of `RunSpec.of`)."""
+
+
+def _takes_spec(*declared: Callable[..., None]) -> Callable[[Callable[..., None]], Any]:
+    """Give a command the options of `declared` in front of its own; it receives them as one
+    `RunSpec` (its first parameter), built once, here."""
+
+    def wrap(command: Callable[..., None]) -> Callable[..., None]:
+        spec_keys = [n for d in declared for n in inspect.signature(d).parameters]
+        params = [
+            p for d in declared for p in inspect.signature(d, eval_str=True).parameters.values()
+        ]
+        own = list(inspect.signature(command, eval_str=True).parameters.values())[1:]
+
+        def invoked(**given: Any) -> None:
+            command(RunSpec.of(**{key: given.pop(key) for key in spec_keys}), **given)
+
+        invoked.__signature__ = inspect.Signature([*params, *own])  # type: ignore[attr-defined]
+        invoked.__doc__, invoked.__name__ = command.__doc__, command.__name__
+        return invoked
+
+    return wrap
+
+
+@app.command("run")
+@_takes_spec(_spec_options, _run_options)
+def run_command(spec: RunSpec) -> None:
     """Run a suite on a model, store every generation, score, and print the table.
 
     Exits 0 when every request was scored or deliberately skipped (its context cannot fit the
     model), 3 when some failed or were not answered (the scores shown are provisional; the same
     command retries them), 2 on bad input.
     """
-    routing = {"strategy": router_strategy, "basis": router_basis, "length": router_length}
-    scale = _scale(locals())
-    given = dict(locals())
-    for key in ("suite", "model", "suite_option", "model_arg", "router_strategy", "router_basis",
-                "router_length", "routing", "scale", *_SCALE_KEYS):  # fmt: skip
-        given.pop(key)
-    result = api.evaluate(
-        suite, model, suite_options=suite_option or [], model_options=model_arg or [],
-        router_options=routing, scale=scale, notify=_note, **given,
-    )  # fmt: skip
+    result = api.evaluate(spec, notify=_note)
     summary = result.result.result
     print_summary(summary, out)
-    if router is not None or router_length is not None:
+    if spec.routing.active:
         out.print(plain(api.routes(result), one_line=False))
     out.print(plain(f"run {result.run_id[:12]} stored in {result.run_dir} "
                     f"({result.sent} sent, {result.skipped} skipped this time)"))  # fmt: skip
@@ -199,50 +226,12 @@ def run_command(
         raise typer.Exit(EXIT_INCOMPLETE)
 
 
-_SCALE_KEYS = ("base_url", "base_urls", "max_tokens_in_flight", "prefill_rate", "decode_rate",
-               "shard", "probe", "price_in", "price_out")  # fmt: skip
-
-
-def _scale(given: dict[str, Any]) -> api.Scale:
-    values = {key: given[key] for key in _SCALE_KEYS}
-    values["base_urls_file"] = values.pop("base_urls")
-    return api.Scale(**values)
-
-
 @app.command("plan")
-def plan_command(
-    suite: _a(str, "Suite name (see `longscope list`)"),
-    model: _Opt.model,
-    suite_option: _Opt.suite_args = None,
-    model_arg: _Opt.model_args = None,
-    base_url: _Opt.base_url = None,
-    base_urls: _Opt.base_urls = None,
-    concurrency: _Opt.concurrency = None,
-    request_timeout: _Opt.request_timeout = None,
-    lengths: _Opt.lengths = None,
-    limit: _Opt.limit = None,
-    repeats: _Opt.repeats = None,
-    seed: _Opt.seed = 0,
-    max_tokens: _Opt.max_tokens = None,
-    temperature: _Opt.temperature = None,
-    output: _Opt.output = None,
-    max_tokens_in_flight: _Opt.tokens_in_flight = None,
-    prefill_rate: _Opt.prefill_rate = None,
-    decode_rate: _Opt.decode_rate = None,
-    shard: _Opt.shard = None,
-    probe: _Opt.probe = False,
-    price_in: _Opt.price_in = None,
-    price_out: _Opt.price_out = None,
-    as_json: _Opt.json_out = False,
-) -> None:
+@_takes_spec(_spec_options)
+def plan_command(spec: RunSpec, as_json: _Opt.json_out = False) -> None:
     """Print what `run` with the same options would send: prompt tokens per length, requests,
     an ETA (stated or --probe rates) and a cost (--price-in/--price-out). Sends nothing else."""
-    scale = _scale(locals())
-    given = dict(locals())
-    for key in ("suite", "model", "suite_option", "model_arg", "as_json", "scale", *_SCALE_KEYS):
-        given.pop(key)
-    made = api.plan(suite, model, suite_options=suite_option or [], model_options=model_arg or [],
-                    scale=scale, **given)  # fmt: skip
+    made = api.plan(spec)
     if as_json:
         return _print_json(made.as_dict())
     out.print(plain(made.table(), one_line=False))
@@ -271,8 +260,8 @@ def judge_command(
     model_arg: _Opt.model_args = None,
 ) -> None:
     """Judge a stored run's answers its suite asks a judge about (resumable), then re-score."""
-    _, result = api.judge(run_dir, judge_model, judge_base_url, model_arg or [], notify=_note)
-    print_summary(result.result, out)
+    made = api.judge(run_dir, judge_model, judge_base_url, model_arg or [], notify=_note)
+    print_summary(made.scored.result, out)
 
 
 @app.command("score")
@@ -301,21 +290,17 @@ def report_command(
     suite_option: _Opt.scoring_args = None,
 ) -> None:
     """Print stored runs' results (tables or JSON) and optionally write HTML / Markdown."""
-    results = api.report(run_dirs, run_id, options=suite_option or [])
+    made = api.report(run_dirs, run_id, options=suite_option or [])
     if html is not None or markdown is not None or as_json:
         # Tables print the incomplete line themselves; files and JSON get it on stderr.
-        for run_dir, result in results:
-            line = incomplete_line(result.result.completeness)
-            if line:
-                err.print(plain(f"{run_dir}: {line}", "bold red"))
-    for path in api.write_reports(results, html=html, markdown=markdown):
+        _warn(made.incomplete_lines())
+    for path in api.write_reports(made, html=html, markdown=markdown):
         err.print(plain(f"wrote {path}"))
     if as_json:
-        summaries = [result.summary for _, result in results]
-        _print_json(summaries[0] if len(summaries) == 1 else summaries)
+        _print_json(made.summaries())
     elif html is None and markdown is None:
-        for _, result in results:
-            print_summary(result.result, out)
+        for run in made.runs:
+            print_summary(run.scored.result, out)
 
 
 @app.command("compare")
@@ -326,16 +311,15 @@ def compare_command(
     published: _Opt.published = None,
 ) -> None:
     """Leaderboard across runs: overall, breakdowns, lengths, claimed vs effective length."""
-    rows = api.compare(run_dirs, thresholds=threshold or [], published=published or [])
+    made = api.compare(run_dirs, thresholds=threshold or [], published=published or [])
     if as_json:
-        return _print_json(rows)
-    terminal.print_leaderboard(rows)
-    for source in dict.fromkeys(r["source"] for r in rows if r.get("source")):
+        return _print_json(list(made.rows))
+    terminal.print_leaderboard(made.rows)
+    for source in made.sources:
         out.print(plain(f"published: {source}"))
-    provisional = [r for r in rows if r["state"] not in ("complete", "published")]
-    if provisional:
-        err.print(plain(f"{len(provisional)} of {len(rows)} runs incomplete: their scores are "
-                        "provisional (see `longscope report RUN_DIR`)", "bold red"))  # fmt: skip
+    if made.provisional:
+        _warn([f"{made.provisional} of {len(made.rows)} runs incomplete: their scores are "
+               "provisional (see `longscope report RUN_DIR`)"])  # fmt: skip
 
 
 @app.command("profile")
@@ -347,10 +331,9 @@ def profile_command(
 ) -> None:
     """Write a model profile (claimed vs effective context) from stored runs."""
     made = api.profile(run_dirs, output, threshold=threshold, relative=relative)
-    out.print(plain(f"{made['model']}: claimed {made['claimed_context']}, "
-                    f"effective {made['effective_context']} -> {output}"))  # fmt: skip
-    if not all(m["complete"] for m in made["measured"]):
-        err.print(plain("measured from an incomplete run: the profile is provisional", "bold red"))
+    out.print(plain(made.describe()))
+    if made.provisional:
+        _warn(["measured from an incomplete run: the profile is provisional"])
 
 
 @app.command("calibrate")
@@ -361,10 +344,7 @@ def calibrate_command(
     output: _Opt.labels_out,
 ) -> None:
     """Write model-calibrated difficulty labels (use with -S difficulty_labels=FILE)."""
-    labels = api.calibrate({"high": high, "mid": mid, "low": low}, output)["labels"]
-    counts = {name: list(labels.values()).count(name) for name in sorted(set(labels.values()))}
-    out.print(plain(f"{len(labels)} labels -> {output}: "
-                    + ", ".join(f"{k} {v}" for k, v in counts.items())))  # fmt: skip
+    out.print(plain(api.calibrate({"high": high, "mid": mid, "low": low}, output).describe()))
 
 
 @app.command("longscore")
@@ -374,11 +354,9 @@ def longscore_command(
     floor: _Opt.floor = 5.0,
 ) -> None:
     """Base Ability, per-length raw score and LongScore, averages, and both rankings across runs."""
-    for run_dir, summary, *_ in (runs := api.longscore(run_dirs, base, floor)):
-        line = incomplete_line(summary.completeness)
-        if line:
-            err.print(plain(f"{run_dir}: {line}", "bold red"))
-    terminal.print_longscores(runs, out)
+    made = api.longscore(run_dirs, base, floor)
+    _warn(made.incomplete_lines())
+    terminal.print_longscores(made.rows(), out)
 
 
 @app.command("data")
@@ -388,7 +366,7 @@ def data_command(
     mirror: _o(str | None, "--mirror", help="Fetch each file from MIRROR/NAME instead") = None,
 ) -> None:
     """Download a suite's input files (pinned checksums, resumable) into the cache or FOLDER."""
-    for line in api.download_data(suite, folder, mirror=mirror):
+    for line in api.download_data(suite, folder, mirror=mirror).lines:
         out.print(plain(line))
 
 
@@ -398,6 +376,11 @@ def list_command(
 ) -> None:
     """List suites, named models and providers, or one's options with defaults and help."""
     terminal.print_catalogue(out, suite)
+
+
+def _warn(lines: list[str]) -> None:
+    for line in lines:
+        err.print(plain(line, "bold red"))
 
 
 def _note(message: str) -> None:
@@ -430,11 +413,11 @@ def main() -> None:
     except typer.Exit as exc:
         raise SystemExit(exc.exit_code) from None
     except typer.TyperException as exc:  # bad options and arguments: typer's own usage errors
-        ctx = getattr(exc, "ctx", None)
-        hint = f" (see `{ctx.command_path} --help`)" if ctx is not None else ""
-        format_message = getattr(exc, "format_message", None)
-        _one_line_error((format_message() if format_message else str(exc)) + hint)
-        raise SystemExit(getattr(exc, "exit_code", EXIT_USAGE)) from None
+        hint = ""
+        if isinstance(exc, ClickUsageError) and exc.ctx is not None:
+            hint = f" (see `{exc.ctx.command_path} --help`)"
+        _one_line_error(exc.format_message() + hint)
+        raise SystemExit(exc.exit_code) from None
     # In non-standalone mode typer returns a typer.Exit's code instead of raising it, and Ctrl-C
     # as 130 (having caught the KeyboardInterrupt itself).
     if code == 130:
