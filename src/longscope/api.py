@@ -295,9 +295,8 @@ def evaluate(spec: RunSpec, *, notify: Notify | None = None) -> RunResult:
             say("warning: no --judge-model given: the evaluated model judges its own answers")
         # The judge goes only to a host the user named: its own URL, else the evaluated model's.
         urls = endpoint_urls_of(spec.scale)
-        url = spec.judge.base_url
-        if url is None:
-            url = urls[0] if urls else None
+        judge_base_url = spec.judge.base_url
+        url = judge_base_url if judge_base_url is not None else (urls[0] if urls else None)
         opts = dict(spec.model_options) if judge_model is None else {}
         made = judge(result.run_dir, judge_model or str(spec.model), url, opts, notify=say)
         result = replace(result, result=made.scored)
