@@ -55,11 +55,8 @@ def endpoint_urls(base_url: str | Sequence[str] | None, url_file: str | Path | N
 
 
 def stated_rates(prefill: float | None, decode: float | None, probe: bool) -> Rates | None:
-    """Return the rates the user stated (both needed for an ETA), or None to probe or go without."""
-    if probe and (prefill is not None or decode is not None):
-        raise UsageError(
-            "--probe measures the rates that --prefill-rate/--decode-rate state: give one or the other"
-        )
+    """Return the rates the user stated (both needed for an ETA), or None to probe or go without
+    (`Scale` refuses `--probe` beside stated rates)."""
     if prefill is None or decode is None:
         return None
     return Rates(prefill_tps=prefill, decode_tps=decode, source="stated")

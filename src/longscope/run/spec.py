@@ -22,7 +22,7 @@ from longscope.errors import UsageError
 from longscope.models.base import Backend
 from longscope.run.prepared import MAX_REQUESTS, RunOptions
 from longscope.suites.base import Suite
-from longscope.suites.params import MAX_LENGTH_TOKENS
+from longscope.suites.params import MAX_LENGTH_TOKENS, parse_lengths
 from longscope.text.safe_text import visible
 
 # Upper bounds of the count options, checked before any work: past them a value is a typo, and
@@ -155,6 +155,11 @@ class Scale:
         at_least(self.decode_rate, "--decode-rate", 0.001)
         at_least(self.price_in, "--price-in", 0.0)
         at_least(self.price_out, "--price-out", 0.0)
+        if self.probe and (self.prefill_rate is not None or self.decode_rate is not None):
+            raise UsageError(
+                "--probe measures the rates that --prefill-rate/--decode-rate state: give one or "
+                "the other"
+            )
 
 
 @dataclass(frozen=True)
@@ -166,6 +171,11 @@ class Routing:
     strategy: str = "map-reduce"
     basis: str = "absolute"
     length: str | int | None = None
+    """A token budget instead of the profile's ("4k" is read as 4096)."""
+
+    def __post_init__(self) -> None:
+        if isinstance(self.length, str):
+            object.__setattr__(self, "length", parse_lengths(self.length, "--router-length")[0])
 
     @property
     def active(self) -> bool:
