@@ -78,30 +78,32 @@ class Opt:
     serial = option(bool, "--serial", help="One request at a time, in order (debugging)")
     router = option(Path | None, "--router", help="Keep the model inside its effective length: a "
                     "profile from `longscope profile`")
-    router_strategy = option(str, "--router-strategy", help="Router: map-reduce, truncate, retrieve or auto")
+    router_strategy = option(str, "--router-strategy", help="Router: map-reduce, truncate, "
+                             "retrieve or auto")
     router_basis = option(str, "--router-basis", help="Router: the profile's absolute (85.6) or "
                           "relative effective length")
     router_length = option(str | None, "--router-length", help="Router: a token budget instead of "
                            "the profile's, e.g. 4k")
-    judge_model = option(str | None, "--judge-model", help="Judge for suites scored by an LLM judge "
-                         "(default: the evaluated model)")
+    judge_model = option(str | None, "--judge-model", help="Judge for suites scored by an LLM "
+                         "judge (default: the evaluated model)")
     judge_base_url = option(str | None, "--judge-base-url", help="Endpoint of an openai/ judge")
     run_dir = arg(Path, "A run directory written by `longscope run`")
     run_dirs = arg(list[Path], "Run directories")
     run_id = option(str | None, "--run-id", help="Run id prefix (default: the latest)")
     json_out = option(bool, "--json", help="Print JSON")
-    predictions = option(Path | None, "--predictions", help="Predictions made elsewhere, read by the "
-                         "suite (LongBench Pro: JSONL rows id, prediction, [run|bon_idx], [thinking];"
-                         " -S data=FILE)")
+    predictions = option(Path | None, "--predictions", help="Predictions made elsewhere, read by "
+                         "the suite (LongBench Pro: JSONL rows id, prediction, [run|bon_idx], "
+                         "[thinking]; -S data=FILE)")
     score_args = option(list[str] | None, "--suite-option", "-S", help="KEY=VALUE: with a run, "
-                        "options that change scores only (embedder=...); with predictions, the suite's"
-                        " parameters (data=FILE)")
+                        "options that change scores only (embedder=...); with predictions, the "
+                        "suite's parameters (data=FILE)")
     html = option(Path | None, "--html", help="Write a self-contained HTML report")
     markdown = option(Path | None, "--markdown", help="Write a Markdown report")
     thresholds = option(list[float] | None, "--threshold", help="Effective length at this score, "
                         "repeatable (default RULER's 85.6)")
-    published = option(list[str] | None, "--published", help="Published rows beside the runs: a CSV/"
-                       "JSON file with a source line, or a suite's shipped table (longbench-pro)")
+    published = option(list[str] | None, "--published", help="Published rows beside the runs: a "
+                       "CSV/JSON file with a source line, or a suite's shipped table "
+                       "(longbench-pro)")
     profile_out = option(Path, "--output", "-o", help="Where to write PROFILE.json")
     threshold = option(float, "--threshold", help="Absolute threshold (RULER: 85.6)")
     relative = option(float, "--relative", help="Relative threshold: a share of the shortest "
