@@ -129,7 +129,7 @@ def launch(
     suite: Suite,
     backend: Backend,
     *,
-    transport: Any = None,
+    transport: Backend | None = None,
     say: Callable[[str], None] = lambda _: None,
     plan_only: bool = False,
     score: bool = True,
