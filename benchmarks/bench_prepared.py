@@ -101,10 +101,10 @@ def part_plan_count(lengths: str, limit: int) -> dict[str, object]:
 
     started = time.perf_counter()
     suite = _counting(create_suite("ruler", {"lengths": lengths}))
-    made = api.plan(
+    made = api.plan(api.RunSpec.of(
         suite, "scripted/bench", model_options=["tokenizer=qwen2.5", "prompt_mode=completion"],
         limit=limit,
-    )  # fmt: skip
+    ))  # fmt: skip
     return {
         "wall_s": time.perf_counter() - started,
         "made": _Counted.made,
@@ -137,7 +137,7 @@ def part_first_request() -> dict[str, object]:
     suite = _counting(create_suite("ruler", DATA))
     backend = Stops("bench", tokenizer=load_tokenizer("qwen2.5"), prompt_mode="completion")
     with tempfile.TemporaryDirectory() as out, contextlib.suppress(_FirstRequest):
-        api.evaluate(suite, backend, output=out, quiet=True)
+        api.evaluate(api.RunSpec.of(suite, backend, output=out))
     return {**seen, "peak_mib": _peak_mib()}
 
 

@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from longscope.api import build_suite, evaluate
+from longscope.api import RunSpec, build_suite, evaluate
 from longscope.run.scoring import score_run
 from longscope.run.store import RunStore
 
@@ -176,18 +176,19 @@ def main() -> None:
         if args.no_run:
             result = score_run(out)
         else:
-            run = evaluate(
+            routing = {f"router_{key}": value for key, value in (options or {}).items()}
+            spec = RunSpec.of(
                 args.suite,
                 args.model,
                 **suite_options,
+                **routing,
                 router=args.profile if options and args.profile else None,
-                router_options=options,
                 output=out,
-                quiet=True,
                 limit=args.limit,
                 max_tokens=args.max_tokens,
                 request_timeout=args.request_timeout,
             )
+            run = evaluate(spec)
             result = run.result
         with RunStore(out, create=False) as store:
             routes = store.routes(result.run_id)

@@ -1,11 +1,12 @@
 """longscope: measure how far a language model really reads.
 
-from longscope import evaluate
-result = evaluate("longctx", "llamacpp/gemma3-270m", suite_options=["tiers=1"])
+from longscope import RunSpec, evaluate
+result = evaluate(RunSpec.of("longctx", "llamacpp/gemma3-270m", suite_options=["tiers=1"]))
 print(result.result.typed.headline.text())
 
 The library API (`longscope.api`): `evaluate`, `plan`, `merge`, `score`, `report`, `compare`,
-`profile`, `judge`, `calibrate`; suites by name through `longscope.suites` (`register_suite`, the
+`profile`, `judge`, `calibrate`, each returning a small typed result; `run` and `plan` take one
+`RunSpec` (`RunSpec.of(suite, model, **options)`, the command line's options by name); suites by name through `longscope.suites` (`register_suite`, the
 `longscope.suites` entry-point group) and backends by provider through `longscope.models.registry`
 (`register_backend`, the `longscope.backends` entry-point group); every result is a typed
 `longscope.summary.Summary`.
@@ -17,7 +18,18 @@ __version__ = "0.1.0"
 
 from longscope.types import Generation, Request, Sample, Score, Status
 
-_API = ("evaluate", "plan", "merge", "score", "report", "compare", "profile", "judge", "calibrate")
+_API = (
+    "RunSpec",
+    "evaluate",
+    "plan",
+    "merge",
+    "score",
+    "report",
+    "compare",
+    "profile",
+    "judge",
+    "calibrate",
+)
 
 
 def __getattr__(name: str):  # type: ignore[no-untyped-def]
@@ -44,6 +56,7 @@ def __getattr__(name: str):  # type: ignore[no-untyped-def]
 __all__ = [
     "Generation",
     "Request",
+    "RunSpec",
     "Sample",
     "Score",
     "Status",

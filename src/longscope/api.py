@@ -4,26 +4,47 @@
 Every value is checked here, so the library refuses what the command line refuses: a bad value is a
 `UsageError` naming the option, raised before anything is sent or stored.
 
-    from longscope import evaluate
-    result = evaluate("longctx", "llamacpp/gemma3-270m", suite_options=["tiers=1"])
+    from longscope import RunSpec, evaluate
+    result = evaluate(RunSpec.of("longctx", "llamacpp/gemma3-270m", suite_options=["tiers=1"]))
     result.result.typed.headline.text()
+
+`run` and `plan` take one checked `RunSpec` (run/spec.py); every command returns a small typed
+result (`longscope.results`, or the run's own `RunResult`, `Plan`, `MergeReport`, `ScoreResult`).
 """
 
 from __future__ import annotations
 
-import math
 import os
-import unicodedata
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from longscope.errors import UsageError
 from longscope.models.base import Backend
-from longscope.run.prepared import MAX_REQUESTS
-from longscope.run.runner import RunOptions, RunResult
+from longscope.results import (
+    Calibration,
+    Downloaded,
+    Judged,
+    Leaderboard,
+    LongScoreRun,
+    LongScores,
+    Profile,
+    Report,
+    ReportedRun,
+)
+from longscope.run.merge import MergeReport
+from longscope.run.plan import Plan
+from longscope.run.runner import RunResult
 from longscope.run.scoring import ScoreResult, read_run, score_run
+from longscope.run.spec import (
+    RunSpec,
+    Scale,
+    at_least,
+    between,
+    model_options,
+    model_spec,
+)
 from longscope.suites import (
     create_suite,
     refuse_scoring_options,
@@ -31,70 +52,10 @@ from longscope.suites import (
     suite_from_options,
 )
 from longscope.suites.base import Suite
-from longscope.suites.params import MAX_LENGTH_TOKENS, parse_lengths
-from longscope.summary import Summary
+from longscope.suites.params import parse_lengths
 from longscope.text.safe_text import visible
 
 Notify = Callable[[str], None]
-
-# Upper bounds of the count options, checked before any work: past them a value is a typo, and
-# the work lists they size (requests, partitions, clients) would exhaust memory first.
-MAX_REPEATS = 1_000
-MAX_CONCURRENCY = 4_096
-MAX_TOKENS_IN_FLIGHT = 1 << 40
-
-
-# --- checks at the edge --------------------------------------------------------------------------
-
-
-def at_least(value: float | None, flag: str, low: float, *, whole: bool = False) -> None:
-    """Refuse NaN, infinities and values below `low` (one line naming the option)."""
-    if value is None:
-        return
-    bad = isinstance(value, bool) or not math.isfinite(value) or value < low
-    if bad or (whole and value % 1):
-        kind = "a whole number" if whole else "a number"
-        raise UsageError(f"bad {flag} {value!r}: expected {kind} of at least {low:g}")
-
-
-def at_most(value: float | None, flag: str, high: float) -> None:
-    """Refuse a count above `high` (one line naming the option and its bound)."""
-    if value is not None and value > high:
-        raise UsageError(f"bad {flag} {value!r}: at most {int(high):,}")
-
-
-def between(value: float | None, flag: str, low: float, high: float) -> None:
-    if value is None:
-        return
-    if not math.isfinite(value) or not low <= value <= high:
-        raise UsageError(f"bad {flag} {value!r}: expected a number from {low:g} to {high:g}")
-
-
-def model_spec(spec: str, flag: str = "--model") -> str:
-    """Refuse model specs with control or invisible format characters; others are plain text."""
-    if any(unicodedata.category(c)[0] == "C" for c in spec):
-        raise UsageError(f"bad {flag} {visible(spec)!r}: contains control or invisible characters")
-    return spec
-
-
-def model_options(options: Sequence[str] | dict[str, Any] | None) -> dict[str, Any]:
-    """Return `-M key=value` options; numbers must be finite (each is typed and checked against
-    what its backend declares when the backend is built: `models.registry.typed_options`)."""
-    from longscope.models.registry import parse_model_options
-
-    parsed = (
-        dict(options) if isinstance(options, dict) else parse_model_options(list(options or []))
-    )
-    for key, value in parsed.items():
-        if isinstance(value, float) and not math.isfinite(value):
-            raise UsageError(f"bad -M {visible(key)}={value}: expected a finite number")
-    return parsed
-
-
-def _run_directory(path: Path | None) -> None:
-    """Refuse an output path that exists and is not a directory."""
-    if path is not None and path.exists() and not path.is_dir():
-        raise UsageError(f"--output {visible(path)} exists and is not a directory")
 
 
 class _OutputBudgetCheck:
@@ -198,11 +159,14 @@ def transport_backend(
     from longscope.models.retry import RetryPolicy, with_retries
     from longscope.models.urls import base_url_or_env
 
-    at_least(max_tokens_in_flight, "--max-tokens-in-flight", 1, whole=True)
-    at_most(max_tokens_in_flight, "--max-tokens-in-flight", MAX_TOKENS_IN_FLIGHT)
-    at_most(concurrency, "--concurrency", MAX_CONCURRENCY)
-    at_least(prefill_rate, "--prefill-rate", 0.001)
-    at_least(decode_rate, "--decode-rate", 0.001)
+    # The checks of these options are Scale's (one place for the library and the command line).
+    Scale(
+        concurrency=concurrency,
+        request_timeout=request_timeout,
+        max_tokens_in_flight=max_tokens_in_flight,
+        prefill_rate=prefill_rate,
+        decode_rate=decode_rate,
+    )
     spec = model_spec(model)
     parsed = model_options(options)
     urls = [base_url] if isinstance(base_url, str) else list(base_url or [])
@@ -265,180 +229,77 @@ def _wrapped(
     return backend
 
 
-@dataclass(frozen=True)
-class Scale:
-    """How a run reaches beyond one server: endpoints, flow control, a shard, a plan's rates.
+def _prepared(spec: RunSpec) -> tuple[Suite, Backend, Backend]:
+    """Return `spec`'s suite (or its shard), its backend, and that backend's transport."""
+    from longscope.run.launch import sharded
 
-    `base_url` may name several endpoints (`--base-url` repeated); `base_urls_file` lists more.
-    `max_tokens_in_flight` caps prompt tokens in flight over all endpoints (default: derived from
-    their context lengths); `prefill_rate`/`decode_rate` (tokens/s per endpoint) stretch each
-    request's deadline with its length and give the plan its ETA, which `probe` measures instead.
-    `shard` is `i/N` (default: from a Slurm or Kubernetes job array's environment).
-    """
-
-    base_url: str | Sequence[str] | None = None
-    base_urls_file: str | Path | None = None
-    max_tokens_in_flight: int | None = None
-    prefill_rate: float | None = None
-    decode_rate: float | None = None
-    shard: str | None = None
-    probe: bool = False
-    price_in: float | None = None
-    price_out: float | None = None
-
-
-def _prepared(
-    suite: str | Suite,
-    model: str | Backend,
-    *,
-    suite_options: Sequence[str],
-    suite_params: dict[str, Any] | None,
-    model_options: Sequence[str] | dict[str, Any] | None,
-    scale: Scale,
-    concurrency: int | None,
-    request_timeout: float | None,
-    router: str | Path | None,
-    router_options: dict[str, Any] | None,
-    lengths: str | None,
-    seed: int,
-    limit: int | None,
-    repeats: int | None,
-    max_tokens: int | None,
-    temperature: float | None,
-    output: str | Path | None,
-    quiet: bool,
-    serial: bool,
-) -> tuple[Suite, Backend, Backend, RunOptions]:
-    """Check every value, then return (suite or its shard, backend, its transport, run options)."""
-    from longscope.run.launch import endpoint_urls, sharded
-
-    at_least(concurrency, "--concurrency", 1, whole=True)
-    at_most(concurrency, "--concurrency", MAX_CONCURRENCY)
-    at_least(request_timeout, "--request-timeout", 0.001)
-    at_least(max_tokens, "--max-tokens", 1, whole=True)
-    at_most(max_tokens, "--max-tokens", MAX_LENGTH_TOKENS)
-    at_least(limit, "--limit", 1, whole=True)
-    at_most(limit, "--limit", MAX_REQUESTS)
-    at_least(repeats, "--repeats", 1, whole=True)
-    at_most(repeats, "--repeats", MAX_REPEATS)
-    at_least(seed, "--seed", 0, whole=True)
-    at_least(scale.price_in, "--price-in", 0.0)
-    at_least(scale.price_out, "--price-out", 0.0)
-    between(temperature, "--temperature", 0.0, 2.0)
-    output = Path(output) if output is not None else None
-    _run_directory(output)
-    suite_obj = (
-        build_suite(suite, suite_options, params=suite_params, lengths=lengths, seed=seed)
-        if isinstance(suite, str)
-        else suite
-    )
-    suite_obj = sharded(suite_obj, scale.shard)
-    router_options = dict(router_options or {})
-    if isinstance(model, str):
+    gen, scale, routing = spec.generation, spec.scale, spec.routing
+    if isinstance(spec.suite, str):
+        params = dict(spec.suite_params) if spec.suite_params is not None else None
+        suite = build_suite(
+            spec.suite, spec.suite_options, params=params, lengths=gen.lengths, seed=gen.seed
+        )
+    else:
+        suite = spec.suite
+    suite = sharded(suite, scale.shard)
+    if isinstance(spec.model, str):
         transport = transport_backend(
-            model,
-            model_options,
-            base_url=endpoint_urls(scale.base_url, scale.base_urls_file),
-            concurrency=concurrency,
-            request_timeout=request_timeout,
+            spec.model,
+            dict(spec.model_options),
+            base_url=endpoint_urls_of(scale),
+            concurrency=scale.concurrency,
+            request_timeout=scale.request_timeout,
             max_tokens_in_flight=scale.max_tokens_in_flight,
             prefill_rate=scale.prefill_rate,
             decode_rate=scale.decode_rate,
         )
-        backend = _wrapped(
-            transport,
-            router=router,
-            router_strategy=router_options.get("strategy", "map-reduce"),
-            router_basis=router_options.get("basis", "absolute"),
-            router_length=router_options.get("length"),
-            max_tokens=max_tokens,
-        )
-    else:
-        transport = backend = model
-        if router is not None or router_options.get("length"):
-            from longscope.router import with_router
-
-            backend = with_router(backend, router, **router_options)
-    options = RunOptions(
-        output=output,
-        limit=limit,
-        repeats=repeats or suite_obj.default_repeats,
-        seed=seed,
+        max_tokens = gen.max_tokens
+    else:  # a backend built by the caller: its context is the caller's to size
+        transport, max_tokens = spec.model, None
+    backend = _wrapped(
+        transport,
+        router=routing.profile,
+        router_strategy=routing.strategy,
+        router_basis=routing.basis,
+        router_length=routing.length,
         max_tokens=max_tokens,
-        temperature=temperature,
-        concurrency=concurrency,
-        quiet=quiet,
-        serial=serial,
     )
-    return suite_obj, backend, transport, options
+    return suite, backend, transport
 
 
-def evaluate(
-    suite: str | Suite,
-    model: str | Backend,
-    *,
-    suite_options: Sequence[str] = (),
-    suite_params: dict[str, Any] | None = None,
-    model_options: Sequence[str] | dict[str, Any] | None = None,
-    base_url: str | Sequence[str] | None = None,
-    scale: Scale | None = None,
-    concurrency: int | None = None,
-    request_timeout: float | None = None,
-    router: str | Path | None = None,
-    router_options: dict[str, Any] | None = None,
-    judge_model: str | None = None,
-    judge_base_url: str | None = None,
-    lengths: str | None = None,
-    seed: int = 0,
-    limit: int | None = None,
-    repeats: int | None = None,
-    max_tokens: int | None = None,
-    temperature: float | None = None,
-    output: str | Path | None = None,
-    quiet: bool = True,
-    serial: bool = False,
-    notify: Notify | None = None,
-) -> RunResult:
-    """Run a suite on a model; return the stored, scored (and, when the suite asks, judged) run.
+def evaluate(spec: RunSpec, *, notify: Notify | None = None) -> RunResult:
+    """Run `spec`; return the stored, scored (and, when the suite asks, judged) run.
 
-    `evaluate("longctx", "llamacpp/gemma3-270m", suite_options=["tiers=1"], output="runs/x")`;
-    `suite_params` gives the suite's typed parameters instead. With `router="profile.json"` (or
-    `router_options={"length": 4096}`) the model runs behind the context-budget router.
-    `scale` spreads the run over several endpoints or one shard of a job array (see `Scale`).
-    A suite scored by an LLM judge is judged by `judge_model` (default: the evaluated model).
-    `notify` receives one-line messages (the forecast, the actual figures, warnings, judge counts).
+    `evaluate(RunSpec.of("longctx", "llamacpp/gemma3-270m", suite_options=["tiers=1"],
+    output="runs/x"))`; `RunSpec.of(..., router="profile.json")` (or `router_length=4096`) runs
+    the model behind the context-budget router; its scale spreads the run over several endpoints
+    or one shard of a job array (see `Scale`). A suite scored by an LLM judge is judged by the
+    spec's judge model (default: the evaluated model). `notify` receives one-line messages (the
+    forecast, the actual figures, warnings, judge counts).
     """
-    say = notify or (lambda _: None)
-    if judge_model is not None:
-        model_spec(judge_model, "--judge-model")
-    scale = (
-        replace(scale or Scale(), base_url=base_url) if base_url is not None else scale or Scale()
-    )
-    suite_obj, backend, transport, options = _prepared(
-        suite, model, suite_options=suite_options, suite_params=suite_params,
-        model_options=model_options, scale=scale, concurrency=concurrency,
-        request_timeout=request_timeout, router=router, router_options=router_options,
-        lengths=lengths, seed=seed, limit=limit, repeats=repeats, max_tokens=max_tokens,
-        temperature=temperature, output=output, quiet=quiet, serial=serial,
-    )  # fmt: skip
     from longscope.run.judge import uses_judge
+    from longscope.run.launch import launch
 
-    judged = uses_judge(suite_obj)
-    if judged and judge_model is None and not isinstance(model, str):
+    say = notify or (lambda _: None)
+    suite, backend, transport = _prepared(spec)
+    judged = uses_judge(suite)
+    judge_model = spec.judge.model
+    if judged and judge_model is None and not isinstance(spec.model, str):
         raise UsageError("this suite is scored by an LLM judge: give judge_model")
     # A judged suite is scored once, after its judge pass, not also before it.
-    launched = _launched(scale, suite_obj, backend, transport, options, say=say, score=not judged)
+    launched = launch(spec, suite, backend, transport=transport, say=say, score=not judged)
     result = launched.result
     assert result is not None
     if judged:
         if judge_model is None:
             say("warning: no --judge-model given: the evaluated model judges its own answers")
         # The judge goes only to a host the user named: its own URL, else the evaluated model's.
-        urls = endpoint_urls_of(scale)
+        urls = endpoint_urls_of(spec.scale)
+        judge_base_url = spec.judge.base_url
         url = judge_base_url if judge_base_url is not None else (urls[0] if urls else None)
-        opts = model_options if judge_model is None else {}
-        _, rescored = judge(result.run_dir, judge_model or str(model), url, opts, notify=say)
-        result = replace(result, result=rescored)
+        opts = dict(spec.model_options) if judge_model is None else {}
+        made = judge(result.run_dir, judge_model or str(spec.model), url, opts, notify=say)
+        result = replace(result, result=made.scored)
     return result
 
 
@@ -449,72 +310,24 @@ def endpoint_urls_of(scale: Scale) -> list[str]:
     return endpoint_urls(scale.base_url, scale.base_urls_file)
 
 
-def plan(
-    suite: str | Suite,
-    model: str | Backend,
-    *,
-    suite_options: Sequence[str] = (),
-    suite_params: dict[str, Any] | None = None,
-    model_options: Sequence[str] | dict[str, Any] | None = None,
-    scale: Scale | None = None,
-    concurrency: int | None = None,
-    request_timeout: float | None = None,
-    lengths: str | None = None,
-    seed: int = 0,
-    limit: int | None = None,
-    repeats: int | None = None,
-    max_tokens: int | None = None,
-    temperature: float | None = None,
-    output: str | Path | None = None,
-) -> Any:
-    """Return what `evaluate` with the same arguments would send (`run.plan.Plan`), sending
-    nothing but the probe's two short requests when `scale.probe` asks for measured rates.
+def plan(spec: RunSpec) -> Plan:
+    """Return what `evaluate(spec)` would send, sending nothing but the probe's two short
+    requests when `spec.scale.probe` asks for measured rates.
 
-    Prompt tokens are counted exactly in the model's tokenizer; requests already stored in
-    `output` are counted as done.
+    Prompt tokens are counted exactly in the model's tokenizer; requests already stored in the
+    spec's output are counted as done. The router and the judge play no part in a plan.
     """
-    scale = scale or Scale()
-    suite_obj, backend, transport, options = _prepared(
-        suite, model, suite_options=suite_options, suite_params=suite_params,
-        model_options=model_options, scale=scale, concurrency=concurrency,
-        request_timeout=request_timeout, router=None, router_options=None, lengths=lengths,
-        seed=seed, limit=limit, repeats=repeats, max_tokens=max_tokens, temperature=temperature,
-        output=output, quiet=True, serial=False,
-    )  # fmt: skip
-    return _launched(scale, suite_obj, backend, transport, options, plan_only=True).plan
+    from longscope.run.launch import launch
+
+    spec = replace(spec, routing=replace(spec.routing, profile=None, length=None), quiet=True)
+    suite, backend, transport = _prepared(spec)
+    return launch(spec, suite, backend, transport=transport, plan_only=True).plan
 
 
-def _launched(
-    scale: Scale,
-    suite: Suite,
-    backend: Backend,
-    transport: Backend,
-    options: RunOptions,
-    *,
-    say: Notify = lambda _: None,
-    plan_only: bool = False,
-    score: bool = True,
-) -> Any:
-    """Plan (and unless `plan_only`, run) with `scale`'s rates and prices (`run.launch.launch`)."""
-    from longscope.run.launch import launch, stated_rates
-
-    return launch(
-        suite,
-        backend,
-        options,
-        transport=transport,
-        rates=stated_rates(scale.prefill_rate, scale.decode_rate, scale.probe),
-        probe=scale.probe,
-        price_in=scale.price_in,
-        price_out=scale.price_out,
-        say=say,
-        plan_only=plan_only,
-        score=score,
-    )
-
-
-def merge(out: str | Path, run_dirs: Sequence[str | Path], run_id: str | None = None) -> Any:
-    """Merge shard stores of one run into `out` (idempotent); return `run.merge.MergeReport`."""
+def merge(
+    out: str | Path, run_dirs: Sequence[str | Path], run_id: str | None = None
+) -> MergeReport:
+    """Merge shard stores of one run into `out` (idempotent); return what the merge did."""
     from longscope.run.merge import merge_runs
 
     return merge_runs(out, run_dirs, run_id)
@@ -576,7 +389,7 @@ def score(
 
 def report(
     run_dirs: Sequence[str | Path], run_id: str | None = None, *, options: Sequence[str] = ()
-) -> list[tuple[Path, ScoreResult]]:
+) -> Report:
     """Return stored runs scored in memory, read-only (archived, read-only runs can be reported).
 
     `options`: `-S` pairs that change scores only (e.g. LongBench Pro's `difficulty_labels`).
@@ -584,12 +397,12 @@ def report(
     out = []
     for run_dir in run_dirs:
         overrides = scoring_overrides(_suite_of(run_dir, run_id), options)
-        out.append((Path(run_dir), read_run(run_dir, run_id, overrides)))
-    return out
+        out.append(ReportedRun(Path(run_dir), read_run(run_dir, run_id, overrides)))
+    return Report(tuple(out))
 
 
 def write_reports(
-    results: list[tuple[Path, ScoreResult]],
+    results: Report | list[tuple[Path, ScoreResult]],
     *,
     html: str | Path | None = None,
     markdown: str | Path | None = None,
@@ -598,6 +411,8 @@ def write_reports(
     from longscope.files import write_atomic
     from longscope.report.html import render_html, render_markdown
 
+    if isinstance(results, Report):
+        results = results.pairs()
     written = []
     if html is not None:
         write_atomic(Path(html), render_html(results))
@@ -613,7 +428,7 @@ def compare(
     *,
     thresholds: Sequence[float] = (),
     published: Sequence[str] = (),
-) -> list[dict[str, Any]]:
+) -> Leaderboard:
     """Leaderboard rows across runs (and published rows beside them).
 
     `thresholds`: effective length at each (default RULER's 85.6; `effective@N` columns).
@@ -630,11 +445,12 @@ def compare(
     rows = leaderboard([r.result for r in results], chosen)
     _attach_differences(rows, [Path(d) for d in run_dirs], results)
     if not published:
-        return rows
+        return Leaderboard(tuple(rows))
     for spec in published:
         rows += published_rows(spec).leaderboard_rows(chosen)
     # The runs take their places among the published rows; rows without a score stay last.
-    return sorted(rows, key=lambda r: (r["state"] == "no score", -(r.get("overall") or 0.0)))
+    rows.sort(key=lambda r: (r["state"] == "no score", -(r.get("overall") or 0.0)))
+    return Leaderboard(tuple(rows))
 
 
 def _attach_differences(
@@ -689,7 +505,7 @@ def profile(
     *,
     threshold: float = 85.6,
     relative: float = 0.9,
-) -> dict[str, Any]:
+) -> Profile:
     """Return (and write to `output`) a model profile: claimed vs effective context."""
     from longscope.analysis.profile import model_profile
 
@@ -703,7 +519,7 @@ def profile(
         from longscope.files import write_json
 
         write_json(Path(output), made)
-    return made
+    return Profile.of(made, Path(output) if output is not None else None)
 
 
 def judge(
@@ -713,7 +529,7 @@ def judge(
     judge_options: Sequence[str] | dict[str, Any] | None = None,
     *,
     notify: Notify | None = None,
-) -> tuple[dict[str, int], ScoreResult]:
+) -> Judged:
     """Judge a stored run's answers that its suite asks a judge about (resumable); re-score it."""
     from longscope.run.judge import judge as judge_pass
 
@@ -731,17 +547,15 @@ def judge(
     options = model_options(judge_options or {})
     backend = build_backend(spec, options, base_url=judge_base_url)
     counts = judge_pass(run_dir, backend)
+    made = Judged(counts["judged"], counts["failed"], counts["cached"], score_run(run_dir))
     if notify is not None:
-        notify(
-            f"judge {judge_model}: {counts['judged']} judged, {counts['failed']} failed "
-            f"(recorded, not scored as 0), {counts['cached']} already judged"
-        )
-    return counts, score_run(run_dir)
+        notify(made.describe(judge_model))
+    return made
 
 
 def calibrate(
     tiers: dict[str, Sequence[str | Path]], output: str | Path | None = None
-) -> dict[str, Any]:
+) -> Calibration:
     """Model-calibrated labels from runs grouped by tier (`high`, `mid`, `low`), by their suite."""
     from longscope.suites import suite_factory
 
@@ -761,29 +575,38 @@ def calibrate(
         from longscope.files import write_json
 
         write_json(Path(output), labels)
-    return labels
+    return Calibration(labels["labels"], labels, Path(output) if output is not None else None)
 
 
 def longscore(
     run_dirs: Sequence[str | Path], base: str = "2k,4k,6k", floor: float = 5.0
-) -> list[tuple[Path, Summary, tuple[int, ...], float]]:
+) -> LongScores:
     """Return each run's summary with the base lengths and floor its LongScore table uses."""
     from longscope.analysis.curves import at_base_lengths
 
-    base_lengths = parse_lengths(base, "--base")
+    base_lengths = tuple(parse_lengths(base, "--base"))
     at_least(floor, "--floor", 0.0)
-    return [
-        (Path(d), at_base_lengths(read_run(d).result, base_lengths, floor), base_lengths, floor)
-        for d in run_dirs
-    ]
+    return LongScores(
+        tuple(
+            LongScoreRun(
+                Path(d),
+                at_base_lengths(read_run(d).result, base_lengths, floor),
+                base_lengths,
+                floor,
+            )
+            for d in run_dirs
+        )
+    )
 
 
 __all__ = [
+    "RunSpec",
     "Scale",
     "build_backend",
     "build_suite",
     "calibrate",
     "compare",
+    "download_data",
     "evaluate",
     "judge",
     "longscore",
@@ -802,7 +625,7 @@ __all__ = [
 
 def download_data(
     suite: str, folder: str | Path | None = None, *, mirror: str | None = None
-) -> list[str]:
+) -> Downloaded:
     """Download `suite`'s inputs (see `longscope.download`); return one line per file."""
     from longscope import download
 
@@ -813,4 +636,4 @@ def download_data(
     ]
     target = Path(folder) if folder else download.suite_cache(sources.suite)
     lines += [f"by hand: {text} (into {target})" for text in sources.by_hand]
-    return lines
+    return Downloaded(tuple(lines))

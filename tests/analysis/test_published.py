@@ -71,7 +71,7 @@ def test_a_published_csv_file_and_thresholds(tmp_path: Path) -> None:
         "small,40.0,60,,41.5\n",
         encoding="utf-8",
     )
-    rows = api.compare([tmp_path / "run"], thresholds=[85.6, 50], published=[str(table)])
+    rows = api.compare([tmp_path / "run"], thresholds=[85.6, 50], published=[str(table)]).rows
     assert [r["model"] for r in rows] == ["big", "small", "openai/m"]
     big = rows[0]
     assert big["effective"] == ">8192" and big["effective@50"] == ">8192"

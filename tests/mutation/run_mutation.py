@@ -111,6 +111,7 @@ SCOPE: dict[str, tuple[str, ...]] = {
     "router/chunks.py": ("longscope.router.chunks.*",),
     "router/profile.py": ("longscope.router.profile.*",),
     "api.py": ("longscope.api.*",),
+    "run/spec.py (the run's checks)": ("longscope.run.spec.*",),
     "suites/ruler (build, fit)": (
         "longscope.suites.ruler.generate.*",
         "longscope.suites.ruler.tight.*",

@@ -109,5 +109,6 @@ def test_register_backend_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert "reader" in provider_names()
     backend = create_backend("reader/x", {"latency_s": "0.001"})
     assert isinstance(backend, ReaderBackend) and backend.latency_s == 0.001
-    result = api.evaluate("echo", "reader/x", suite_options=["lengths=300"], output=tmp_path)
+    spec = api.RunSpec.of("echo", "reader/x", suite_options=["lengths=300"], output=tmp_path)
+    result = api.evaluate(spec)
     assert result.result.result.overall == 100.0

@@ -99,8 +99,9 @@ def test_register_suite_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     register_suite("echo", EchoSuite)
     assert "echo" in suite_names()
     backend = ScriptedBackend("reader", answer=from_pattern(r"The door is (\w+)"))
-    result = api.evaluate(
+    spec = api.RunSpec.of(
         "echo", backend, suite_options=["word=door", "lengths=300"], output=tmp_path
     )
+    result = api.evaluate(spec)
     assert result.result.result.overall == 100.0 and len(backend.requests) == 2
     assert backend.closed

@@ -45,7 +45,7 @@ def test_plan_with_a_limit_makes_only_what_it_sends(qwen_tokenizer) -> None:
     """`plan --limit 2` of RULER's default tasks at 4K+16K: 2 per task x length, nothing more;
     the 7 tasks without their data files are named with the reason, and so is the limit."""
     suite, made = _counting(create_suite("ruler", {"lengths": "4k,16k"}))
-    plan = api.plan(suite, "scripted/x", model_options=QWEN, limit=2)
+    plan = api.plan(api.RunSpec.of(suite, "scripted/x", model_options=QWEN, limit=2))
     skipped = {t.task: t.reason for t in plan.tasks if t.reason}
     running = [t for t in plan.tasks if not t.reason]
     assert len(skipped) == 7 and all("not given" in r for r in skipped.values())
@@ -92,7 +92,7 @@ def test_first_request_of_the_whole_grid_leaves_before_the_grid_is_made(tmp_path
     backend = FirstOnly("x", tokenizer="qwen2.5", prompt_mode="completion", max_concurrency=4)
     started = time.perf_counter()
     with pytest.raises(Stop):
-        api.evaluate(suite, backend, output=tmp_path / "run", quiet=True)
+        api.evaluate(api.RunSpec.of(suite, backend, output=tmp_path / "run"))
     assert made["builds"] == 0
     # made ahead: at most what the backend may hold and the queue before it (4 + 4), and the one
     # being made; a loaded 2-core machine makes a 4K sample in well under a second

@@ -148,7 +148,7 @@ def test_the_judge_goes_to_judge_base_url_not_to_the_evaluated_models_server(
     ]
     with _server() as model, FaultServer() as judge_server:
         judge_server.script.extend(_verdicts(10))
-        result = api.evaluate(
+        spec = api.RunSpec.of(
             "hundred",
             "openai/m",
             suite_options=params,
@@ -157,6 +157,7 @@ def test_the_judge_goes_to_judge_base_url_not_to_the_evaluated_models_server(
             judge_base_url=judge_server.url,
             output=tmp_path,
         )
+        result = api.evaluate(spec)
         to_model = [r["body"]["model"] for r in model.requests]
         to_judge = [r["body"]["model"] for r in judge_server.requests]
     answered = result.sent
@@ -181,7 +182,7 @@ def test_a_second_judge_is_asked_about_every_answer_the_first_judged(tmp_path: P
     ]
     with _server() as model, FaultServer() as judges:
         judges.script.extend(_verdicts(10))
-        api.evaluate(
+        spec = api.RunSpec.of(
             "hundred",
             "openai/m",
             suite_options=params,
@@ -190,6 +191,7 @@ def test_a_second_judge_is_asked_about_every_answer_the_first_judged(tmp_path: P
             judge_base_url=judges.url,
             output=tmp_path,
         )
+        api.evaluate(spec)
         first = len(judges.requests)
         counts = judge(tmp_path, OpenAIBackend("second", base_url=judges.url))
         asked = [r["body"]["model"] for r in judges.requests[first:]]

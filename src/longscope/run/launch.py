@@ -28,6 +28,7 @@ from longscope.run.plan import (
 from longscope.run.prepared import PreparedRun, RunOptions
 from longscope.run.runner import RunResult, run_prepared
 from longscope.run.shards import ShardedSuite, resolve_shard
+from longscope.run.spec import RunSpec
 from longscope.suites.base import Suite
 from longscope.text.safe_text import visible
 
@@ -54,11 +55,8 @@ def endpoint_urls(base_url: str | Sequence[str] | None, url_file: str | Path | N
 
 
 def stated_rates(prefill: float | None, decode: float | None, probe: bool) -> Rates | None:
-    """Return the rates the user stated (both needed for an ETA), or None to probe or go without."""
-    if probe and (prefill is not None or decode is not None):
-        raise UsageError(
-            "--probe measures the rates that --prefill-rate/--decode-rate state: give one or the other"
-        )
+    """Return the rates the user stated (both needed for an ETA), or None to probe or go without
+    (`Scale` refuses `--probe` beside stated rates)."""
     if prefill is None or decode is None:
         return None
     return Rates(prefill_tps=prefill, decode_tps=decode, source="stated")
@@ -127,33 +125,33 @@ async def _launch(
 
 
 def launch(
+    spec: RunSpec,
     suite: Suite,
     backend: Backend,
-    options: RunOptions,
     *,
-    transport: Any = None,
-    rates: Rates | None = None,
-    probe: bool = False,
-    price_in: float | None = None,
-    price_out: float | None = None,
+    transport: Backend | None = None,
     say: Callable[[str], None] = lambda _: None,
     plan_only: bool = False,
     score: bool = True,
 ) -> Launched:
-    """Plan `suite` on `backend`; unless `plan_only`, print the forecast, run it and record it.
+    """Plan `suite` on `backend` as `spec` asks (its rates, probe and prices); unless `plan_only`,
+    print the forecast, run it and record it.
 
-    `transport` is the backend before any wrapper (router, checks): a several-endpoint backend's
-    per-endpoint figures are read from it and stored in the run. With `score=False` the run is
-    left for the caller to score (a judged suite, once, after its judge pass).
+    `suite` and `backend` are `spec`'s, built (`api`): the suite or its shard, the backend behind
+    its router and checks. `transport` is the backend before any wrapper: a several-endpoint
+    backend's per-endpoint figures are read from it and stored in the run. With `score=False` the
+    run is left for the caller to score (a judged suite, once, after its judge pass).
     """
+    scale = spec.scale
+    price_in, price_out = scale.price_in, scale.price_out
     launched = asyncio.run(
         _launch(
             suite,
             backend,
             transport if transport is not None else backend,
-            options,
-            rates=rates,
-            probe=probe,
+            spec.run_options(suite.default_repeats),
+            rates=stated_rates(scale.prefill_rate, scale.decode_rate, scale.probe),
+            probe=scale.probe,
             prices=(price_in, price_out),
             say=say,
             plan_only=plan_only,
