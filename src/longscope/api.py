@@ -304,6 +304,7 @@ def _prepared(
     limit: int | None,
     repeats: int | None,
     max_tokens: int | None,
+    thinking_budget: int | None,
     temperature: float | None,
     output: str | Path | None,
     quiet: bool,
@@ -317,6 +318,8 @@ def _prepared(
     at_least(request_timeout, "--request-timeout", 0.001)
     at_least(max_tokens, "--max-tokens", 1, whole=True)
     at_most(max_tokens, "--max-tokens", MAX_LENGTH_TOKENS)
+    at_least(thinking_budget, "--thinking-budget", 1, whole=True)
+    at_most(thinking_budget, "--thinking-budget", MAX_LENGTH_TOKENS)
     at_least(limit, "--limit", 1, whole=True)
     at_most(limit, "--limit", MAX_REQUESTS)
     at_least(repeats, "--repeats", 1, whole=True)
@@ -365,6 +368,7 @@ def _prepared(
         repeats=repeats or suite_obj.default_repeats,
         seed=seed,
         max_tokens=max_tokens,
+        thinking_budget=thinking_budget,
         temperature=temperature,
         concurrency=concurrency,
         quiet=quiet,
@@ -393,6 +397,7 @@ def evaluate(
     limit: int | None = None,
     repeats: int | None = None,
     max_tokens: int | None = None,
+    thinking_budget: int | None = None,
     temperature: float | None = None,
     output: str | Path | None = None,
     quiet: bool = True,
@@ -419,7 +424,8 @@ def evaluate(
         model_options=model_options, scale=scale, concurrency=concurrency,
         request_timeout=request_timeout, router=router, router_options=router_options,
         lengths=lengths, seed=seed, limit=limit, repeats=repeats, max_tokens=max_tokens,
-        temperature=temperature, output=output, quiet=quiet, serial=serial,
+        thinking_budget=thinking_budget, temperature=temperature, output=output, quiet=quiet,
+        serial=serial,
     )  # fmt: skip
     from longscope.run.judge import uses_judge
 
@@ -464,6 +470,7 @@ def plan(
     limit: int | None = None,
     repeats: int | None = None,
     max_tokens: int | None = None,
+    thinking_budget: int | None = None,
     temperature: float | None = None,
     output: str | Path | None = None,
 ) -> Any:
@@ -478,8 +485,9 @@ def plan(
         suite, model, suite_options=suite_options, suite_params=suite_params,
         model_options=model_options, scale=scale, concurrency=concurrency,
         request_timeout=request_timeout, router=None, router_options=None, lengths=lengths,
-        seed=seed, limit=limit, repeats=repeats, max_tokens=max_tokens, temperature=temperature,
-        output=output, quiet=True, serial=False,
+        seed=seed, limit=limit, repeats=repeats, max_tokens=max_tokens,
+        thinking_budget=thinking_budget, temperature=temperature, output=output, quiet=True,
+        serial=False,
     )  # fmt: skip
     return _launched(scale, suite_obj, backend, transport, options, plan_only=True).plan
 

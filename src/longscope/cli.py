@@ -91,6 +91,9 @@ class _Opt:
     repeats = _o(int | None, "--repeats", help="Generations per sample (default: the suite's)")
     seed = _o(int, "--seed", help="Seed for sampling (and the suite's `seed`)")
     max_tokens = _o(int | None, "--max-tokens", help="Override the suite's output budget")
+    thinking_budget = _o(int | None, "--thinking-budget", help="Tokens a reasoning model may "
+                         "think before its thinking is closed for it (on top of the answer's "
+                         "budget; default: the suite's, else one budget for both)")
     temperature = _o(float | None, "--temperature", help="Override the suite's temperature")
     output = _o(Path | None, "--output", "-o", help="Run directory (default: "
                 "runs/SUITE-MODEL-ID)")
@@ -149,6 +152,7 @@ def run_command(
     repeats: _Opt.repeats = None,
     seed: _Opt.seed = 0,
     max_tokens: _Opt.max_tokens = None,
+    thinking_budget: _Opt.thinking_budget = None,
     temperature: _Opt.temperature = None,
     output: _Opt.output = None,
     quiet: _Opt.quiet = False,
@@ -224,6 +228,7 @@ def plan_command(
     repeats: _Opt.repeats = None,
     seed: _Opt.seed = 0,
     max_tokens: _Opt.max_tokens = None,
+    thinking_budget: _Opt.thinking_budget = None,
     temperature: _Opt.temperature = None,
     output: _Opt.output = None,
     max_tokens_in_flight: _Opt.tokens_in_flight = None,

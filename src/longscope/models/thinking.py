@@ -1,0 +1,156 @@
+"""Thinking budgets: how a reasoning model's thinking is bounded and, past its budget, closed.
+
+A request with `GenerationConfig.thinking_budget = N` may think for at most N tokens and then answer
+within `max_tokens`. A model that reaches N without closing its thinking is forced to close it, as
+s1's budget forcing does (Muennighoff et al. 2025, "s1: Simple test-time scaling"): the model's own
+end-of-thinking marker plus a short final-answer cue is appended to what it wrote, and it goes on
+from there (in process: from the cache, so the prompt is not read twice; over HTTP: a continuation
+request that the server's prefix cache serves).
+
+What each backend does is the same; this module holds the parts that do not depend on the engine:
+the markers and cues per model family (`THINKING_FORMATS`), the state of a generation seen as text
+(`ThinkingTracker`), and what is stored per generation (`BudgetUse`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from longscope.errors import UsageError
+from longscope.models.registry import option
+from longscope.types import BudgetUse
+
+__all__ = [
+    "DEFAULT_FORMAT",
+    "THINKING_FORMATS",
+    "THINKING_OPTION",
+    "BudgetUse",
+    "ThinkingFormat",
+    "ThinkingTracker",
+    "thinking_format",
+]
+
+
+@dataclass(frozen=True)
+class ThinkingFormat:
+    """How one model family marks its thinking, and what closes it when the budget runs out."""
+
+    name: str
+    open: str
+    """The marker that opens thinking (the model writes it, or its chat template does)."""
+    close: str
+    """The marker that ends thinking; the answer follows it."""
+    forced: str
+    """Appended to the thinking when the budget is reached: `close` plus a final-answer cue."""
+    source: str
+    """Where `forced` comes from (so a reader can check it)."""
+
+
+THINKING_FORMATS: dict[str, ThinkingFormat] = {
+    f.name: f
+    for f in (
+        ThinkingFormat(
+            "think",
+            "<think>",
+            "</think>",
+            "\n</think>\n\nFinal Answer: ",
+            "s1 budget forcing: the end-of-thinking delimiter, then 'Final Answer:' "
+            "(DeepSeek-R1, QwQ, s1 and other <think> models)",
+        ),
+        ThinkingFormat(
+            "qwen3",
+            "<think>",
+            "</think>",
+            "\n\nConsidering the limited time by the user, I have to give the solution based on "
+            "the thinking directly now.\n</think>\n\n",
+            "Qwen3's own early-exit text (Qwen documentation, 'thinking budget')",
+        ),
+        ThinkingFormat(
+            "gpt-oss",
+            "<|channel|>analysis<|message|>",
+            "<|end|>",
+            "<|end|><|start|>assistant<|channel|>final<|message|>",
+            "OpenAI harmony format: the analysis channel ends, the final channel begins",
+        ),
+    )
+}
+DEFAULT_FORMAT = "think"
+
+THINKING_OPTION = option(
+    "thinking_format",
+    "choice",
+    DEFAULT_FORMAT,
+    "how the model marks its thinking, and what closes it at --thinking-budget "
+    "(models/thinking.py lists each family's cue)",
+    choices=tuple(THINKING_FORMATS),
+)
+"""The `-M thinking_format=` option every backend that forces a budget takes."""
+
+
+def thinking_format(name: str | None) -> ThinkingFormat:
+    """Return the family named `name` (None: the default `<think>` family)."""
+    try:
+        return THINKING_FORMATS[name or DEFAULT_FORMAT]
+    except KeyError:
+        raise UsageError(
+            f"unknown thinking_format {name!r}: use one of {', '.join(THINKING_FORMATS)}"
+        ) from None
+
+
+State = Literal["undecided", "thinking", "closed", "answer"]
+
+
+class ThinkingTracker:
+    """Follows a generation's text and says whether it is still thinking.
+
+    `opened`: the prompt itself opened the thinking (a chat template that ends in `<think>`).
+    Otherwise the model may open it with its first words, or not think at all (`answer`).
+    """
+
+    def __init__(self, fmt: ThinkingFormat, *, opened: bool) -> None:
+        self.fmt = fmt
+        self.text = ""
+        self.state: State = "thinking" if opened else "undecided"
+        self._close_at = -1
+
+    def feed(self, piece: str) -> State:
+        """Add the text of the next token(s); return the state after it."""
+        start = max(0, len(self.text) - len(self.fmt.close))
+        self.text += piece
+        if self.state == "undecided":
+            lead = self.text.lstrip()
+            if lead.startswith(self.fmt.open):
+                self.state = "thinking"
+                start = len(self.text) - len(lead) + len(self.fmt.open)
+            elif not self.fmt.open.startswith(lead):
+                self.state = "answer"
+        if self.state == "thinking":
+            found = self.text.find(self.fmt.close, start)
+            if found != -1:
+                self.state = "closed"
+                self._close_at = found
+        return self.state
+
+    @property
+    def after_close(self) -> str:
+        """Return the text the model wrote after its own close marker (in the same tokens)."""
+        if self._close_at < 0:
+            return ""
+        return self.text[self._close_at + len(self.fmt.close) :]
+
+
+def opened_by(prompt_text: str, fmt: ThinkingFormat) -> bool:
+    """Return True when a rendered prompt ends inside an open thinking block."""
+    return prompt_text.rstrip().endswith(fmt.open)
+
+
+def reasoning_of(thought: str, fmt: ThinkingFormat) -> str:
+    """Return the thinking text without its markers (what is stored as reasoning)."""
+    text = thought.lstrip()
+    if text.startswith(fmt.open):
+        text = text[len(fmt.open) :]
+    end = text.find(fmt.close)
+    if end != -1:
+        text = text[:end]
+    return text.strip()
