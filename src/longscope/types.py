@@ -86,6 +86,10 @@ class GenerationConfig:
     `max_tokens`, for thinking and answer together). Out of `repr` so that the identity of runs
     without one stays what it was; `run_identity` adds it when set."""
 
+    def output_ceiling(self) -> int:
+        """Return the most tokens one request may write: thinking budget plus answer budget."""
+        return self.max_tokens + (self.thinking_budget or 0)
+
 
 @dataclass(frozen=True)
 class BudgetUse:

@@ -154,3 +154,43 @@ def reasoning_of(thought: str, fmt: ThinkingFormat) -> str:
     if end != -1:
         text = text[:end]
     return text.strip()
+
+
+@dataclass(frozen=True)
+class FirstAnswer:
+    """What a first answer, asked with the thinking budget as its `max_tokens`, says.
+
+    Over HTTP the thinking is bounded by asking for `thinking_budget` tokens first; when they run
+    out before the model closes its thinking, a continuation request goes on from `prefix` plus
+    the family's forced text (`forced`), else from `prefix` with the answer's budget left.
+    """
+
+    thinking: bool
+    """The model was still thinking when the tokens ran out (it must be forced)."""
+    prefix: str
+    """What the assistant wrote so far, as the continuation request gives it back."""
+    reasoning: str
+    answer: str
+    """The answer written so far (after the model's own close, or without any thinking)."""
+
+
+def read_first(
+    raw: str, server_reasoning: str, fmt: ThinkingFormat, *, opened: bool
+) -> FirstAnswer:
+    """Return what a first answer says: `raw` is the text as sent (markers kept), or the
+    `content` of a server whose reasoning parser moved the thinking to `server_reasoning`."""
+    if server_reasoning:
+        # The parser took the markers away: the thinking is rebuilt around what it kept. An
+        # empty content means the tokens ran out before the model closed its thinking.
+        thought = ("" if opened else fmt.open + "\n") + server_reasoning
+        if not raw.strip():
+            return FirstAnswer(True, thought, server_reasoning.strip(), "")
+        prefix = f"{thought}\n{fmt.close}\n\n{raw}"
+        return FirstAnswer(False, prefix, server_reasoning.strip(), raw.strip())
+    tracker = ThinkingTracker(fmt, opened=opened)
+    state = tracker.feed(raw)
+    if state == "answer":
+        return FirstAnswer(False, raw, "", raw.strip())
+    if state == "closed":
+        return FirstAnswer(False, raw, reasoning_of(raw, fmt), tracker.after_close.strip())
+    return FirstAnswer(True, raw, reasoning_of(raw, fmt), "")
