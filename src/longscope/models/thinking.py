@@ -14,6 +14,7 @@ the markers and cues per model family (`THINKING_FORMATS`), the state of a gener
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -194,3 +195,84 @@ def read_first(
     if state == "closed":
         return FirstAnswer(False, raw, reasoning_of(raw, fmt), tracker.after_close.strip())
     return FirstAnswer(True, raw, reasoning_of(raw, fmt), "")
+
+
+class TokenBudget:
+    """A thinking budget inside a token-by-token decode loop (the hf engine's).
+
+    The loop appends each token it accepts to the request's `generated` and calls `accepted`;
+    when the thinking reaches `budget` without closing, the family's forced text is queued
+    (`pending`) and the loop feeds it in place of the next sampled tokens, one per step, so the
+    cache goes on from what the model wrote (no second prefill). The answer follows within
+    `answer_budget`.
+    """
+
+    def __init__(
+        self,
+        fmt: ThinkingFormat,
+        budget: int,
+        answer_budget: int,
+        forced_ids: list[int],
+        decode: Callable[[list[int]], str],
+        *,
+        opened: bool,
+    ) -> None:
+        self.fmt, self.budget, self.answer_budget = fmt, budget, answer_budget
+        self.forced_ids, self.decode = list(forced_ids), decode
+        self.tracker = ThinkingTracker(fmt, opened=opened)
+        self.thinking_tokens = 0
+        self.forced = False
+        self.pending: list[int] = []
+        self.answer_start: int | None = None
+        """Where the answer begins in the generated tokens (after the close or the forced text)."""
+
+    @property
+    def thinking(self) -> bool:
+        """True while the model may still be thinking (no answer begun or forced)."""
+        return self.answer_start is None
+
+    def accepted(self, generated: list[int]) -> bool:
+        """Take the token just appended to `generated`; return True when the answer's budget is
+        spent (the request ends with status `length`)."""
+        if self.answer_start is not None:
+            return len(generated) - self.answer_start >= self.answer_budget
+        state = self.tracker.feed(self.decode(generated[-1:]))
+        if state == "answer":  # the model does not think: all it wrote is answer
+            self.answer_start = 0
+            return len(generated) >= self.answer_budget
+        self.thinking_tokens += 1
+        if state == "closed":
+            self.answer_start = len(generated)
+        elif self.thinking_tokens >= self.budget:
+            self.force(generated)
+        return False
+
+    def force(self, generated: list[int]) -> None:
+        """Queue the forced close: the answer starts after it."""
+        self.forced = True
+        self.pending = list(self.forced_ids)
+        self.answer_start = len(generated) + len(self.forced_ids)
+
+    def next_forced(self) -> int | None:
+        """Return the next token to feed in place of the sampled one, or None."""
+        return self.pending.pop(0) if self.pending else None
+
+    def use(self, generated: list[int], cut: bool) -> BudgetUse:
+        """Return what the budget did, once the request has ended."""
+        start = len(generated) if self.answer_start is None else self.answer_start
+        return BudgetUse(
+            thinking_budget=self.budget,
+            thinking_tokens=self.thinking_tokens,
+            forced=self.forced,
+            answer_tokens=max(0, len(generated) - start),
+            answer_cut=cut,
+        )
+
+    def split(self, generated: list[int]) -> tuple[str, str]:
+        """Return (answer, reasoning) of the generated tokens (the forced text in neither)."""
+        if self.answer_start is None:
+            return "", reasoning_of(self.decode(generated), self.fmt)
+        thought = generated[: self.answer_start - (len(self.forced_ids) if self.forced else 0)]
+        return self.decode(generated[self.answer_start :]), reasoning_of(
+            self.decode(thought), self.fmt
+        )
