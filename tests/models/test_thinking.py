@@ -153,3 +153,14 @@ async def test_prompt_thinking_and_answer_past_the_context_overflow(
 async def test_without_a_thinking_budget_nothing_changes(thinker: LlamaCppBackend) -> None:
     gen = await thinker.generate(_chat("What is 2+2?", max_tokens=8))
     assert gen.budget is None
+
+
+@pytest.mark.model
+async def test_a_model_that_does_not_think_answers_within_the_whole_output_budget() -> None:
+    plain = create_backend("llamacpp/smollm2-135m", {"context_length": 1024})
+    story = "Write a long story about a cat who travels the world, with many chapters."
+    gen = await plain.generate(_chat(story, thinking_budget=4, max_tokens=3))
+    await plain.aclose()
+    use = gen.budget
+    assert use is not None and not use.forced and use.thinking_tokens == 0
+    assert use.answer_tokens == 7 and gen.status == "length" and not gen.reasoning

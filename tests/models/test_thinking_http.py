@@ -163,3 +163,18 @@ async def test_llama_cpp_server_forced_close_and_answer(smol_server: str) -> Non
     assert use is not None and use.forced and use.thinking_tokens == 5
     assert gen.reasoning and gen.status in ("ok", "length")
     assert 0 < use.answer_tokens <= 6 and use.answer_cut == (gen.status == "length")
+
+
+async def test_a_model_that_does_not_think_answers_within_the_whole_output_budget() -> None:
+    with FaultServer() as server:
+        server.script.extend(
+            [_chat_body("Once upon", "length", 12), _chat_body(" a time", "length", 8)]
+        )
+        gen = await _backend(server).generate(_chat(thinking_budget=12))
+    second = server.requests[1]["body"]
+    assert second["messages"][-1]["content"] == "Once upon"
+    use = gen.budget
+    assert use is not None and not use.forced and use.thinking_tokens == 0
+    # All 12 tokens of the first answer were answer: 8 of the whole 20 are left.
+    assert second["max_tokens"] == 8 and use.answer_tokens == 12 + 8
+    assert gen.text == "Once upon a time" and gen.status == "length" and use.answer_cut

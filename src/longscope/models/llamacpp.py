@@ -430,7 +430,8 @@ class LlamaCppBackend:
         follow = thought
         if forced:
             follow = thought + _prompt_tokens(llama, self.thinking.forced, bos=False)
-        left = config.max_tokens - (len(thought) if answered else 0)
+        # A model that does not think may answer with the whole output budget (models/thinking.py).
+        left = config.max_tokens + budget - len(thought) if answered else config.max_tokens
         text, finish, answer_tokens = "", "stop", len(thought) if answered else 0
         if left > 0 and not timed_out and not (ended and not forced):
             out = llama.create_completion(

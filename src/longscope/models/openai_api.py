@@ -251,8 +251,11 @@ class OpenAIBackend:
                 0,
             )
         else:
-            written = self._count(read.answer)
-            prefix, left, thought = read.prefix, answer_budget - written, max(0, spent - written)
+            if read.reasoning:  # closed its thinking: the answer has begun within the budget
+                written, whole = self._count(read.answer), answer_budget
+            else:  # does not think: answers within the whole output budget (thinking.py)
+                written, whole = spent, answer_budget + budget
+            prefix, left, thought = read.prefix, whole - written, max(0, spent - written)
         text, status, answer_tokens, error = "", "length", written, ""
         if left > 0:
             second = (await self._generate(_continued(request, prefix, left), 1, raw=True))[0]

@@ -7,6 +7,11 @@ end-of-thinking marker plus a short final-answer cue is appended to what it wrot
 from there (in process: from the cache, so the prompt is not read twice; over HTTP: a continuation
 request that the server's prefix cache serves).
 
+A model that does not open a thinking block at all (a non-reasoning model, or a prompt that asks
+for the reasoning in the answer) answers within the whole output budget, thinking budget plus
+answer budget, as it would without a thinking budget: the thinking budget is the part of the
+output a model may spend thinking, never a cut of what a model that does not think may write.
+
 What each backend does is the same; this module holds the parts that do not depend on the engine:
 the markers and cues per model family (`THINKING_FORMATS`), the state of a generation seen as text
 (`ThinkingTracker`), and what is stored per generation (`BudgetUse`).
@@ -239,6 +244,7 @@ class TokenBudget:
         state = self.tracker.feed(self.decode(generated[-1:]))
         if state == "answer":  # the model does not think: all it wrote is answer
             self.answer_start = 0
+            self.answer_budget += self.budget  # ... within the whole output budget
             return len(generated) >= self.answer_budget
         self.thinking_tokens += 1
         if state == "closed":
