@@ -43,6 +43,8 @@ class Sample:
     """This sample's output budget, when it differs from the suite's (`GenerationConfig`)."""
     prompt_tokens: int = 0
     """The prompt's length as the suite counted it in the model's tokenizer (0: not counted)."""
+    thinking_budget: int | None = None
+    """This sample's thinking budget, when the suite gives one (`GenerationConfig`)."""
 
     def output_budget(self, default: int) -> int:
         """Return the output budget of this sample's requests (`max_tokens`, else `default`)."""

@@ -96,6 +96,11 @@ def fits(sample: Sample, info: ModelInfo, thinking_budget: int | None = None) ->
     )
 
 
+def thinking_of(sample: Sample, config: GenerationConfig) -> int | None:
+    """Return the thinking budget of `sample`'s requests: its own, else the run's."""
+    return sample.thinking_budget if sample.thinking_budget is not None else config.thinking_budget
+
+
 def build_request(
     suite: Suite, sample: Sample, repeat: int, info: ModelInfo, config: GenerationConfig
 ) -> Request:
@@ -106,6 +111,7 @@ def build_request(
         config,
         seed=config.seed + repeat,
         max_tokens=sample.output_budget(config.max_tokens),
+        thinking_budget=thinking_of(sample, config),
     )
     return Request(
         sample_id=sample.id,
@@ -227,6 +233,7 @@ class PreparedRun:
             context_length=info.context_length,
             max_tokens_override=options.max_tokens,
             chat_overhead=info.chat_overhead,
+            thinking_budget_override=options.thinking_budget,
         )
         started = time.perf_counter()
         source = SampleSource(suite, ctx)  # a suite without cells is built here, once
@@ -249,7 +256,7 @@ class PreparedRun:
 
     def fits(self, sample: Sample) -> str:
         """Return why `sample` cannot be sent to this model, or "" when it can."""
-        return fits(sample, self.info, self.config.thinking_budget)
+        return fits(sample, self.info, thinking_of(sample, self.config))
 
     def cell_done(self, planned: PlannedCell, done: set[tuple[str, int]]) -> bool:
         """Return True when every repeat of every sample of `planned` is done (known unbuilt)."""
