@@ -164,3 +164,12 @@ async def test_a_model_that_does_not_think_answers_within_the_whole_output_budge
     use = gen.budget
     assert use is not None and not use.forced and use.thinking_tokens == 0
     assert use.answer_tokens == 7 and gen.status == "length" and not gen.reasoning
+
+
+@pytest.mark.model
+async def test_without_a_budget_an_unclosed_thinking_the_template_opened_is_no_answer(
+    thinker: LlamaCppBackend,
+) -> None:
+    gen = await thinker.generate(_chat(QUESTION, max_tokens=6))
+    # One budget for both, spent thinking: the answer is empty (scored 0), the thought kept.
+    assert gen.status == "length" and gen.text == "" and gen.reasoning and gen.budget is None

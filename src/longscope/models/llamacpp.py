@@ -345,6 +345,10 @@ class LlamaCppBackend:
                 raise
         latency = time.perf_counter() - started
         usage = out.get("usage", {})
+        if opened_by(shown, self.thinking):
+            # The template opened the thinking: without the marker in the text, a thought the
+            # model never closed would be read as its answer.
+            text = self.thinking.open + text
         text, reasoning = split_reasoning(text, reasoning)
         if deadline is not None and time.perf_counter() > deadline:
             status, error = "timeout", f"exceeded {request.timeout_s:.0f}s"
