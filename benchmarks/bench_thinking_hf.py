@@ -28,11 +28,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from tests.gpu.tiny import tiny_qwen2, tiny_tokenizer
 
 from longscope.models.hf import HFBackend
 from longscope.models.thinking import THINKING_FORMATS
 from longscope.types import GenerationConfig, Request
-from tests.gpu.tiny import tiny_qwen2, tiny_tokenizer
 
 TEXT = "The quick brown fox jumps over the lazy dog. The secret number is 4821. "
 
