@@ -3,6 +3,7 @@ score with one budget (thinking and answer together) and with two (thinking, the
 
     .venv/bin/python benchmarks/bench_thinking.py                      # LongCtx tier 1 (4K)
     .venv/bin/python benchmarks/bench_thinking.py --thinking 128 --answer 32 --out runs/think
+    .venv/bin/python benchmarks/bench_thinking.py --lengths 1k         # LongCtx's grid at 1K
     .venv/bin/python benchmarks/bench_thinking.py --smoke              # one 512-token needle
 
 The model is SmolLM2 135M Instruct (`llamacpp/smollm2-135m`) with a chat template that opens a
@@ -84,13 +85,15 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="one 512-token needle, tiny budgets")
     parser.add_argument("--thinking", type=int, default=64, help="thinking budget (tokens)")
     parser.add_argument("--answer", type=int, default=32, help="answer budget (tokens)")
+    parser.add_argument("--lengths", default=None, help="LongCtx grid lengths instead of tier 1")
     parser.add_argument("--out", type=Path, default=None, help="run directories (default: temp)")
     args = parser.parse_args()
     if args.smoke:
         options = ["lengths=512", "depths=0.5", "types=needle"]
         thinking, answer = 8, 8
     else:
-        options, thinking, answer = ["tiers=1"], args.thinking, args.answer
+        options = [f"lengths={args.lengths}"] if args.lengths else ["tiers=1"]
+        thinking, answer = args.thinking, args.answer
     out = args.out or Path(tempfile.mkdtemp(prefix="bench-thinking-"))
     one = variant("one-budget", out, options, max_tokens=thinking + answer)
     two = variant("two-budgets", out, options, max_tokens=answer, thinking_budget=thinking)

@@ -70,7 +70,8 @@ THINKING_FORMATS: dict[str, ThinkingFormat] = {
             "</think>",
             "\n\nConsidering the limited time by the user, I have to give the solution based on "
             "the thinking directly now.\n</think>\n\n",
-            "Qwen3's own early-exit text (Qwen documentation, 'thinking budget')",
+            "the stop-thinking text of the Qwen3 technical report (its 'thinking budget'), "
+            "which writes `</think>.` with a full stop after the marker",
         ),
         ThinkingFormat(
             "gpt-oss",
