@@ -13,9 +13,10 @@ THINK + ANSWER tokens every answer is empty (scored 0, and nothing says why); wi
 `--thinking-budget THINK --max-tokens ANSWER` the thinking is closed at THINK tokens and the model
 answers. Both variants get the same samples and the same total output budget.
 
-Checked on every run: every generation of the two-budget run stores what its budget did, a forced
-thinking used exactly its budget and every answer stayed within its own; the one-budget run stores
-none and its answers are empty where the thinking never closed.
+Checked on every run: every generation of the two-budget run stores what its budget did, a thinking
+that used its whole budget was forced closed (one the model ended itself, by end-of-sequence inside
+the block, is forced closed too, with fewer tokens) and every answer stayed within its own budget;
+the one-budget run stores none and its answers are all empty: the thinking never closed.
 """
 
 from __future__ import annotations
@@ -81,7 +82,8 @@ def variant(
             use = g.budget
             assert use is not None, f"{name}: a generation without its budget"
             assert use.thinking_tokens <= thinking and use.answer_tokens <= budgets["max_tokens"]
-            assert not use.forced or use.thinking_tokens == thinking, use
+            # Forced at the budget, or where the model ended inside its thinking (then fewer).
+            assert use.forced or use.thinking_tokens < thinking, use
     forced = sum(1 for g in answered if g.budget is not None and g.budget.forced)
     cut = sum(1 for g in answered if g.status == "length")
     empty = sum(1 for g in answered if not g.text.strip())
