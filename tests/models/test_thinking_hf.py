@@ -59,9 +59,10 @@ def test_forcing_feeds_the_close_from_the_cache_and_answers_within_budget(
     model, _ = tiny
     request = _request(thinking=10)
     prompt = backend.encode_request(request)
-    plain = asyncio.run(backend.generate(_request(None, answer=10)))
-    assert gen.reasoning == plain.text.strip()
-    thought = tok.encode(plain.text, add_special_tokens=False)
+    head = torch.tensor([prompt])
+    out = model.generate(head, max_new_tokens=10, do_sample=False, eos_token_id=2, pad_token_id=0)
+    thought = out[0, head.shape[1] :].tolist()
+    assert len(thought) == 10 and gen.reasoning == tok.decode(thought).strip()
     ids = torch.tensor([prompt + thought + _forced_ids(tok)])
     out = model.generate(ids, max_new_tokens=6, do_sample=False, eos_token_id=2, pad_token_id=0)
     expected = [t for t in out[0, ids.shape[1] :].tolist() if t != 2]
@@ -90,3 +91,11 @@ def test_a_request_the_prompt_does_not_open_may_answer_without_thinking(tiny: tu
     # whole output budget (thinking 8 + answer 6).
     assert use is not None and not use.forced and use.thinking_tokens == 0
     assert use.answer_tokens == 14 and gen.status == "length" and gen.reasoning == ""
+
+
+def test_without_a_budget_an_unclosed_thought_the_prompt_opened_is_no_answer(tiny: tuple) -> None:
+    backend = _backend(tiny)
+    gen = asyncio.run(backend.generate(_request(None, answer=8)))
+    assert gen.status == "length" and gen.text == "" and gen.reasoning and gen.budget is None
+    plain = asyncio.run(backend.generate(_request(None, answer=8, prompt=PROMPT)))
+    assert plain.text and not plain.reasoning

@@ -238,7 +238,10 @@ class HFBackend:
         it decodes up to thinking, forced close and answer, and the budget tracks each token."""
         config = request.config
         if config.thinking_budget is None:
-            return Member(request, self.encode_request(request))
+            opened = opened_by(self._prompt_text(request), self.thinking)
+            return Member(
+                request, self.encode_request(request), opened=self.thinking.open if opened else ""
+            )
         forced = list(self._tok.encode(self.thinking.forced, add_special_tokens=False))
         ceiling = config.thinking_budget + len(forced) + config.max_tokens
         inner = replace(request, config=replace(config, max_tokens=ceiling))

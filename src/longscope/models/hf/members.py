@@ -27,6 +27,8 @@ class Member:
     stop_at: int = -1
     budget: TokenBudget | None = None
     """A thinking budget (models/thinking.py); `request.config.max_tokens` is then its ceiling."""
+    opened: str = ""
+    """The thinking marker the prompt ends in, when its template opened a think block."""
 
 
 class Job:
@@ -145,7 +147,8 @@ class Answers:
             cuts = [text.find(s) for s in member.request.config.stop if s in text]
             text = text[: min(cuts)] if cuts else text
         if budget is None:
-            answer, reasoning = split_reasoning(text)
+            # A thought the template opened and the model never closed is no answer.
+            answer, reasoning = split_reasoning(member.opened + text)
         else:
             answer = text.strip()
         error = ""
