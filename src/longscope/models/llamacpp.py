@@ -384,7 +384,7 @@ class LlamaCppBackend:
         Both steps run on one cache: the answer's prompt is the thinking's prompt plus what was
         thought, so llama.cpp's prefix match evaluates only the new tokens (no second prefill).
         """
-        from llama_cpp import StoppingCriteriaList
+        from llama_cpp import StoppingCriteriaList, llama_vocab_is_eog
 
         config = request.config
         budget = config.thinking_budget or 0
@@ -404,8 +404,6 @@ class LlamaCppBackend:
             top_p=config.top_p,
             stopping_criteria=StoppingCriteriaList(criteria[:1]),
         )
-        from llama_cpp import llama_vocab_is_eog
-
         for token in steps:
             if llama_vocab_is_eog(llama._model.vocab, token):
                 ended = True
