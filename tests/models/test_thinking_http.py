@@ -178,3 +178,17 @@ async def test_a_model_that_does_not_think_answers_within_the_whole_output_budge
     # All 12 tokens of the first answer were answer: 8 of the whole 20 are left.
     assert second["max_tokens"] == 8 and use.answer_tokens == 12 + 8
     assert gen.text == "Once upon a time" and gen.status == "length" and use.answer_cut
+
+
+async def test_without_a_budget_a_thought_the_prompt_opened_and_never_closed_is_no_answer() -> None:
+    with FaultServer() as server:
+        server.script.extend(
+            [_text_body("still thinking", "length", 8), _text_body("a</think>b", "stop", 4)]
+        )
+        backend = _backend(server, prompt_mode="completion")
+        config = GenerationConfig(max_tokens=8)
+        request = Request("s", 0, "completion", prompt="Q?<think>", config=config)
+        unclosed = await backend.generate(request)
+        closed = await backend.generate(request)
+    assert (unclosed.text, unclosed.reasoning, unclosed.status) == ("", "still thinking", "length")
+    assert (closed.text, closed.reasoning) == ("b", "a")

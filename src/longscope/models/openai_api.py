@@ -475,7 +475,9 @@ class OpenAIBackend:
                 "timeout": httpx.Timeout(timeout_s, connect=min(timeout_s, _CONNECT_TIMEOUT_S))
             },
         )
-        return parse_choices(body, request.mode, raw=raw)
+        # A completion prompt that ends inside a think block: the text goes on inside it.
+        opened = request.mode == "completion" and opened_by(request.prompt, self.thinking)
+        return parse_choices(body, request.mode, raw=raw, opened=self.thinking.open * opened)
 
     async def aclose(self) -> None:
         for client in self._clients:
@@ -550,7 +552,9 @@ def _count(usage: Any, key: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
-def parse_choices(body: bytes, mode: PromptMode, *, raw: bool = False) -> list[Generation]:
+def parse_choices(
+    body: bytes, mode: PromptMode, *, raw: bool = False, opened: str = ""
+) -> list[Generation]:
     """Return one generation per choice in a 200 answer body; raise UnusableAnswer saying why
     there is none.
 
@@ -580,11 +584,17 @@ def parse_choices(body: bytes, mode: PromptMode, *, raw: bool = False) -> list[G
         key=lambda c: c.get("index") if isinstance(c.get("index"), int) else 0,
     )
     share = output // len(ordered)
-    return [_choice(choice, mode, body, prompt, share, raw) for choice in ordered]
+    return [_choice(choice, mode, body, prompt, share, raw, opened) for choice in ordered]
 
 
 def _choice(
-    choice: dict[str, Any], mode: PromptMode, body: bytes, prompt: int, output: int, raw: bool
+    choice: dict[str, Any],
+    mode: PromptMode,
+    body: bytes,
+    prompt: int,
+    output: int,
+    raw: bool,
+    opened: str,
 ) -> Generation:
     if mode == "completion":
         text, reasoning = choice.get("text"), ""
@@ -604,7 +614,8 @@ def _choice(
     # here, where the text enters, and the answer flagged (it is still scored, as text).
     (text, bad_text), (reasoning, bad_reasoning) = storable_text(text), storable_text(reasoning)
     if not raw:  # `raw`: the text as written, markers kept (a thinking budget reads them)
-        text, reasoning = split_reasoning(text, reasoning)
+        # `opened`: the prompt opened the thinking; a thought never closed is no answer.
+        text, reasoning = split_reasoning(opened + text, reasoning)
     replaced = bad_text + bad_reasoning
     return Generation(
         text=text,
