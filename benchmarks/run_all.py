@@ -52,6 +52,8 @@ SCRIPTS: tuple[Script, ...] = (
     Script("bench_kill_loss.py"),
     Script("bench_coverage.py"),
     Script("bench_uncertainty_cost.py"),
+    Script("bench_thinking.py"),
+    Script("bench_thinking_hf.py", needs="cuda"),
     Script("bench_ruler.py", needs="ruler"),
     Script("bench_ruler_gpu.py", needs="cuda"),
     Script("bench_portable.py", needs="other"),

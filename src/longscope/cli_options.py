@@ -71,6 +71,9 @@ class Opt:
     repeats = option(int | None, "--repeats", help="Generations per sample (default: the suite's)")
     seed = option(int, "--seed", help="Seed for sampling (and the suite's `seed`)")
     max_tokens = option(int | None, "--max-tokens", help="Override the suite's output budget")
+    thinking_budget = option(int | None, "--thinking-budget", help="Tokens a reasoning model may "
+                             "think before its thinking is closed for it (on top of the answer's "
+                             "budget; default: the suite's, else one budget for both)")
     temperature = option(float | None, "--temperature", help="Override the suite's temperature")
     output = option(Path | None, "--output", "-o", help="Run directory (default: "
                     "runs/SUITE-MODEL-ID)")
@@ -131,6 +134,7 @@ def spec_options(
     repeats: Opt.repeats = None,
     seed: Opt.seed = 0,
     max_tokens: Opt.max_tokens = None,
+    thinking_budget: Opt.thinking_budget = None,
     temperature: Opt.temperature = None,
     output: Opt.output = None,
     max_tokens_in_flight: Opt.tokens_in_flight = None,

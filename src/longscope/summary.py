@@ -241,6 +241,9 @@ class Summary:
     statuses_by_length: dict[str, dict[str, int]] = field(default_factory=dict)
     uncertainty: dict[str, Any] = field(default_factory=dict)
     """How the errors were computed: cluster unit, bootstrap seed and replicates, caveats."""
+    budgets: dict[str, Any] = field(default_factory=dict)
+    """Answers cut by a budget and thinking forced closed, per length (`analysis.budgets`);
+    empty when no budget touched the run."""
 
     # What every consumer asks first: the first view's numbers.
     @property
@@ -276,6 +279,8 @@ class Summary:
         }
         if self.uncertainty:
             generic["uncertainty"] = self.uncertainty
+        if self.budgets:
+            generic["budgets"] = self.budgets
         out: dict[str, Any] = {"run_id": self.run_id, "suite": self.suite, "model": self.model}
         if self.claimed is not None:
             generic["claimed"] = self.claimed
@@ -352,6 +357,7 @@ class Summary:
             "statuses_by_length",
             "claimed",
             "uncertainty",
+            "budgets",
         }
         native = {
             k: v
@@ -372,6 +378,7 @@ class Summary:
             statuses=dict(generic.get("statuses") or {}),
             statuses_by_length=dict(generic.get("statuses_by_length") or {}),
             uncertainty=dict(generic.get("uncertainty") or {}),
+            budgets=dict(generic.get("budgets") or {}),
         )
 
 

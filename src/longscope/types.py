@@ -43,6 +43,8 @@ class Sample:
     """This sample's output budget, when it differs from the suite's (`GenerationConfig`)."""
     prompt_tokens: int = 0
     """The prompt's length as the suite counted it in the model's tokenizer (0: not counted)."""
+    thinking_budget: int | None = None
+    """This sample's thinking budget, when the suite gives one (`GenerationConfig`)."""
 
     def output_budget(self, default: int) -> int:
         """Return the output budget of this sample's requests (`max_tokens`, else `default`)."""
@@ -81,6 +83,28 @@ class GenerationConfig:
     top_p: float = 1.0
     seed: int = 0
     stop: tuple[str, ...] = ()
+    thinking_budget: int | None = field(default=None, repr=False)
+    """Tokens the model may think before its thinking is closed for it (None: one budget,
+    `max_tokens`, for thinking and answer together). Out of `repr` so that the identity of runs
+    without one stays what it was; `run_identity` adds it when set."""
+
+    def output_ceiling(self) -> int:
+        """Return the most tokens one request may write: thinking budget plus answer budget."""
+        return self.max_tokens + (self.thinking_budget or 0)
+
+
+@dataclass(frozen=True)
+class BudgetUse:
+    """What a thinking budget did to one generation (stored beside it; models/thinking.py)."""
+
+    thinking_budget: int
+    thinking_tokens: int
+    """Tokens the model spent thinking (markers included), at most `thinking_budget`."""
+    forced: bool
+    """The thinking was closed by longscope at its budget, not by the model."""
+    answer_tokens: int
+    answer_cut: bool
+    """The answer reached its budget (`max_tokens`) before the model ended it."""
 
 
 @dataclass(frozen=True)
@@ -134,6 +158,8 @@ class Generation:
     """Why a non-ok status happened (e.g. `insufficient_context: needs 65536 tokens, holds 32768`)."""
     route: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
     """What a router decided for this request (pass, truncate, map-reduce and its chunk plan)."""
+    budget: BudgetUse | None = field(default=None, hash=False, compare=False)
+    """What the thinking budget did, when the request had one."""
 
 
 @dataclass(frozen=True)

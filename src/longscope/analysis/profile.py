@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from longscope.analysis.budgets import leaderboard_columns
 from longscope.analysis.curves import curve_metrics
 from longscope.analysis.effective import (
     RULER_THRESHOLD,
@@ -238,6 +239,7 @@ def leaderboard(
         }
         if lengths_se:
             row["lengths_se"] = lengths_se
+        row.update(leaderboard_columns(summary.budgets))
         rows.append(row)
     # Runs without a score rank last, never as a 0.
     return sorted(rows, key=lambda r: (r["state"] == "no score", -(r.get("overall") or 0.0)))

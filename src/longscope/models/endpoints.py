@@ -186,7 +186,9 @@ class MultiEndpointBackend:
             if index is None:
                 break
             endpoint = self.endpoints[index]
-            limit = self.deadlines.deadline_s(cost, request.config.max_tokens, request.timeout_s)
+            limit = self.deadlines.deadline_s(
+                cost, request.config.output_ceiling(), request.timeout_s
+            )
             sent = time.perf_counter()
             try:
                 generation = await endpoint.generate(replace(request, timeout_s=limit))

@@ -11,7 +11,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import IO, Any
 
@@ -26,8 +26,23 @@ from longscope.models.memory_plan import (
     host_context,
 )
 from longscope.models.registry import option
+from longscope.models.thinking import (
+    THINKING_OPTION,
+    ThinkingFormat,
+    ThinkingTracker,
+    opened_by,
+    reasoning_of,
+    thinking_format,
+)
 from longscope.text.tokenizers import LlamaTokenizer, Tokenizer
-from longscope.types import Generation, GenerationConfig, Message, PromptMode, Request
+from longscope.types import (
+    BudgetUse,
+    Generation,
+    GenerationConfig,
+    Message,
+    PromptMode,
+    Request,
+)
 
 MODEL_LOAD_TIMEOUT_S = 300.0
 _ENGINE_OPTIONS = (
@@ -48,6 +63,9 @@ LLAMACPP_OPTIONS = (
            "else chat", choices=("chat", "completion")),
     option("chat_format", "str", None, "llama-cpp-python chat format; unset: the GGUF's "
            "template"),
+    option("chat_template", "str", None, "a Jinja chat template file to use instead of the "
+           "GGUF's (e.g. one that opens a think block)"),
+    THINKING_OPTION,
     option("ram_gib", "float", None, "free host memory to plan against; unset: measured",
            low=0),
     option("n_threads", "int", None, "threads for decode; unset: all cores", low=1),
@@ -77,12 +95,17 @@ class LlamaCppBackend:
         engine_options: dict[str, Any] | None = None,
         chat_format: str | None = None,
         ram_gib: float | None = None,
+        chat_template: str | None = None,
+        thinking: str | None = None,
     ) -> None:
         self.name = f"llamacpp/{name}"
         self.model_path = model_path
         self.prompt_mode = prompt_mode
         self.requested_n_ctx = n_ctx
         self.chat_format = chat_format
+        self.chat_template = chat_template
+        """A Jinja chat template (its text) used instead of the GGUF's."""
+        self.thinking: ThinkingFormat = thinking_format(thinking)
         # llama-cpp-python defaults to half the cores; prefill is compute-bound, so use them all.
         cores = os.cpu_count() or 1
         self.engine_options = {
@@ -118,6 +141,17 @@ class LlamaCppBackend:
         mode = options.pop("prompt_mode", default_mode)
         n_ctx = int(options.pop("context_length", options.pop("n_ctx", 0)))
         chat_format = options.pop("chat_format", None)
+        template_path = options.pop("chat_template", None)
+        chat_template = None
+        if template_path is not None:
+            try:
+                chat_template = Path(template_path).expanduser().read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError) as exc:
+                raise UsageError(
+                    f"-M chat_template={template_path}: cannot read it as a UTF-8 Jinja template "
+                    f"({exc.__class__.__name__}); give the path of a template file"
+                ) from None
+        thinking = options.pop("thinking_format", None)
         ram_gib = options.pop("ram_gib", None)
         engine = {k: options.pop(k) for k in _ENGINE_OPTIONS if k in options}
         return cls(
@@ -128,6 +162,8 @@ class LlamaCppBackend:
             engine_options=engine,
             chat_format=chat_format,
             ram_gib=ram_gib,
+            chat_template=chat_template,
+            thinking=thinking,
         )
 
     def _load(self) -> Any:
@@ -158,7 +194,7 @@ class LlamaCppBackend:
                         ) from exc
                 # Without a template llama-cpp-python silently falls back to a generic format and
                 # base models echo the prompt: refuse rather than guess.
-                has_template = "tokenizer.chat_template" in llama.metadata
+                has_template = "tokenizer.chat_template" in llama.metadata or self.chat_template
                 if self.prompt_mode == "chat" and not self.chat_format and not has_template:
                     llama.close()
                     raise UsageError(
@@ -283,14 +319,21 @@ class LlamaCppBackend:
                 stop = list(config.stop)
                 if request.mode == "completion":
                     prompt: str | list[int] = request.prompt
+                    shown = request.prompt
                 else:
                     # Chat mode renders the GGUF's own template here and generates as a completion:
                     # llama-cpp-python's chat call takes no stopping criteria, so the deadline
                     # (and cancellation) could not reach it.
                     chat = self._chat_prompt(llama, request)
-                    prompt = chat.tokens
+                    prompt, shown = chat.tokens, chat.text
                     stop += [s for s in chat.stop if s and s not in stop]
                     criteria += list(chat.stopping_criteria or [])
+                if config.thinking_budget is not None:
+                    tokens = prompt if isinstance(prompt, list) else _prompt_tokens(llama, prompt)
+                    return self._think_then_answer(
+                        llama, request, tokens, opened_by(shown, self.thinking), stop, criteria,
+                        started, deadline,
+                    )  # fmt: skip
                 out = llama.create_completion(
                     **completion_kwargs(
                         prompt,
@@ -308,6 +351,10 @@ class LlamaCppBackend:
                 raise
         latency = time.perf_counter() - started
         usage = out.get("usage", {})
+        if opened_by(shown, self.thinking):
+            # The template opened the thinking: without the marker in the text, a thought the
+            # model never closed would be read as its answer.
+            text = self.thinking.open + text
         text, reasoning = split_reasoning(text, reasoning)
         if deadline is not None and time.perf_counter() > deadline:
             status, error = "timeout", f"exceeded {request.timeout_s:.0f}s"
@@ -323,6 +370,114 @@ class LlamaCppBackend:
             completion_tokens=usage.get("completion_tokens", 0),
             latency_s=latency,
             error=error,
+        )
+
+    def _think_then_answer(
+        self,
+        llama: Any,
+        request: Request,
+        prompt: list[int],
+        opened: bool,
+        stop: list[str],
+        criteria: list[Any],
+        started: float,
+        deadline: float | None,
+    ) -> Generation:
+        """Generate with a thinking budget (models/thinking.py): think for at most
+        `thinking_budget` tokens, closing the thinking with the family's forced text when the model
+        does not, then answer within `max_tokens`.
+
+        Both steps run on one cache: the answer's prompt is the thinking's prompt plus what was
+        thought, so llama.cpp's prefix match evaluates only the new tokens (no second prefill).
+        """
+        from llama_cpp import StoppingCriteriaList, llama_vocab_is_eog
+
+        config = request.config
+        budget = config.thinking_budget or 0
+        if len(prompt) + budget + config.max_tokens > llama.n_ctx():
+            raise ValueError(
+                f"Requested tokens ({len(prompt)} prompt + {budget} thinking + "
+                f"{config.max_tokens} answer) exceed context window of {llama.n_ctx()}"
+            )
+        tracker = ThinkingTracker(self.thinking, opened=opened)
+        thought: list[int] = []
+        ended = False
+        if config.seed is not None:
+            llama.set_seed(config.seed)
+        steps = llama.generate(
+            prompt,
+            temp=config.temperature,
+            top_p=config.top_p,
+            stopping_criteria=StoppingCriteriaList(criteria[:1]),
+        )
+        for token in steps:
+            if llama_vocab_is_eog(llama._model.vocab, token):
+                ended = True
+                break
+            previous = prompt + thought
+            thought.append(token)
+            # special=True: a family's markers may be special tokens (Qwen3's `</think>`).
+            piece = llama.detokenize([token], prev_tokens=previous, special=True)
+            if tracker.feed(piece.decode("utf-8", "ignore")) in ("closed", "answer"):
+                break
+            if len(thought) >= budget:
+                break
+        steps.close()
+        timed_out = deadline is not None and time.perf_counter() > deadline
+        state = tracker.state
+        answered = state == "answer"
+        # Thinking that reaches its budget, or ends the generation, without closing is closed
+        # for the model; a model that wrote nothing at all has no thinking to close.
+        blank = ended and state == "undecided"
+        forced = state in ("thinking", "undecided") and not timed_out and not blank
+        if answered:  # the model did not think: what it wrote is the answer's start
+            lead, reasoning, thinking_tokens = tracker.text, "", 0
+        else:
+            lead = tracker.after_close
+            reasoning, thinking_tokens = reasoning_of(tracker.text, self.thinking), len(thought)
+        follow = thought
+        if forced:
+            follow = thought + _prompt_tokens(llama, self.thinking.forced, bos=False)
+        # A model that does not think may answer with the whole output budget (models/thinking.py).
+        left = config.max_tokens + budget - len(thought) if answered else config.max_tokens
+        text, finish, answer_tokens = "", "stop", len(thought) if answered else 0
+        if left > 0 and not timed_out and not (ended and not forced):
+            out = llama.create_completion(
+                **completion_kwargs(
+                    prompt + follow,
+                    replace(config, max_tokens=left),
+                    stop=stop or None,
+                    stopping_criteria=StoppingCriteriaList(criteria),
+                )
+            )
+            choice = out["choices"][0]
+            text, finish = choice["text"], choice.get("finish_reason") or "stop"
+            answer_tokens += out.get("usage", {}).get("completion_tokens", 0)
+        elif left <= 0:
+            finish = "length"
+        answer = (lead + text).strip()
+        for marker in stop:  # a stop string the model wrote while it seemed to be thinking
+            answer = answer.split(marker, 1)[0] if marker else answer
+        cut = finish == "length"
+        if deadline is not None and time.perf_counter() > deadline:
+            status, error = "timeout", f"exceeded {request.timeout_s:.0f}s"
+        else:
+            status, error = ("length" if cut else "ok"), ""
+        return Generation(
+            text=answer,
+            reasoning=reasoning,
+            status=status,
+            prompt_tokens=len(prompt),
+            completion_tokens=thinking_tokens + answer_tokens,
+            latency_s=time.perf_counter() - started,
+            error=error,
+            budget=BudgetUse(
+                thinking_budget=budget,
+                thinking_tokens=thinking_tokens,
+                forced=forced,
+                answer_tokens=answer_tokens,
+                answer_cut=cut,
+            ),
         )
 
     def _chat_formatter(self, llama: Any) -> Any:
@@ -344,7 +499,7 @@ class LlamaCppBackend:
             else:
                 eos, bos = llama.token_eos(), llama.token_bos()
                 formatter = llama_chat_format.Jinja2ChatFormatter(
-                    template=llama.metadata["tokenizer.chat_template"],
+                    template=self.chat_template or llama.metadata["tokenizer.chat_template"],
                     eos_token=llama._model.token_get_text(eos) if eos != -1 else "",
                     bos_token=llama._model.token_get_text(bos) if bos != -1 else "",
                     stop_token_ids=[eos] if eos != -1 else None,
@@ -360,7 +515,7 @@ class LlamaCppBackend:
             result.prompt.encode("utf-8"), add_bos=not result.added_special, special=True
         )
         stop = [result.stop] if isinstance(result.stop, str) else list(result.stop or [])
-        return ChatPrompt(tokens, tuple(stop), result.stopping_criteria)
+        return ChatPrompt(tokens, tuple(stop), result.stopping_criteria, result.prompt)
 
     def chat_overhead(self) -> int:
         """Return the tokens the chat template adds around one user message (0 in completion mode).
@@ -397,6 +552,13 @@ class ChatPrompt:
     tokens: list[int]
     stop: tuple[str, ...]
     stopping_criteria: Any
+    text: str = ""
+    """The rendered prompt (to see whether the template opened a think block)."""
+
+
+def _prompt_tokens(llama: Any, text: str, *, bos: bool = True) -> list[int]:
+    """Return `text` as llama.cpp reads a completion prompt (BOS first, special tokens parsed)."""
+    return list(llama.tokenize(text.encode("utf-8"), add_bos=bos, special=True))
 
 
 def completion_kwargs(

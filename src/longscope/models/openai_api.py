@@ -7,6 +7,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 import httpx
@@ -17,11 +18,27 @@ from longscope.models.base import ModelInfo, split_reasoning
 from longscope.models.overflow import is_overflow
 from longscope.models.registry import option
 from longscope.models.retry import RetryPolicy
+from longscope.models.thinking import (
+    THINKING_OPTION,
+    ThinkingFormat,
+    opened_by,
+    read_first,
+    thinking_format,
+)
 from longscope.models.urls import base_url_or_env, shown
 from longscope.text.tokenizers import DEFAULT_TOKENIZER, Tokenizer, load_tokenizer
-from longscope.types import Generation, PromptMode, Request, sanitized_note, storable_text
+from longscope.types import (
+    BudgetUse,
+    Generation,
+    Message,
+    PromptMode,
+    Request,
+    sanitized_note,
+    storable_text,
+)
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+THINKING_VIA = ("continue", "vllm", "sglang")
 OPENAI_OPTIONS = (
     option("context_length", "int", None, "tokens the model holds; unset: the server's "
            "max_model_len where it reports one", low=1),
@@ -30,6 +47,14 @@ OPENAI_OPTIONS = (
     option("tokenizer", "str", DEFAULT_TOKENIZER, "tokenizer to count prompts with: a name or "
            "a tokenizer.json path"),
     option("api_key_env", "str", DEFAULT_API_KEY_ENV, "environment variable holding the API key"),
+    THINKING_OPTION,
+    option("thinking_budget_via", "choice", "continue", "how --thinking-budget reaches the "
+           "server: continue (ask for the thinking budget, then a continuation request with the "
+           "forced close; any server), vllm (its `thinking_token_budget`; vLLM started with "
+           "--reasoning-config), sglang (`custom_params.thinking_budget`; SGLang started with "
+           "--enable-strict-thinking)", choices=THINKING_VIA),
+    option("thinking_opened", "bool", False, "chat mode: the server's chat template opens the "
+           "think block itself (the answer starts inside it)"),
 )  # fmt: skip
 _CONNECT_TIMEOUT_S = 10.0
 _CONNECTIONS_PER_CLIENT = 8
@@ -65,6 +90,9 @@ class OpenAIBackend:
         request_timeout_s: float = 600.0,
         backoff_base_s: float = 1.0,
         backoff_cap_s: float = 30.0,
+        thinking: str | None = None,
+        thinking_via: str = "continue",
+        thinking_opened: bool = False,
     ) -> None:
         self.name = f"openai/{model}"
         self.model = model
@@ -101,6 +129,9 @@ class OpenAIBackend:
         self._slots = asyncio.Semaphore(max(1, concurrency))
         self.supports_n: bool | None = None
         """Whether the server answers `n` choices per request (None until a group asked)."""
+        self.thinking: ThinkingFormat = thinking_format(thinking)
+        self.thinking_via = thinking_via
+        self.thinking_opened = thinking_opened
 
     @classmethod
     def from_options(cls, name: str, options: dict[str, Any], **transport: Any) -> OpenAIBackend:
@@ -115,6 +146,9 @@ class OpenAIBackend:
             context_length=ctx,
             tokenizer=str(options.get("tokenizer", DEFAULT_TOKENIZER)),
             api_key_env=str(options.get("api_key_env", DEFAULT_API_KEY_ENV)),
+            thinking=options.get("thinking_format"),
+            thinking_via=str(options.get("thinking_budget_via", "continue")),
+            thinking_opened=bool(options.get("thinking_opened", False)),
             **transport,
         )
 
@@ -181,8 +215,90 @@ class OpenAIBackend:
         cannot use (not JSON, an error object, no choices, no message) are retried with exponential
         backoff and full jitter; after the last attempt they become an `error` or `timeout`
         generation with the reason, never an exception.
+
+        With a thinking budget (`models/thinking.py`) the thinking is bounded as
+        `thinking_budget_via` says: by the server's own parameter, or by a first request of
+        `thinking_budget` tokens and a continuation request that closes the thinking.
         """
-        return (await self._generate(request, 1))[0]
+        if request.config.thinking_budget is not None and self.thinking_via == "continue":
+            return await self._think_then_answer(request)
+        generation = (await self._generate(request, 1))[0]
+        if request.config.thinking_budget is not None:
+            return self._server_budgeted(request, generation)
+        return generation
+
+    async def _think_then_answer(self, request: Request) -> Generation:
+        """Return the generation of `request` with its thinking bounded by two requests: the
+        first asks for `thinking_budget` tokens; when they run out, the second continues what
+        the model wrote (the server's prefix cache holds the prompt) after the family's forced
+        close, or continues its answer, within `max_tokens`."""
+        config = request.config
+        budget, answer_budget = config.thinking_budget or 0, config.max_tokens
+        started = time.perf_counter()
+        first = (await self._generate(_with(request, budget), 1, raw=True))[0]
+        if first.status != "length":
+            # Done within the thinking budget (or failed): the answer is what the model wrote.
+            text, reasoning = split_reasoning(first.text, first.reasoning)
+            if first.status != "ok":
+                return first
+            answer_tokens = self._count(text)
+            thought = max(0, (first.completion_tokens or self._count(first.text)) - answer_tokens)
+            use = BudgetUse(budget, thought, False, answer_tokens, False)
+            return replace(first, text=text, reasoning=reasoning, budget=use)
+        opened = (
+            opened_by(request.prompt, self.thinking)
+            if request.mode == "completion"
+            else self.thinking_opened
+        )
+        read = read_first(first.text, first.reasoning, self.thinking, opened=opened)
+        spent = first.completion_tokens or self._count(first.text + first.reasoning)
+        if read.thinking:
+            prefix, left, thought, written = (
+                read.prefix + self.thinking.forced,
+                answer_budget,
+                spent,
+                0,
+            )
+        else:
+            if read.reasoning:  # closed its thinking: the answer has begun within the budget
+                written, whole = self._count(read.answer), answer_budget
+            else:  # does not think: answers within the whole output budget (thinking.py)
+                written, whole = spent, answer_budget + budget
+            prefix, left, thought = read.prefix, whole - written, max(0, spent - written)
+        text, status, answer_tokens, error = "", "length", written, ""
+        if left > 0:
+            second = (await self._generate(_continued(request, prefix, left), 1, raw=True))[0]
+            if second.status not in ("ok", "length"):
+                return replace(second, latency_s=time.perf_counter() - started)
+            text, status, error = second.text, second.status, second.error
+            answer_tokens += second.completion_tokens or self._count(second.text)
+        answer = (read.answer + text).strip() if not read.thinking else text.strip()
+        return Generation(
+            text=answer,
+            reasoning=read.reasoning,
+            status=status,  # type: ignore[arg-type]
+            prompt_tokens=first.prompt_tokens,
+            completion_tokens=thought + answer_tokens,
+            latency_s=time.perf_counter() - started,
+            error=error or first.error,
+            budget=BudgetUse(budget, thought, read.thinking, answer_tokens, status == "length"),
+        )
+
+    def _server_budgeted(self, request: Request, generation: Generation) -> Generation:
+        """Return `generation`, answered under the server's own thinking budget, with what the
+        budget did as far as the answer tells (the thinking counted in our tokenizer)."""
+        if generation.status not in ("ok", "length"):
+            return generation
+        budget = request.config.thinking_budget or 0
+        thought = self._count(generation.reasoning)
+        answer = max(0, generation.completion_tokens - thought) or self._count(generation.text)
+        # The server closes thinking at its budget: one that used all of it was closed for it.
+        forced = thought >= budget - max(2, budget // 100)
+        use = BudgetUse(budget, thought, forced, answer, generation.status == "length")
+        return replace(generation, budget=use)
+
+    def _count(self, text: str) -> int:
+        return len(self.tokenizer().encode(text)) if text else 0
 
     group_results_as_they_come = True
     """`generate_group` hands each member's generation to `on_result` as soon as it arrives."""
@@ -232,7 +348,9 @@ class OpenAIBackend:
         async def one(index: int, request: Request) -> None:
             arrived(index, await self.generate(request))
 
-        if len(requests) == 1 or self.supports_n is False:
+        # A thinking budget takes a request (or two) per repeat: never `n`.
+        budgeted = requests[0].config.thinking_budget is not None
+        if len(requests) == 1 or self.supports_n is False or budgeted:
             await asyncio.gather(*(one(i, r) for i, r in enumerate(requests)))
             return
         made = await self._generate(requests[0], len(requests))
@@ -249,15 +367,15 @@ class OpenAIBackend:
             arrived(index, generation)
         await asyncio.gather(*(one(len(kept) + i, r) for i, r in enumerate(requests[len(kept) :])))
 
-    async def _generate(self, request: Request, n: int) -> list[Generation]:
+    async def _generate(self, request: Request, n: int, raw: bool = False) -> list[Generation]:
         """Return `request`'s choices (`n` asked; fewer when the server gives fewer), or one
         failed generation per choice asked, after retries within the request's deadline."""
         # A group's requests come from one runner slot: `concurrency` bounds them here, before
         # the request's clock starts, so waiting for a slot never eats into its deadline.
         async with self._slots:
-            return await self._generate_now(request, n)
+            return await self._generate_now(request, n, raw)
 
-    async def _generate_now(self, request: Request, n: int) -> list[Generation]:
+    async def _generate_now(self, request: Request, n: int, raw: bool = False) -> list[Generation]:
         started = time.perf_counter()
         deadline = started + request.timeout_s if request.timeout_s else None
         attempts, last_status, last_error = 0, "error", ""
@@ -284,7 +402,7 @@ class OpenAIBackend:
                 # httpx bounds each read, not the whole answer: a trickling server never trips
                 # its read timeout, so the attempt as a whole is bounded here.
                 async with asyncio.timeout(budget):
-                    generations = await self._call(request, budget, n)
+                    generations = await self._call(request, budget, n, raw)
             except (TimeoutError, openai.APITimeoutError):
                 last_status, last_error = "timeout", f"no answer within {budget:.1f}s"
             except openai.BadRequestError as exc:
@@ -324,11 +442,13 @@ class OpenAIBackend:
             )
         return failed(last_status, f"gave up after {attempts} attempts: {last_error}")
 
-    async def _call(self, request: Request, timeout_s: float, n: int = 1) -> list[Generation]:
+    async def _call(
+        self, request: Request, timeout_s: float, n: int = 1, raw: bool = False
+    ) -> list[Generation]:
         config = request.config
         payload: dict[str, Any] = {
             "model": self.model,
-            "max_tokens": config.max_tokens,
+            "max_tokens": config.output_ceiling(),
             "temperature": config.temperature,
             "top_p": config.top_p,
             "seed": config.seed,
@@ -342,6 +462,15 @@ class OpenAIBackend:
         else:
             path = "/chat/completions"
             payload["messages"] = [{"role": m.role, "content": m.content} for m in request.messages]
+            if request.messages and request.messages[-1].role == "assistant":
+                # A continuation (thinking budget): vLLM's and SGLang's way to go on from the
+                # assistant's text instead of opening a new turn after it.
+                payload["continue_final_message"] = True
+                payload["add_generation_prompt"] = False
+        if config.thinking_budget is not None and self.thinking_via == "vllm":
+            payload["thinking_token_budget"] = config.thinking_budget
+        elif config.thinking_budget is not None and self.thinking_via == "sglang":
+            payload["custom_params"] = {"thinking_budget": config.thinking_budget}
         # The SDK's generic `post` (its documented way to send any body) with the body as bytes:
         # the client still brings auth, headers and HTTP errors as exceptions, but neither walks
         # the typed parameters nor builds response models, the two largest costs per request.
@@ -355,11 +484,29 @@ class OpenAIBackend:
                 "timeout": httpx.Timeout(timeout_s, connect=min(timeout_s, _CONNECT_TIMEOUT_S))
             },
         )
-        return parse_choices(body, request.mode)
+        # A completion prompt that ends inside a think block: the text goes on inside it.
+        opened = request.mode == "completion" and opened_by(request.prompt, self.thinking)
+        return parse_choices(body, request.mode, raw=raw, opened=self.thinking.open * opened)
 
     async def aclose(self) -> None:
         for client in self._clients:
             await client.close()
+
+
+def _with(request: Request, max_tokens: int) -> Request:
+    """Return `request` asking for `max_tokens` and no thinking budget of its own."""
+    return replace(request, config=replace(request.config, max_tokens=max_tokens,
+                                           thinking_budget=None))  # fmt: skip
+
+
+def _continued(request: Request, prefix: str, max_tokens: int) -> Request:
+    """Return the request that goes on from `prefix`, the assistant's text so far: the prompt
+    plus it (completion mode), or it as a final assistant message to continue (chat mode)."""
+    asked = _with(request, max_tokens)
+    if request.mode == "completion":
+        return replace(asked, prompt=request.prompt + prefix, prompt_tokens=0)
+    messages = (*request.messages, Message("assistant", prefix))
+    return replace(asked, messages=messages, prompt_tokens=0)
 
 
 def _check_truncation(
@@ -414,7 +561,9 @@ def _count(usage: Any, key: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
-def parse_choices(body: bytes, mode: PromptMode) -> list[Generation]:
+def parse_choices(
+    body: bytes, mode: PromptMode, *, raw: bool = False, opened: str = ""
+) -> list[Generation]:
     """Return one generation per choice in a 200 answer body; raise UnusableAnswer saying why
     there is none.
 
@@ -443,11 +592,18 @@ def parse_choices(body: bytes, mode: PromptMode) -> list[Generation]:
         (c for c in choices if isinstance(c, dict)),
         key=lambda c: c.get("index") if isinstance(c.get("index"), int) else 0,
     )
-    return [_choice(choice, mode, body, prompt, output // len(ordered)) for choice in ordered]
+    share = output // len(ordered)
+    return [_choice(choice, mode, body, prompt, share, raw, opened) for choice in ordered]
 
 
 def _choice(
-    choice: dict[str, Any], mode: PromptMode, body: bytes, prompt: int, output: int
+    choice: dict[str, Any],
+    mode: PromptMode,
+    body: bytes,
+    prompt: int,
+    output: int,
+    raw: bool,
+    opened: str,
 ) -> Generation:
     if mode == "completion":
         text, reasoning = choice.get("text"), ""
@@ -466,7 +622,9 @@ def _choice(
     # JSON's "\ud800" decodes to a lone surrogate that no file or database can hold: cleaned
     # here, where the text enters, and the answer flagged (it is still scored, as text).
     (text, bad_text), (reasoning, bad_reasoning) = storable_text(text), storable_text(reasoning)
-    text, reasoning = split_reasoning(text, reasoning)
+    if not raw:  # `raw`: the text as written, markers kept (a thinking budget reads them)
+        # `opened`: the prompt opened the thinking; a thought never closed is no answer.
+        text, reasoning = split_reasoning(opened + text, reasoning)
     replaced = bad_text + bad_reasoning
     return Generation(
         text=text,

@@ -312,6 +312,21 @@ def _view_parts(result: ScoreResult, view: View) -> dict[str, Any]:
     return {"images": images, "facts": facts, "tables": tables}
 
 
+def _budget_tables(summary: Any) -> list[dict[str, Any]]:
+    """Return the budgets table (analysis.budgets), its note as the title's second line."""
+    from longscope.analysis.budgets import BUDGET_COLUMNS, BUDGET_TITLE, budget_note, budget_rows
+
+    if not summary.budgets:
+        return []
+    return [
+        {
+            "title": f"{BUDGET_TITLE}: {budget_note(summary.budgets)}",
+            "columns": list(BUDGET_COLUMNS),
+            "rows": budget_rows(summary.budgets, summary.by_length),
+        }
+    ]
+
+
 def _section(result: ScoreResult) -> dict[str, Any]:
     """Return a run's section: headline, facts, images, tables; provisional or no score marked."""
     summary = result.result
@@ -344,6 +359,7 @@ def _section(result: ScoreResult) -> dict[str, Any]:
         facts.append(
             ("bootstrap", f"{boot['replicates']} replicates of the clusters, seed {boot['seed']}")
         )
+    tables += _budget_tables(summary)
     headline = "; ".join(headlines)
     if state == "provisional":
         headline += " (provisional: incomplete run)"

@@ -406,6 +406,22 @@ def print_summary(summary: Summary | dict[str, Any], console: Console | None = N
     table = completeness_table(summary)
     if table is not None:
         console.print(table)
+    print_budgets(summary, console)
+
+
+def print_budgets(summary: Summary, console: Console) -> None:
+    """Print the budgets table (analysis.budgets) when a budget touched the run."""
+    from longscope.analysis.budgets import BUDGET_COLUMNS, BUDGET_TITLE, budget_note, budget_rows
+
+    if not summary.budgets:
+        return
+    table = _table(BUDGET_TITLE)
+    for name in BUDGET_COLUMNS:
+        table.add_column(name, justify="right")
+    for cells in budget_rows(summary.budgets, summary.by_length):
+        _row(table, *cells)
+    console.print(table)
+    _say(console, plain(budget_note(summary.budgets)))
 
 
 def completeness_table(summary: Summary) -> Table | None:

@@ -106,12 +106,12 @@ class RoutedBackend:
         inner = await self._info()
         if inner.context_length is not None:
             limit = min(limit, inner.context_length)
-        return limit - request.config.max_tokens
+        return limit - request.config.output_ceiling()  # thinking budget and answer
 
     def calls_for(self, request: Request) -> int:
         """About how many model calls a request takes (its parts, and one to combine them)."""
         tokens = request.prompt_tokens or len(request.text) // 3
-        budget = max(self.length - request.config.max_tokens, 1)
+        budget = max(self.length - request.config.output_ceiling(), 1)
         if tokens <= budget or self.strategy in ("truncate", "retrieve"):
             return 1
         return -(-tokens // budget) + 2

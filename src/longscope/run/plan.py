@@ -245,7 +245,7 @@ def make_plan_of(
             for counts in (cell, task):
                 counts[0] += 1
                 counts[1] += prompt
-                counts[2] += request.config.max_tokens
+                counts[2] += request.config.output_ceiling()
     by_task = [PlanTask(name, *values) for name, values in tasks.items()]
     return _plan_of(
         prepared, cells, already, by_task, rates, price_in, price_out,

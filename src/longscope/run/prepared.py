@@ -35,6 +35,8 @@ class RunOptions:
     repeats: int = 1
     seed: int = 0
     max_tokens: int | None = None
+    thinking_budget: int | None = None
+    """Tokens a reasoning model may think before its thinking is closed (models/thinking.py)."""
     temperature: float | None = None
     concurrency: int | None = None
     quiet: bool = False
@@ -49,6 +51,8 @@ def resolve_config(suite: Suite, info: ModelInfo, options: RunOptions) -> Genera
         overrides["max_tokens"] = options.max_tokens
     if options.temperature is not None:
         overrides["temperature"] = options.temperature
+    if options.thinking_budget is not None:
+        overrides["thinking_budget"] = options.thinking_budget
     if info.prompt_mode == "completion":
         overrides["stop"] = suite.template.completion_stop
     return replace(suite.default_config, **overrides)
@@ -60,29 +64,41 @@ def run_identity(suite: Suite, info: ModelInfo, config: GenerationConfig) -> str
     Transport (URL, concurrency, timeouts, keys) is never part of it, nor are repeats or limit:
     asking for more repeats or a larger limit extends the same run.
     """
-    return stable_hash(
-        {
-            "suite": suite.name,
-            "version": suite.version,
-            "params": suite.params(),
-            "model": info.model_id,
-            "prompt_mode": info.prompt_mode,
-            "tokenizer": info.tokenizer,
-            "config": config,
-        }
-    )
+    identity = {
+        "suite": suite.name,
+        "version": suite.version,
+        "params": suite.params(),
+        "model": info.model_id,
+        "prompt_mode": info.prompt_mode,
+        "tokenizer": info.tokenizer,
+        "config": config,
+    }
+    if config.thinking_budget is not None:  # not in the config's repr (see GenerationConfig)
+        identity["thinking_budget"] = config.thinking_budget
+    return stable_hash(identity)
 
 
-def fits(sample: Sample, info: ModelInfo) -> str:
-    """Return why `sample` cannot fit the backend, or "" when it fits or nothing tells us."""
-    if info.context_length is None or sample.length <= info.context_length:
+def fits(sample: Sample, info: ModelInfo, thinking_budget: int | None = None) -> str:
+    """Return why `sample` cannot fit the backend, or "" when it fits or nothing tells us.
+
+    `sample.length` counts the prompt and the answer's budget; a thinking budget comes on top
+    (a sample that cannot hold it is skipped with the reason, never truncated to make room).
+    """
+    needs = sample.length + (thinking_budget or 0)
+    if info.context_length is None or needs <= info.context_length:
         return ""
     # A context lowered to what the machine's (or card's) memory holds is a memory limit.
     memory = info.limit != "context"
+    what = "prompt, thinking and answer" if thinking_budget else "prompt and answer"
     return (
-        f"{'insufficient_memory' if memory else 'insufficient_context'}: needs {sample.length} "
-        f"tokens (prompt and answer), backend holds {info.context_length} ({info.context_source})"
+        f"{'insufficient_memory' if memory else 'insufficient_context'}: needs {needs} "
+        f"tokens ({what}), backend holds {info.context_length} ({info.context_source})"
     )
+
+
+def thinking_of(sample: Sample, config: GenerationConfig) -> int | None:
+    """Return the thinking budget of `sample`'s requests: its own, else the run's."""
+    return sample.thinking_budget if sample.thinking_budget is not None else config.thinking_budget
 
 
 def build_request(
@@ -95,6 +111,7 @@ def build_request(
         config,
         seed=config.seed + repeat,
         max_tokens=sample.output_budget(config.max_tokens),
+        thinking_budget=thinking_of(sample, config),
     )
     return Request(
         sample_id=sample.id,
@@ -216,6 +233,7 @@ class PreparedRun:
             context_length=info.context_length,
             max_tokens_override=options.max_tokens,
             chat_overhead=info.chat_overhead,
+            thinking_budget_override=options.thinking_budget,
         )
         started = time.perf_counter()
         source = SampleSource(suite, ctx)  # a suite without cells is built here, once
@@ -238,7 +256,7 @@ class PreparedRun:
 
     def fits(self, sample: Sample) -> str:
         """Return why `sample` cannot be sent to this model, or "" when it can."""
-        return fits(sample, self.info)
+        return fits(sample, self.info, thinking_of(sample, self.config))
 
     def cell_done(self, planned: PlannedCell, done: set[tuple[str, int]]) -> bool:
         """Return True when every repeat of every sample of `planned` is done (known unbuilt)."""

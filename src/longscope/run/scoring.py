@@ -19,6 +19,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from longscope.analysis.budgets import budget_record
 from longscope.analysis.uncertainty import cluster_key_of, cluster_name, with_uncertainty
 from longscope.files import write_atomic
 from longscope.models.overflow import is_stored_overflow
@@ -128,6 +129,7 @@ def score_run(
         completeness=completeness(samples, rows, shard),
         statuses=statuses,
         statuses_by_length=by_length,
+        budgets=budget_record(rows),
     )
     cluster_key = cluster_key_of(suite, documents)
     typed = with_uncertainty(typed, rows, cluster_key, cluster_name=cluster_name(suite))

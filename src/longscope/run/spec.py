@@ -106,10 +106,15 @@ class Overrides:
     seed: int = 0
     max_tokens: int | None = None
     temperature: float | None = None
+    thinking_budget: int | None = None
+    """Tokens a reasoning model may think before its thinking is closed for it (None: the
+    suite's, else one budget for thinking and answer)."""
 
     def __post_init__(self) -> None:
         at_least(self.max_tokens, "--max-tokens", 1, whole=True)
         at_most(self.max_tokens, "--max-tokens", MAX_LENGTH_TOKENS)
+        at_least(self.thinking_budget, "--thinking-budget", 1, whole=True)
+        at_most(self.thinking_budget, "--thinking-budget", MAX_LENGTH_TOKENS)
         at_least(self.limit, "--limit", 1, whole=True)
         at_most(self.limit, "--limit", MAX_REQUESTS)
         at_least(self.repeats, "--repeats", 1, whole=True)
@@ -246,6 +251,7 @@ class RunSpec:
         repeats: int | None = None,
         seed: int = 0,
         max_tokens: int | None = None,
+        thinking_budget: int | None = None,
         temperature: float | None = None,
         base_url: str | Sequence[str] | None = None,
         base_urls_file: str | Path | None = None,
@@ -279,7 +285,9 @@ class RunSpec:
             suite_options=tuple(suite_options or ()),
             suite_params=suite_params,
             model_options=model_options or {},
-            generation=Overrides(lengths, limit, repeats, seed, max_tokens, temperature),
+            generation=Overrides(
+                lengths, limit, repeats, seed, max_tokens, temperature, thinking_budget
+            ),
             scale=scale,
             routing=Routing(router, router_strategy, router_basis, router_length),
             judge=Judging(judge_model, judge_base_url),
@@ -297,6 +305,7 @@ class RunSpec:
             repeats=gen.repeats or default_repeats,
             seed=gen.seed,
             max_tokens=gen.max_tokens,
+            thinking_budget=gen.thinking_budget,
             temperature=gen.temperature,
             concurrency=self.scale.concurrency,
             quiet=self.quiet,

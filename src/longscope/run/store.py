@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 from longscope.types import (
     RETRYABLE,
     SANITIZED,
+    BudgetUse,
     Generation,
     Sample,
     Score,
@@ -88,6 +89,17 @@ CREATE TABLE IF NOT EXISTS routes (
     sample_id TEXT NOT NULL,
     repeat INTEGER NOT NULL,
     plan TEXT NOT NULL,
+    PRIMARY KEY (run_id, sample_id, repeat)
+);
+CREATE TABLE IF NOT EXISTS budgets (
+    run_id TEXT NOT NULL,
+    sample_id TEXT NOT NULL,
+    repeat INTEGER NOT NULL,
+    thinking_budget INTEGER NOT NULL,
+    thinking_tokens INTEGER NOT NULL,
+    forced INTEGER NOT NULL,
+    answer_tokens INTEGER NOT NULL,
+    answer_cut INTEGER NOT NULL,
     PRIMARY KEY (run_id, sample_id, repeat)
 );
 CREATE TABLE IF NOT EXISTS scores (
@@ -474,11 +486,14 @@ class RunStore:
         now = time.time()
         values = [_generation_row(run_id, sid, rep, gen, now) for sid, rep, gen in rows]
         routes = [(run_id, sid, rep, _json_text(gen.route)) for sid, rep, gen in rows if gen.route]
+        budgets = [_budget_row(run_id, sid, rep, gen) for sid, rep, gen in rows if gen.budget]
         try:
             with self._db:
                 self._db.executemany(_PUT_GENERATION, values)
                 if routes:
                     self._db.executemany("INSERT OR REPLACE INTO routes VALUES (?,?,?,?)", routes)
+                if budgets:
+                    self._db.executemany(_PUT_BUDGET, budgets)
             return
         except (sqlite3.InterfaceError, sqlite3.DataError, OverflowError, ValueError):
             pass  # one row SQLite refuses: find it below, store the others as they are
@@ -498,6 +513,11 @@ class RunStore:
                     self._db.execute("INSERT OR REPLACE INTO routes VALUES (?,?,?,?)", route)
                 except (sqlite3.InterfaceError, sqlite3.DataError, OverflowError, ValueError):
                     continue  # a route is a note beside the answer, never worth the answer
+            for budget in budgets:
+                try:
+                    self._db.execute(_PUT_BUDGET, budget)
+                except (sqlite3.InterfaceError, sqlite3.DataError, OverflowError, ValueError):
+                    continue  # as a route: a note beside the answer
 
     def routes(self, run_id: str) -> dict[tuple[str, int], dict[str, Any]]:
         """Return what a router decided per (sample, repeat), for routed runs."""
@@ -506,7 +526,25 @@ class RunStore:
         )
         return {(sid, rep): json.loads(plan) for sid, rep, plan in rows}
 
+    def budgets(self, run_id: str) -> dict[tuple[str, int], BudgetUse]:
+        """Return what the thinking budget did per (sample, repeat), for runs that had one."""
+        has = self._db.execute(
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='budgets'"
+        ).fetchone()
+        if not has:  # a store written before budgets were kept, opened read-only
+            return {}
+        rows = self._db.execute(
+            "SELECT sample_id, repeat, thinking_budget, thinking_tokens, forced, answer_tokens, "
+            "answer_cut FROM budgets WHERE run_id=?",
+            (run_id,),
+        )
+        return {
+            (sid, rep): BudgetUse(tb, tt, bool(forced), at, bool(cut))
+            for sid, rep, tb, tt, forced, at, cut in rows
+        }
+
     def generations(self, run_id: str) -> list[tuple[str, int, Generation]]:
+        budgets = self.budgets(run_id)
         rows = self._db.execute(
             "SELECT sample_id, repeat, status, text, reasoning, prompt_tokens, completion_tokens, "
             "latency_s, error FROM generations WHERE run_id=? ORDER BY sample_id, repeat",
@@ -524,6 +562,7 @@ class RunStore:
                     completion_tokens=ct,
                     latency_s=lat,
                     error=err,
+                    budget=budgets.get((sid, rep)),
                 ),
             )
             for sid, rep, st, t, r, pt, ct, lat, err in rows
@@ -635,6 +674,24 @@ def _generation_row(
         error,
         now,
         *_RETRYABLE_SORTED,
+    )
+
+
+_PUT_BUDGET = "INSERT OR REPLACE INTO budgets VALUES (?,?,?,?,?,?,?,?)"
+
+
+def _budget_row(run_id: str, sample_id: str, repeat: int, gen: Generation) -> tuple[Any, ...]:
+    use = gen.budget
+    assert use is not None
+    return (
+        run_id,
+        sample_id,
+        repeat,
+        use.thinking_budget,
+        use.thinking_tokens,
+        int(use.forced),
+        use.answer_tokens,
+        int(use.answer_cut),
     )
 
 

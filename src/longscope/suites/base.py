@@ -93,10 +93,17 @@ class BuildContext:
     """The user's `--max-tokens`, which wins over any per-sample output budget."""
     chat_overhead: int | None = None
     """Tokens the model's chat template adds around the user message, when known (chat mode)."""
+    thinking_budget_override: int | None = None
+    """The user's `--thinking-budget`, which wins over any per-sample thinking budget."""
 
     def output_budget(self, default: int) -> int:
         """Return the output budget of a sample: the user's `--max-tokens`, else `default`."""
         return self.max_tokens_override if self.max_tokens_override is not None else default
+
+    def thinking_budget(self, default: int | None) -> int | None:
+        """Return a sample's thinking budget: the user's `--thinking-budget`, else `default`."""
+        override = self.thinking_budget_override
+        return override if override is not None else default
 
     def fit(self, text: str) -> PromptFit:
         """Return what sending `text` (a rendered prompt, or the one user message) costs."""

@@ -31,7 +31,9 @@ def test_truncated_prompt_plus_budget_fills_the_window_exactly(mode: str, budget
     truncated = [s for s in samples.values() if s.meta["truncated"]]
     assert len(truncated) == len(samples) == 50, "every fixture prompt is 220-277 tokens long"
     for sample in truncated:
-        assert sample.max_tokens == budget
+        # Thinking mode: the official 8K output budget is thinking (7K) plus answer (1K).
+        assert sample.max_tokens + (sample.thinking_budget or 0) == budget
+        assert sample.max_tokens == 1024
         assert sample.prompt_tokens == window - budget == 200
     # a prompt that already fits is left whole, its question intact
     whole = _built(mode, 10**6)
@@ -54,7 +56,25 @@ def test_max_input_tokens_is_the_prompt_limit_to_the_token() -> None:
 def test_thinking_budget_switches_exactly_at_256k(context_length, budget) -> None:
     suite = LongBenchProSuite(str(DATA), modes=("thinking",), filters={"language": ["en"]})
     ctx = BuildContext(QwenTokenizer(), "chat", GenerationConfig(), context_length=context_length)
-    assert {s.max_tokens for s in suite.build(ctx)} == {budget}
+    assert {(s.max_tokens, s.thinking_budget) for s in suite.build(ctx)} == {(1024, budget - 1024)}
+
+
+def test_a_thinking_budget_override_keeps_the_answer_budget_and_moves_the_limit() -> None:
+    suite = LongBenchProSuite(str(DATA), modes=("thinking",), truncate_with="model")
+    ctx = BuildContext(
+        QwenTokenizer(), "chat", GenerationConfig(), context_length=1300,
+        thinking_budget_override=76,
+    )  # fmt: skip
+    for sample in suite.build(ctx):
+        assert (sample.max_tokens, sample.thinking_budget) == (1024, 76)
+        if sample.meta["truncated"]:
+            assert sample.prompt_tokens == 1300 - 1024 - 76
+
+
+def test_max_tokens_alone_keeps_one_budget_for_thinking_and_answer() -> None:
+    suite = LongBenchProSuite(str(DATA), modes=("thinking",))
+    ctx = BuildContext(QwenTokenizer(), "chat", GenerationConfig(), max_tokens_override=100)
+    assert {(s.max_tokens, s.thinking_budget) for s in suite.build(ctx)} == {(100, None)}
 
 
 def test_max_tokens_override_replaces_the_budget_and_the_limit() -> None:

@@ -105,7 +105,8 @@ def test_prompt_is_context_four_newlines_question_in_one_user_message() -> None:
         assert prompt == "" and len(messages) == 1 and messages[0].role == "user"
         assert messages[0].content == row["context"] + "\n\n\n\n" + question
     assert by_id["mini-T3.2-en#nonthinking"].max_tokens == 1024
-    assert by_id["mini-T3.2-en#thinking"].max_tokens == 8192
+    thinking = by_id["mini-T3.2-en#thinking"]
+    assert (thinking.max_tokens, thinking.thinking_budget) == (1024, 8192 - 1024)
     # requests sharing a context run back to back: both languages' documents form two blocks
     contexts = [s.context for s in samples]
     assert sum(1 for a, b in itertools.pairwise(contexts) if a != b) == 1
@@ -114,7 +115,7 @@ def test_prompt_is_context_four_newlines_question_in_one_user_message() -> None:
 def test_thinking_budget_for_256k_models() -> None:
     suite = LongBenchProSuite(str(DATA), modes=("thinking",))
     ctx = BuildContext(QwenTokenizer(), "chat", GenerationConfig(), context_length=262144)
-    assert {s.max_tokens for s in suite.build(ctx)} == {32768}
+    assert {(s.max_tokens, s.thinking_budget) for s in suite.build(ctx)} == {(1024, 32768 - 1024)}
 
 
 def test_middle_truncation_keeps_head_and_tail_tokens() -> None:
@@ -179,3 +180,22 @@ def test_a_few_rows_on_the_embedded_model(tmp_path) -> None:
     assert summary["inference_iterations"] == 2
     assert set(summary["average_language_metric"]) == {"Chinese"}
     assert 0.0 <= summary["average_overall_metric"] <= 100.0
+
+
+def test_summary_notes_the_share_of_thinking_forced_closed() -> None:
+    from longscope.suites.longbench_pro.suite import budget_notes
+    from longscope.types import BudgetUse, Generation, ScoredRow
+
+    def row(mode: str, status: str, forced: bool | None) -> ScoredRow:
+        use = (
+            None if forced is None else BudgetUse(7168, 7168 if forced else 900, forced, 10, False)
+        )
+        sample = {"meta": {"mode": mode}}
+        return ScoredRow(sample, 0, Generation("x", status, budget=use), None)
+
+    rows = [row("thinking", "ok", True), row("thinking", "ok", False), row("thinking", "ok", False)]
+    rows += [row("thinking", "length", False), row("thinking", "error", None)]
+    rows += [row("nonthinking", "ok", None)]
+    (line,) = budget_notes(rows)
+    assert line.startswith("thinking: 1 of 4 answers (25.0%) had their thinking closed at its")
+    assert "(7168 tokens;" in line and line.endswith("1 (25.0%) cut at the answer budget")

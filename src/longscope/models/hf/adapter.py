@@ -8,6 +8,7 @@ import gc
 import hashlib
 import threading
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from longscope.errors import UsageError
@@ -18,6 +19,13 @@ from longscope.models.hf.members import Member
 from longscope.models.hf.prefill import prefill_context, prefill_ids
 from longscope.models.memory_plan import GIB, PREFILL_CHUNK_MAX
 from longscope.models.registry import option
+from longscope.models.thinking import (
+    THINKING_OPTION,
+    ThinkingFormat,
+    TokenBudget,
+    opened_by,
+    thinking_format,
+)
 from longscope.types import Generation, PromptMode, Request
 
 if TYPE_CHECKING:
@@ -41,6 +49,7 @@ HF_OPTIONS = (
     option("cuda_graph", "bool", True, "decode Llama-family models with the CUDA-graph step"),
     option("devices", "str", None, "one engine per device: all, or CUDA indices such as 0,1 "
            "(cpu: a CPU engine); documents are spread by prefill cost"),
+    THINKING_OPTION,
 )  # fmt: skip
 """The hf backend's `-M` options (typed and checked by the registry before `from_options`)."""
 
@@ -90,6 +99,7 @@ class HFBackend:
         cuda_graph: bool = True,
         model: Any = None,
         tokenizer: Any = None,
+        thinking: str | None = None,
     ) -> None:
         self.name = f"hf/{name}"
         self.model_name = name
@@ -108,6 +118,7 @@ class HFBackend:
         """The scheduler that owns the device: its settings, kernel switches and statistics."""
         self._model = model
         self._tok = tokenizer
+        self.thinking: ThinkingFormat = thinking_format(thinking)
         self._lock = threading.Lock()
         if model is not None:
             self._prepare_model(model)
@@ -131,6 +142,7 @@ class HFBackend:
             max_batch=options.get("max_batch", 32),
             vram_gib=options.get("vram_gib"),
             cuda_graph=options.get("cuda_graph", True),
+            thinking=options.get("thinking_format"),
         )
 
     # -- loading -----------------------------------------------------------------------------
@@ -233,20 +245,45 @@ class HFBackend:
         already running where memory and the bytes a step reads allow.
         """
         await self._ensure_loaded()
-        members = await asyncio.to_thread(
-            lambda: [Member(r, self.encode_request(r)) for r in requests]
-        )
+        members = await asyncio.to_thread(lambda: [self._member(r) for r in requests])
         job = self.engine.submit(members)
         return await asyncio.wrap_future(job.future)
+
+    def _member(self, request: Request) -> Member:
+        """Return the engine's member for `request`; with a thinking budget (models/thinking.py)
+        it decodes up to thinking, forced close and answer, and the budget tracks each token."""
+        config = request.config
+        if config.thinking_budget is None:
+            opened = opened_by(self._prompt_text(request), self.thinking)
+            return Member(
+                request, self.encode_request(request), opened=self.thinking.open if opened else ""
+            )
+        forced = list(self._tok.encode(self.thinking.forced, add_special_tokens=False))
+        ceiling = config.thinking_budget + len(forced) + config.max_tokens
+        inner = replace(request, config=replace(config, max_tokens=ceiling))
+        budget = TokenBudget(
+            self.thinking,
+            config.thinking_budget,
+            config.max_tokens,
+            forced,
+            lambda ids: self._tok.decode(ids, skip_special_tokens=False),
+            opened=opened_by(self._prompt_text(request), self.thinking),
+        )
+        return Member(inner, self.encode_request(request), budget=budget)
+
+    def _prompt_text(self, request: Request) -> str:
+        if request.mode == "completion":
+            return request.prompt
+        if not getattr(self._tok, "chat_template", None):
+            raise UsageError(f"{self.model_name} has no chat template: use prompt_mode=completion")
+        messages = [{"role": m.role, "content": m.content} for m in request.messages]
+        return self._tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
 
     def encode_request(self, request: Request) -> list[int]:
         """Return the prompt token ids exactly as the model receives them."""
         if request.mode == "completion":
             return list(self._tok.encode(request.prompt, add_special_tokens=True))
-        if not getattr(self._tok, "chat_template", None):
-            raise UsageError(f"{self.model_name} has no chat template: use prompt_mode=completion")
-        messages = [{"role": m.role, "content": m.content} for m in request.messages]
-        text = self._tok.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        text = self._prompt_text(request)
         # The template already holds the special tokens (BOS, role markers).
         return list(self._tok.encode(text, add_special_tokens=False))
 

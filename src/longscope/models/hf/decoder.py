@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from longscope.models.hf.kernels import GRAPH_MODEL_TYPES, KernelSwitches, rms_norm
-from longscope.models.hf.members import Member
+from longscope.models.hf.members import Member, force_next
 from longscope.models.memory_plan import DECODE_BLOCK
 from longscope.types import Request
 
@@ -443,6 +443,7 @@ def eager_decode(
         for member, token in zip(batch, host.tolist(), strict=True):
             if not member.status:
                 accept(member, token, now)
+        force_next(next_tokens, batch)
         if all(m.status for m in batch) or next_tokens is None:
             break
         tokens = next_tokens

@@ -34,6 +34,7 @@ from longscope.models.hf.members import (
     Row,
     Unit,
     drain,
+    force_next,
     shared_prefix,
     skipped,
 )
@@ -466,6 +467,7 @@ class Engine:
                 self.answers.accept(row.member, token, now)
                 if not row.member.status and following is None:
                     row.member.status = "length"
+        force_next(following, [r.member for r in rows])
         self._tokens = following
         done = [
             u

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from longscope.models.base import split_reasoning
+from longscope.models.thinking import TokenBudget
 from longscope.types import Generation, Request
 
 
@@ -24,6 +25,10 @@ class Member:
     status: str = ""
     deadline: float | None = None
     stop_at: int = -1
+    budget: TokenBudget | None = None
+    """A thinking budget (models/thinking.py); `request.config.max_tokens` is then its ceiling."""
+    opened: str = ""
+    """The thinking marker the prompt ends in, when its template opened a think block."""
 
 
 class Job:
@@ -106,11 +111,18 @@ class Answers:
     def accept(self, member: Member, token: int, now: float) -> None:
         """Record `token` as the member's next, setting its status where it ends there."""
         config = member.request.config
+        budget = member.budget
         if token in self.eos:
+            if budget is not None and budget.thinking:
+                budget.force(member.generated)  # ended inside its thinking: closed for it
+                return
             member.status = "ok"
             return
         member.generated.append(token)
-        if config.stop:
+        if budget is not None and budget.accepted(member.generated):
+            member.status = "length"
+            return
+        if config.stop and (budget is None or not budget.thinking):
             longest = max(len(s) for s in config.stop)
             tail = self.tokenizer.decode(
                 member.generated[-(longest + 8) :], skip_special_tokens=True
@@ -126,23 +138,45 @@ class Answers:
 
     def finish(self, member: Member, latency: float) -> Generation:
         """Return the member's generation (text cut at a stop string, reasoning split off)."""
-        text = self.tokenizer.decode(member.generated, skip_special_tokens=True)
+        budget = member.budget
+        if budget is not None:
+            text, reasoning = budget.split(member.generated)
+        else:
+            text = self.tokenizer.decode(member.generated, skip_special_tokens=True)
         if member.stop_at >= 0:
             cuts = [text.find(s) for s in member.request.config.stop if s in text]
             text = text[: min(cuts)] if cuts else text
-        answer, reasoning = split_reasoning(text)
+        if budget is None:
+            # A thought the template opened and the model never closed is no answer.
+            answer, reasoning = split_reasoning(member.opened + text)
+        else:
+            answer = text.strip()
         error = ""
         if member.status == "timeout":
             error = f"exceeded {member.request.timeout_s:.0f}s"
+        forced = len(budget.forced_ids) if budget is not None and budget.forced else 0
         return Generation(
             text=answer,
             reasoning=reasoning,
             status=member.status,  # type: ignore[arg-type]
             prompt_tokens=len(member.ids),
-            completion_tokens=len(member.generated),
+            completion_tokens=len(member.generated) - forced,
             latency_s=latency,
             error=error,
+            budget=None
+            if budget is None
+            else budget.use(member.generated, member.status == "length"),
         )
+
+
+def force_next(tokens: Any, members: list[Member]) -> None:
+    """Put each member's next forced token (a thinking budget's close) in place of the token
+    sampled for it in `tokens` (the next step's input, one row per member)."""
+    if tokens is None:
+        return
+    for row, member in enumerate(members):
+        if member.budget is not None and member.budget.pending and not member.status:
+            tokens[row] = member.budget.next_forced()
 
 
 def skipped(member: Member, reason: str) -> Generation:

@@ -222,7 +222,9 @@ class LongBenchProSuite:
 
     @property
     def version(self) -> str:
-        return f"longbench-pro-1/{self.dataset.revision}"
+        # 2: thinking mode splits its output budget into thinking and answer (`_budgets`).
+        generation = 2 if "thinking" in self.modes else 1
+        return f"longbench-pro-{generation}/{self.dataset.revision}"
 
     def prepare(self) -> None:
         """Load and validate the data file and the filters before any model is contacted."""
@@ -243,10 +245,25 @@ class LongBenchProSuite:
             "temperature": self.default_config.temperature,
         }
 
-    def _budget(self, mode: str, ctx: BuildContext) -> int:
-        if mode == "thinking" and (ctx.context_length or 0) >= 256 * 1024:
-            return ctx.output_budget(LONG_MODEL_THINKING_BUDGET)
-        return ctx.output_budget(OUTPUT_BUDGET[mode])
+    def _budgets(self, mode: str, ctx: BuildContext) -> tuple[int, int | None]:
+        """Return (answer budget, thinking budget) of a sample in `mode`.
+
+        Thinking mode keeps the official output budget for thinking and answer together (8K;
+        32K for 256K-context models): the thinking may take all of it but the answer's 1K (the
+        official non-thinking budget), past which it is closed for the model
+        (models/thinking.py), so prompts are truncated exactly as in the official runs while a
+        model that thinks past its budget still answers instead of scoring 0; a model that writes
+        its reasoning as plain text has the whole 8K for it, as officially. `--max-tokens` alone
+        sets one budget for both, as before; `--thinking-budget` sets the thinking's.
+        """
+        if mode != "thinking":
+            return ctx.output_budget(OUTPUT_BUDGET[mode]), ctx.thinking_budget(None)
+        long = (ctx.context_length or 0) >= 256 * 1024
+        total = LONG_MODEL_THINKING_BUDGET if long else OUTPUT_BUDGET["thinking"]
+        if ctx.max_tokens_override is not None and ctx.thinking_budget_override is None:
+            return ctx.max_tokens_override, None
+        answer = ctx.output_budget(OUTPUT_BUDGET["nonthinking"])
+        return answer, ctx.thinking_budget(total - OUTPUT_BUDGET["nonthinking"])
 
     def build(self, ctx: BuildContext) -> list[Sample]:
         counter: Tokenizer = ctx.tokenizer if self.truncate_with == "model" else QwenTokenizer()
@@ -258,9 +275,9 @@ class LongBenchProSuite:
         for row in (row for group in by_document.values() for row in group):
             for mode in self.modes:
                 question = row.question_thinking if mode == "thinking" else row.question_nonthinking
-                budget = self._budget(mode, ctx)
+                budget, thinking = self._budgets(mode, ctx)
                 limit = self.max_input_tokens or (
-                    ctx.context_length - budget if ctx.context_length else None
+                    ctx.context_length - budget - (thinking or 0) if ctx.context_length else None
                 )
                 prompt = row.context + SEPARATOR + question
                 context, truncated, tokens = row.context, False, -1
@@ -277,6 +294,7 @@ class LongBenchProSuite:
                         # Counted in the model's tokenizer only: Qwen2.5's count is not the model's.
                         prompt_tokens=tokens if tokens > 0 and counter is ctx.tokenizer else 0,
                         max_tokens=budget,
+                        thinking_budget=thinking,
                     )
                 )
         return samples
@@ -297,7 +315,8 @@ class LongBenchProSuite:
     def summarize(self, rows: Sequence[ScoredRow]) -> Summary:
         """Per mode the official summary file's dict (`modes`), and longscope's extras apart."""
         native = self.official(rows)
-        return longbench_pro_summary(native)
+        summary = longbench_pro_summary(native)
+        return replace(summary, notes=summary.notes + budget_notes(rows))
 
     def official(self, rows: Sequence[ScoredRow]) -> dict[str, Any]:
         """Return `modes` (per mode the official summary, key for key) and `longscope` extras."""
@@ -480,6 +499,34 @@ _BREAKDOWNS = (
 
 def _tokens(bucket: str) -> int:
     return int(bucket[:-1]) * 1024
+
+
+def budget_notes(rows: Sequence[ScoredRow]) -> tuple[str, ...]:
+    """Return one line per prompt mode whose answers a thinking budget touched: how many had their
+    thinking closed for them (the official protocol scores those 0) and how many were cut."""
+    counts: dict[str, list[int]] = defaultdict(lambda: [0, 0, 0])
+    budgets: dict[str, set[int]] = defaultdict(set)
+    for row in rows:
+        gen = row.generation
+        if gen.status not in SCORABLE:
+            continue
+        mode = row.sample["meta"]["mode"]
+        counts[mode][0] += 1
+        counts[mode][2] += gen.status == "length"
+        if gen.budget is not None:
+            budgets[mode].add(gen.budget.thinking_budget)
+            counts[mode][1] += gen.budget.forced
+    lines = []
+    for mode, (answered, forced, cut) in sorted(counts.items()):
+        if not budgets[mode]:
+            continue
+        sizes = "/".join(str(b) for b in sorted(budgets[mode]))
+        lines.append(
+            f"{mode}: {forced} of {answered} answers ({100 * forced / answered:.1f}%) had their "
+            f"thinking closed at its budget ({sizes} tokens; the official protocol scores an "
+            f"unclosed thinking 0); {cut} ({100 * cut / answered:.1f}%) cut at the answer budget"
+        )
+    return tuple(lines)
 
 
 def longbench_pro_summary(native: dict[str, Any]) -> Summary:
