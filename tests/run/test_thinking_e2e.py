@@ -76,7 +76,7 @@ def test_reports_show_the_forced_share_and_flag_the_length(thought_run: Path) ->
     html = render_html([(thought_run, result)])
     assert "Budgets by length" in html and "budget-bound" in html
     # compare
-    rows = api.compare([thought_run])
+    rows = api.compare([thought_run]).rows
     assert rows[0]["forced %"] == 100.0 and rows[0]["budget-bound"] == "512"
     console = Console(file=io.StringIO(), width=250)
     print_leaderboard(rows, console)
