@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from longscope.errors import UsageError
-from longscope.models.base import ModelInfo
+from longscope.models.base import Backend, ModelInfo, RetryPolicy
 from longscope.models.registry import option
-from longscope.models.retry import RetryPolicy
 from longscope.text.tokenizers import Tokenizer, load_tokenizer
 from longscope.types import STATUSES, Generation, PromptMode, Request, Status
 
@@ -65,7 +64,7 @@ def from_pattern(pattern: str) -> Rule:
     return rule
 
 
-class ScriptedBackend:
+class ScriptedBackend(Backend):
     """Answers requests by rule, in process; records every request it was sent (`requests`)."""
 
     DESCRIPTION = "answers by rule in process, no model (tests, demos, fault drills)"
