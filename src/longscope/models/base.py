@@ -124,6 +124,12 @@ class Backend:
     ) -> list[Generation]:
         """Return one generation per request, in order. Default: `generate` each, concurrently,
         each handed to `on_result` as it answers."""
+        if len(requests) == 1:
+            # A group of one (every request of a backend that shares no prefill): no extra task.
+            generation = await self.generate(requests[0])
+            if on_result is not None:
+                on_result(0, generation)
+            return [generation]
 
         async def one(index: int, request: Request) -> Generation:
             generation = await self.generate(request)
