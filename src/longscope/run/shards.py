@@ -17,9 +17,23 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from longscope.models.base import UsageError
-from longscope.suites.base import BuildCell, BuildContext, Suite, declares_lazy_build
+from longscope.suites.base import (
+    BuildCell,
+    BuildContext,
+    PromptTemplate,
+    Suite,
+    declares_lazy_build,
+)
 from longscope.summary import Summary
-from longscope.types import Generation, JudgeTask, Sample, Score, ScoredRow, stable_hash
+from longscope.types import (
+    Generation,
+    GenerationConfig,
+    JudgeTask,
+    Sample,
+    Score,
+    ScoredRow,
+    stable_hash,
+)
 
 MAX_SHARDS = 10_000
 """More shards than any job array runs (Slurm's default MaxArraySize is 1001): a larger count is
@@ -188,11 +202,6 @@ class ShardedSuite(Suite):
     def __init__(self, suite: Suite, shard: Shard) -> None:
         self._suite = suite
         self.shard = shard
-        self.name = suite.name
-        self.version = suite.version
-        self.template = suite.template
-        self.default_config = suite.default_config
-        self.default_repeats = suite.default_repeats
         self.all_ids: list[str] = []
         self.assignment: dict[str, int] = {}
         if declares_lazy_build(suite):
@@ -214,6 +223,27 @@ class ShardedSuite(Suite):
                     self.all_ids.append(sample_id)
                     self.assignment[sample_id] = assigned[k]
         return [c for k, c in enumerate(cells) if c.skipped or assigned[k] == self.shard.index]
+
+    # Read when asked, not copied: a suite's version may load its data (longbench-pro's revision).
+    @property  # type: ignore[override]
+    def name(self) -> str:
+        return self._suite.name
+
+    @property  # type: ignore[override]
+    def version(self) -> str:
+        return self._suite.version
+
+    @property  # type: ignore[override]
+    def template(self) -> PromptTemplate:
+        return self._suite.template
+
+    @property  # type: ignore[override]
+    def default_config(self) -> GenerationConfig:
+        return self._suite.default_config
+
+    @property  # type: ignore[override]
+    def default_repeats(self) -> int:
+        return self._suite.default_repeats
 
     def params(self) -> dict[str, Any]:
         return self._suite.params()
