@@ -21,14 +21,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from longscope.models.base import ModelInfo
+from longscope.models.base import Backend, ModelInfo
 from longscope.run.runner import RunOptions, run_async
 from longscope.suites.longctx.suite import GridSpec, LongCtxSuite
 from longscope.text.tokenizers import QwenTokenizer, Tokenizer
 from longscope.types import Generation, Request
 
 
-class InstantBackend:
+class InstantBackend(Backend):
     """Answers every request immediately with the right needle answer; records call times."""
 
     name = "bench/instant"

@@ -139,13 +139,14 @@ def run_cli(model_dir: Path, run_dir: Path, lengths: str, samples: int, tasks: s
 
     from longscope.cli import app
     from longscope.models import hf
+    from longscope.models.hf.engine import Engine
     from longscope.run import runner
     from longscope.run.store import RunStore
 
     phases = Phases()
     phases.patch(HFBackend, "_load", "load")
-    phases.patch(HFBackend, "_join", "prefill", inside="prefill")
-    phases.patch(HFBackend, "_decode_once", "decode")
+    phases.patch(Engine, "_join", "prefill", inside="prefill")
+    phases.patch(Engine, "_decode_once", "decode")
     phases.patch(HFBackend, "encode_request", "tokenize_request")
     phases.patch(hf.HFTokenizerAdapter, "encode", "tokenize_suite")
     phases.patch(RunStore, "put_samples", "store")
@@ -159,9 +160,9 @@ def run_cli(model_dir: Path, run_dir: Path, lengths: str, samples: int, tasks: s
         seen["timing"] = timing.rounded()
         return timing
 
-    async def first(self: Any, requests: Any) -> Any:
+    async def first(self: Any, requests: Any, on_result: Any = None) -> Any:
         seen.setdefault("first_request_s", time.perf_counter() - started)
-        return await group(self, requests)
+        return await group(self, requests, on_result)
 
     runner._execute, HFBackend.generate_group = executed, first
     args = ["run", "ruler", "--model", f"hf/{model_dir}", "-M", "prompt_mode=completion"]

@@ -1,6 +1,24 @@
 """The package's import graph, read from the source (ast): one-way, and suites known by name only
 inside `suites/`.
 
+Floors (`FLOORS`, bottom first), after ../shared/design.md's layering and the flow of data
+(suite -> prompt builder -> runner -> backend -> store -> scorer -> analysis -> report):
+0. the shared vocabulary: `longscope` (its version; the facade's re-exports are lazy),
+   `errors`, `types`, `summary`;
+1. small utilities every layer may use: `files`, `jsonl`, `hub`, `plugins`, `catalogue`;
+2. `text/`: tokenizers, counting, filler, safe text;
+3. `models/`: backends (they know no suite);
+4. `metrics/`: pure metrics, above the backends because a semantic metric may ask an embedding
+   server (its URL is checked as the backends' are);
+5. `router/`: a backend wrapper, using text and models only;
+6. `analysis/`: reads summaries (never runs or suites), so the suites' summaries can use it;
+7. `suites/` (and `download`, which fetches the data the suites declare);
+8. `run/`: the runner, store, scoring, plan;
+9. `report/` (and `export/`, which writes runs in other tools' formats, reports included);
+10. `api` (and `results`, its typed return values); 11. `cli` (and `cli_options`).
+An import from a floor to a higher one runs back up: at most `MAX_UPWARD` are allowed (each
+listed in `test_imports_run_down_the_floors`'s message when there are more).
+
 Every `import` counts, at module level or inside a function (a lazy import is still a dependency),
 except inside `if TYPE_CHECKING:` and a module's `__getattr__` (lazy re-exports of a facade).
 """
@@ -17,6 +35,21 @@ PACKAGE = "longscope"
 SUITES = f"{PACKAGE}.suites"
 # What any layer may use of suites/: the registry, the protocol and the parameter types.
 SUITE_CONTRACT = {SUITES, f"{SUITES}.base", f"{SUITES}.params"}
+FLOORS: tuple[tuple[str, ...], ...] = (
+    (PACKAGE, f"{PACKAGE}.errors", f"{PACKAGE}.types", f"{PACKAGE}.summary"),
+    tuple(f"{PACKAGE}.{m}" for m in ("files", "jsonl", "hub", "plugins", "catalogue")),
+    (f"{PACKAGE}.text",),
+    (f"{PACKAGE}.models",),
+    (f"{PACKAGE}.metrics",),
+    (f"{PACKAGE}.router",),
+    (f"{PACKAGE}.analysis",),
+    (SUITES, f"{PACKAGE}.download"),
+    (f"{PACKAGE}.run",),
+    (f"{PACKAGE}.report", f"{PACKAGE}.export"),
+    (f"{PACKAGE}.api", f"{PACKAGE}.results"),
+    (f"{PACKAGE}.cli", f"{PACKAGE}.cli_options"),
+)
+MAX_UPWARD = 2
 # Strings that are a suite's name but mean something else where they appear.
 NOT_SUITES = {("longscope.text.quantities", "hundred"): "the English number word"}
 
@@ -181,3 +214,33 @@ def test_layers_point_one_way(graph) -> None:
         if module.startswith(f"{PACKAGE}.text"):
             above = {t for t in targets if t.startswith((f"{PACKAGE}.run", SUITES))}
             assert not above, (module, above)
+
+
+def _floor(module: str) -> int:
+    """Return the floor of `module`: the one whose package or module is its longest prefix (the
+    package itself, `longscope`, is its `__init__` only), or -1 when none is."""
+    best, length = -1, -1
+    for floor, prefixes in enumerate(FLOORS):
+        for prefix in prefixes:
+            inside = module.startswith(prefix + ".") and prefix != PACKAGE
+            if (module == prefix or inside) and len(prefix) > length:
+                best, length = floor, len(prefix)
+    return best
+
+
+def test_every_module_has_a_floor(graph) -> None:
+    unplaced = sorted(m for m in graph if _floor(m) < 0)
+    assert not unplaced, f"place these modules on a floor (FLOORS): {unplaced}"
+
+
+def test_imports_run_down_the_floors(graph) -> None:
+    """0 cycles (above) and at most `MAX_UPWARD` imports from a floor to a higher one."""
+    upward = sorted(
+        f"{module} (floor {_floor(module)}) -> {target} (floor {_floor(target)})"
+        for module, targets in graph.items()
+        for target in targets
+        if _floor(target) > _floor(module)
+    )
+    assert len(upward) <= MAX_UPWARD, (
+        f"{len(upward)} imports run back up a floor (at most {MAX_UPWARD}):\n" + "\n".join(upward)
+    )

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from longscope.errors import UsageError
-from longscope.models.base import Backend
+from longscope.models.base import Backend, Forwarding, ModelInfo
 from longscope.results import (
     Calibration,
     Downloaded,
@@ -58,25 +58,22 @@ from longscope.text.safe_text import visible
 Notify = Callable[[str], None]
 
 
-class _OutputBudgetCheck:
+class _OutputBudgetCheck(Forwarding):
     """A backend seen through `--max-tokens`: refuses a budget its context cannot hold.
 
     The context length is known only once the backend answers `info()` (a server's /models, a
-    loaded GGUF), before anything is built or stored; everything else is passed through.
+    loaded GGUF), before anything is built or stored; every other declared member is forwarded.
     """
 
-    def __init__(self, backend: Any, max_tokens: int) -> None:
-        self._backend = backend
+    def __init__(self, backend: Backend, max_tokens: int) -> None:
+        super().__init__(backend)
         self._max_tokens = max_tokens
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._backend, name)
-
-    async def info(self) -> Any:
-        info = await self._backend.info()
+    async def info(self) -> ModelInfo:
+        info = await self.inner.info()
         if info.context_length is not None and self._max_tokens >= info.context_length:
             raise UsageError(
-                f"--max-tokens {self._max_tokens} does not fit {visible(self._backend.name)}: it "
+                f"--max-tokens {self._max_tokens} does not fit {visible(self.inner.name)}: it "
                 f"holds {info.context_length} tokens ({info.context_source}) for prompt and "
                 "answer together; use a smaller --max-tokens"
             )
@@ -156,7 +153,7 @@ def transport_backend(
 ) -> Backend:
     """Return the backend that talks to the model (one endpoint or several), before any wrapper."""
     from longscope.models.registry import create_backend, split_model_spec
-    from longscope.models.retry import RetryPolicy, with_retries
+    from longscope.models.retry import with_retries
     from longscope.models.urls import base_url_or_env
 
     # The checks of these options are Scale's (one place for the library and the command line).
@@ -199,7 +196,7 @@ def transport_backend(
         request_timeout_s=request_timeout,
     )
     # One retry policy around every backend that does not retry inside its transport.
-    return with_retries(backend, getattr(backend, "retry_policy", None) or RetryPolicy())
+    return with_retries(backend)
 
 
 def _wrapped(
@@ -489,11 +486,9 @@ def published_rows(spec: str | Path) -> Any:
     from longscope.suites import suite_factory
 
     factory = suite_factory(str(spec))
-    shipped = getattr(factory, "PUBLISHED", None)
-    if shipped is not None:
-        return read_published(shipped)
-    made = getattr(factory, "published", None)
-    table = made() if callable(made) else None
+    if factory.PUBLISHED is not None:
+        return read_published(factory.PUBLISHED)
+    table = factory.published()
     if not isinstance(table, Published):
         raise UsageError(f"{spec} ships no published rows: give a CSV or JSON file")
     return table
@@ -562,13 +557,12 @@ def calibrate(
     try:
         results = {tier: [read_run(d) for d in dirs] for tier, dirs in tiers.items()}
         suites = sorted({r.suite for runs in results.values() for r in runs})
-        make = getattr(suite_factory(suites[0]), "calibrate", None) if len(suites) == 1 else None
-        if make is None:
+        if len(suites) != 1:
             raise ValueError(
                 "calibration needs runs of one suite that calibrates its difficulty; got "
                 + (", ".join(suites) or "no runs")
             )
-        labels = make(results)
+        labels = suite_factory(suites[0]).calibrate(results)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     if output is not None:

@@ -76,13 +76,16 @@ async def test_retries_stop_at_the_request_deadline() -> None:
 
 
 def test_every_backend_gets_the_policy_unless_it_retries_itself() -> None:
-    scripted = ScriptedBackend("r")
-    assert isinstance(with_retries(scripted), Retrying)
+    scripted = ScriptedBackend("r", retry_policy=RetryPolicy(7, 0.0))
+    wrapped = with_retries(scripted)
+    # the backend's declared policy is the one applied, and a wrapped backend is not wrapped twice
+    assert isinstance(wrapped, Retrying) and wrapped.retry_policy == RetryPolicy(7, 0.0)
+    assert with_retries(wrapped) is wrapped
 
-    class SelfRetrying:
-        retries_done = 0
+    class SelfRetrying(ScriptedBackend):
+        retries_itself = True
 
-    itself = SelfRetrying()
+    itself = SelfRetrying("r")
     assert with_retries(itself) is itself
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from longscope.suites.base import BuildContext, PromptTemplate
+from longscope.suites.base import BuildContext, PromptTemplate, Suite
 from longscope.suites.params import Param
 from longscope.summary import Summary, simple_summary
 from longscope.types import Generation, GenerationConfig, Sample, Score, ScoredRow
@@ -18,7 +18,7 @@ from longscope.types import Generation, GenerationConfig, Sample, Score, ScoredR
 FILLER = "The grass is green and the sky is blue. "
 
 
-class EchoSuite:
+class EchoSuite(Suite):
     name = "echo"
     title = "Echo"
     version = "echo-1"

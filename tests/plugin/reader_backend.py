@@ -14,7 +14,7 @@ import re
 import time
 from typing import Any
 
-from longscope.models.base import ModelInfo
+from longscope.models.base import Backend, ModelInfo
 from longscope.models.registry import option
 from longscope.types import Generation, PromptMode, Request
 
@@ -32,7 +32,7 @@ class ByteTokenizer:
         return bytes(ids).decode("utf-8", errors="replace")
 
 
-class ReaderBackend:
+class ReaderBackend(Backend):
     DESCRIPTION = "Reader: answers 'What is the X?' from 'The X is ...' in the prompt (a plug-in)"
     OPTIONS = (
         option("context_length", "int", 100_000, "tokens (bytes) it holds", low=1),
@@ -101,6 +101,3 @@ class ReaderBackend:
             completion_tokens=len(text.encode()),
             latency_s=time.perf_counter() - started,
         )
-
-    async def aclose(self) -> None:
-        pass

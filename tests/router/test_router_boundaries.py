@@ -15,6 +15,7 @@ from dataclasses import replace
 
 import pytest
 
+from longscope.models.base import Forwarding
 from longscope.router import with_router
 from longscope.router.backend import MAP_NOTE, NOT_HERE, REDUCE_INTRO
 from longscope.suites.base import PromptTemplate
@@ -32,20 +33,12 @@ MAX_TOKENS = 8
 BUDGET = LENGTH - MAX_TOKENS
 
 
-class Recording:
+class Recording(Forwarding):
     """The real backend, passing every request through and keeping a copy."""
 
     def __init__(self, inner) -> None:  # type: ignore[no-untyped-def]
-        self.inner = inner
-        self.name = inner.name
-        self.max_concurrency = inner.max_concurrency
+        super().__init__(inner)
         self.requests: list[Request] = []
-
-    async def info(self):  # type: ignore[no-untyped-def]
-        return await self.inner.info()
-
-    def tokenizer(self):  # type: ignore[no-untyped-def]
-        return self.inner.tokenizer()
 
     async def aclose(self) -> None:
         return None  # the model is shared by the module's tests

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from longscope.models.base import Forwarding
 from longscope.run.judge import judge
 from longscope.run.scoring import score_run
 from longscope.run.store import RunStore
@@ -22,20 +23,12 @@ from .test_judge import _qa_run
 pytestmark = pytest.mark.model
 
 
-class Recording:
+class Recording(Forwarding):
     """The real backend, passing every request through and keeping a copy."""
 
     def __init__(self, inner) -> None:  # type: ignore[no-untyped-def]
-        self.inner = inner
-        self.name = inner.name
-        self.max_concurrency = inner.max_concurrency
+        super().__init__(inner)
         self.requests: list[Request] = []
-
-    async def info(self):  # type: ignore[no-untyped-def]
-        return await self.inner.info()
-
-    def tokenizer(self):  # type: ignore[no-untyped-def]
-        return self.inner.tokenizer()
 
     async def aclose(self) -> None:
         return None

@@ -1,26 +1,41 @@
-"""The backend protocol: one async `generate` and a description of the model behind it."""
+"""The backend contract: one base class declaring every capability a backend may have, with its
+default, and a forwarding base for the wrappers around a backend.
+
+A backend gives `name`, `max_concurrency`, `info()`, `tokenizer()` and `generate(request)`; every
+other member has a default here that a backend overrides when it does better (as Inspect AI's
+`ModelAPI`). The harness reads these members and never asks a backend "do you have X?" by name.
+"""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
+import random
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol, runtime_checkable
+from typing import Any, Literal
 
 from longscope.errors import UsageError
 from longscope.text.tokenizers import Tokenizer
 from longscope.types import Generation, PromptMode, Request
 
 __all__ = [
+    "RETRIED",
     "Backend",
+    "Forwarding",
     "LimitKind",
     "ModelInfo",
+    "OnResult",
+    "RetryPolicy",
     "UsageError",
     "available_host_bytes",
     "split_reasoning",
 ]
 
 LimitKind = Literal["context", "host_memory", "device_memory"]
+OnResult = Callable[[int, Generation], None]
+"""`on_result(index, generation)`: one member of a group answered (index into the group)."""
 
 
 @dataclass(frozen=True)
@@ -44,20 +59,184 @@ class ModelInfo:
     details: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
 
-@runtime_checkable
-class Backend(Protocol):
-    """Turns requests into generations. Knows nothing about suites, stores or reports."""
+RETRIED = frozenset({"error", "timeout"})
+"""Outcomes that may differ when asked again; `length`, `context_overflow` and `ok` are final."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """When to try a request again and how long to wait (models/retry.py applies it)."""
+
+    max_retries: int = 5
+    backoff_base_s: float = 1.0
+    backoff_cap_s: float = 30.0
+
+    def delay(self, attempt: int, retry_after: float | None = None) -> float:
+        """Return the pause before retry number `attempt` (0-based): a server's Retry-After
+        (bounded), else a uniform draw up to min(cap, base x 2^attempt)."""
+        if retry_after is not None:
+            return min(retry_after, 4 * self.backoff_cap_s)
+        return random.uniform(0, min(self.backoff_cap_s, self.backoff_base_s * 2**attempt))
+
+    def retry(self, generation: Generation, attempt: int) -> bool:
+        """Return True when a generation's outcome is worth another attempt."""
+        return generation.status in RETRIED and attempt < self.max_retries
+
+
+class Backend:
+    """Turns requests into generations. Knows nothing about suites, stores or reports.
+
+    Required: `name`, `max_concurrency`, `info()`, `tokenizer()`, `generate(request)`. Every other
+    member below is a declared capability with its default.
+    """
 
     name: str
     max_concurrency: int
+    """Requests (or groups) the runner hands over at once."""
 
-    async def info(self) -> ModelInfo: ...
+    # -- required --------------------------------------------------------------------------------
 
-    def tokenizer(self) -> Tokenizer: ...
+    async def info(self) -> ModelInfo:
+        """Return the model's description (context length, prompt mode, tokenizer, identity)."""
+        raise NotImplementedError(f"{type(self).__name__} must define info()")
 
-    async def generate(self, request: Request) -> Generation: ...
+    def tokenizer(self) -> Tokenizer:
+        """Return the tokenizer prompts are counted with."""
+        raise NotImplementedError(f"{type(self).__name__} must define tokenizer()")
 
-    async def aclose(self) -> None: ...
+    async def generate(self, request: Request) -> Generation:
+        """Return the generation for one request (failures are a status, never an exception)."""
+        raise NotImplementedError(f"{type(self).__name__} must define generate(request)")
+
+    # -- grouped generation ----------------------------------------------------------------------
+
+    shares_prefill: bool = False
+    """True when `generate_group` prefills the members' shared prompt prefix once (one GPU cache,
+    `n` choices on a server): the runner then hands a document's requests over together. False:
+    the runner sends groups of one."""
+
+    group_results_as_they_come: bool = True
+    """Whether `generate_group` hands each member to `on_result` as it answers (the runner stores
+    whatever was not handed over when the call returns)."""
+
+    async def generate_group(
+        self, requests: Sequence[Request], on_result: OnResult | None = None
+    ) -> list[Generation]:
+        """Return one generation per request, in order. Default: `generate` each, concurrently,
+        each handed to `on_result` as it answers."""
+        if len(requests) == 1:
+            # A group of one (every request of a backend that shares no prefill): no extra task.
+            generation = await self.generate(requests[0])
+            if on_result is not None:
+                on_result(0, generation)
+            return [generation]
+
+        async def one(index: int, request: Request) -> Generation:
+            generation = await self.generate(request)
+            if on_result is not None:
+                on_result(index, generation)
+            return generation
+
+        return list(await asyncio.gather(*(one(i, r) for i, r in enumerate(requests))))
+
+    # -- retries and deadlines -------------------------------------------------------------------
+
+    retry_policy: RetryPolicy = RetryPolicy()
+    """The policy applied around this backend (`models.retry.with_retries`), or, for a backend
+    that retries by itself, the pauses of its own loop."""
+    retries_itself: bool = False
+    """True when the backend retries inside its transport (HTTP statuses, Retry-After): no
+    `Retrying` wrapper goes around it."""
+    retries_done: int = 0
+    """Retries so far (shown by the progress bar)."""
+    bounds_own_deadline: bool = False
+    """True when the backend queues requests itself and times each from when it starts it: the
+    runner then sets no deadline of its own (models/endpoints.py, the hf engine)."""
+
+    def calls_for(self, request: Request) -> int:
+        """Return about how many model calls `request` takes (the runner's deadline scales by it)."""
+        return 1
+
+    # -- figures ---------------------------------------------------------------------------------
+
+    endpoints: Sequence[Backend] = ()
+    """The endpoints of a several-endpoint backend (empty for one)."""
+
+    def stats(self) -> list[dict[str, Any]]:
+        """Return per-endpoint figures of this invocation (empty for one endpoint)."""
+        return []
+
+    def count_tokens(self, text: str) -> int:
+        """Return the tokens `text` takes in this backend's tokenizer."""
+        return len(self.tokenizer().encode(text)) if text else 0
+
+    async def aclose(self) -> None:
+        """Release what the backend holds (connections, a loaded model). Default: nothing."""
+
+
+class Forwarding(Backend):
+    """A wrapper around a backend: every declared member is the inner backend's, forwarded one by
+    one (no `__getattr__`: a member the contract does not declare is not reached through it).
+    Subclasses override what they change."""
+
+    def __init__(self, inner: Backend) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.max_concurrency = inner.max_concurrency
+
+    async def info(self) -> ModelInfo:
+        return await self.inner.info()
+
+    def tokenizer(self) -> Tokenizer:
+        return self.inner.tokenizer()
+
+    async def generate(self, request: Request) -> Generation:
+        return await self.inner.generate(request)
+
+    async def generate_group(
+        self, requests: Sequence[Request], on_result: OnResult | None = None
+    ) -> list[Generation]:
+        return await self.inner.generate_group(requests, on_result)
+
+    @property  # type: ignore[override]
+    def shares_prefill(self) -> bool:
+        return self.inner.shares_prefill
+
+    @property  # type: ignore[override]
+    def group_results_as_they_come(self) -> bool:
+        return self.inner.group_results_as_they_come
+
+    @property  # type: ignore[override]
+    def retry_policy(self) -> RetryPolicy:
+        return self.inner.retry_policy
+
+    @property  # type: ignore[override]
+    def retries_itself(self) -> bool:
+        return self.inner.retries_itself
+
+    @property  # type: ignore[override]
+    def retries_done(self) -> int:
+        return self.inner.retries_done
+
+    @property  # type: ignore[override]
+    def bounds_own_deadline(self) -> bool:
+        return self.inner.bounds_own_deadline
+
+    def calls_for(self, request: Request) -> int:
+        return self.inner.calls_for(request)
+
+    @property  # type: ignore[override]
+    def endpoints(self) -> Sequence[Backend]:
+        return self.inner.endpoints
+
+    def stats(self) -> list[dict[str, Any]]:
+        return self.inner.stats()
+
+    def count_tokens(self, text: str) -> int:
+        return self.inner.count_tokens(text)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
 
 
 def split_reasoning(text: str, reasoning: str = "") -> tuple[str, str]:

@@ -48,11 +48,13 @@ def endpoint_failed(generation: Generation) -> bool:
     )
 
 
-class MultiEndpointBackend:
+class MultiEndpointBackend(Backend):
     """One model behind several endpoints (one `OpenAIBackend` each), with token-aware flow control."""
 
     bounds_own_deadline = True
     """Each request's deadline starts when it is sent to an endpoint (see `DeadlinePolicy`)."""
+    retries_itself = True
+    """Each endpoint retries; a failed request is sent again elsewhere."""
 
     def __init__(
         self,
@@ -69,7 +71,7 @@ class MultiEndpointBackend:
     ) -> None:
         if not endpoints:
             raise UsageError("no endpoint given: pass --base-url at least once")
-        self.endpoints = list(endpoints)
+        self.endpoints: list[Backend] = list(endpoints)
         self.labels = list(labels or [getattr(e, "base_url", e.name) for e in endpoints])
         self.name = self.endpoints[0].name
         self.max_concurrency = QUEUE_DEPTH
@@ -91,10 +93,10 @@ class MultiEndpointBackend:
         self.served: dict[tuple[str, int], list[str]] = {}
         """(sample, repeat) -> the endpoints it was sent to, in order (the last one answered)."""
 
-    @property
+    @property  # type: ignore[override]
     def retries_done(self) -> int:
         """Return the retries so far: within endpoints and across them."""
-        own = sum(getattr(e, "retries_done", 0) for e in self.endpoints)
+        own = sum(e.retries_done for e in self.endpoints)
         moved = sum(e.failures for e in self.dispatcher.endpoints) if self.dispatcher else 0
         return own + moved
 
@@ -138,7 +140,7 @@ class MultiEndpointBackend:
             EndpointState(
                 name=label,
                 token_cap=cap,
-                max_requests=max(1, getattr(endpoint, "max_concurrency", 8)),
+                max_requests=max(1, endpoint.max_concurrency),
             )
             for label, cap, endpoint in zip(self.labels, caps, self.endpoints, strict=True)
         ]

@@ -17,7 +17,7 @@ from typing import IO, Any
 
 from longscope.catalogue import KNOWN_MODELS, resolve_model_path
 from longscope.errors import UsageError
-from longscope.models.base import ModelInfo, available_host_bytes, split_reasoning
+from longscope.models.base import Backend, ModelInfo, available_host_bytes, split_reasoning
 from longscope.models.cpu_check import check_library
 from longscope.models.memory_plan import (
     GIB,
@@ -78,7 +78,7 @@ LLAMACPP_OPTIONS = (
 )  # fmt: skip
 
 
-class LlamaCppBackend:
+class LlamaCppBackend(Backend):
     """One llama.cpp model in this process. Requests run one at a time (the engine is not reentrant)."""
 
     DESCRIPTION = "GGUF models on this machine through llama-cpp-python (llamacpp/NAME or PATH)"

@@ -14,10 +14,9 @@ import httpx
 import openai
 
 from longscope.errors import UsageError
-from longscope.models.base import ModelInfo, split_reasoning
+from longscope.models.base import Backend, ModelInfo, OnResult, RetryPolicy, split_reasoning
 from longscope.models.overflow import is_overflow
 from longscope.models.registry import option
-from longscope.models.retry import RetryPolicy
 from longscope.models.thinking import (
     THINKING_OPTION,
     ThinkingFormat,
@@ -66,7 +65,7 @@ class UnusableAnswer(Exception):
     """A 200 answer the harness cannot use (not JSON, an error object, no choices, no text)."""
 
 
-class OpenAIBackend:
+class OpenAIBackend(Backend):
     """Chat or completion requests to an OpenAI-compatible endpoint through the official async SDK."""
 
     DESCRIPTION = (
@@ -75,6 +74,10 @@ class OpenAIBackend:
     OPTIONS = OPENAI_OPTIONS
     ENDPOINT = True
     """Takes the transport options (`--base-url`, `--concurrency`, `--request-timeout`)."""
+    shares_prefill = True
+    """A group's repeats go as one request with `n` choices, after its first member."""
+    retries_itself = True
+    """HTTP statuses and Retry-After are retried here, inside the request's deadline."""
 
     def __init__(
         self,
@@ -300,13 +303,10 @@ class OpenAIBackend:
     def _count(self, text: str) -> int:
         return len(self.tokenizer().encode(text)) if text else 0
 
-    group_results_as_they_come = True
-    """`generate_group` hands each member's generation to `on_result` as soon as it arrives."""
-
     async def generate_group(
         self,
         requests: Sequence[Request],
-        on_result: Callable[[int, Generation], None] | None = None,
+        on_result: OnResult | None = None,
     ) -> list[Generation]:
         """Return the generations of requests that share a prompt prefix (a document's repeats
         and modes; `models/groups.py`), sent so that the server prefills the document once.

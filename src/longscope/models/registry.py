@@ -6,10 +6,10 @@ Providers are found in three places, later ones winning on a name clash, as suit
    `[project.entry-points."longscope.backends"] myengine = "mypackage.backend:MyBackend"`;
 3. `register_backend(name, factory)` at run time (tests, notebooks).
 
-A factory is a class with `from_options(name, options) -> Backend`, and optionally `OPTIONS` (its
-`-M` parameters as `Param`s: typed and checked here, in one place, before the factory sees them,
-and listed by `longscope list PROVIDER`), `DESCRIPTION`, and `ENDPOINT = True` when it talks to a
-server and takes the transport options (`--base-url`, `--concurrency`, `--request-timeout`) as
+A factory is a class deriving from `models.base.Backend` with `from_options(name, options)`, and
+optionally `OPTIONS` (its `-M` parameters as `Param`s: typed and checked here, in one place, before
+the factory sees them, and listed by `longscope list PROVIDER`), `DESCRIPTION`, and
+`ENDPOINT = True` when it talks to a server and takes the transport options (`--base-url`, `--concurrency`, `--request-timeout`) as
 keyword arguments of `from_options`.
 """
 
@@ -104,6 +104,11 @@ def provider_factory(provider: str) -> Any:
             f"unknown provider {provider!r}: available are {', '.join(sorted(tables))}"
         )
     loaded = load_target(target)
+    if not (isinstance(loaded, type) and issubclass(loaded, Backend)):
+        raise UsageError(
+            f"backend {provider!r} ({target}) is not a class deriving from "
+            "longscope.models.base.Backend: derive it, so that every capability has its default"
+        )
     if not callable(getattr(loaded, "from_options", None)):
         raise UsageError(f"backend {provider!r} ({target}) has no from_options(name, options)")
     _loaded[provider] = loaded

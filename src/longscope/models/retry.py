@@ -1,60 +1,45 @@
 """One retry policy for every backend: exponential backoff with full jitter, within the request's
 own deadline.
 
-`RetryPolicy` says when to try again and how long to wait; `with_retries(backend)` applies it
-around any backend that does not retry by itself (llama.cpp, hf, the scripted backend, a plug-in
-backend). A backend that retries inside its transport (the OpenAI client: HTTP statuses,
-Retry-After) says so with a `retries_done` counter and keeps its own loop, with this policy's pauses.
+`RetryPolicy` (declared in models/base.py) says when to try again and how long to wait;
+`with_retries(backend)` applies it around any backend that does not retry by itself (llama.cpp,
+hf, the scripted backend, a plug-in backend), for single requests and groups alike. A backend
+that retries inside its transport (the OpenAI client: HTTP statuses, Retry-After) says so with
+`retries_itself` and keeps its own loop, with this policy's pauses.
 """
 
 from __future__ import annotations
 
 import asyncio
-import random
 import time
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Sequence
+from dataclasses import replace
 
+from longscope.models.base import RETRIED, Backend, Forwarding, OnResult, RetryPolicy
 from longscope.types import Generation, Request
 
-RETRIED = frozenset({"error", "timeout"})
-"""Outcomes that may differ when asked again; `length`, `context_overflow` and `ok` are final."""
 
+class Retrying(Forwarding):
+    """A backend with the retry policy around its `generate` and `generate_group`; every other
+    declared member is the inner backend's."""
 
-@dataclass(frozen=True)
-class RetryPolicy:
-    max_retries: int = 5
-    backoff_base_s: float = 1.0
-    backoff_cap_s: float = 30.0
+    retries_itself = True  # type: ignore[assignment]
+    retries_done = 0  # type: ignore[assignment]
 
-    def delay(self, attempt: int, retry_after: float | None = None) -> float:
-        """Return the pause before retry number `attempt` (0-based): a server's Retry-After
-        (bounded), else a uniform draw up to min(cap, base x 2^attempt)."""
-        if retry_after is not None:
-            return min(retry_after, 4 * self.backoff_cap_s)
-        return random.uniform(0, min(self.backoff_cap_s, self.backoff_base_s * 2**attempt))
-
-    def retry(self, generation: Generation, attempt: int) -> bool:
-        """Return True when a generation's outcome is worth another attempt."""
-        return generation.status in RETRIED and attempt < self.max_retries
-
-
-class Retrying:
-    """A backend with the retry policy around its `generate`; everything else passed through."""
-
-    def __init__(self, backend: Any, policy: RetryPolicy = RetryPolicy()) -> None:
-        self._backend = backend
-        self.policy = policy
+    def __init__(self, backend: Backend, policy: RetryPolicy | None = None) -> None:
+        super().__init__(backend)
+        self.policy = policy or backend.retry_policy
         self.retries_done = 0
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._backend, name)
+    @property  # type: ignore[override]
+    def retry_policy(self) -> RetryPolicy:
+        return self.policy
 
     async def generate(self, request: Request) -> Generation:
         started = time.perf_counter()
         attempt = 0
         while True:
-            generation = await self._backend.generate(request)
+            generation = await self.inner.generate(request)
             if not self.policy.retry(generation, attempt):
                 return _noted(generation, attempt)
             pause = self.policy.delay(attempt)
@@ -66,20 +51,71 @@ class Retrying:
             attempt += 1
             self.retries_done += 1
 
+    async def generate_group(
+        self, requests: Sequence[Request], on_result: OnResult | None = None
+    ) -> list[Generation]:
+        """Return one generation per request: the members whose outcome is worth another attempt
+        are asked again together (still one group: one shared prefill), within the shortest
+        deadline among them. A member is handed to `on_result` once its outcome is final."""
+        started = time.perf_counter()
+        out: list[Generation | None] = [None] * len(requests)
+        pending = list(range(len(requests)))
+        attempt = 0
+
+        def final(index: int, generation: Generation) -> None:
+            out[index] = _noted(generation, attempt)
+            if on_result is not None:
+                on_result(index, out[index])  # type: ignore[arg-type]
+
+        while pending:
+            asked = list(pending)
+
+            def arrived(
+                local: int, generation: Generation, asked: list[int] = asked, attempt: int = attempt
+            ) -> None:
+                # A final outcome is stored as it comes; one to retry waits for the next round.
+                if not self.policy.retry(generation, attempt):
+                    final(asked[local], generation)
+
+            generations = await self.inner.generate_group([requests[i] for i in asked], arrived)
+            pending = []
+            for local, generation in enumerate(generations):
+                index = asked[local]
+                if out[index] is not None:
+                    continue
+                if self.policy.retry(generation, attempt):
+                    out[index] = generation
+                    pending.append(index)
+                else:
+                    final(index, generation)
+            if not pending:
+                break
+            pause = self.policy.delay(attempt)
+            limits = [requests[i].timeout_s for i in pending if requests[i].timeout_s is not None]
+            if limits and pause >= min(limits) - (time.perf_counter() - started):
+                for index in pending:
+                    final(index, out[index])  # type: ignore[arg-type]
+                break
+            await asyncio.sleep(pause)
+            attempt += 1
+            self.retries_done += len(pending)
+            for index in pending:
+                out[index] = None
+        return [g for g in out if g is not None]
+
 
 def _noted(generation: Generation, retries: int) -> Generation:
     if not retries or generation.status not in RETRIED:
         return generation
-    from dataclasses import replace
-
     return replace(generation, error=f"gave up after {retries + 1} attempts: {generation.error}")
 
 
-def with_retries(backend: Any, policy: RetryPolicy = RetryPolicy()) -> Any:
-    """Return `backend` with the retry policy around it, unless it retries by itself."""
-    if hasattr(backend, "retries_done"):
+def with_retries(backend: Backend, policy: RetryPolicy | None = None) -> Backend:
+    """Return `backend` with the retry policy around it (its own `retry_policy` unless `policy`
+    is given), unless it retries by itself."""
+    if backend.retries_itself:
         return backend
-    return Retrying(backend, policy)
+    return Retrying(backend, policy or backend.retry_policy)
 
 
 __all__ = ["RETRIED", "RetryPolicy", "Retrying", "with_retries"]

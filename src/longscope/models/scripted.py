@@ -9,6 +9,8 @@ From the command line (`--model scripted/NAME`, `-M key=value`):
 - `latency_s=S`: each answer takes this long;
 - `fail_every=N`, `fail_status=error|timeout|length|context_overflow`: every Nth request fails;
 - `retries=N`, `backoff_s=S`: the retry policy applied around it (`models.retry`; default 0);
+- `grouped=true`: a document's requests come as one group, answered together after one
+  `latency_s` (as a backend sharing their prefill would: the hf engine, `n` on a server);
 - `context_length=N`, `prompt_mode=chat|completion`, `tokenizer=qwen2.5|NAME|PATH`.
 """
 
@@ -22,9 +24,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from longscope.errors import UsageError
-from longscope.models.base import ModelInfo
+from longscope.models.base import Backend, ModelInfo, OnResult, RetryPolicy
 from longscope.models.registry import option
-from longscope.models.retry import RetryPolicy
 from longscope.text.tokenizers import Tokenizer, load_tokenizer
 from longscope.types import STATUSES, Generation, PromptMode, Request, Status
 
@@ -65,7 +66,7 @@ def from_pattern(pattern: str) -> Rule:
     return rule
 
 
-class ScriptedBackend:
+class ScriptedBackend(Backend):
     """Answers requests by rule, in process; records every request it was sent (`requests`)."""
 
     DESCRIPTION = "answers by rule in process, no model (tests, demos, fault drills)"
@@ -84,6 +85,8 @@ class ScriptedBackend:
         option("max_concurrency", "int", 8, "requests in flight at once", low=1),
         option("retries", "int", 0, "retries of a failed request (the shared policy)", low=0),
         option("backoff_s", "float", 0.01, "first retry pause, doubling", low=0),
+        option("grouped", "bool", False, "answer a document's requests together, as one group "
+               "(one latency_s for the group), as a backend sharing their prefill would"),
     )  # fmt: skip
 
     def __init__(
@@ -98,8 +101,13 @@ class ScriptedBackend:
         tokenizer: Tokenizer | str = "qwen2.5",
         max_concurrency: int = 8,
         retry_policy: RetryPolicy | None = None,
+        grouped: bool = False,
     ) -> None:
         self.name = f"scripted/{name}"
+        self.shares_prefill = grouped
+        self.group_results_as_they_come = not grouped
+        self.groups: list[int] = []
+        """The size of every group answered together (`grouped`), in the order they came."""
         self.retry_policy = retry_policy or RetryPolicy(max_retries=0)
         self.max_concurrency = max_concurrency
         self._answer = answer if callable(answer) else (lambda _r, text=answer: text)
@@ -141,6 +149,7 @@ class ScriptedBackend:
                 max_retries=int(options.get("retries", 0)),
                 backoff_base_s=float(options.get("backoff_s", 0.01)),
             ),
+            grouped=bool(options.get("grouped", False)),
         )
 
     async def info(self) -> ModelInfo:
@@ -167,6 +176,23 @@ class ScriptedBackend:
         started = time.perf_counter()
         if self._latency_s:
             await asyncio.sleep(self._latency_s)
+        return self._answered(request, number, started)
+
+    async def generate_group(
+        self, requests: Sequence[Request], on_result: OnResult | None = None
+    ) -> list[Generation]:
+        """Return the group's generations; `grouped`: all together, after one `latency_s`."""
+        if not self.shares_prefill:
+            return await super().generate_group(requests, on_result)
+        self.groups.append(len(requests))
+        first = len(self.requests) + 1
+        self.requests.extend(requests)
+        started = time.perf_counter()
+        if self._latency_s:
+            await asyncio.sleep(self._latency_s)
+        return [self._answered(r, first + i, started) for i, r in enumerate(requests)]
+
+    def _answered(self, request: Request, number: int, started: float) -> Generation:
         failure = self._fault(request, number) if self._fault is not None else None
         if failure is not None:
             return Generation(

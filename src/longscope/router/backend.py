@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 from longscope.errors import UsageError
-from longscope.models.base import Backend, ModelInfo
+from longscope.models.base import Backend, Forwarding, ModelInfo, OnResult
 from longscope.router.decide import MAP_NOTE, NOT_HERE, STRATEGIES, Strategy, decide
 from longscope.router.profile import Basis, RouterProfile, load_profile
 from longscope.router.retrieve import DEFAULT_SCORER, SCORERS, ScorerName
-from longscope.text.tokenizers import Tokenizer
 from longscope.types import SCORABLE, Generation, Message, Request
 
 __all__ = ["MAP_NOTE", "NOT_HERE", "REDUCE_INTRO", "STRATEGIES", "RoutedBackend", "Strategy"]
@@ -30,8 +30,17 @@ REDUCE_INTRO = "Answers found in separate parts of the document:\n"
 _ECHO = re.compile(r"\n\s*Part \d+:")
 
 
-class RoutedBackend:
-    """Any backend behind the router. Its model id names the router, so routed runs are their own."""
+class RoutedBackend(Forwarding):
+    """Any backend behind the router. Its model id names the router, so routed runs are their own.
+
+    Each request is routed on its own (a group is its members, one by one); retries, endpoints
+    and their figures are the inner backend's.
+    """
+
+    shares_prefill = False  # type: ignore[assignment]
+    group_results_as_they_come = True  # type: ignore[assignment]
+    bounds_own_deadline = False  # type: ignore[assignment]
+    """The runner's deadline covers every call a request takes (`calls_for`)."""
 
     def __init__(
         self,
@@ -58,14 +67,13 @@ class RoutedBackend:
             )
         if budget < 256:
             raise UsageError(f"a router budget of {budget} tokens is too small to hold a prompt")
-        self.inner = inner
+        super().__init__(inner)
         self.profile = profile
         self.strategy: Strategy = strategy
         self.basis = basis
         self.length = budget
         self.scorer: ScorerName = scorer
         self.name = f"{inner.name}+router"
-        self.max_concurrency = inner.max_concurrency
         self._inner_info: ModelInfo | None = None
 
     async def info(self) -> ModelInfo:
@@ -93,11 +101,10 @@ class RoutedBackend:
             self._inner_info = await self.inner.info()
         return self._inner_info
 
-    def tokenizer(self) -> Tokenizer:
-        return self.inner.tokenizer()
-
-    async def aclose(self) -> None:
-        await self.inner.aclose()
+    async def generate_group(
+        self, requests: Sequence[Request], on_result: OnResult | None = None
+    ) -> list[Generation]:
+        return await Backend.generate_group(self, requests, on_result)
 
     async def budget_for(self, request: Request) -> int:
         """Tokens a prompt may have: the effective length (prompt and answer, as suites count it),
@@ -118,7 +125,7 @@ class RoutedBackend:
 
     async def generate(self, request: Request) -> Generation:
         tokenizer = self.tokenizer()
-        tokens = request.prompt_tokens or len(tokenizer.encode(request.text))
+        tokens = request.prompt_tokens or self.inner.count_tokens(request.text)
         budget = await self.budget_for(request)
         route = decide(
             request.text, request.parts, tokens, budget, tokenizer,

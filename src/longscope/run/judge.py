@@ -36,7 +36,7 @@ class Verdict:
 
 def uses_judge(suite: Any) -> bool:
     """Return True when a suite's scores need a judge pass (its `needs_judge`)."""
-    return bool(getattr(suite, "needs_judge", False))
+    return bool(suite.needs_judge)
 
 
 async def judge_one(backend: Backend, suite: Any, task: JudgeTask, mode: str) -> Verdict:
@@ -86,7 +86,7 @@ async def judge_run(
         run = store.run(run_id)
         run_id = run["run_id"]
         suite = create_suite(run["suite"], run["header"]["params"])
-        if not callable(getattr(suite, "judge_task", None)):
+        if not suite.JUDGED:
             raise UsageError(f"{run['suite']} runs are scored without a judge")
         samples = store.samples(run_id)
         done = store.judged_keys(run_id, judge_id)

@@ -65,7 +65,7 @@ def stated_rates(prefill: float | None, decode: float | None, probe: bool) -> Ra
 def sharded(suite: Suite, shard: str | None) -> Suite:
     """Return `suite`, or its shard of `--shard i/N` (or of the job array's environment)."""
     chosen = resolve_shard(shard)
-    return ShardedSuite(suite, chosen) if chosen is not None else suite  # type: ignore[return-value]
+    return ShardedSuite(suite, chosen) if chosen is not None else suite
 
 
 @dataclass(frozen=True)
@@ -82,7 +82,7 @@ class Launched:
 async def _launch(
     suite: Suite,
     backend: Backend,
-    transport: Any,
+    transport: Backend,
     options: RunOptions,
     *,
     rates: Rates | None,
@@ -92,7 +92,7 @@ async def _launch(
     plan_only: bool,
     score: bool,
 ) -> Launched:
-    shard = getattr(suite, "shard", None)
+    shard = suite.shard
     if shard is not None and shard.source:
         # Nothing on the command line says so: a job array's environment picked the shard.
         say(
@@ -111,7 +111,7 @@ async def _launch(
         else:
             plan = outline_plan(prepared, **priced)
         if shard is not None:
-            plan = replace(plan, shard=suite.describe())  # type: ignore[attr-defined]
+            plan = replace(plan, shard=suite.describe())
         if plan_only:
             return Launched(plan, None, 0.0, [])
         say(plan.forecast())
@@ -120,8 +120,7 @@ async def _launch(
         wall = time.perf_counter() - started
     finally:
         await backend.aclose()
-    stats = transport.stats() if callable(getattr(transport, "stats", None)) else []
-    return Launched(plan, result, wall, stats)
+    return Launched(plan, result, wall, transport.stats())
 
 
 def launch(

@@ -295,7 +295,7 @@ def _plan_of(
         run_id=prepared.run_id,
         cells=tuple(PlanCell(length, *values) for length, values in sorted(cells.items())),
         already_done=already,
-        endpoints=len(getattr(prepared.backend, "endpoints", [prepared.backend])),
+        endpoints=len(prepared.backend.endpoints) or 1,
         rates=rates,
         price_in=price_in,
         price_out=price_out,

@@ -22,11 +22,8 @@ def import_predictions(
     suite: str, predictions: str | Path, output: str | Path, params: dict[str, Any]
 ) -> ScoreResult:
     """Store `predictions` for suite `suite` as a run in `output`, score it, return the result."""
-    read = getattr(suite_factory(suite), "import_predictions", None)
-    if not callable(read):
-        raise UsageError(f"{suite} cannot score predictions made elsewhere")
     try:
-        imported = read(Path(predictions), dict(params))
+        imported = suite_factory(suite).import_predictions(Path(predictions), dict(params))
     except UsageError:
         raise
     except ValueError as exc:

@@ -129,7 +129,7 @@ def build_request(
 def check_samples(suite: Suite, count: int, repeats: int) -> None:
     """Raise UsageError (nothing sent or stored) when the suite has no sample to make at all, or
     when `count` samples x `repeats` exceeds MAX_REQUESTS."""
-    if not count and not getattr(suite, "all_ids", None):  # a shard may hold none of many
+    if not count and not suite.all_ids:  # a shard may hold none of many
         raise UsageError(
             f"{suite.name} built no sample with these options (a task whose data is not given is "
             f"left out): nothing to run; see `longscope list {suite.name}`"

@@ -1,10 +1,16 @@
 """The runner: sends a prepared run (run/prepared.py) to a backend as its samples are made, stores
 every generation.
 
+One path: every request travels in a group (`Backend.generate_group`): a document's requests
+together where the backend shares their prefill (`shares_prefill`), else a group of one, and
+always a group of one with `--serial`. Retries (models/retry.py) cover groups as they cover
+single requests.
+
 Deadlines: a backend bounds each HTTP attempt by its request timeout (`--request-timeout`) and the
 whole request, retries included, by the suite's limit (`Suite.timeout_s`, carried as
-`Request.timeout_s`); the runner cuts off a backend that overruns that limit by more than
-`_TIMEOUT_GRACE_S`. Either way the request is stored as `timeout` and the run goes on.
+`Request.timeout_s`); the runner cuts off a group that overruns that limit by more than
+`_TIMEOUT_GRACE_S` (unless the backend `bounds_own_deadline`). Either way a request without an
+answer is stored as `timeout` and the run goes on.
 """
 
 from __future__ import annotations
@@ -12,12 +18,13 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from longscope.models.base import Backend
+from longscope.models.base import Backend, OnResult
+from longscope.models.groups import group_by_prefix
 from longscope.run.header import run_header
 from longscope.run.prepared import PreparedRun, RunOptions, Unit
 from longscope.run.progress import RunProgress
@@ -48,7 +55,7 @@ class RunResult:
 
 def default_run_dir(suite: Suite, backend: Backend, run_id: str) -> Path:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", backend.name).strip("_")
-    shard = getattr(suite, "shard", None)  # a shard (run/shards.py) gets its own directory
+    shard = suite.shard  # a shard (run/shards.py) gets its own directory
     suffix = f"-shard{shard.index}of{shard.count}" if shard is not None else ""
     return Path("runs") / f"{suite.name}-{slug}-{run_id[:8]}{suffix}"
 
@@ -90,11 +97,12 @@ async def run_prepared(prepared: PreparedRun, *, score: bool = True) -> RunResul
                 scheduling=_scheduling(prepared),
             ),
         )
-        if callable(getattr(suite, "record", None)):
+        record = suite.record()
+        if record is not None:
             # A shard records the whole run's sample ids before sending: merge finds gaps with it.
             from longscope.run.merge import SHARD_KEY, put_meta
 
-            put_meta(store, SHARD_KEY + run_id, suite.record())
+            put_meta(store, SHARD_KEY + run_id, record)
         # A length refusal stored as `error` before its wording was known is final: not re-sent.
         reclassify_overflows(store, run_id)
         done = store.done_keys(run_id)
@@ -116,8 +124,7 @@ def _scheduling(prepared: PreparedRun) -> dict[str, Any]:
         "requests_in_flight": 1
         if options.serial
         else (options.concurrency or backend.max_concurrency),
-        "grouped_by_prefix": not options.serial
-        and callable(getattr(backend, "generate_group", None)),
+        "grouped_by_prefix": not options.serial and backend.shares_prefill,
     }
 
 
@@ -167,12 +174,12 @@ async def _execute(prepared: PreparedRun, store: RunStore, done: set[tuple[str, 
     progress = RunProgress(
         total=prepared.to_send(done),
         quiet=options.quiet,
-        retries=lambda: getattr(backend, "retries_done", 0),
+        retries=lambda: backend.retries_done,
     )
     timing = _Timing(build_s=prepared.made_s)
     started = time.perf_counter()
     writer = _GenerationWriter(store, run_id)
-    grouped = not options.serial and callable(getattr(backend, "generate_group", None))
+    grouped = not options.serial and backend.shares_prefill
     running: set[asyncio.Task[None]] = set()
     failed: list[BaseException] = []
 
@@ -186,22 +193,11 @@ async def _execute(prepared: PreparedRun, store: RunStore, done: set[tuple[str, 
         if timing.first_request_s is None:
             timing.first_request_s = time.perf_counter() - started
 
-    async def one(sample: Sample, repeat: int, request: Request) -> None:
-        try:
-            leaving(1)
-            generation = await _generate_with_deadline(backend, request)
-        finally:
-            semaphore.release()
-        writer.add(sample.id, repeat, generation)
-        progress.advance(generation)
-
-    # Each member is stored as it arrives where the backend says when (a server that ignores `n`
-    # answers a document's repeats one by one): a kill then loses at most the last
-    # `_COMMIT_EVERY_S` of answers, not every answer of the groups in flight.
-    streams = bool(getattr(backend, "group_results_as_they_come", False))
-
     async def group(members: list[tuple[Sample, int, Request]]) -> None:
-        # One prefill per shared prefix (a document's repeats): see run/groups.py.
+        # One prefill per shared prefix (a document's repeats): see models/groups.py. Each member
+        # is stored as it arrives where the backend says when (a server that ignores `n` answers
+        # a document's repeats one by one): a kill then loses at most the last `_COMMIT_EVERY_S`
+        # of answers, not every answer of the groups in flight.
         stored: set[int] = set()
 
         def arrived(position: int, generation: Generation) -> None:
@@ -213,10 +209,7 @@ async def _execute(prepared: PreparedRun, store: RunStore, done: set[tuple[str, 
         requests = [m[2] for m in members]
         try:
             leaving(len(members))
-            if streams:
-                generations = await backend.generate_group(requests, on_result=arrived)  # type: ignore[attr-defined]
-            else:
-                generations = await backend.generate_group(requests)  # type: ignore[attr-defined]
+            generations = await _group_with_deadline(backend, requests, arrived)
         finally:
             semaphore.release()
         for position, generation in enumerate(generations):
@@ -264,13 +257,11 @@ async def _execute(prepared: PreparedRun, store: RunStore, done: set[tuple[str, 
                         else:
                             ready.append((sample, repeat, prepared.request(sample, repeat)))
                 if grouped:
-                    from longscope.models.groups import group_by_prefix
-
                     for indices in group_by_prefix([m[2] for m in ready]):
                         await start(group([ready[i] for i in indices]))
                 else:
-                    for sample, repeat, request in ready:
-                        await start(one(sample, repeat, request))
+                    for member in ready:
+                        await start(group([member]))
             await asyncio.gather(*running)
             if failed:
                 raise failed[0]
@@ -329,27 +320,52 @@ async def _made_ahead(
         producer.cancel()
 
 
-async def _generate_with_deadline(backend: Backend, request: Request) -> Generation:
-    if getattr(backend, "bounds_own_deadline", False):
-        # It queues requests itself and times each from when it sends it (models/endpoints.py).
-        return await backend.generate(request)
+def group_limit(backend: Backend, requests: Sequence[Request]) -> float | None:
+    """Return the seconds the runner waits for a group before cutting it off, or None (no limit:
+    a request without a task limit, or a backend that bounds its own deadline)."""
+    if backend.bounds_own_deadline or any(not r.timeout_s for r in requests):
+        return None
+    # A backend that answers one request with several calls (the router) gets a limit per call.
+    limit = max(((r.timeout_s or 0) + _TIMEOUT_GRACE_S) * backend.calls_for(r) for r in requests)
+    # A backstop, not the task limit: a group's members may be answered one after another (a
+    # server that ignores `n`, a backend's slots shared with other groups), each within its own.
+    return limit * len(requests)
+
+
+async def _group_with_deadline(
+    backend: Backend, requests: Sequence[Request], on_result: OnResult
+) -> list[Generation]:
+    """Return the group's generations; past `group_limit`, every member not answered yet is a
+    `timeout` (those answered were handed to `on_result` already)."""
+    limit = group_limit(backend, requests)
     started = time.perf_counter()
-    limit = (request.timeout_s or 0) + _TIMEOUT_GRACE_S if request.timeout_s else None
-    calls = getattr(backend, "calls_for", None)
-    if limit is not None and calls is not None:
-        # A backend that answers one request with several calls (the router) gets a limit per call.
-        limit *= calls(request)
+    answered: dict[int, Generation] = {}
+
+    def arrived(index: int, generation: Generation) -> None:
+        answered[index] = generation
+        on_result(index, generation)
+
     try:
-        # A timeout scope, not wait_for: no extra task per request.
+        # A timeout scope, not wait_for: no extra task per group.
         async with asyncio.timeout(limit):
-            return await backend.generate(request)
+            return await backend.generate_group(requests, arrived)
     except TimeoutError:
-        return Generation(
-            text="",
-            status="timeout",
-            latency_s=time.perf_counter() - started,
-            error=f"no answer within {limit:.0f}s (task limit {request.timeout_s:.0f}s)",
-        )
+        waited = time.perf_counter() - started
+        return [
+            answered.get(i)
+            or Generation(
+                text="",
+                status="timeout",
+                latency_s=waited,
+                error=f"no answer within {limit:.0f}s (task limit {r.timeout_s:.0f}s)",
+            )
+            for i, r in enumerate(requests)
+        ]
+
+
+async def _generate_with_deadline(backend: Backend, request: Request) -> Generation:
+    """Return one request's generation under the runner's deadline (a group of one)."""
+    return (await _group_with_deadline(backend, [request], lambda _i, _g: None))[0]
 
 
 def run(suite: Suite, backend: Backend, options: RunOptions | None = None) -> RunResult:

@@ -91,7 +91,7 @@ def score_run(
         samples = store.samples(run_id)
         documents = store.context_hashes(run_id)
         # A suite that uses a judge is handed each answer's stored verdict (run.judge).
-        judging = callable(getattr(suite, "judge_task", None))
+        judging = suite.JUDGED
         judgements = store.judgements(run_id) if judging else {}
         rows: list[ScoredRow] = []
         scores = []

@@ -12,13 +12,28 @@ from __future__ import annotations
 
 import heapq
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from longscope.models.base import UsageError
-from longscope.suites.base import BuildCell, BuildContext, Suite, declares_lazy_build
-from longscope.types import Sample, stable_hash
+from longscope.suites.base import (
+    BuildCell,
+    BuildContext,
+    PromptTemplate,
+    Suite,
+    declares_lazy_build,
+)
+from longscope.summary import Summary
+from longscope.types import (
+    Generation,
+    GenerationConfig,
+    JudgeTask,
+    Sample,
+    Score,
+    ScoredRow,
+    stable_hash,
+)
 
 MAX_SHARDS = 10_000
 """More shards than any job array runs (Slurm's default MaxArraySize is 1001): a larger count is
@@ -174,12 +189,14 @@ def shard_loads(
     return loads
 
 
-class ShardedSuite:
+class ShardedSuite(Suite):
     """A suite seen through one shard: the same identity, only this shard's samples built.
 
-    Everything but `build` is the wrapped suite's, so the run identity (suite, parameters, model,
-    settings) is the same on every shard and their stores merge. `--limit` applies to the shard's
-    own samples (per cell for a suite built by cells, whose shards make only their own cells).
+    Every declared member but the build and the shard's own (`shard`, `all_ids`, `record`,
+    `describe`) is the wrapped suite's, forwarded one by one, so the run identity (suite,
+    parameters, model, settings) is the same on every shard and their stores merge. `--limit`
+    applies to the shard's own samples (per cell for a suite built by cells, whose shards make only
+    their own cells).
     """
 
     def __init__(self, suite: Suite, shard: Shard) -> None:
@@ -207,8 +224,59 @@ class ShardedSuite:
                     self.assignment[sample_id] = assigned[k]
         return [c for k, c in enumerate(cells) if c.skipped or assigned[k] == self.shard.index]
 
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._suite, name)
+    # Read when asked, not copied: a suite's version may load its data (longbench-pro's revision).
+    @property  # type: ignore[override]
+    def name(self) -> str:
+        return self._suite.name
+
+    @property  # type: ignore[override]
+    def version(self) -> str:
+        return self._suite.version
+
+    @property  # type: ignore[override]
+    def template(self) -> PromptTemplate:
+        return self._suite.template
+
+    @property  # type: ignore[override]
+    def default_config(self) -> GenerationConfig:
+        return self._suite.default_config
+
+    @property  # type: ignore[override]
+    def default_repeats(self) -> int:
+        return self._suite.default_repeats
+
+    def params(self) -> dict[str, Any]:
+        return self._suite.params()
+
+    def prepare(self) -> None:
+        self._suite.prepare()
+
+    def timeout_s(self, sample: Sample) -> float:
+        return self._suite.timeout_s(sample)
+
+    def score(self, sample: dict[str, Any], generation: Generation) -> Score:
+        return self._suite.score(sample, generation)
+
+    def summarize(self, rows: Sequence[ScoredRow]) -> Summary:
+        return self._suite.summarize(rows)
+
+    @property  # type: ignore[override]
+    def cluster_key(self) -> Callable[[dict[str, Any]], Hashable] | None:
+        return self._suite.cluster_key
+
+    @property  # type: ignore[override]
+    def JUDGED(self) -> bool:
+        return self._suite.JUDGED
+
+    @property  # type: ignore[override]
+    def needs_judge(self) -> bool:
+        return self._suite.needs_judge
+
+    def judge_task(self, sample: dict[str, Any], generation: Generation) -> JudgeTask | None:
+        return self._suite.judge_task(sample, generation)
+
+    def parse_verdict(self, kind: str, text: str) -> float | None:
+        return self._suite.parse_verdict(kind, text)
 
     def build(self, ctx: BuildContext) -> list[Sample]:
         """Return this shard's samples, in the order the whole suite builds them."""

@@ -7,8 +7,8 @@ Suites are found in three places, later ones winning on a name clash:
    `[project.entry-points."longscope.suites"] mysuite = "mypackage.suite:MySuite"`;
 3. `register_suite(name, factory)` at run time (tests, notebooks).
 
-A factory is a class or module with `from_params(params) -> Suite` (builds the suite from stored
-or given parameters), and optionally `OPTIONS` (its `Param`s: typed `-S key=value` values,
+A factory is a class deriving from `suites.base.Suite` with `from_params(params) -> Suite` (builds
+the suite from stored or given parameters), and optionally `OPTIONS` (its `Param`s: typed `-S key=value` values,
 listed by `longscope list SUITE`), `from_options(values)` (when command-line values need another
 path than stored ones) and `DESCRIPTION`.
 """
@@ -32,7 +32,7 @@ _loaded: dict[str, Any] = {}
 
 
 def register_suite(name: str, factory: Any) -> None:
-    """Register a suite factory (a class or module with `from_params`, or `"module:attr"`)."""
+    """Register a suite factory (a `Suite` class with `from_params`, or `"module:attr"`)."""
     _registered[name] = factory
     _loaded.pop(name, None)
 
@@ -67,7 +67,7 @@ def suite_names() -> list[str]:
 
 
 def suite_factory(name: str) -> Any:
-    """Return the factory of suite `name` (class or module with `from_params`)."""
+    """Return the factory of suite `name` (a `Suite` class with `from_params`)."""
     if name in _loaded:
         return _loaded[name]
     tables = _tables()
@@ -75,6 +75,11 @@ def suite_factory(name: str) -> Any:
     if target is None:
         raise UsageError(f"unknown suite {name!r}: available are {', '.join(sorted(tables))}")
     loaded = load_target(target)
+    if not (isinstance(loaded, type) and issubclass(loaded, Suite)):
+        raise UsageError(
+            f"suite {name!r} ({target}) is not a class deriving from longscope.suites.base.Suite: "
+            "derive it, so that every optional hook has its default"
+        )
     if not callable(getattr(loaded, "from_params", None)):
         raise UsageError(f"suite {name!r} ({target}) has no from_params(params)")
     _loaded[name] = loaded

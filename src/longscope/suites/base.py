@@ -1,17 +1,19 @@
-"""The suite contract: the protocol every suite meets, and the optional hooks it may offer.
+"""The suite contract: the base class every suite derives from, with its optional hooks declared
+and their defaults.
 
-A suite is a class (or module) the registry (`longscope.suites`) finds by name: a `SUITES`
-table in its package, the `longscope.suites` entry-point group, or `register_suite`.
+A suite is a class the registry (`longscope.suites`) finds by name: a `SUITES` table in its
+package, the `longscope.suites` entry-point group, or `register_suite`; it derives from `Suite`.
 
-Required (the `Suite` protocol below): `name`, `version`, `template`, `default_config`,
-`default_repeats`, `params()`, `prepare()`, `build(ctx)`, `timeout_s(sample)`,
-`score(sample, generation)`, `summarize(rows) -> Summary`; and on the class
+Required: `name`, `version`, `template`, `default_config`, `default_repeats`, `params()`,
+`build(ctx)`, `score(sample, generation)`, `summarize(rows) -> Summary`; and on the class
 `from_params(params)` (build it from stored or typed parameters).
 
-Optional, each found by name and used only when present:
+Optional, each declared on `Suite` with its default (the harness never asks "do you have X?"):
 - `OPTIONS` (its `Param`s: typed `-S key=value`, listed by `longscope list SUITE`),
-  `from_options(values)`, `DESCRIPTION`, `title`;
-- an LLM judge: `needs_judge`, `judge_task(sample, generation) -> JudgeTask | None`,
+  `from_options(values)`, `DESCRIPTION`, `title` (read by the registry);
+- `prepare()` (default: nothing to load), `timeout_s(sample)` (default: 2 minutes plus 2 seconds
+  per 1K context tokens);
+- an LLM judge: `JUDGED`, `needs_judge`, `judge_task(sample, generation) -> JudgeTask | None`,
   `parse_verdict(kind, text) -> float | None`, and `score(..., judgement=Judgement)`;
 - `import_predictions(path, params) -> ImportedRun` (`score SUITE --predictions FILE`);
 - `calibrate(tiers) -> dict` (`longscope calibrate`);
@@ -19,11 +21,13 @@ Optional, each found by name and used only when present:
   (`compare --published SUITE`);
 - `cluster_key(sample) -> Hashable`: the unit samples share, for clustered standard errors and the
   bootstrap (`analysis.uncertainty`); default: the document (samples with the same context).
-- a lazy build, both or neither: `cells(ctx) -> Sequence[BuildCell]` (what it would build, cheap:
-  no sample made) and `iter_cell(ctx, task, length, count) -> Iterator[Sample]` (one cell's first
-  `count` samples in index order, made as they are pulled). A suite with them is built only as far
-  as a run sends, and `--limit N` means N per cell; without them `build(ctx)` is its one cell
-  (`SampleSource` adapts it), so a suite need not change.
+- what a shard overrides (run/shards.py): `shard`, `all_ids`, `record()`, `describe()`;
+- a lazy build, both or neither (found on the suite itself, not declared here):
+  `cells(ctx) -> Sequence[BuildCell]` (what it would build, cheap: no sample made) and
+  `iter_cell(ctx, task, length, count) -> Iterator[Sample]` (one cell's first `count` samples in
+  index order, made as they are pulled). A suite with them is built only as far as a run sends,
+  and `--limit N` means N per cell; without them `build(ctx)` is its one cell (`SampleSource`
+  adapts it), so a suite need not change.
 
 Samples are sized with `prompt_fit` (BOS, a known chat template, else a margin) and carry their
 output budget and counted prompt length as `Sample.max_tokens` / `Sample.prompt_tokens`.
@@ -33,15 +37,18 @@ Nothing outside `suites/` knows any suite by name (tests/test_import_graph.py).
 from __future__ import annotations
 
 import inspect
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol, runtime_checkable
+from pathlib import Path
+from typing import Any, ClassVar
 
+from longscope.errors import UsageError
 from longscope.summary import Summary
 from longscope.text.tokenizers import Tokenizer
 from longscope.types import (
     Generation,
     GenerationConfig,
+    JudgeTask,
     Message,
     PromptMode,
     PromptParts,
@@ -162,9 +169,13 @@ class ImportedRun:
     """Further header fields (where the predictions came from)."""
 
 
-@runtime_checkable
-class Suite(Protocol):
-    """A benchmark: its samples, how to ask, how to grade, and how to sum up."""
+class Suite:
+    """A benchmark: its samples, how to ask, how to grade, and how to sum up.
+
+    Required: the attributes `name`, `version`, `template`, `default_config`, `default_repeats`;
+    `params()`, `build(ctx)`, `score(sample, generation)`, `summarize(rows)`, and the class method
+    `from_params(params)`. Every other member is an optional hook declared here with its default.
+    """
 
     name: str
     version: str
@@ -173,29 +184,88 @@ class Suite(Protocol):
     default_config: GenerationConfig
     default_repeats: int
 
+    # -- required --------------------------------------------------------------------------------
+
     def params(self) -> dict[str, Any]:
         """Return the options that change which samples exist or how they read."""
-        ...
-
-    def prepare(self) -> None:
-        """Load and validate inputs that need no model (data files), so bad input fails first."""
-        ...
+        raise NotImplementedError(f"{type(self).__name__} must define params()")
 
     def build(self, ctx: BuildContext) -> list[Sample]:
         """Return the samples, each sized for `ctx.tokenizer` so that prompt + output fit its length."""
-        ...
-
-    def timeout_s(self, sample: Sample) -> float:
-        """Return how long one request for `sample` may take before it is recorded as a timeout."""
-        ...
+        raise NotImplementedError(f"{type(self).__name__} must define build(ctx)")
 
     def score(self, sample: dict[str, Any], generation: Generation) -> Score:
         """Grade a scorable generation against a stored sample (the dict from `Sample.public`)."""
-        ...
+        raise NotImplementedError(f"{type(self).__name__} must define score(sample, generation)")
 
     def summarize(self, rows: Sequence[ScoredRow]) -> Summary:
         """Return the typed summary (`longscope.summary`): headline, curve, breakdowns."""
-        ...
+        raise NotImplementedError(f"{type(self).__name__} must define summarize(rows)")
+
+    # -- optional, with defaults -----------------------------------------------------------------
+
+    def prepare(self) -> None:
+        """Load and validate inputs that need no model (data files), so bad input fails first.
+        Default: nothing to load."""
+
+    def timeout_s(self, sample: Sample) -> float:
+        """Return how long one request for `sample` may take before it is recorded as a timeout.
+        Default: 2 minutes plus 2 seconds per 1K context tokens."""
+        return 120.0 + 2.0 * sample.length / 1000.0
+
+    cluster_key: Callable[[dict[str, Any]], Hashable] | None = None
+    """`cluster_key(sample)`: the unit samples share, for clustered standard errors and the
+    bootstrap (`analysis.uncertainty`); None: the document (samples with the same context)."""
+
+    # An LLM judge (run/judge.py).
+    JUDGED: ClassVar[bool] = False
+    """True when the suite can be scored with a judge's verdicts: it defines `judge_task` and
+    `parse_verdict`, and its `score` takes `judgement=` (a `Judgement` or None)."""
+    needs_judge: bool = False
+    """True when this suite's scores need a judge pass (its parameters ask for one)."""
+
+    def judge_task(self, sample: dict[str, Any], generation: Generation) -> JudgeTask | None:
+        """Return what to ask the judge about one answer, or None (not judged)."""
+        return None
+
+    def parse_verdict(self, kind: str, text: str) -> float | None:
+        """Return the judged score in [0, 1] read from a judge's reply, or None."""
+        return None
+
+    # Hooks of the suite's class (the registry's factory), used without building a suite.
+    PUBLISHED: ClassVar[Path | None] = None
+    """A file of published rows in `analysis.published`'s format (`compare --published SUITE`)."""
+
+    @classmethod
+    def published(cls) -> Any:
+        """Return published rows (`analysis.published.Published`) made in code, or None."""
+        return None
+
+    @classmethod
+    def import_predictions(cls, predictions: Path, params: dict[str, Any]) -> ImportedRun:
+        """Return predictions made elsewhere, read from `predictions` (`score SUITE --predictions`)."""
+        raise UsageError(f"{cls.name} cannot score predictions made elsewhere")
+
+    @classmethod
+    def calibrate(cls, tiers: dict[str, list[Any]]) -> dict[str, Any]:
+        """Return model-calibrated labels from scored runs grouped by tier (`longscope calibrate`)."""
+        raise ValueError(
+            f"calibration needs runs of one suite that calibrates its difficulty; {cls.name} does not"
+        )
+
+    # A shard of a run (run/shards.py's `ShardedSuite` overrides these).
+    shard: Any = None
+    """The shard this suite is seen through (`run.shards.Shard`), or None for the whole run."""
+    all_ids: Sequence[str] = ()
+    """Every sample id of the whole run, when this is a shard of it (after building)."""
+
+    def record(self) -> dict[str, Any] | None:
+        """Return what a run stores before sending so that merge can find gaps (a shard), or None."""
+        return None
+
+    def describe(self) -> str:
+        """Return how outputs name what this suite runs (a shard says which part)."""
+        return self.name
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from longscope.errors import UsageError
-from longscope.models.base import ModelInfo
+from longscope.models.base import Backend, ModelInfo, OnResult
 from longscope.models.hf.engine import Engine
 from longscope.models.hf.kernels import import_torch, register_attention
 from longscope.models.hf.members import Member
@@ -70,7 +70,7 @@ class HFTokenizerAdapter:
         return self._tok.decode(list(ids), skip_special_tokens=True)
 
 
-class HFBackend:
+class HFBackend(Backend):
     """One transformers causal LM on one device, driven by one engine thread (`engine`).
 
     Groups queue; the engine prefills each (one prefill per shared prefix) and decodes its
@@ -83,6 +83,12 @@ class HFBackend:
     max_concurrency = 8
     """Groups the runner hands over at once: the engine queues them and prefills the next while
     the running batch decodes."""
+    shares_prefill = True
+    """A group's shared prefix is prefilled once and its members decode in one batch."""
+    group_results_as_they_come = False
+    bounds_own_deadline = True
+    """The engine queues groups and times each member from its admission to the device (a
+    deadline from the hand-over would count the time spent queued behind other groups)."""
 
     def __init__(
         self,
@@ -238,11 +244,14 @@ class HFBackend:
     async def generate(self, request: Request) -> Generation:
         return (await self.generate_group([request]))[0]
 
-    async def generate_group(self, requests: Sequence[Request]) -> list[Generation]:
+    async def generate_group(
+        self, requests: Sequence[Request], on_result: OnResult | None = None
+    ) -> list[Generation]:
         """Return one generation per request, prefilling the requests' shared prefix once.
 
         The group joins the engine's queue; the engine decodes it in one batch with the groups
-        already running where memory and the bytes a step reads allow.
+        already running where memory and the bytes a step reads allow. The members come back
+        together (`on_result` is not called: the engine thread answers the whole job).
         """
         await self._ensure_loaded()
         members = await asyncio.to_thread(lambda: [self._member(r) for r in requests])

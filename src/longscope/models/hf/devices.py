@@ -110,8 +110,11 @@ def _encode(backend: HFBackend, requests: Sequence[Request]) -> list[list[int]]:
 class DeviceSet(MultiEndpointBackend):
     """One hf model with an engine per device, fed by the endpoints' flow-control policy."""
 
-    bounds_own_deadline = False
+    bounds_own_deadline = True
     """The engines time each member from its admission, as one `HFBackend` does."""
+
+    shares_prefill = True
+    """A document's requests go to one engine together, which prefills their context once."""
 
     def __init__(
         self,

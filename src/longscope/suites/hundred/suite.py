@@ -16,7 +16,7 @@ from typing import Any
 
 from longscope.analysis.longscore import DEFAULT_BASE_LENGTHS
 from longscope.errors import UsageError
-from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow
+from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow, Suite
 from longscope.suites.hundred import judging
 from longscope.suites.hundred.pool import DEFAULT_POOL, WRAP, CountedPool, Document, load_pool
 from longscope.suites.hundred.scoring import grade, score_answer
@@ -58,7 +58,7 @@ __all__ = [
 ]
 
 
-class HundredSuite:
+class HundredSuite(Suite):
     """100-LongBench (arXiv 2025; docs/benchmarks/100-longbench.md): the synthetic tasks."""
 
     name = "hundred"
@@ -405,10 +405,9 @@ class HundredSuite:
             ctx.config.max_tokens,
         )
 
-    def timeout_s(self, sample: Sample) -> float:
-        return 120.0 + 2.0 * sample.length / 1000.0
+    JUDGED = True
 
-    @property
+    @property  # type: ignore[override]
     def needs_judge(self) -> bool:
         """With `metric=judge` the QA and summary answers are scored by an LLM judge's verdicts."""
         return self.metric == "judge"
@@ -426,7 +425,7 @@ class HundredSuite:
     ) -> Score:
         return score_answer(sample, generation.text, self.metric, judgement)
 
-    def cluster_key(self, sample: dict[str, Any]) -> str:
+    def cluster_key(self, sample: dict[str, Any]) -> str:  # type: ignore[override]
         """The source question (task and row), asked at every length."""
         return f"{sample['task']}:{sample['meta'].get('source_row', sample['id'])}"
 

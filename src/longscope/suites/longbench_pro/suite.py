@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from longscope.metrics.similarity import DEFAULT_EMBEDDER, load_embedder
-from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow
+from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow, Suite
 from longscope.suites.longbench_pro.loader import Dataset, load, select
 from longscope.suites.longbench_pro.official import (
     OFFICIAL_DIMENSIONS,
@@ -51,7 +51,7 @@ FILTERS = {
 """`-S` option -> the dataset filter it sets (loader.select)."""
 
 
-class LongBenchProSuite:
+class LongBenchProSuite(Suite):
     """LongBench Pro (arXiv:2601.02872; docs/benchmarks/longbench-pro.md)."""
 
     name = "longbench-pro"

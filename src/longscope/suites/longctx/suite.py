@@ -9,7 +9,7 @@ from statistics import mean
 from typing import Any
 
 from longscope.errors import UsageError
-from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow
+from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow, Suite
 from longscope.suites.longctx.grading import MAX_POINTS, grade
 from longscope.suites.longctx.tasks import TASK_TYPES, TASKS, TASKS_BY_ID, TIERS, TaskSpec
 from longscope.suites.params import Param
@@ -70,7 +70,7 @@ class GridSpec:
     types: tuple[str, ...] = ("needle",)
 
 
-class LongCtxSuite:
+class LongCtxSuite(Suite):
     """The LongCtx benchmark (docs/benchmarks/longctx.md)."""
 
     name = "longctx"
@@ -235,10 +235,6 @@ class LongCtxSuite:
                 )
             )
         return samples
-
-    def timeout_s(self, sample: Sample) -> float:
-        """The seed's per-task ceiling: 2 minutes plus 2 seconds per 1K context tokens."""
-        return 120.0 + 2.0 * sample.length / 1000.0
 
     def score(self, sample: dict[str, Any], generation: Generation) -> Score:
         task = TASKS_BY_ID[sample["meta"]["task_id"]]

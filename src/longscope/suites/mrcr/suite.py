@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from longscope.errors import UsageError
-from longscope.suites.base import BuildCell, BuildContext
+from longscope.suites.base import BuildCell, BuildContext, Suite
 from longscope.suites.mrcr.data import REVISION, Dataset, load_hub, load_local
 from longscope.suites.mrcr.grading import grade
 from longscope.suites.mrcr.schema import BINS, bin_label, bin_of, bins_of_lengths
@@ -95,7 +95,7 @@ def o200k_counter() -> Callable[[str], int]:
     return lambda text: len(encoding.encode(text, disallowed_special=()))
 
 
-class MrcrSuite:
+class MrcrSuite(Suite):
     """OpenAI MRCR (huggingface.co/datasets/openai/mrcr; docs/benchmarks/mrcr.md)."""
 
     name = "mrcr"

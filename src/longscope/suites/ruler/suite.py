@@ -34,6 +34,7 @@ from longscope.suites.base import (
     BuildContext,
     PromptTemplate,
     ScoredRow,
+    Suite,
     prompt_fit,
 )
 from longscope.suites.params import Param
@@ -137,7 +138,7 @@ def cached_data() -> dict[str, str]:
     return {k: str(folder / name) for k, name in FILES.items() if (folder / name).is_file()}
 
 
-class RulerSuite:
+class RulerSuite(Suite):
     """RULER's 13 tasks (synthetic.yaml), sized exactly in the model's tokenizer."""
 
     name = "ruler"
@@ -540,9 +541,6 @@ class RulerSuite:
         if task.generator == "freq_words_extraction":
             return tight.freq_words(task, rng, env, budget, length)
         return tight.qa(task, rng, env, budget, index)
-
-    def timeout_s(self, sample: Sample) -> float:
-        return 120.0 + 2.0 * sample.length / 1000.0
 
     def score(self, sample: dict[str, Any], generation: Generation) -> Score:
         prediction = postprocess(generation.text)
