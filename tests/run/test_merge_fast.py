@@ -176,9 +176,7 @@ def test_a_shard_not_merged_is_no_gap_when_another_input_holds_its_samples(tmp_p
 
 
 def test_unsharded_inputs_write_no_shard_record_and_keep_inputs_first(tmp_path: Path) -> None:
-    out = _store(tmp_path / "out", ["a"], [("a", 0, _ok("answer a"))])
-    with RunStore(out) as store:  # an earlier merge, not an input any more
-        store.put_meta("merged:" + RUN, None)
+    out = _store(tmp_path / "out", ["a"], [("a", 0, _ok("answer a"))])  # an earlier merge
     src = _store(tmp_path / "src", ["c", "b"], [("c", 0, _ok("answer c")), ("b", 0, _ok("x"))])
     report = merge_runs(out, [src])
     merged = _read(out)
