@@ -147,7 +147,8 @@ def test_merging_again_adds_nothing_and_keeps_every_record_once(tmp_path: Path) 
 def test_one_shard_merged_reports_the_other_as_a_gap_then_a_second_merge_fills_it(
     tmp_path: Path,
 ) -> None:
-    s0, s1 = _shard(tmp_path, 0), _shard(tmp_path, 1)
+    e0, e1 = [{"endpoint": "e0", "requests": 2}], [{"endpoint": "e1", "requests": 2}]
+    s0, s1 = _shard(tmp_path, 0, endpoints=[e0]), _shard(tmp_path, 1, endpoints=[e1])
     out = tmp_path / "out"
     half = merge_runs(out, [s0])
     assert (half.missing_shards, half.missing_samples) == ([1], ["s1", "s2"])
@@ -166,6 +167,7 @@ def test_one_shard_merged_reports_the_other_as_a_gap_then_a_second_merge_fills_i
     assert list(merged["samples"]) == ORDER
     assert merged["contexts"] == {s: f"context of {s}" for s in ORDER}
     assert merged["samples"]["s3"] == _sample("s3").public()
+    assert merged["endpoints"] == [e0, e1]  # the first merge's figures kept beside the second's
 
 
 def test_a_shard_not_merged_is_no_gap_when_another_input_holds_its_samples(tmp_path: Path) -> None:
@@ -390,3 +392,23 @@ def test_record_shard_and_endpoints_write_into_the_run_and_never_create_one(tmp_
         with pytest.raises(StoreError):
             call()
         assert not nowhere.exists()
+
+
+def test_samples_outside_the_shard_record_and_shards_owning_nothing(tmp_path: Path) -> None:
+    # A lazily built suite stores its skipped cells (too long for the model) in every shard, and
+    # leaves them out of the record's ids; a run split in more shards than it has samples leaves
+    # a shard owning nothing. Neither is a gap, and the build order keeps the recorded ids first.
+    record = {"count": 3, "ids": ["s3", "s1"], "assignment": [0, 1]}
+    skipped = ("s0", 0, Generation("", "skipped", error="insufficient_context: needs 9000"))
+    inputs = []
+    for index, sid in enumerate(["s3", "s1"]):
+        path = _store(tmp_path / sid, [sid, "s0"], [(sid, 0, _ok(sid)), skipped])
+        with RunStore(path) as store:
+            store.put_meta(SHARD_KEY + RUN, {**record, "index": index})
+        inputs.append(path)
+    report = merge_runs(tmp_path / "out", inputs)
+    assert (report.missing_shards, report.missing_samples) == ([], [])
+    # The skipped request is final as the summary counts it: nothing to send again.
+    assert (report.unfinished, report.samples) == (0, 3) and report.complete
+    assert list(_read(tmp_path / "out")["samples"]) == ["s3", "s1", "s0"]
+    assert report.result is not None and report.result.completeness["skipped"] == 1

@@ -235,9 +235,10 @@ def merge_runs(
                 {"shards": shard_count, "seen": sorted(shards_seen), "ids": order},
             )
         stored = {(s, r, g.status, g.text) for s, r, g in merged.generations(chosen)}
-        final = merged.done_keys(chosen)
         all_ids = set(merged.samples(chosen))
-        unfinished = len(stored) - len(final)
+        # A skipped request (no tier fits the model) is deliberate: the summary counts it skipped
+        # and `run` exits 0 for it. Only failed ones (error, timeout) are left to send again.
+        unfinished = sum(1 for _, _, st, _ in stored if st in RETRYABLE and st != "skipped")
         # Repeats are uniform in a run: every sample is asked as often as the most asked one.
         repeats = 1 + max((r for _, r, _, _ in stored), default=0)
         unanswered = len(all_ids) * repeats - len({(s, r) for s, r, _, _ in stored})
