@@ -150,7 +150,6 @@ def merge_runs(
     suite = ""
     chosen: str | None = run_id
     samples: dict[str, Sample] = {}
-    first_seen: list[str] = []
     order: list[str] = []
     shard_count = 0
     shards_seen: set[int] = set()
@@ -175,7 +174,6 @@ def merge_runs(
             for sid, data in store.samples(chosen).items():
                 if sid not in samples:
                     samples[sid] = _sample(data, store.context(chosen, sid))
-                    first_seen.append(sid)
             record = get_meta(store, SHARD_KEY + chosen)
             if record:
                 shard_count = max(shard_count, int(record["count"]))
