@@ -150,7 +150,6 @@ def merge_runs(
     suite = ""
     chosen: str | None = run_id
     samples: dict[str, Sample] = {}
-    first_seen: list[str] = []
     order: list[str] = []
     shard_count = 0
     shards_seen: set[int] = set()
@@ -175,7 +174,6 @@ def merge_runs(
             for sid, data in store.samples(chosen).items():
                 if sid not in samples:
                     samples[sid] = _sample(data, store.context(chosen, sid))
-                    first_seen.append(sid)
             record = get_meta(store, SHARD_KEY + chosen)
             if record:
                 shard_count = max(shard_count, int(record["count"]))
@@ -235,9 +233,10 @@ def merge_runs(
                 {"shards": shard_count, "seen": sorted(shards_seen), "ids": order},
             )
         stored = {(s, r, g.status, g.text) for s, r, g in merged.generations(chosen)}
-        final = merged.done_keys(chosen)
         all_ids = set(merged.samples(chosen))
-        unfinished = len(stored) - len(final)
+        # A skipped request (no tier fits the model) is deliberate: the summary counts it skipped
+        # and `run` exits 0 for it. Only failed ones (error, timeout) are left to send again.
+        unfinished = sum(1 for _, _, st, _ in stored if st in RETRYABLE and st != "skipped")
         # Repeats are uniform in a run: every sample is asked as often as the most asked one.
         repeats = 1 + max((r for _, r, _, _ in stored), default=0)
         unanswered = len(all_ids) * repeats - len({(s, r) for s, r, _, _ in stored})
