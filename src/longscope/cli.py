@@ -199,7 +199,7 @@ def longscore_command(
 
 @app.command("data")
 def data_command(
-    suite: arg(str, "A suite whose inputs to download (ruler, longbench-pro)"),
+    suite: arg(str, "A suite whose inputs to download (see `longscope list SUITE`)"),
     folder: arg(Path | None, "Where to put them (default: the cache, where runs look)") = None,
     mirror: option(str | None, "--mirror", help="Fetch each file from MIRROR/NAME instead") = None,
 ) -> None:

@@ -106,7 +106,7 @@ class Opt:
                         "repeatable (default RULER's 85.6)")
     published = option(list[str] | None, "--published", help="Published rows beside the runs: a "
                        "CSV/JSON file with a source line, or a suite's shipped table "
-                       "(longbench-pro)")
+                       "(its name: longscope list)")
     profile_out = option(Path, "--output", "-o", help="Where to write PROFILE.json")
     threshold = option(float, "--threshold", help="Absolute threshold (RULER: 85.6)")
     relative = option(float, "--relative", help="Relative threshold: a share of the shortest "
