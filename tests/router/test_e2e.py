@@ -8,6 +8,9 @@ from ..cli_helper import longscope
 
 
 @pytest.mark.model
+# Slow (make test-slow): ~16 s; a routed run on the embedded model also runs in the bench_router
+# smoke of the default run.
+@pytest.mark.slow
 def test_a_routed_run_splits_what_exceeds_the_budget(tmp_path, gemma_tokenizer) -> None:
     run = longscope(
         "run", "longctx", "--model", "llamacpp/gemma3-270m", "-S", "tiers=1", "--limit", "1",

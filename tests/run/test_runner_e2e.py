@@ -67,6 +67,9 @@ def llama_server(model_path: Path, tmp_path_factory: pytest.TempPathFactory):
         stop(proc)
 
 
+# Slow (make test-slow): ~16 s; the real llama.cpp server also runs in tests/run/test_chat_e2e.py
+# and tests/run/test_endpoints.py in the default run.
+@pytest.mark.slow
 def test_longctx_through_real_llama_server(llama_server: str, tmp_path: Path) -> None:
     # A 2K needle that fits the server's 8K window and a 16K one that does not.
     suite = create_suite(
@@ -130,6 +133,9 @@ def _cli(*args: str) -> list[str]:
     ]
 
 
+# Slow (make test-slow): ~25 s; kill and resume are also covered by tests/run/test_kill.py and
+# the bench_kill_loss smoke in the default run.
+@pytest.mark.slow
 def test_killed_run_resumes_to_the_same_result_without_duplicates(tmp_path: Path) -> None:
     reference, resumed = tmp_path / "reference", tmp_path / "resumed"
     subprocess.run(_cli(*GRID, "-o", str(reference)), check=True, capture_output=True, timeout=600)

@@ -158,6 +158,9 @@ def test_sources_are_only_for_tasks_that_use_them() -> None:
         )
 
 
+# Slow (make test-slow): ~24 s; the Hub path through `datasets` against a local mirror,
+# kept out of the default run to hold it under 15 minutes.
+@pytest.mark.slow
 def test_hub_sources_load_through_datasets(tmp_path, qwen_tokenizer, monkeypatch) -> None:
     pytest.importorskip("datasets")
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
