@@ -1,4 +1,4 @@
-"""Reading JSONL files we did not write: numbered rows, one-line errors naming file and row."""
+"""Reading JSONL and Parquet files we did not write: numbered rows, one-line errors naming the file."""
 
 from __future__ import annotations
 
@@ -53,3 +53,27 @@ def iter_jsonl(path: str | Path, what: str = "file") -> Iterator[tuple[int, Any]
         raise UsageError(f"cannot read {what} {path}: {exc.strerror or exc}") from exc
     if rows == 0:
         raise UsageError(f"{what} {path} is empty: expected one JSON object per line")
+
+
+def iter_parquet(path: str | Path) -> Iterator[tuple[int, Any]]:
+    """Yield (row number, row as a dict) for every row of a Parquet file.
+
+    pyarrow is optional (`longscope[parquet]`): without it, and for a file it cannot read, one
+    `UsageError` naming the file and what to do.
+    """
+    path = Path(path)
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError as exc:
+        raise UsageError(
+            f"{path}: reading Parquet needs pyarrow (pip install 'longscope[parquet]'), or "
+            "convert it to JSONL"
+        ) from exc
+    try:
+        table = pq.read_table(path)
+    except (OSError, ValueError, pa.ArrowException) as exc:
+        # pyarrow's messages can span lines; the first one names what is wrong.
+        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise UsageError(f"{path}: not a readable Parquet file ({reason})") from exc
+    yield from enumerate(table.to_pylist(), start=1)

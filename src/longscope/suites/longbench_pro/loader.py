@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from longscope.errors import UsageError
 from longscope.files import parse_json, read_user_text
 from longscope.hub import load_hub_rows
-from longscope.jsonl import iter_jsonl
+from longscope.jsonl import iter_jsonl, iter_parquet
 from longscope.suites.longbench_pro.schema import (
     DIFFICULTIES,
     LENGTHS,
@@ -53,20 +53,7 @@ def _raw_rows(path: Path) -> Iterator[tuple[int, Any]]:
             raise UsageError(f"{path}: expected a JSON array of samples")
         yield from enumerate(data, start=1)
     elif suffix == ".parquet":
-        try:
-            import pyarrow as pa
-            import pyarrow.parquet as pq
-        except ImportError as exc:
-            raise UsageError(
-                f"{path}: reading Parquet needs pyarrow (pip install pyarrow)"
-            ) from exc
-        try:
-            table = pq.read_table(path)
-        except (OSError, ValueError, pa.ArrowException) as exc:
-            # pyarrow's messages can span lines; the first one names what is wrong.
-            reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-            raise UsageError(f"{path}: not a readable Parquet file ({reason})") from exc
-        yield from enumerate(table.to_pylist(), start=1)
+        yield from iter_parquet(path)
     else:
         raise UsageError(f"{path}: unknown data format {suffix!r}: use .json, .jsonl or .parquet")
 

@@ -24,7 +24,7 @@ from pydantic import ValidationError
 
 from longscope.download import FileSource, Sources, fetch, suite_cache
 from longscope.errors import UsageError, describe_error
-from longscope.jsonl import iter_jsonl
+from longscope.jsonl import iter_jsonl, iter_parquet
 from longscope.suites.mrcr.schema import NEEDLES, Row
 
 REPO = "openai/mrcr"
@@ -136,20 +136,7 @@ def _raw_rows(path: Path) -> Iterator[tuple[int, Any]]:
     if path.suffix.lower() == ".jsonl":
         yield from iter_jsonl(path, "MRCR data file")
         return
-    try:
-        import pyarrow as pa
-        import pyarrow.parquet as pq
-    except ImportError as exc:
-        raise UsageError(
-            f"{path}: reading Parquet needs pyarrow (pip install 'longscope[parquet]'), or "
-            "convert it to JSONL"
-        ) from exc
-    try:
-        table = pq.read_table(path)
-    except (OSError, ValueError, pa.ArrowException) as exc:
-        reason = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise UsageError(f"{path}: not a readable Parquet file ({reason})") from exc
-    yield from enumerate(table.to_pylist(), start=1)
+    yield from iter_parquet(path)
 
 
 def data_files(path: Path) -> list[Path]:
