@@ -31,7 +31,12 @@ from longscope.errors import UsageError
 from longscope.models.base import ModelInfo
 from longscope.models.endpoints import MultiEndpointBackend
 from longscope.models.groups import prefix_key
-from longscope.models.hf.workers import DeviceFailure, WorkerDevice, start_server
+from longscope.models.hf.workers import (
+    CLOSE_GRACE_S,
+    DeviceFailure,
+    WorkerDevice,
+    start_server,
+)
 from longscope.models.memory_plan import GIB
 from longscope.text.tokenizers import Tokenizer
 from longscope.types import Generation, Request
@@ -41,6 +46,8 @@ if TYPE_CHECKING:
 
 OOM_DOWN_AFTER = 2
 """Groups in a row that ran out of memory on a device (the plan said they fit) before it is out."""
+FAILED_GRACE_S = 10.0
+"""How long a failed device's worker may take to stop before it is killed."""
 _OOM_MARK = "out of memory while running"
 _DEVICE_ERRORS = ("CUDA error", "CUBLAS_STATUS", "cuDNN error", "device-side assert", "NCCL error")
 
@@ -272,7 +279,8 @@ class DeviceSet(MultiEndpointBackend):
             )
             if failure is not None:
                 why = f"{self.labels[index]} failed: {failure}"
-                self._take_out(index, why)
+                # A failed device's running batch failed with it: nothing to wait for.
+                self._take_out(index, why, grace_s=FAILED_GRACE_S)
             elif any(g is not None and _OOM_MARK in g.error for g in finished):
                 self._oom_streak[index] += 1
                 if self._oom_streak[index] >= self.oom_down_after:
@@ -343,7 +351,7 @@ class DeviceSet(MultiEndpointBackend):
             return largest  # the plan said it fits: running it elsewhere may work
         return largest if self.capacity[largest] > self.capacity[index] else None
 
-    def _take_out(self, index: int, reason: str) -> None:
+    def _take_out(self, index: int, reason: str, grace_s: float = CLOSE_GRACE_S) -> None:
         """Give device `index` no more work and close its worker; its queued jobs fail and move
         to the others."""
         state = self.dispatcher.endpoints[index]  # type: ignore[union-attr]
@@ -352,7 +360,7 @@ class DeviceSet(MultiEndpointBackend):
         state.down, state.last_error = True, reason[:500]
         self.taken_out[index] = state.last_error
         worker = self.devices[index]
-        self._closing.append(asyncio.create_task(asyncio.to_thread(worker.close)))
+        self._closing.append(asyncio.create_task(asyncio.to_thread(worker.close, grace_s)))
 
     def _started(self, index: int) -> None:
         now = time.perf_counter()
