@@ -23,6 +23,7 @@ import concurrent.futures
 import contextlib
 import itertools
 import multiprocessing
+import multiprocessing.util
 import os
 import signal
 import sys
@@ -180,9 +181,13 @@ def _watch_parent(parent: int) -> None:
 
 
 def _exit(conn: Any, code: int) -> None:
-    # No interpreter teardown: a device in a failed state can hang in CUDA's exit handlers.
+    # No interpreter teardown: a device in a failed state can hang in CUDA's exit handlers. The
+    # semaphores this process made (tqdm's lock while loading) are released, or the resource
+    # tracker warns about them at the run's end.
     with contextlib.suppress(OSError):
         conn.close()
+    with contextlib.suppress(Exception):
+        multiprocessing.util._run_finalizers(0)  # type: ignore[attr-defined]
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)
