@@ -145,7 +145,9 @@ class HFBackend(Backend):
         if options.get("devices"):
             from longscope.models.hf.devices import DeviceSet
 
-            return DeviceSet.from_options(name, options, options["devices"], cls.from_options)
+            return DeviceSet.from_options(
+                name, options, options["devices"], cls.from_options, hf_tokenizer
+            )
         return cls(
             name,
             prompt_mode=options.get("prompt_mode", "chat"),

@@ -35,6 +35,7 @@ from longscope.models.hf.workers import (
     CLOSE_GRACE_S,
     DeviceFailure,
     WorkerDevice,
+    is_device_error,
     start_server,
 )
 from longscope.models.memory_plan import GIB
@@ -49,7 +50,6 @@ OOM_DOWN_AFTER = 2
 FAILED_GRACE_S = 10.0
 """How long a failed device's worker may take to stop before it is killed."""
 _OOM_MARK = "out of memory while running"
-_DEVICE_ERRORS = ("CUDA error", "CUBLAS_STATUS", "cuDNN error", "device-side assert", "NCCL error")
 
 
 def parse_devices(spec: str, cuda_count: int) -> list[str]:
@@ -99,24 +99,6 @@ def device_labels(devices: Sequence[str]) -> list[str]:
     return labels
 
 
-def is_device_error(exc: BaseException) -> bool:
-    """Return whether `exc` says the device itself failed (a CUDA error, its worker gone), not
-    the request."""
-    if isinstance(exc, DeviceFailure):
-        return True
-    accelerator = _accelerator_error()
-    if accelerator is not None and isinstance(exc, accelerator):
-        return True
-    return any(mark in str(exc) for mark in _DEVICE_ERRORS)
-
-
-def _accelerator_error() -> type[BaseException] | None:
-    import sys
-
-    torch = sys.modules.get("torch")
-    return getattr(torch, "AcceleratorError", None) if torch is not None else None
-
-
 class DeviceSet(MultiEndpointBackend):
     """One hf model with an engine per device, fed by the endpoints' flow-control policy."""
 
@@ -163,10 +145,11 @@ class DeviceSet(MultiEndpointBackend):
         options: dict[str, Any],
         devices: str,
         build: Callable[[str, dict[str, Any]], HFBackend],
+        tokenizer: Callable[[str], Tokenizer],
     ) -> DeviceSet:
         """Return one engine per device `devices` names, each built in its worker process by
-        `build` (the backend's own `from_options`) from the same `-M` options."""
-        from longscope.models.hf.adapter import hf_tokenizer
+        `build` (the backend's own `from_options`) from the same `-M` options; `tokenizer(name)`
+        loads the tokenizer alone, here."""
         from longscope.models.hf.kernels import import_torch
 
         if options.get("device"):
@@ -183,7 +166,7 @@ class DeviceSet(MultiEndpointBackend):
             )
             for d, label in zip(names, device_labels(names), strict=True)
         ]
-        return cls(workers, functools.partial(hf_tokenizer, name))
+        return cls(workers, functools.partial(tokenizer, name))
 
     @property
     def retries_done(self) -> int:

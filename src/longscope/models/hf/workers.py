@@ -50,10 +50,27 @@ seconds; `__main__` as multiprocessing's own default: the parent's main module, 
 CLOSE_GRACE_S = 120.0
 """How long a closing worker may finish its running batch before it is killed."""
 WATCH_PARENT_S = 0.5
+_DEVICE_ERRORS = ("CUDA error", "CUBLAS_STATUS", "cuDNN error", "device-side assert", "NCCL error")
 
 
 class DeviceFailure(RuntimeError):
     """The device failed, not the request: a CUDA error, or its worker process ended."""
+
+
+def is_device_error(exc: BaseException) -> bool:
+    """Return whether `exc` says the device itself failed (a CUDA error, its worker gone), not
+    the request."""
+    if isinstance(exc, DeviceFailure):
+        return True
+    accelerator = _accelerator_error()
+    if accelerator is not None and isinstance(exc, accelerator):
+        return True
+    return any(mark in str(exc) for mark in _DEVICE_ERRORS)
+
+
+def _accelerator_error() -> type[BaseException] | None:
+    torch = sys.modules.get("torch")
+    return getattr(torch, "AcceleratorError", None) if torch is not None else None
 
 
 # -- messages (parent -> worker: RunJob, CLOSE; worker -> parent: the others) --------------------
@@ -157,8 +174,6 @@ def _start(backend: Any, message: RunJob, send: Callable[[object], None]) -> Non
 
 
 def _kind(exc: BaseException) -> str:
-    from longscope.models.hf.devices import is_device_error
-
     if isinstance(exc, UsageError):
         return "usage"
     return "device" if is_device_error(exc) else ""
