@@ -33,6 +33,7 @@ from longscope.models.endpoints import MultiEndpointBackend
 from longscope.models.groups import prefix_key
 from longscope.models.hf.workers import (
     CLOSE_GRACE_S,
+    END_GRACE_S,
     DeviceFailure,
     WorkerDevice,
     is_device_error,
@@ -47,8 +48,6 @@ if TYPE_CHECKING:
 
 OOM_DOWN_AFTER = 2
 """Groups in a row that ran out of memory on a device (the plan said they fit) before it is out."""
-FAILED_GRACE_S = 10.0
-"""How long a failed device's worker may take to stop before it is killed."""
 _OOM_MARK = "out of memory while running"
 
 
@@ -263,7 +262,7 @@ class DeviceSet(MultiEndpointBackend):
             if failure is not None:
                 why = f"{self.labels[index]} failed: {failure}"
                 # A failed device's running batch failed with it: nothing to wait for.
-                self._take_out(index, why, grace_s=FAILED_GRACE_S)
+                self._take_out(index, why, grace_s=END_GRACE_S)
             elif any(g is not None and _OOM_MARK in g.error for g in finished):
                 self._oom_streak[index] += 1
                 if self._oom_streak[index] >= self.oom_down_after:

@@ -49,6 +49,8 @@ PRELOAD = [
 seconds; `__main__` as multiprocessing's own default: the parent's main module, guarded)."""
 CLOSE_GRACE_S = 120.0
 """How long a closing worker may finish its running batch before it is killed."""
+END_GRACE_S = 10.0
+"""How long a worker may take to stop at the run's end, or once its device failed."""
 WATCH_PARENT_S = 0.5
 _DEVICE_ERRORS = ("CUDA error", "CUBLAS_STATUS", "cuDNN error", "device-side assert", "NCCL error")
 
@@ -372,4 +374,6 @@ class WorkerDevice:
             process.join(timeout=10)
 
     async def aclose(self) -> None:
-        await asyncio.to_thread(self.close)
+        """Stop the worker at the run's end (anything still running then was given up on: a
+        cancelled run, Ctrl-C), killing it after `END_GRACE_S`."""
+        await asyncio.to_thread(self.close, END_GRACE_S)
