@@ -2,10 +2,11 @@
 each in a worker process of its own (`models/hf/workers.py`).
 
 Each device has its own `HFBackend` in its own process (weights loaded once per device, all devices
-in parallel; no GIL or torch switch shared between devices) and so its own memory plan. Which document goes where is `models/flow.py`'s policy, the one several
-endpoints use: longest prefill first, prefix affinity (a document's repeats and modes, which travel
-as one group, stay on one device), the device with the fewest prompt tokens outstanding otherwise,
-a cap on what each device holds queued. The async glue is `MultiEndpointBackend`'s.
+in parallel; no GIL or torch switch shared between devices) and so its own memory plan. Which
+document goes where is `models/flow.py`'s policy, the one several endpoints use: longest prefill
+first, prefix affinity (a document's repeats and modes, which travel as one group, stay on one
+device), the device with the fewest prompt tokens outstanding otherwise, a cap on what each device
+holds queued. The async glue is `MultiEndpointBackend`'s.
 
 What may move to another device, and what may not:
 - a request skipped as `insufficient_vram` by a device goes once to the largest device not yet
@@ -133,9 +134,9 @@ class DeviceSet(MultiEndpointBackend):
         self._last = [0.0] * len(workers)
         self._closing: list[asyncio.Task[None]] = []
         self.moved = 0
+        """Groups sent again to another device (a device out, out of memory, too small)."""
         self.taken_out: dict[int, str] = {}
         """Devices taken out, with why (kept: later failures of their queued jobs say less)."""
-        """Groups sent again to another device (a device out, out of memory, too small)."""
 
     @classmethod
     def from_options(
