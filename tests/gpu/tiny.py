@@ -73,3 +73,54 @@ def tiny_qwen2(
     with torch.no_grad():
         model.lm_head.weight.mul_(8.0)
     return model.eval()
+
+
+def tiny_device(
+    device: str = "cpu",
+    *,
+    fault: str = "",
+    fail_after: int = 1,
+    mark: str = "",
+    spare_gib: float | None = None,
+) -> Any:
+    """Return an `HFBackend` over the devices tests' tiny model (built where it is called: in a
+    device's worker process). With `fault`, the real model fails from its `fail_after`-th forward
+    on, as a failing device does: "cuda" raises a CUDA error, "oom" an out-of-memory error,
+    "assert" runs a real device-side assert, "kill" kills the worker process; each time is
+    appended to the file `mark`. `spare_gib`: the memory the plan may use beside the weights."""
+    import os
+    import signal
+
+    import torch
+
+    from longscope.models.hf import HFBackend
+    from longscope.models.memory_plan import GIB
+
+    tok = tiny_tokenizer()
+    # The same seed on every device: the same weights everywhere, as from one folder.
+    model = tiny_qwen2(vocab_size=len(tok), layers=1, hidden=32, heads=2, kv_heads=1, device=device)
+    backend = HFBackend("tiny", model=model, tokenizer=tok, device=device, prefill_chunk=64)
+    if spare_gib is not None:
+        backend.engine.vram_gib = backend.engine.held_bytes() / GIB + spare_gib
+    if not fault:
+        return backend
+    calls = [0]
+
+    def hook(module: Any, args: Any, output: Any) -> Any:
+        calls[0] += 1
+        if calls[0] < fail_after:
+            return output
+        if mark:
+            with open(mark, "a") as f:
+                f.write(f"{fault}\n")
+        if fault == "kill":
+            os.kill(os.getpid(), signal.SIGKILL)
+        if fault == "oom":
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate")
+        if fault == "assert":
+            index = torch.tensor([1 << 20], device=device)
+            torch.zeros(4, device=device)[index].sum().item()  # a real device-side assert
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+    model.register_forward_hook(hook)
+    return backend

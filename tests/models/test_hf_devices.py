@@ -1,19 +1,30 @@
-"""`-M devices=`: one hf engine per device, on two CPU engines (real tiny models, real engines).
+"""`-M devices=`: one hf engine per device, each in its worker process, on two CPU engines (real
+tiny models, real engines, real processes).
 
-Faults are provoked inside the real model (a forward hook that raises what a failing GPU raises),
-never by a stand-in engine.
+Faults are provoked inside the real model in the worker (a forward hook that raises what a failing
+GPU raises, or kills its process: `tests/gpu/tiny.py`'s `tiny_device`), never by a stand-in engine.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections import Counter
+import functools
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
 from longscope.errors import UsageError
 from longscope.models.hf.devices import device_labels, is_device_error, parse_devices
+from longscope.models.hf.workers import DeviceFailure
 from longscope.types import GenerationConfig, Request
+
+ROOT = Path(__file__).parents[2]
 
 WORDS = "The quick brown fox jumps over the lazy dog. The secret number is 4821. "
 QUESTION = "Question: what is the secret number? Answer:"
@@ -37,6 +48,7 @@ def test_devices_option_names_engines() -> None:
 
 def test_device_errors_are_told_from_request_errors() -> None:
     assert is_device_error(RuntimeError("CUDA error: an illegal memory access was encountered"))
+    assert is_device_error(DeviceFailure("cuda:1: its worker process ended (killed by SIGKILL)"))
     assert not is_device_error(ValueError("bad token id"))
 
 
@@ -61,11 +73,19 @@ def _backend(tok, device: str = "cpu", **kwargs):  # type: ignore[no-untyped-def
     return HFBackend("tiny", model=model, tokenizer=tok, device=device, prefill_chunk=64, **kwargs)
 
 
-def _devices(tok, names: tuple[str, ...] = ("cpu", "cpu"), **kwargs):  # type: ignore[no-untyped-def]
+def _devices(tok, names: tuple[str, ...] = ("cpu", "cpu"), faults=None, **kwargs):  # type: ignore[no-untyped-def]
+    """Return a DeviceSet over one worker process per name; `faults[i]`: `tiny_device`'s fault
+    options for device i."""
+    from longscope.models.hf import HFTokenizerAdapter
     from longscope.models.hf.devices import DeviceSet
+    from longscope.models.hf.workers import WorkerDevice
+    from tests.gpu.tiny import tiny_device
 
-    backends = [_backend(tok, name) for name in names]
-    return DeviceSet(backends, labels=device_labels(list(names)), **kwargs)
+    workers = [
+        WorkerDevice(functools.partial(tiny_device, name, **(faults or {}).get(i, {})), label)
+        for i, (name, label) in enumerate(zip(names, device_labels(list(names)), strict=True))
+    ]
+    return DeviceSet(workers, lambda: HFTokenizerAdapter(tok, "tiny"), **kwargs)
 
 
 def _documents(count: int = 6, repeats: int = 2) -> list[list[Request]]:
@@ -110,19 +130,9 @@ def reference(tok):  # type: ignore[no-untyped-def]
     return texts
 
 
-def _fail_after(backend, calls: int, exc: BaseException) -> Counter:  # type: ignore[no-untyped-def]
-    """Make the device's model raise `exc` from its `calls`-th forward on (a failing device)."""
-    seen: Counter = Counter()
-
-    def hook(module, args, output):  # type: ignore[no-untyped-def]
-        seen["calls"] += 1
-        if seen["calls"] >= calls:
-            seen["raised"] += 1
-            raise exc
-        return output
-
-    backend._model.register_forward_hook(hook)
-    return seen
+def _raised(mark: Path) -> int:
+    """Return how many times a worker's fault fired (each is a line in `mark`)."""
+    return len(mark.read_text().splitlines()) if mark.exists() else 0
 
 
 def test_documents_spread_over_devices_with_their_repeats_together(tok, reference) -> None:  # type: ignore[no-untyped-def]
@@ -146,15 +156,15 @@ def test_documents_spread_over_devices_with_their_repeats_together(tok, referenc
         assert 0 < s["busy_share"] <= 1 and not s["down"]
 
 
-def test_a_device_that_fails_hands_its_unfinished_documents_to_the_other(tok, reference) -> None:  # type: ignore[no-untyped-def]
-    devices = _devices(tok)
-    asyncio.run(devices.info())
+def test_a_device_that_fails_hands_its_unfinished_documents_to_the_other(
+    tok, reference, tmp_path
+) -> None:  # type: ignore[no-untyped-def]
     # Device 1 fails a while into the run: what it finished stays, the rest moves to device 0.
-    seen = _fail_after(
-        devices.devices[1], 12, RuntimeError("CUDA error: an illegal memory access was encountered")
-    )
+    mark = tmp_path / "raised"
+    devices = _devices(tok, faults={1: {"fault": "cuda", "fail_after": 12, "mark": str(mark)}})
+    asyncio.run(devices.info())
     results = asyncio.run(_run(devices, _documents()))
-    assert seen["raised"] >= 1
+    assert _raised(mark) >= 1
     assert _texts(results) == reference  # nothing lost, every answer as one device gives it
     stats = {s["endpoint"]: s for s in devices.stats()}
     assert stats["cpu#1"]["down"] and "CUDA error" in stats["cpu#1"]["last_error"]
@@ -169,13 +179,8 @@ def test_a_device_that_fails_hands_its_unfinished_documents_to_the_other(tok, re
 
 
 def test_a_device_out_of_memory_again_and_again_is_taken_out(tok, reference) -> None:  # type: ignore[no-untyped-def]
-    import torch
-
-    devices = _devices(tok)
+    devices = _devices(tok, faults={1: {"fault": "oom"}})
     asyncio.run(devices.info())
-    _fail_after(
-        devices.devices[1], 1, torch.OutOfMemoryError("CUDA out of memory. Tried to allocate")
-    )
     results = asyncio.run(_run(devices, _documents()))
     assert _texts(results) == reference
     stats = {s["endpoint"]: s for s in devices.stats()}
@@ -185,11 +190,7 @@ def test_a_device_out_of_memory_again_and_again_is_taken_out(tok, reference) -> 
 
 
 def test_a_document_that_fits_no_device_is_skipped_with_the_largest_devices_numbers(tok) -> None:  # type: ignore[no-untyped-def]
-    from longscope.models.memory_plan import GIB
-
-    devices = _devices(tok)
-    for backend, spare in zip(devices.devices, (0.1, 0.2), strict=True):
-        backend.engine.vram_gib = backend.engine.held_bytes() / GIB + spare
+    devices = _devices(tok, faults={0: {"spare_gib": 0.1}, 1: {"spare_gib": 0.2}})
     asyncio.run(devices.info())
     assert asyncio.run(devices.info()).details["device_free_gib"] == [0.1, 0.2]
     results = asyncio.run(_run(devices, _documents(count=2)))
@@ -211,17 +212,17 @@ def test_devices_through_the_options(tok) -> None:  # type: ignore[no-untyped-de
     backend = create_backend("hf/some-folder", {"devices": "cpu,cpu", "max_batch": 4})
     assert isinstance(backend, DeviceSet)
     assert backend.labels == ["cpu#0", "cpu#1"]
-    assert [b.engine.max_batch for b in backend.devices] == [4, 4]
-    assert [b.device_name for b in backend.devices] == ["cpu", "cpu"]
+    # What each worker process builds: the same options, its own device.
+    assert [b.build.args[1]["max_batch"] for b in backend.devices] == [4, 4]
+    assert [b.build.args[1]["device"] for b in backend.devices] == ["cpu", "cpu"]
+    assert all(b.pid is None for b in backend.devices)  # nothing started before it is asked
     with pytest.raises(UsageError, match="exclude each other"):
         create_backend("hf/some-folder", {"devices": "cpu,cpu", "device": "cpu"})
 
 
 def test_when_every_device_is_out_what_is_left_is_an_error(tok) -> None:  # type: ignore[no-untyped-def]
-    devices = _devices(tok)
+    devices = _devices(tok, faults={0: {"fault": "cuda"}, 1: {"fault": "cuda"}})
     asyncio.run(devices.info())
-    for backend in devices.devices:
-        _fail_after(backend, 1, RuntimeError("CUDA error: unspecified launch failure"))
     results = asyncio.run(_run(devices, _documents(count=3)))
     for group in results:
         assert [g.status for g in group] == ["error", "error"]
@@ -230,7 +231,84 @@ def test_when_every_device_is_out_what_is_left_is_an_error(tok) -> None:  # type
     assert all(s["down"] for s in devices.stats())
 
 
-def test_devices_through_the_cli(tok, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_worker_process_killed_mid_run_hands_its_documents_to_the_other(tok, reference) -> None:  # type: ignore[no-untyped-def]
+    devices = _devices(tok, faults={1: {"fault": "kill", "fail_after": 6}})
+    asyncio.run(devices.info())
+    pid = devices.devices[1].pid
+    results = asyncio.run(_run(devices, _documents()))
+    assert _texts(results) == reference  # nothing lost
+    stats = {s["endpoint"]: s for s in devices.stats()}
+    assert stats["cpu#1"]["down"] and not stats["cpu#0"]["down"]
+    assert "worker process ended (killed by SIGKILL)" in stats["cpu#1"]["last_error"]
+    assert not Path(f"/proc/{pid}").exists() or _zombie(pid)
+    moved = [key for key, where in devices.served.items() if len(where) > 1]
+    assert moved and all(devices.served[key] == ["cpu#1", "cpu#0"] for key in moved)
+
+
+def _zombie(pid: int) -> bool:
+    return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] == "Z"
+
+
+def _tagged(tag: str) -> list[int]:
+    """Return the live processes whose environment holds `tag` (a run's workers inherit it)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            if tag.encode() in (entry / "environ").read_bytes() and not _zombie(int(entry.name)):
+                found.append(int(entry.name))
+        except OSError:
+            continue  # gone meanwhile, or not ours
+    return found
+
+
+def _gone_within(tag: str, seconds: float) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while (left := _tagged(tag)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    return left
+
+
+KILLED_PARENT = """
+import asyncio, json, sys, time
+sys.path.insert(0, sys.argv[1])
+from tests.gpu.tiny import tiny_tokenizer
+from tests.models.test_hf_devices import _devices
+
+devices = _devices(tiny_tokenizer())
+asyncio.run(devices.info())
+print(json.dumps([w.pid for w in devices.devices]), flush=True)
+time.sleep(600)
+"""
+
+
+def test_workers_end_when_their_parent_is_killed(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    pytest.importorskip("torch")
+    tag = f"LONGSCOPE_TEST_TAG=killed-{os.getpid()}-{time.time_ns()}"
+    env = {**os.environ, tag.split("=")[0]: tag.split("=")[1]}
+    parent = subprocess.Popen(
+        [sys.executable, "-c", KILLED_PARENT, str(ROOT)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+    )
+    try:
+        line = parent.stdout.readline()  # type: ignore[union-attr]
+        assert line, parent.stderr.read()[-3000:]  # type: ignore[union-attr]
+        pids = json.loads(line)
+        assert len(pids) == 2 and all(Path(f"/proc/{p}").exists() for p in pids)
+        parent.send_signal(signal.SIGKILL)  # no cleanup of its own runs
+        parent.wait(timeout=30)
+        assert _gone_within(tag, 15) == []
+    finally:
+        if parent.poll() is None:
+            parent.kill()
+
+
+def test_devices_through_the_cli(tok, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from longscope.run.merge import endpoint_history
     from longscope.run.store import RunStore
     from tests.cli_helper import longscope
@@ -241,6 +319,8 @@ def test_devices_through_the_cli(tok, tmp_path) -> None:  # type: ignore[no-unty
     model.save_pretrained(str(folder))
     tok.save_pretrained(str(folder))
     out = tmp_path / "run"
+    tag = f"cli-{os.getpid()}-{time.time_ns()}"
+    monkeypatch.setenv("LONGSCOPE_TEST_TAG", tag)
     done = longscope(
         "run", "longctx", "--model", f"hf/{folder}", "-M", "prompt_mode=completion",
         "-M", "devices=cpu,cpu", "-M", "max_batch=2", "-S", "lengths=1k",
@@ -256,3 +336,4 @@ def test_devices_through_the_cli(tok, tmp_path) -> None:  # type: ignore[no-unty
     figures = endpoint_history(out, run_id)[-1]
     assert [d["endpoint"] for d in figures] == ["cpu#0", "cpu#1"]
     assert sum(d["ok_requests"] for d in figures) == 3  # a group per document, each stored once
+    assert _gone_within(f"LONGSCOPE_TEST_TAG={tag}", 10) == []  # no worker outlives the run

@@ -70,6 +70,15 @@ class HFTokenizerAdapter:
         return self._tok.decode(list(ids), skip_special_tokens=True)
 
 
+def hf_tokenizer(name: str) -> HFTokenizerAdapter:
+    """Return the tokenizer of the Hub model or folder `name` alone (no weights loaded)."""
+    _torch, transformers = import_torch()
+    try:
+        return HFTokenizerAdapter(transformers.AutoTokenizer.from_pretrained(name), name)
+    except OSError as exc:
+        raise UsageError(f"cannot load {name!r}: {exc}") from exc
+
+
 class HFBackend(Backend):
     """One transformers causal LM on one device, driven by one engine thread (`engine`).
 
@@ -136,7 +145,9 @@ class HFBackend(Backend):
         if options.get("devices"):
             from longscope.models.hf.devices import DeviceSet
 
-            return DeviceSet.from_options(name, options, options["devices"], cls.from_options)
+            return DeviceSet.from_options(
+                name, options, options["devices"], cls.from_options, hf_tokenizer
+            )
         return cls(
             name,
             prompt_mode=options.get("prompt_mode", "chat"),

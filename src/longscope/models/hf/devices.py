@@ -1,24 +1,28 @@
-"""One hf model on several devices of a host (`-M devices=all|0,1,...`): one engine per device.
+"""One hf model on several devices of a host (`-M devices=all|0,1,...`): one engine per device,
+each in a worker process of its own (`models/hf/workers.py`).
 
-Each device has its own `HFBackend` (weights loaded once per device, all devices in parallel) and
-so its own memory plan. Which document goes where is `models/flow.py`'s policy, the one several
-endpoints use: longest prefill first, prefix affinity (a document's repeats and modes, which travel
-as one group, stay on one device), the device with the fewest prompt tokens outstanding otherwise,
-a cap on what each device holds queued. The async glue is `MultiEndpointBackend`'s.
+Each device has its own `HFBackend` in its own process (weights loaded once per device, all devices
+in parallel; no GIL or torch switch shared between devices) and so its own memory plan. Which
+document goes where is `models/flow.py`'s policy, the one several endpoints use: longest prefill
+first, prefix affinity (a document's repeats and modes, which travel as one group, stay on one
+device), the device with the fewest prompt tokens outstanding otherwise, a cap on what each device
+holds queued. The async glue is `MultiEndpointBackend`'s.
 
 What may move to another device, and what may not:
 - a request skipped as `insufficient_vram` by a device goes once to the largest device not yet
   tried when that one is larger; a request that fits no device keeps the largest device's numbers;
 - a request skipped after an out-of-memory error while running goes to a device not yet tried;
   a device with `OOM_DOWN_AFTER` such groups in a row is taken out;
-- a CUDA error (or an engine that was closed) takes the device out; the members of its jobs that
-  have no generation yet go to the others, those that finished keep theirs (nothing runs twice).
+- a CUDA error, an engine that was closed, or a worker process that ended (killed, crashed) takes
+  the device out; the members of its jobs that have no generation yet go to the others, those
+  that finished keep theirs (nothing is stored twice).
 When every device is out, what is left ends as `error` (stored; a resumed run sends it again).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -28,8 +32,16 @@ from longscope.errors import UsageError
 from longscope.models.base import ModelInfo
 from longscope.models.endpoints import MultiEndpointBackend
 from longscope.models.groups import prefix_key
-from longscope.models.hf.members import Member
+from longscope.models.hf.workers import (
+    CLOSE_GRACE_S,
+    END_GRACE_S,
+    DeviceFailure,
+    WorkerDevice,
+    is_device_error,
+    start_server,
+)
 from longscope.models.memory_plan import GIB
+from longscope.text.tokenizers import Tokenizer
 from longscope.types import Generation, Request
 
 if TYPE_CHECKING:
@@ -38,7 +50,6 @@ if TYPE_CHECKING:
 OOM_DOWN_AFTER = 2
 """Groups in a row that ran out of memory on a device (the plan said they fit) before it is out."""
 _OOM_MARK = "out of memory while running"
-_DEVICE_ERRORS = ("CUDA error", "CUBLAS_STATUS", "cuDNN error", "device-side assert", "NCCL error")
 
 
 def parse_devices(spec: str, cuda_count: int) -> list[str]:
@@ -88,25 +99,6 @@ def device_labels(devices: Sequence[str]) -> list[str]:
     return labels
 
 
-def is_device_error(exc: BaseException) -> bool:
-    """Return whether `exc` says the device itself failed (a CUDA error), not the request."""
-    accelerator = _accelerator_error()
-    if accelerator is not None and isinstance(exc, accelerator):
-        return True
-    return any(mark in str(exc) for mark in _DEVICE_ERRORS)
-
-
-def _accelerator_error() -> type[BaseException] | None:
-    import sys
-
-    torch = sys.modules.get("torch")
-    return getattr(torch, "AcceleratorError", None) if torch is not None else None
-
-
-def _encode(backend: HFBackend, requests: Sequence[Request]) -> list[list[int]]:
-    return [backend.encode_request(r) for r in requests]
-
-
 class DeviceSet(MultiEndpointBackend):
     """One hf model with an engine per device, fed by the endpoints' flow-control policy."""
 
@@ -118,31 +110,33 @@ class DeviceSet(MultiEndpointBackend):
 
     def __init__(
         self,
-        backends: Sequence[HFBackend],
+        workers: Sequence[WorkerDevice],
+        tokenizer: Callable[[], Tokenizer],
         *,
-        labels: Sequence[str] | None = None,
         token_cap: int | None = None,
         oom_down_after: int = OOM_DOWN_AFTER,
     ) -> None:
-        labels = list(labels or [b.device_name or f"device{i}" for i, b in enumerate(backends)])
         # Failures are judged here (device errors, out of memory), not by the request streaks
         # that bench an endpoint.
-        super().__init__(backends, labels=labels, token_cap=token_cap, bench_after=1 << 30)
-        self.devices: list[HFBackend] = list(backends)
+        labels = [w.label for w in workers]
+        super().__init__(workers, labels=labels, token_cap=token_cap, bench_after=1 << 30)  # type: ignore[arg-type]
+        self.devices: list[WorkerDevice] = list(workers)
+        self._load_tokenizer = tokenizer
+        self._tokenizer: Tokenizer | None = None
         self.oom_down_after = oom_down_after
-        self.capacity: list[int] = [0] * len(backends)
+        self.capacity: list[int] = [0] * len(workers)
         """Each device's free bytes once its weights are loaded (how large it is for a request)."""
-        self._oom_streak = [0] * len(backends)
-        self._busy = [0.0] * len(backends)
-        self._busy_since: list[float | None] = [None] * len(backends)
-        self._jobs = [0] * len(backends)
-        self._first = [0.0] * len(backends)
-        self._last = [0.0] * len(backends)
+        self._oom_streak = [0] * len(workers)
+        self._busy = [0.0] * len(workers)
+        self._busy_since: list[float | None] = [None] * len(workers)
+        self._jobs = [0] * len(workers)
+        self._first = [0.0] * len(workers)
+        self._last = [0.0] * len(workers)
         self._closing: list[asyncio.Task[None]] = []
         self.moved = 0
+        """Groups sent again to another device (a device out, out of memory, too small)."""
         self.taken_out: dict[int, str] = {}
         """Devices taken out, with why (kept: later failures of their queued jobs say less)."""
-        """Groups sent again to another device (a device out, out of memory, too small)."""
 
     @classmethod
     def from_options(
@@ -151,18 +145,28 @@ class DeviceSet(MultiEndpointBackend):
         options: dict[str, Any],
         devices: str,
         build: Callable[[str, dict[str, Any]], HFBackend],
+        tokenizer: Callable[[str], Tokenizer],
     ) -> DeviceSet:
-        """Return one engine per device `devices` names, each built by `build` (the backend's
-        own `from_options`) from the same `-M` options."""
+        """Return one engine per device `devices` names, each built in its worker process by
+        `build` (the backend's own `from_options`) from the same `-M` options; `tokenizer(name)`
+        loads the tokenizer alone, here."""
         from longscope.models.hf.kernels import import_torch
 
         if options.get("device"):
             raise UsageError("-M device and -M devices exclude each other: give one of them")
+        start_server()  # the workers' imports overlap this process's own
         torch, _ = import_torch()
         cuda = torch.cuda.device_count() if torch.cuda.is_available() else 0
         names = parse_devices(devices, cuda)
-        backends = [build(name, {**options, "device": d, "devices": None}) for d in names]
-        return cls(backends, labels=device_labels(names))
+        workers = [
+            WorkerDevice(
+                functools.partial(build, name, {**options, "device": d, "devices": None}),
+                label,
+                name=f"hf/{name}",
+            )
+            for d, label in zip(names, device_labels(names), strict=True)
+        ]
+        return cls(workers, functools.partial(tokenizer, name))
 
     @property
     def retries_done(self) -> int:
@@ -173,9 +177,9 @@ class DeviceSet(MultiEndpointBackend):
         info = await super()._load_info()
         assert self.dispatcher is not None
         free = []
-        for i, backend in enumerate(self.devices):
-            usable = not self.dispatcher.endpoints[i].down and backend._model is not None
-            self.capacity[i] = backend.free_bytes() if usable else 0
+        for i, worker in enumerate(self.devices):
+            usable = not self.dispatcher.endpoints[i].down and worker.ready
+            self.capacity[i] = worker.free_bytes() if usable else 0
             free.append(round(self.capacity[i] / GIB, 2))
         self._info = replace(
             info,
@@ -189,8 +193,11 @@ class DeviceSet(MultiEndpointBackend):
         )
         return self._info
 
-    def tokenizer(self) -> Any:
-        return self.devices[0].tokenizer()
+    def tokenizer(self) -> Tokenizer:
+        """Return the model's tokenizer, loaded here in the parent (counting prompts' tokens)."""
+        if self._tokenizer is None:
+            self._tokenizer = self._load_tokenizer()
+        return self._tokenizer
 
     async def generate(self, request: Request) -> Generation:
         return (await self.generate_group([request]))[0]
@@ -210,7 +217,6 @@ class DeviceSet(MultiEndpointBackend):
         cost = max(r.prompt_tokens or max(1, len(r.text) // 4) for r in requests)
         results: list[Generation | None] = [None] * len(requests)
         todo = list(range(len(requests)))
-        ids: list[list[int]] | None = None
         tried: list[str] = []
         why = ""
         while todo:
@@ -219,18 +225,13 @@ class DeviceSet(MultiEndpointBackend):
             if index is None:
                 why = "every device is out"
                 break
-            backend = self.devices[index]
-            if ids is None:
-                ids = await asyncio.to_thread(_encode, backend, requests)
             tried.append(self.labels[index])
             for i in todo:
                 self.served.setdefault((requests[i].sample_id, requests[i].repeat), []).append(
                     self.labels[index]
                 )
             try:
-                finished, failure = await self._run_on(
-                    index, [Member(requests[i], ids[i]) for i in todo]
-                )
+                finished, failure = await self._run_on(index, [requests[i] for i in todo])
             except BaseException:  # cancelled, or the request's own error: the slot is free again
                 dispatcher.finish(ticket, index, time.perf_counter(), failed=False)
                 self._pump()
@@ -261,7 +262,8 @@ class DeviceSet(MultiEndpointBackend):
             )
             if failure is not None:
                 why = f"{self.labels[index]} failed: {failure}"
-                self._take_out(index, why)
+                # A failed device's running batch failed with it: nothing to wait for.
+                self._take_out(index, why, grace_s=END_GRACE_S)
             elif any(g is not None and _OOM_MARK in g.error for g in finished):
                 self._oom_streak[index] += 1
                 if self._oom_streak[index] >= self.oom_down_after:
@@ -285,19 +287,19 @@ class DeviceSet(MultiEndpointBackend):
         return [g for g in results if g is not None]
 
     async def _run_on(
-        self, index: int, members: list[Member]
+        self, index: int, requests: list[Request]
     ) -> tuple[list[Generation | None], BaseException | None]:
-        """Run `members` as one job on device `index`; return what finished (None where nothing
+        """Run `requests` as one job on device `index`; return what finished (None where nothing
         did) and the device's failure, if it failed."""
         state = self.dispatcher.endpoints[index]  # type: ignore[union-attr]
         if state.down:
-            return [None] * len(members), RuntimeError(state.last_error or "the device is out")
+            return [None] * len(requests), RuntimeError(state.last_error or "the device is out")
         self._started(index)
         try:
-            job = self.devices[index].engine.submit(members)
-        except RuntimeError as exc:  # closed as it was taken out
+            job = self.devices[index].submit(requests)
+        except DeviceFailure as exc:  # its worker is gone
             self._ended(index)
-            return [None] * len(members), exc
+            return [None] * len(requests), exc
         try:
             await asyncio.wrap_future(job.future)
             failure = None
@@ -332,15 +334,16 @@ class DeviceSet(MultiEndpointBackend):
             return largest  # the plan said it fits: running it elsewhere may work
         return largest if self.capacity[largest] > self.capacity[index] else None
 
-    def _take_out(self, index: int, reason: str) -> None:
-        """Give device `index` no more work; its queued jobs fail and move to the others."""
+    def _take_out(self, index: int, reason: str, grace_s: float = CLOSE_GRACE_S) -> None:
+        """Give device `index` no more work and close its worker; its queued jobs fail and move
+        to the others."""
         state = self.dispatcher.endpoints[index]  # type: ignore[union-attr]
         if state.down:
             return
         state.down, state.last_error = True, reason[:500]
         self.taken_out[index] = state.last_error
-        engine = self.devices[index].engine
-        self._closing.append(asyncio.create_task(asyncio.to_thread(engine.close)))
+        worker = self.devices[index]
+        self._closing.append(asyncio.create_task(asyncio.to_thread(worker.close, grace_s)))
 
     def _started(self, index: int) -> None:
         now = time.perf_counter()
