@@ -33,7 +33,9 @@ def _samples(rng: random.Random, count: int) -> list[dict]:
     samples = []
     for i in range(count):
         task = tasks[i % len(tasks)]
-        gold = [f"[{rng.randint(1, 40)}]" for _ in range(rng.randint(1, 8))]
+        # Distinct items, as LongBench Pro's golds are (orderings, sets of paragraph numbers): a
+        # repeated gold item lets the pairwise metric exceed 1, which no real sample can.
+        gold = [f"[{n}]" for n in rng.sample(range(1, 41), rng.randint(1, 8))]
         samples.append(
             {
                 "id": f"s{i}",
