@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from longscope.errors import UsageError
-from longscope.models.scripted import ScriptedBackend, every
+from longscope.models.scripted import Failure, ScriptedBackend, every
 from longscope.router import describe_routes, load_profile, with_router
 from longscope.router.backend import REDUCE_INTRO, RoutedBackend, describe_plan
 from longscope.router.decide import MAP_NOTE, NOT_HERE
@@ -128,6 +128,7 @@ def test_calls_for_counts_the_parts_and_the_combining_call(qwen_tokenizer) -> No
     # Without a count, about 3 characters a token.
     uncounted = replace(at, prompt="x" * 3000, prompt_tokens=0)
     assert routed.calls_for(uncounted) == 1
+    assert routed.calls_for(replace(uncounted, prompt="x" * 3002)) == 1  # 1000 whole tokens
     assert routed.calls_for(replace(uncounted, prompt="x" * 3003)) == 4
     for strategy in ("truncate", "retrieve"):
         one = with_router(inner, None, length=1016, strategy=strategy)
@@ -169,6 +170,14 @@ def test_the_length_comes_from_the_basis_asked_or_the_length_given(
     assert with_router(inner, path, basis="relative").length == 6144
     assert with_router(inner, path, length=2048).length == 2048
     assert with_router(inner, None, length=300, scorer="e5").scorer == "e5"
+
+
+def test_the_wrapper_defaults_to_map_reduce_on_the_absolute_basis_scored_by_bm25(
+    qwen_tokenizer,
+) -> None:
+    routed = RoutedBackend(_scripted("x", qwen_tokenizer), None, length=4096)
+    assert (routed.strategy, routed.basis, routed.scorer) == ("map-reduce", "absolute", "bm25")
+    assert routed.profile is None and routed.length == 4096
 
 
 def test_bad_settings_are_one_line_naming_what_to_do(qwen_tokenizer, tmp_path) -> None:
@@ -248,6 +257,8 @@ def test_a_refused_prompt_sends_nothing_and_is_an_error(qwen_tokenizer) -> None:
 @pytest.mark.parametrize("mode", ["completion", "chat"])
 def test_truncate_sends_one_prompt_in_the_requests_own_mode(qwen_tokenizer, mode) -> None:
     request = _request(150, mode=mode)
+    # As a suite sends it: counted (the router trusts the count; the inner backend must not).
+    request = replace(request, prompt_tokens=len(qwen_tokenizer.encode(request.text)))
     inner = _scripted(" violet", qwen_tokenizer, prompt_mode=mode)
     generation = _generate(with_router(inner, None, length=600, strategy="truncate"), request)
     (sent,) = inner.requests
@@ -317,13 +328,18 @@ def test_one_answering_part_is_the_answer_and_every_call_still_counts(qwen_token
 
 def test_when_every_part_fails_no_reduce_is_sent_and_the_failure_is_kept(qwen_tokenizer) -> None:
     request = _request(150)
-    inner = _scripted(" violet", qwen_tokenizer, fault=every(1, "timeout", "took too long"))
+
+    def fault(r: Request, number: int) -> Failure:
+        return Failure("timeout", f"part {_part(r)} took too long")
+
+    inner = _scripted(" violet", qwen_tokenizer, fault=fault)
     generation = _generate(with_router(inner, None, length=1024), request)
     plan = generation.route
     count = len(plan["chunks"])
     assert len(inner.requests) == count == plan["calls"] and count >= 3
     assert plan["reduce"] == "skipped: every part failed"
-    assert generation.status == "timeout" and generation.error == "took too long"
+    # The answer is the last call's failure, the calls and time of all of them.
+    assert generation.status == "timeout" and generation.error == f"part {count} took too long"
     assert [c["status"] for c in plan["chunks"]] == ["timeout"] * count
     assert generation.latency_s == round(CALL_S * count, 3)
 
@@ -447,3 +463,20 @@ def test_the_map_prompts_carry_the_part_note_and_the_whole_context(qwen_tokenize
         assert len(qwen_tokenizer.encode(sent.prompt)) <= 1024 - 16
         rebuilt += sent.prompt[len(HEAD) : -len(note + TAIL)]
     assert rebuilt == request.parts.context
+
+
+def test_retrieve_scores_with_the_scorer_asked(qwen_tokenizer) -> None:
+    filler = list(itertools.islice(filler_sentences("en", 2), 60))
+    filler.insert(30, "The vault code for marigold-lantern is 55102.")
+    context = " ".join(filler)
+    tail = "\n\nQuestion: What is the vault code for marigold-lantern?\nAnswer:"
+    request = Request("s1", 0, "completion", prompt=HEAD + context + tail,
+                      config=GenerationConfig(max_tokens=16),
+                      parts=PromptParts(HEAD, context, tail))  # fmt: skip
+    for scorer in ("bm25", "e5"):
+        inner = _scripted(" 55102", qwen_tokenizer)
+        routed = with_router(inner, None, length=400, strategy="retrieve", scorer=scorer)
+        generation = _generate(routed, request)
+        (sent,) = inner.requests
+        assert generation.route["retrieval"]["scorer"] == scorer and "55102" in sent.prompt
+        assert len(qwen_tokenizer.encode(sent.prompt)) <= 400 - 16
