@@ -292,3 +292,77 @@ def test_route_takes_the_length_from_a_profile_and_refuses_what_it_cannot_cut(
     assert generation.route["decision"] == "pass" and inner.requests[-1] == replace(
         completion, parts=PromptParts("Say ", "hi", ".")
     )
+
+
+def test_a_context_that_occurs_twice_is_cut_where_it_first_occurs(qwen_tokenizer) -> None:
+    from longscope.models.scripted import ScriptedBackend
+    from longscope.router import route
+
+    document = _document(200)
+    content = document + "\n|\n" + document
+    tokens = _counted(qwen_tokenizer, content)
+    budget = tokens - 1000
+    cut = fit([Message("user", content)], budget, qwen_tokenizer, max_tokens=0,
+              strategy="truncate", context=document)  # fmt: skip
+    ((sent,),) = cut.parts
+    assert cut.action == "truncate" and sent.content.endswith("\n|\n" + document)
+    assert not sent.content.startswith(document + "\n|\n")
+    request = _chat(content)
+    inner = ScriptedBackend("m", answer="ok", tokenizer=qwen_tokenizer)
+    asyncio.run(route(inner, request, budget + 16, strategy="truncate", context=document))
+    (sent_request,) = inner.requests
+    assert sent_request.messages[0].content.endswith("\n|\n" + document)
+    assert not sent_request.messages[0].content.startswith(document + "\n|\n")
+
+
+def test_the_other_messages_are_the_question_and_the_reason_says_the_choice(
+    qwen_tokenizer,
+) -> None:
+    document = _document(900, "The locker code for amber-falcon is 8812.")
+    document = document.replace(". ", ". Model XX-7 is grey. ", 1)  # "xx": a rare word
+    messages = [
+        Message("system", "Answer from the document."),
+        Message("user", document),
+        Message("user", "What is the locker code for amber-falcon?"),
+    ]
+    decision = fit(messages, 2048, qwen_tokenizer, max_tokens=32)
+    chosen = decision.plan["combination"]
+    assert decision.action == "retrieve"
+    assert chosen["named"] == ["locker", "code", "amber", "falcon"]
+    assert decision.reason == (
+        f"{decision.prompt_tokens} prompt tokens against a budget of 2016; retrieve: "
+        f"{chosen['reason']}"
+    )
+    assert chosen["reason"].startswith("names locker, code, amber, falcon, found in ")
+
+
+def test_named_passages_over_the_budget_are_split(qwen_tokenizer) -> None:
+    import itertools
+
+    sentences = list(itertools.islice(filler_sentences("en", 5), 1200))
+    for i in range(0, 1200, 240):
+        sentences[i] = f"Ledger entry {i} for copperfield-orchard reads {1000 + i}."
+    messages = [Message("user", " ".join(sentences)),
+                Message("user", "Which entries are there for copperfield-orchard?")]  # fmt: skip
+    decision = fit(messages, 700, qwen_tokenizer, max_tokens=100)
+    assert decision.plan["decision"] == "retrieve-then-map-reduce"
+    assert decision.action == "split" and decision.combine_answers
+    assert all(t <= decision.budget for t in decision.part_tokens)
+
+
+def test_fit_and_route_score_with_the_scorer_asked(qwen_tokenizer) -> None:
+    from longscope.models.scripted import ScriptedBackend
+    from longscope.router import route
+
+    document = _document(24, "The locker code for amber-falcon is 8812.")
+    question = "\n\nWhat is the locker code for amber-falcon?"
+    assert len(qwen_tokenizer.encode(document)) > 400
+    for scorer in ("bm25", "e5"):
+        decision = fit([Message("user", document + question)], 400, qwen_tokenizer,
+                       max_tokens=16, strategy="retrieve", context=document, scorer=scorer)  # fmt: skip
+        assert decision.plan["retrieval"]["scorer"] == scorer
+        inner = ScriptedBackend("m", answer="8812", tokenizer=qwen_tokenizer)
+        generation = asyncio.run(route(inner, _chat(document + question), 400,
+                                       strategy="retrieve", context=document, scorer=scorer))  # fmt: skip
+        assert generation.route["retrieval"]["scorer"] == scorer
+        assert "8812" in inner.requests[0].messages[0].content

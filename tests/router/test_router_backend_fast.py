@@ -466,17 +466,17 @@ def test_the_map_prompts_carry_the_part_note_and_the_whole_context(qwen_tokenize
 
 
 def test_retrieve_scores_with_the_scorer_asked(qwen_tokenizer) -> None:
-    filler = list(itertools.islice(filler_sentences("en", 2), 60))
-    filler.insert(30, "The vault code for marigold-lantern is 55102.")
+    filler = list(itertools.islice(filler_sentences("en", 2), 24))
+    filler.insert(12, "The vault code for marigold-lantern is 55102.")
     context = " ".join(filler)
     tail = "\n\nQuestion: What is the vault code for marigold-lantern?\nAnswer:"
     request = Request("s1", 0, "completion", prompt=HEAD + context + tail,
                       config=GenerationConfig(max_tokens=16),
                       parts=PromptParts(HEAD, context, tail))  # fmt: skip
-    for scorer in ("bm25", "e5"):
-        inner = _scripted(" 55102", qwen_tokenizer)
-        routed = with_router(inner, None, length=400, strategy="retrieve", scorer=scorer)
-        generation = _generate(routed, request)
-        (sent,) = inner.requests
-        assert generation.route["retrieval"]["scorer"] == scorer and "55102" in sent.prompt
-        assert len(qwen_tokenizer.encode(sent.prompt)) <= 400 - 16
+    # The e5 scorer through the wrapper: tests/router/test_fit.py (`route`, one e5 model load).
+    inner = _scripted(" 55102", qwen_tokenizer)
+    routed = with_router(inner, None, length=400, strategy="retrieve", scorer="bm25")
+    generation = _generate(routed, request)
+    (sent,) = inner.requests
+    assert generation.route["retrieval"]["scorer"] == "bm25" and "55102" in sent.prompt
+    assert len(qwen_tokenizer.encode(sent.prompt)) <= 400 - 16
