@@ -319,7 +319,6 @@ def test_the_other_messages_are_the_question_and_the_reason_says_the_choice(
     qwen_tokenizer,
 ) -> None:
     document = _document(900, "The locker code for amber-falcon is 8812.")
-    document = document.replace(". ", ". Model XX-7 is grey. ", 1)  # "xx": a rare word
     messages = [
         Message("system", "Answer from the document."),
         Message("user", document),
