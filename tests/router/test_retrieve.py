@@ -185,3 +185,14 @@ def test_bm25_scores_nothing_for_a_question_of_unknown_words() -> None:
     assert bm25_scores("zebra", ["the cat", "a dog"]) == [0.0, 0.0]
     scores = bm25_scores("cat", ["the cat sat", "a dog ran", "cat cat"])
     assert scores[1] == 0.0 and scores[2] > scores[0] > 0.0
+
+
+def test_bm25_leaves_stop_words_out_of_passages_and_prints_nothing(capfd) -> None:
+    # Stop words neither match nor lengthen a passage: these two score the same.
+    scores = bm25_scores(
+        "the cat", ["the cat of the house was in the garden", "cat house garden", "a dog"]
+    )
+    assert scores[0] == pytest.approx(scores[1]) and scores[0] > 0.0 and scores[2] == 0.0
+    # No progress bar in the middle of a run's display.
+    captured = capfd.readouterr()
+    assert captured.err == "" and captured.out == ""
