@@ -2,6 +2,7 @@
 prompt sent fits the budget with its gaps marked, and the plan says what was kept and dropped."""
 
 import itertools
+from dataclasses import replace
 
 import pytest
 
@@ -147,6 +148,11 @@ def test_the_best_passages_fit_the_room_counting_two_gaps_each(qwen_tokenizer) -
     assert tied.kept == (0, 1) and tied.text == PIECES[0] + PIECES[1] + GAP
     everything = select(CONTEXT, _passages(), scores, 76, qwen_tokenizer)
     assert everything.kept == (0, 1, 2, 3) and everything.text == CONTEXT
+    # The best passage too long for the room is passed over, not the end of the selection.
+    long_best = _passages()
+    long_best[1] = replace(long_best[1], tokens=30)
+    rest = select(CONTEXT, long_best, scores, 38, qwen_tokenizer)
+    assert rest.kept == (2, 3) and rest.text == GAP + PIECES[2] + PIECES[3]
     nothing = select(CONTEXT, _passages(), scores, 18, qwen_tokenizer)
     assert nothing.kept == () and nothing.text == "" and nothing.tokens == 0
 
