@@ -236,3 +236,35 @@ def test_auto_maps_over_the_named_passages_only_when_they_overflow(qwen_tokenize
         HEAD + c + MAP_NOTE.format(index=i, count=len(chunks)) + tail
         for i, c in enumerate(chunks, start=1)
     )
+
+
+def test_auto_keeps_the_named_passage_first_where_bm25_ranks_it_lower(qwen_tokenizer) -> None:
+    sentences = list(itertools.islice(filler_sentences("en", 5), 300))
+    for i in range(0, 300, 12):
+        sentences[i] = "The ledger was checked."
+    for i in (60, 100, 150, 200, 250, 280):
+        sentences[i] = "The ledger ledger ledger ledger ledger ledger ledger ledger was long."
+    sentences[40] = "A zephyr passed."
+    tail = "\n\nQuestion: ledger ledger ledger ledger zephyr?\nAnswer:"
+    parts = PromptParts(HEAD, " ".join(sentences), tail)
+    text = HEAD + parts.context + tail
+    tokens = len(qwen_tokenizer.encode(text))
+    # BM25 alone prefers the passages full of "ledger" (in 8% of them: not a named word) ...
+    best = decide(text, parts, tokens, 300, qwen_tokenizer, strategy="retrieve")
+    assert "A zephyr passed." not in best.texts[0]
+    # ... the rule (the default strategy) keeps the passage holding the rare word first.
+    auto = decide(text, parts, tokens, 300, qwen_tokenizer)
+    assert auto.plan["combination"]["named"] == ["zephyr"] and auto.action == "retrieve"
+    assert "A zephyr passed." in auto.texts[0]
+
+
+def test_the_stored_plan_lists_at_most_twenty_named_words(qwen_tokenizer) -> None:
+    names = [f"marker{chr(97 + i)}{chr(97 + i)}" for i in range(22)]
+    sentences = list(itertools.islice(filler_sentences("en", 5), 600))
+    for i, name in enumerate(names):
+        sentences[i * 25] = f"The {name} was seen."
+    tail = f"\n\nQuestion: where were {' and '.join(names)} seen?\nAnswer:"
+    parts = PromptParts(HEAD, " ".join(sentences), tail)
+    route = _decide(parts, 4000, qwen_tokenizer)
+    chosen = route.plan["combination"]
+    assert chosen["named"] == names[:20] and chosen["passages_holding_named"] == 22
