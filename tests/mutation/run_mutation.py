@@ -110,6 +110,10 @@ SCOPE: dict[str, tuple[str, ...]] = {
     "router/backend.py": ("longscope.router.backend.*",),
     "router/chunks.py": ("longscope.router.chunks.*",),
     "router/profile.py": ("longscope.router.profile.*",),
+    "router/decide.py": ("longscope.router.decide.*",),
+    "router/retrieve.py": ("longscope.router.retrieve.*",),
+    "router/combine.py": ("longscope.router.combine.*",),
+    "router/fit.py": ("longscope.router.fit.*",),
     "api.py": ("longscope.api.*",),
     "run/spec.py (the run's checks)": ("longscope.run.spec.*",),
     "suites/ruler (build, fit)": (

@@ -38,3 +38,42 @@ def test_sentences_keep_every_character() -> None:
 def test_no_budget_is_an_error(qwen_tokenizer) -> None:
     with pytest.raises(ValueError, match="holds nothing"):
         chunk_context("text", 0, qwen_tokenizer)
+
+
+def test_sentences_fill_a_chunk_up_to_exactly_the_budget(qwen_tokenizer) -> None:
+    text = "The cat sat. The dog ran. The cow ate. The pig hid."
+    assert [len(qwen_tokenizer.encode(s)) for s in sentences(text)] == [4, 4, 4, 4]
+    assert chunk_context(text, 16, qwen_tokenizer) == [text]
+    assert chunk_context(text, 8, qwen_tokenizer) == [
+        "The cat sat. The dog ran.",
+        " The cow ate. The pig hid.",
+    ]
+    assert chunk_context(text, 15, qwen_tokenizer) == [
+        "The cat sat. The dog ran. The cow ate.",
+        " The pig hid.",
+    ]
+
+
+def test_a_sentence_of_exactly_the_budget_stays_whole(qwen_tokenizer) -> None:
+    text = "word " * 30
+    assert len(qwen_tokenizer.encode(text)) == 31
+    assert chunk_context(text, 31, qwen_tokenizer) == [text]
+    # Over it, cut in halves: two parts, the fewest that can hold 31 tokens in 16.
+    halves = chunk_context(text, 16, qwen_tokenizer)
+    assert len(halves) == 2 and "".join(halves) == text
+    assert all(len(qwen_tokenizer.encode(c)) <= 16 for c in halves)
+
+
+def test_a_budget_of_one_token_cuts_down_to_characters(qwen_tokenizer) -> None:
+    assert len(qwen_tokenizer.encode("xq")) == 2
+    assert chunk_context("xq", 1, qwen_tokenizer) == ["x", "q"]
+
+
+def test_joined_units_over_the_budget_are_parted_from_the_end(qwen_tokenizer) -> None:
+    from longscope.router.chunks import _exact
+
+    units = ["The cat sat.", " The dog ran.", " The cow ate."]
+    assert _exact(units, 8, qwen_tokenizer) == ["The cat sat. The dog ran.", " The cow ate."]
+    assert _exact(units[:2], 7, qwen_tokenizer) == ["The cat sat.", " The dog ran."]
+    assert _exact(units, 12, qwen_tokenizer) == ["".join(units)]
+    assert _exact(units[:1], 1, qwen_tokenizer) == ["The cat sat."]  # one unit is never cut here

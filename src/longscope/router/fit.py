@@ -41,6 +41,7 @@ class Decision:
     parts: tuple[tuple[Message, ...], ...]
     """The message lists to send: one (pass, truncate, retrieve), or one per part (split)."""
     part_tokens: tuple[int, ...]
+    """Each part's messages, counted as `prompt_tokens` is (at most `budget`)."""
     reason: str
     plan: dict[str, Any] = field(hash=False, compare=False)
     """The router's full plan (passages kept and dropped, chunks, the combination's choice)."""
@@ -97,7 +98,8 @@ def fit(
         tuple(replace_content(m, text) if i == where else m for i, m in enumerate(typed))
         for text in route.texts
     )
-    sizes = tuple(len(tokenizer.encode(text)) + others + MESSAGE_OVERHEAD for text in route.texts)
+    # `others` already holds the context message's own margin: counted as `prompt_tokens` is.
+    sizes = tuple(len(tokenizer.encode(text)) + others for text in route.texts)
     return Decision(action, tokens, budget, sent, sizes, _reason(route.plan), route.plan)
 
 
