@@ -10,12 +10,12 @@ original function in a `git archive HEAD` copy of this tree, and the tests run t
 `survivors.txt`: one mutmut name a line (`longscope.run.merge.x_merge_runs__mutmut_12`), e.g.
 from `mutmut results | grep -v killed`.
 
-`--in-process` screens many mutants fast: one Python process imports the copy once and, per
-mutant, swaps the mutant's code object into the original function (so every caller, including
-modules that imported it by name, runs the mutant), runs the tests with `pytest.main`, and swaps
-the original back. The clean tests run first and again every 25 mutants (state one mutant left
-behind would show there). A mutant it cannot swap (a different closure, zero-argument `super()`)
-is reported `unsupported`: check those, and confirm the survivors, without `--in-process`.
+`--in-process` screens many mutants fast: one Python process imports the copy and runs the clean
+tests once; per mutant, a fork of it swaps the mutant's code object into the original function (so
+every caller, including modules that imported it by name, runs the mutant) and runs the tests with
+`pytest.main`; nothing a mutant does outlives its fork. A test that starts a child process does
+not see the mutant there (as under mutmut). A mutant it cannot swap (a different closure,
+zero-argument `super()`) is reported `unsupported`: check those without `--in-process`.
 """
 
 from __future__ import annotations
@@ -101,7 +101,7 @@ def _original_function(module: Any, cls: str | None, func: str) -> Any:
 def _worker(
     workdir: Path, module_path: str, mutated_path: Path, names: list[str], tests: list[str]
 ) -> None:
-    """Run in a child process whose cwd is the copy: screen `names` in one process."""
+    """Run in a child process whose cwd is the copy: screen `names` from one warm process."""
     import importlib
     import signal
 
@@ -111,71 +111,68 @@ def _worker(
     module_name = module_path.removeprefix("src/").removesuffix(".py").replace("/", ".")
     module = importlib.import_module(module_name)
     mutated_module = mutated_path.read_text()
-    args = [
-        "-q",
-        "-x",
-        "-p",
-        "no:cacheprovider",
-        "--no-header",
-        "-o",
-        "console_output_style=classic",
-        *tests,
-    ]
+    args = ["-q", "-x", "-p", "no:cacheprovider", *tests]
 
-    def on_alarm(signum: int, frame: Any) -> None:
-        raise TimeoutError("mutant ran past its time")
+    def quiet_pytest() -> int:
+        sink = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(sink, 1)
+        os.dup2(sink, 2)
+        return int(pytest.main(args))
 
-    signal.signal(signal.SIGALRM, on_alarm)
-
-    def run(limit: int) -> int:
-        with open(os.devnull, "w") as sink:
-            saved = os.dup(1), os.dup(2)
-            os.dup2(sink.fileno(), 1)
-            os.dup2(sink.fileno(), 2)
-            signal.alarm(limit)
+    def forked(swap: Any, limit: float) -> int:
+        """Run the tests in a fork (a mutant's state never outlives it); 124 past `limit`."""
+        pid = os.fork()
+        if pid == 0:
+            code = 3
             try:
-                return int(pytest.main(args))
-            except TimeoutError:
-                return 124
+                swap()
+                code = quiet_pytest()
             finally:
-                signal.alarm(0)
-                os.dup2(saved[0], 1)
-                os.dup2(saved[1], 2)
-                os.close(saved[0])
-                os.close(saved[1])
+                os._exit(code)
+        deadline = time.monotonic() + limit
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                return os.waitstatus_to_exitcode(status)
+            if time.monotonic() > deadline:
+                os.kill(pid, signal.SIGKILL)
+                os.waitpid(pid, 0)
+                return 124
+            time.sleep(0.02)
 
     start = time.monotonic()
-    if run(600) != 0:
+    # The parent imports the tests once (a clean run); every fork starts from that warm process.
+    saved_out, saved_err = os.dup(1), os.dup(2)
+    clean = quiet_pytest()
+    os.dup2(saved_out, 1)
+    os.dup2(saved_err, 2)
+    if clean != 0:
         raise SystemExit("the tests fail on the unmutated copy: fix them first")
     base = time.monotonic() - start
-    limit = max(10, int(base * 5) + 5)
-    print(f"baseline passes in {base:.1f}s; {limit}s a mutant at most", flush=True)
+    limit = max(20.0, base * 5 + 5)
+    print(f"baseline passes in {base:.1f}s; {limit:.0f}s a mutant at most", flush=True)
     killed = 0
-    for index, name in enumerate(names):
+    for name in names:
         cls, func, _ = _parse(name)
         original = _original_function(module, cls, func)
-        saved = original.__code__, original.__defaults__, original.__kwdefaults__
         try:
             mutant = _mutant_function(mutated_module, name, vars(module))
+            if len(mutant.__code__.co_freevars) != len(original.__code__.co_freevars):
+                raise ValueError("its closure differs from the original's")
+        except (ValueError, TypeError, KeyError, SyntaxError) as exc:
+            print(f"{name} unsupported ({exc.__class__.__name__}: {exc})", flush=True)
+            continue
+
+        def swap(original: Any = original, mutant: Any = mutant) -> None:
             original.__code__ = mutant.__code__
             original.__defaults__ = mutant.__defaults__
             original.__kwdefaults__ = mutant.__kwdefaults__
-        except (ValueError, TypeError, KeyError, SyntaxError) as exc:
-            original.__code__, original.__defaults__, original.__kwdefaults__ = saved
-            print(f"{name} unsupported ({exc.__class__.__name__}: {exc})", flush=True)
-            continue
+
         start = time.monotonic()
-        try:
-            code = run(limit)
-        finally:
-            original.__code__, original.__defaults__, original.__kwdefaults__ = saved
+        code = forked(swap, limit)
         killed += code != 0
         verdict = "survived" if code == 0 else ("timeout" if code == 124 else "killed")
         print(f"{name} {verdict} {time.monotonic() - start:.1f}s", flush=True)
-        if (index + 1) % 25 == 0 and run(600) != 0:
-            raise SystemExit(f"the clean tests fail after {name}: a mutant left state behind")
-    if run(600) != 0:
-        raise SystemExit("the clean tests fail after the last mutant: a mutant left state behind")
     print(f"{killed} of {len(names)} killed")
 
 
