@@ -267,6 +267,37 @@ def test_a_row_sqlite_refuses_becomes_an_error_and_the_batch_is_kept(tmp_path: P
     )
 
 
+class _Unbindable:
+    """A value SQLite cannot bind (a count a backend left as a library's own integer type)."""
+
+
+_Unbindable.__name__ = _Unbindable.__qualname__ = "Unbindable" + "X" * 200
+
+
+def test_a_value_sqlite_cannot_bind_or_a_missing_count_costs_only_its_row(tmp_path: Path) -> None:
+    with RunStore(tmp_path) as store:
+        store.put_generations(
+            "r1",
+            [
+                ("a", 0, Generation("kept", "ok", "", 10, 2, 0.5)),
+                ("d", 0, Generation("unbindable", "ok", "", _Unbindable(), 1, 0.1)),
+                ("n", 0, Generation("no count", "ok", "", None, 1, 0.1)),  # type: ignore[arg-type]
+            ],
+        )
+        gens = {sid: g for sid, _, g in store.generations("r1")}
+        assert store.done_keys("r1") == {("a", 0)}
+    assert gens["a"].text == "kept"
+    long = gens["d"]
+    assert long.status == "error" and "\n" not in long.error and long.error.endswith(")")
+    name, _, message = long.error.removeprefix("unstorable answer (").partition(": ")
+    assert name == "ProgrammingError"
+    message = message.removesuffix(")")
+    assert len(message) == 160 and message.startswith("Error binding parameter 7: type 'Unbind")
+    assert gens["n"].status == "error" and gens["n"].error == (
+        "unstorable answer (IntegrityError: NOT NULL constraint failed: generations.prompt_tokens)"
+    )
+
+
 def test_routes_and_score_evidence_keep_text_and_clean_what_utf8_cannot_encode(
     tmp_path: Path,
 ) -> None:
