@@ -283,3 +283,30 @@ def test_a_suite_built_by_cells_is_split_by_whole_cells() -> None:
     first.cells(None)  # type: ignore[attr-defined]
     assert len(first.all_ids) == 8 and len(first.assignment) == 8
     assert ShardedSuite(_Cells([]), Shard(0, 3)).cells(None) == []  # type: ignore[attr-defined]
+
+
+def test_a_job_arrays_refusal_is_said_once() -> None:
+    slurm = {"SLURM_ARRAY_TASK_ID": "3", "SLURM_ARRAY_TASK_COUNT": "4"}
+    refusals = [
+        (
+            {"SLURM_ARRAY_TASK_ID": "4", "SLURM_ARRAY_TASK_COUNT": "4"},
+            "SLURM_ARRAY_TASK_ID gives shard 4 of 4: pass --shard i/N instead",
+        ),
+        (
+            {**slurm, "SLURM_ARRAY_TASK_MIN": "4"},
+            "SLURM_ARRAY_TASK_ID gives shard -1 of 4: pass --shard i/N instead",
+        ),
+        (
+            {"JOB_COMPLETION_INDEX": "0", "LONGSCOPE_SHARDS": str(MAX_SHARDS + 1)},
+            "JOB_COMPLETION_INDEX gives 10001 shards: at most 10,000; pass --shard i/N instead",
+        ),
+        (
+            {"JOB_COMPLETION_INDEX": "0", "LONGSCOPE_SHARDS": "0"},
+            "JOB_COMPLETION_INDEX is set but the shard count is not: pass --shard i/N "
+            "or set LONGSCOPE_SHARDS to the job's completions",
+        ),
+    ]
+    for env, message in refusals:
+        with pytest.raises(UsageError) as caught:
+            shard_from_env(env)
+        assert str(caught.value) == message
