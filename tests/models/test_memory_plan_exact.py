@@ -127,6 +127,10 @@ def test_a_long_answer_makes_the_growing_decode_the_peak() -> None:
     peak = KV * 131072 * 2 + KV * 131072 * 2 // LAYERS + 2 * LOGITS
     assert plan.kv_bytes + plan.activation_bytes == peak
     assert plan.margin_bytes == peak // 20
+    # one layer: its old and new copy are the whole cache twice
+    one = ModelShape(1, 1, 1, 4, 4, 4, 3)  # 16 bytes of KV cache per token
+    plan = plan_memory(one, 2048, 1, GIB, suffix=1)
+    assert plan.kv_bytes + plan.activation_bytes == 16 * 2048 * 2 + 3 * 4 * 2
 
 
 def test_an_unrepeated_prefix_repeats_keys_only_for_its_rest_under_one_quantum() -> None:
@@ -240,8 +244,8 @@ def test_gguf_kv_bytes_with_default_and_distinct_key_and_value_lengths() -> None
 
 
 def test_host_context_at_exactly_what_memory_holds() -> None:
-    per_token = 1 << 20
-    weights = GIB
+    per_token = 1 << 19
+    weights = GIB // 2  # a body under 5 GiB: the margin is its 256 MiB floor
 
     def needed(tokens: int) -> int:
         body = weights + tokens * per_token

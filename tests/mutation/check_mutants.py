@@ -98,6 +98,32 @@ def _original_function(module: Any, cls: str | None, func: str) -> Any:
     return value
 
 
+class _Reach:
+    """A pytest plugin: which tests call which function (by qualified name) of one file."""
+
+    def __init__(self, filename: str) -> None:
+        self.filename = filename
+        self.current = ""
+        self.tests: dict[str, set[str]] = {}
+
+    def _profile(self, frame: Any, event: str, arg: Any) -> None:
+        if event == "call" and frame.f_code.co_filename == self.filename:
+            self.tests.setdefault(frame.f_code.co_qualname, set()).add(self.current)
+
+    def pytest_runtest_protocol(self, item: Any, nextitem: Any) -> None:
+        import threading
+
+        self.current = item.nodeid
+        sys.setprofile(self._profile)
+        threading.setprofile(self._profile)
+
+    def pytest_runtest_logfinish(self, nodeid: str, location: Any) -> None:
+        import threading
+
+        sys.setprofile(None)
+        threading.setprofile(None)  # type: ignore[arg-type]
+
+
 def _worker(
     workdir: Path, module_path: str, mutated_path: Path, names: list[str], tests: list[str]
 ) -> None:
@@ -111,22 +137,23 @@ def _worker(
     module_name = module_path.removeprefix("src/").removesuffix(".py").replace("/", ".")
     module = importlib.import_module(module_name)
     mutated_module = mutated_path.read_text()
+    tests_all = list(tests)
     args = ["-q", "-x", "-p", "no:cacheprovider", *tests]
 
-    def quiet_pytest() -> int:
+    def quiet_pytest(tests: list[str] | None = None, plugins: list[Any] | None = None) -> int:
         sink = os.open(os.devnull, os.O_WRONLY)
         os.dup2(sink, 1)
         os.dup2(sink, 2)
-        return int(pytest.main(args))
+        return int(pytest.main([*args[: -len(tests_all)], *(tests or tests_all)], plugins=plugins))
 
-    def forked(swap: Any, limit: float) -> int:
+    def forked(swap: Any, limit: float, reaching: list[str]) -> int:
         """Run the tests in a fork (a mutant's state never outlives it); 124 past `limit`."""
         pid = os.fork()
         if pid == 0:
             code = 3
             try:
                 swap()
-                code = quiet_pytest()
+                code = quiet_pytest(reaching)
             finally:
                 os._exit(code)
         deadline = time.monotonic() + limit
@@ -141,9 +168,12 @@ def _worker(
             time.sleep(0.02)
 
     start = time.monotonic()
-    # The parent imports the tests once (a clean run); every fork starts from that warm process.
+    # The parent imports the tests once (a clean run, noting which tests call which function of
+    # the module, as mutmut does); every fork starts from that warm process and runs only the
+    # tests that reach the mutant's function.
+    reach = _Reach(module.__file__ or "")
     saved_out, saved_err = os.dup(1), os.dup(2)
-    clean = quiet_pytest()
+    clean = quiet_pytest(plugins=[reach])
     os.dup2(saved_out, 1)
     os.dup2(saved_err, 2)
     if clean != 0:
@@ -168,8 +198,12 @@ def _worker(
             original.__defaults__ = mutant.__defaults__
             original.__kwdefaults__ = mutant.__kwdefaults__
 
+        reaching = sorted(reach.tests.get(f"{cls}.{func}" if cls else func, ()))
+        if not reaching:
+            print(f"{name} survived (no test reaches {func})", flush=True)
+            continue
         start = time.monotonic()
-        code = forked(swap, limit)
+        code = forked(swap, limit, reaching)
         killed += code != 0
         verdict = "survived" if code == 0 else ("timeout" if code == 124 else "killed")
         print(f"{name} {verdict} {time.monotonic() - start:.1f}s", flush=True)
