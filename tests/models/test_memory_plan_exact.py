@@ -149,8 +149,10 @@ def test_the_most_sequences_that_fit_at_exactly_their_need() -> None:
     custom = plan_memory(SHAPE, 20000, 3, 0, chunk=4096, prefix=19000).needed_bytes
     assert max_sequences(SHAPE, 20000, custom, chunk=4096, prefix=19000) == 3
     assert max_sequences(SHAPE, 20000, custom - 1, chunk=4096, prefix=19000) == 2
-    one = plan_memory(SHAPE, 1000, 1, 0).needed_bytes  # the default prefix is none
-    assert max_sequences(SHAPE, 1000, one) == 1
+    chunked = plan_memory(SHAPE, 32768, 3, 0, chunk=4096).needed_bytes
+    assert max_sequences(SHAPE, 32768, chunked, chunk=4096) == 3
+    two = plan_memory(SHAPE, 1000, 2, 0).needed_bytes  # the default prefix is none
+    assert max_sequences(SHAPE, 1000, two - 1) == 1
     # a ceiling: never more than 4096 sequences, however much memory there is
     assert max_sequences(SMALL, 1, 1 << 50) == 4096
 
@@ -170,8 +172,8 @@ def test_the_chunk_is_the_largest_quantum_that_fits() -> None:
     chunk, plan = choose_chunk(SHAPE, 1000, 1, 100 * GIB)
     assert (chunk, plan) == (16384, plan_memory(SHAPE, 1000, 1, 100 * GIB, chunk=16384))
     # an explicit rest shorter than tokens - prefix (an answer after the prompt)
-    chunk, plan = choose_chunk(SHAPE, 20000, 2, 100 * GIB, prefix=19000, suffix=100)
-    assert plan == plan_memory(SHAPE, 20000, 2, 100 * GIB, chunk=16384, prefix=19000, suffix=100)
+    chunk, plan = choose_chunk(SHAPE, 20000, 2, 100 * GIB, prefix=10000, suffix=100)
+    assert plan == plan_memory(SHAPE, 20000, 2, 100 * GIB, chunk=16384, prefix=10000, suffix=100)
     # unrepeated holds for whole quanta only
     unrepeated = {"prefix": 131000, "suffix": 1, "unrepeated": True}
     chunk, plan = choose_chunk(SHAPE, 131072, 1, 100 * GIB, **unrepeated)
