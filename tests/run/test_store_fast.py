@@ -458,6 +458,18 @@ def test_a_foreign_sqlite_file_is_not_read_as_a_store(tmp_path: Path) -> None:
     assert (not_sqlite / STORE_NAME).read_bytes() == b"plain text, " * 400
 
 
+def test_a_file_that_is_not_sqlite_beside_a_wal_is_refused_read_only(tmp_path: Path) -> None:
+    # a WAL beside it: the reader cannot take the file as closed cleanly and asks SQLite
+    (tmp_path / STORE_NAME).write_bytes(b"plain text, " * 400)
+    (tmp_path / f"{STORE_NAME}-wal").write_bytes(b"")
+    with pytest.raises(StoreError) as caught:
+        RunStore.open_readonly(tmp_path)
+    assert str(caught.value) == (
+        f"{tmp_path / STORE_NAME} is not a longscope store (file is not a database)"
+    )
+    assert (tmp_path / STORE_NAME).read_bytes() == b"plain text, " * 400
+
+
 def test_a_damaged_store_names_its_first_problem_and_their_count(tmp_path: Path) -> None:
     with RunStore(tmp_path) as store:
         store.put_samples("r1", [_sample(f"s{i}", f"context {i} " * 400) for i in range(30)])
