@@ -353,3 +353,18 @@ def test_the_actual_figures_count_what_was_sent(tmp_path: Path) -> None:
     assert actual_figures(tmp_path, "r1", 5.0, None, 1000.0) == (
         "actual: 3 requests, 3,900 prompt tokens, 40 output tokens, 5s, $0.04"
     )
+
+
+def test_make_plan_probes_only_when_asked_and_without_stated_rates() -> None:
+    backend = _backend(answer="one")
+    plan = asyncio.run(make_plan(_Eager(SAMPLES[:1]), backend, probe=True, probe_tokens=64))
+    assert plan.rates is not None and plan.rates.source == "probe"
+    assert [r.sample_id for r in backend.requests] == ["probe", "probe"]
+    assert 64 <= backend.requests[0].prompt_tokens < 64 + 200  # the budget asked for
+    stated = Rates(1.0, 1.0, "stated")
+    quiet = _backend()
+    assert asyncio.run(make_plan(_Eager(SAMPLES[:1]), quiet, probe=True, rates=stated)).rates is (
+        stated
+    )
+    assert asyncio.run(make_plan(_Eager(SAMPLES[:1]), quiet)).rates is None
+    assert quiet.requests == []  # a plan sends nothing
