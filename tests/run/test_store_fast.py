@@ -470,6 +470,54 @@ def test_a_file_that_is_not_sqlite_beside_a_wal_is_refused_read_only(tmp_path: P
     assert (tmp_path / STORE_NAME).read_bytes() == b"plain text, " * 400
 
 
+def test_foreign_sqlite_files_a_writer_cannot_adopt_are_refused_untouched(tmp_path: Path) -> None:
+    cases = {
+        # a `meta` table of another shape: the schema record cannot be written
+        "shape": (
+            "CREATE TABLE meta (key, value, extra)",
+            "cannot write to {path} (table meta has 3 columns but 2 values were supplied): "
+            "check permissions",
+        ),
+        # a file that refuses new keys
+        "trigger": (
+            "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL); "
+            "CREATE TRIGGER no_keys BEFORE INSERT ON meta "
+            "BEGIN SELECT RAISE(ABORT, 'this file takes no new keys'); END;",
+            "{path} is not a longscope store (this file takes no new keys)",
+        ),
+    }
+    for name, (script, message) in cases.items():
+        run_dir = tmp_path / name
+        run_dir.mkdir()
+        db = _raw(run_dir)
+        db.executescript(script)
+        db.close()
+        with pytest.raises(StoreError) as caught:
+            RunStore(run_dir)
+        assert str(caught.value) == message.format(path=run_dir / STORE_NAME)
+        assert _lock_is_free(run_dir)
+        tables = _raw(run_dir).execute("SELECT name FROM sqlite_master WHERE type='table'")
+        assert [t for (t,) in tables] == ["meta"]  # nothing of the store's was left in it
+    # the store's name taken by a directory
+    (tmp_path / "dir" / STORE_NAME).mkdir(parents=True)
+    with pytest.raises(StoreError) as caught:
+        RunStore(tmp_path / "dir")
+    assert str(caught.value) == (
+        f"cannot create {tmp_path / 'dir' / STORE_NAME} (unable to open database file): "
+        "check the directory"
+    )
+
+
+def test_closing_twice_is_harmless(tmp_path: Path) -> None:
+    with RunStore(tmp_path) as store:
+        store.put_run("r1", "longctx", {})
+        store.close()  # closed early; the with block closes it again
+    assert _lock_is_free(tmp_path)
+    reader = RunStore.open_readonly(tmp_path)
+    reader.close()
+    reader.close()
+
+
 def test_a_damaged_store_names_its_first_problem_and_their_count(tmp_path: Path) -> None:
     with RunStore(tmp_path) as store:
         store.put_samples("r1", [_sample(f"s{i}", f"context {i} " * 400) for i in range(30)])
