@@ -265,6 +265,9 @@ def test_a_row_sqlite_refuses_becomes_an_error_and_the_batch_is_kept(tmp_path: P
     assert bad.error == (
         "unstorable answer (OverflowError: Python int too large to convert to SQLite INTEGER)"
     )
+    # the error row keeps its time like any row (what a reader of the file sorts by)
+    times = _raw(tmp_path).execute("SELECT sample_id, typeof(created) FROM generations").fetchall()
+    assert sorted(times) == [("a", "real"), ("b", "real"), ("c", "real"), ("e", "real")]
 
 
 class _Unbindable:
