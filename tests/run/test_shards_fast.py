@@ -62,6 +62,10 @@ def test_shard_from_a_job_array_and_its_refusals() -> None:
     assert shard_from_env({**slurm, "SLURM_ARRAY_TASK_MIN": "2"}) == Shard(1, 4)
     assert shard_from_env(slurm, count=6) == Shard(3, 6)  # an explicit count wins
     assert shard_from_env({"SLURM_ARRAY_TASK_ID": "3"}) is None  # not an array without its count
+    assert shard_from_env({"JOB_COMPLETION_INDEX": "0", "LONGSCOPE_SHARDS": "1"}) == Shard(0, 1)
+    assert shard_from_env({"SLURM_ARRAY_TASK_ID": "0", "SLURM_ARRAY_TASK_COUNT": "1"}) == Shard(
+        0, 1
+    )
     k8s = shard_from_env({"JOB_COMPLETION_INDEX": "0", "LONGSCOPE_SHARDS": "2"})
     assert k8s == Shard(0, 2) and k8s is not None and k8s.source == "JOB_COMPLETION_INDEX"
     assert shard_from_env({"JOB_COMPLETION_INDEX": "1", "LONGSCOPE_SHARDS": "2"}, count=3) == (
@@ -156,6 +160,19 @@ def test_cells_partition_whole_and_skip_what_cannot_be_built() -> None:
     # with the default (32768), d (30 x 1056) outweighs... a (10 x 4608): c, a, d, e
     assert partition_cells(cells, 3) == {2: 0, 0: 1, 3: 2, 4: 2}
     assert partition_cells([BuildCell("x", 100, 1), BuildCell("y", 100, 1)], 2) == {0: 0, 1: 1}
+    # a cell of one token costs less than one of two: the longer goes first
+    assert partition_cells([BuildCell("x", 1, 1), BuildCell("y", 2, 1)], 2) == {1: 0, 0: 1}
+    # the quadratic term decides where a small cell goes: at 1024, one 32K cell outweighs two
+    # cells of 40 x 1K (1,081,344 against 2 x 81,920); at 32768 it does not (65,536 against
+    # 2 x 42,240)
+    crossing = [
+        BuildCell("long", 32768, 1),
+        BuildCell("b", 1024, 40),
+        BuildCell("c", 1024, 40),
+        BuildCell("small", 10, 1),
+    ]
+    assert partition_cells(crossing, 2, quadratic_at=1024)[3] == 1
+    assert partition_cells(crossing, 2)[3] == 0
 
 
 class _Toy(Suite):
@@ -172,21 +189,23 @@ class _Toy(Suite):
     def __init__(self, samples: list[Sample]) -> None:
         self.samples = samples
         self.prepared = 0
+        self.contexts: list[Any] = []
 
     def params(self) -> dict[str, Any]:
         return {"p": 1}
 
     def build(self, ctx: Any) -> list[Sample]:
+        self.contexts.append(ctx)
         return list(self.samples)
 
     def prepare(self) -> None:
         self.prepared += 1
 
     def timeout_s(self, sample: Sample) -> float:
-        return 42.0
+        return 42.0 + sample.length
 
     def score(self, sample: dict[str, Any], generation: Generation) -> Score:
-        return Score(float(len(generation.text)), 9.0)
+        return Score(float(len(generation.text)), float(len(sample["id"])))
 
     def summarize(self, rows: Any) -> Any:
         return ("summary", len(rows))
@@ -198,10 +217,10 @@ class _Toy(Suite):
     cluster_key = _cluster
 
     def judge_task(self, sample: dict[str, Any], generation: Generation) -> JudgeTask | None:
-        return JudgeTask("kind", f"ask about {sample['id']}")
+        return JudgeTask("kind", f"is {generation.text!r} right for {sample['id']}?")
 
     def parse_verdict(self, kind: str, text: str) -> float | None:
-        return 0.25 if kind == "kind" else None
+        return 0.25 if kind == "kind" and text == "yes" else None
 
 
 def test_a_sharded_suite_is_the_suite_in_everything_but_its_build() -> None:
@@ -209,7 +228,11 @@ def test_a_sharded_suite_is_the_suite_in_everything_but_its_build() -> None:
     samples = [_sample(sid, n) for sid, n in lengths.items()]
     toy = _Toy(samples)
     shards = [ShardedSuite(toy, Shard(i, 2)) for i in range(2)]
-    built = [s.build(None) for s in shards]  # type: ignore[arg-type]
+    assert [s.describe() for s in shards] == [f"shard {i}/2: 0 of 0 samples" for i in (0, 1)]
+    assert shards[0].record() == {"index": 0, "count": 2, "ids": [], "assignment": []}
+    ctx = object()  # what the runner's build context would be: handed on as it is
+    built = [s.build(ctx) for s in shards]  # type: ignore[arg-type]
+    assert toy.contexts == [ctx, ctx]
     mine = [[x.id for x in b] for b in built]
     # a (the longest) alone on 0; the rest on 1 in build order
     assert mine == [["a"], ["b", "c", "d", "e"]]
@@ -228,16 +251,20 @@ def test_a_sharded_suite_is_the_suite_in_everything_but_its_build() -> None:
     assert shard.params() == {"p": 1}
     shard.prepare()
     assert toy.prepared == 1
-    assert shard.timeout_s(samples[0]) == 42.0
+    assert shard.timeout_s(samples[0]) == 42.0 + 4096
     stored = samples[0].public()
-    assert shard.score(stored, Generation("abc", "ok")) == Score(3.0, 9.0)
+    assert shard.score(stored, Generation("abc", "ok")) == Score(3.0, 1.0)
     assert shard.summarize([1, 2]) == ("summary", 2)
     assert shard.cluster_key is not None and shard.cluster_key({"id": "xyz"}) == "x"
     assert shard.JUDGED is True and shard.needs_judge is True
     assert shard.judge_task(stored, Generation("abc", "ok")) == toy.judge_task(
         stored, Generation("abc", "ok")
     )
-    assert shard.parse_verdict("kind", "") == 0.25 and shard.parse_verdict("other", "") is None
+    assert shard.judge_task(stored, Generation("abc", "ok")) == JudgeTask(
+        "kind", "is 'abc' right for a?"
+    )
+    assert shard.parse_verdict("kind", "yes") == 0.25 and shard.parse_verdict("kind", "") is None
+    assert shard.parse_verdict("other", "yes") is None
     assert not hasattr(shard, "cells")  # a suite without the lazy build is built whole
 
 
@@ -250,6 +277,7 @@ class _Cells(_Toy):
         self.asked: list[BuildCell] = []
 
     def cells(self, ctx: Any) -> list[BuildCell]:
+        self.contexts.append(ctx)
         return list(self._cells)
 
     def iter_cell(self, ctx: Any, cell: BuildCell) -> Any:
@@ -270,7 +298,9 @@ def test_a_suite_built_by_cells_is_split_by_whole_cells() -> None:
     assigned = partition_cells(cells, 2)
     # a 2 x (8192 + 2048), b 3 x (4096 + 512), c 4096 + 512, d 3 x (1024 + 32): a alone on 0
     assert assigned == {0: 0, 1: 1, 3: 1, 4: 1}
-    own = first.cells(None)  # type: ignore[attr-defined]
+    ctx = object()
+    own = first.cells(ctx)  # type: ignore[attr-defined]
+    assert suite.contexts == [ctx]
     # its own cells and the skipped one (reported as skipped by every shard), in suite order
     assert [c.task for c in own] == ["a", "x"]
     assert [c.task for c in second.cells(None)] == ["b", "x", "c", "d"]  # type: ignore[attr-defined]
