@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from longscope.analysis.power import detectable_lines
 from longscope.errors import UsageError
 from longscope.models.endpoints import MultiEndpointBackend
 from longscope.models.scripted import ScriptedBackend, every
@@ -136,7 +137,14 @@ def test_the_plan_counts_what_is_sent_per_length_and_task(tmp_path: Path) -> Non
     assert plan.eta_s == prompt / 1000.0 + output / 10.0
     assert plan.cost == (prompt * 2.0 + output * 8.0) / 1e6
     # what a paired comparison could detect, from the samples sent (their first repeat)
-    assert [(p.length, p.samples) for p in plan.power] == [(4096, 1), (8192, 1), (None, 2)]
+    # a2 and b1 read two documents: two clusters
+    assert [(p.length, p.samples, p.clusters) for p in plan.power] == [
+        (4096, 1, 1),
+        (8192, 1, 1),
+        (None, 2, 2),
+    ]
+    lines = plan.table().splitlines()
+    assert lines[-len(detectable_lines(plan.power)) :] == detectable_lines(plan.power) != []
     assert plan.forecast() == (
         f"plan: 5 requests (2 skipped, 1 done), {prompt:,} prompt tokens, <= 110 output tokens, "
         f"ETA {format_duration(plan.eta_s)} on 1 endpoint(s) (stated: prefill 1,000 tok/s, "
@@ -262,6 +270,7 @@ def test_a_suite_made_as_it_is_sent_is_forecast_from_its_cells(tmp_path: Path) -
         BuildCell("t", 4096, 3, id_format="t-4096-{index}"),
         BuildCell("t", 8192, 2, id_format="t-8192-{index}"),
         BuildCell("gone", 4096, 5, skipped="its data not given"),
+        BuildCell("u", 2048, 1, id_format="u-2048-{index}"),
     ]
     suite = _ByCells(cells)
     options = RunOptions(output=tmp_path, repeats=2, limit=2)
@@ -270,22 +279,28 @@ def test_a_suite_made_as_it_is_sent_is_forecast_from_its_cells(tmp_path: Path) -
         tmp_path,
         prepared.run_id,
         [("t-4096-0", 0, "ok"), ("t-8192-0", 0, "ok"), ("t-8192-0", 1, "length")]
-        + [("t-8192-1", r, "ok") for r in (0, 1)],
+        + [("t-8192-1", r, "ok") for r in (0, 1)]
+        + [("u-2048-0", r, "ok") for r in (0, 1)],
     )
     outline = outline_plan(prepared, price_in=1.0)
-    # limit 2 per cell: 4096 sends 2 x 2 - 1 done; 8192 is wholly done
-    assert outline.cells == (PlanCell(4096, 3, 3 * 4096, 0, 0), PlanCell(8192, 0, 0, 0, 0))
-    assert (outline.already_done, outline.bounded) == (5, True)
+    # limit 2 per cell: 4096 sends 2 x 2 - 1 done; 8192 and 2048 are wholly done
+    assert outline.cells == (
+        PlanCell(2048, 0, 0, 0, 0),
+        PlanCell(4096, 3, 3 * 4096, 0, 0),
+        PlanCell(8192, 0, 0, 0, 0),
+    )
+    assert (outline.already_done, outline.bounded) == (7, True)
     assert outline.tasks == (PlanTask("gone", 0, 0, 0, 0, "its data not given"),)
     assert outline.limit == "--limit 2: per task x length"
     assert outline.forecast() == (
-        "plan: 3 requests (0 skipped, 5 done), <= 12,288 tokens (prompt and output, from the "
+        "plan: 3 requests (0 skipped, 7 done), <= 12,288 tokens (prompt and output, from the "
         "lengths; `longscope plan` counts them), --limit 2: per task x length, <= $0.01"
     )
     assert suite.made == []  # the forecast makes no sample
     counted = make_plan_of(prepared)
-    # the wholly done cell is counted done without being made
-    assert counted.already_done == 5 and "t-8192-0" not in suite.made
+    # the wholly done cells are counted done without being made (4 + 2, and t-4096-0 once)
+    assert counted.already_done == 7 and "t-8192-0" not in suite.made
+    assert "u-2048-0" not in suite.made
     assert counted.cells == (PlanCell(4096, 3, 3 * 3996, 3 * 20, 0),)
     assert counted.tasks == (
         PlanTask("t", 3, 3 * 3996, 60, 0),
@@ -368,3 +383,22 @@ def test_make_plan_probes_only_when_asked_and_without_stated_rates() -> None:
     )
     assert asyncio.run(make_plan(_Eager(SAMPLES[:1]), quiet)).rates is None
     assert quiet.requests == []  # a plan sends nothing
+
+
+class _ByLanguage(_Eager):
+    """Samples clustered by their language (all one here): one unit, however many documents."""
+
+    @staticmethod
+    def _language(sample: dict[str, Any]) -> str:
+        return sample["language"]
+
+    cluster_key = _language
+
+
+def test_the_detectable_difference_counts_the_suites_clusters() -> None:
+    plan = asyncio.run(make_plan(_ByLanguage(SAMPLES[:2]), _backend()))
+    assert [(p.length, p.samples, p.clusters) for p in plan.power] == [
+        (4096, 1, 1),
+        (8192, 1, 1),
+        (None, 2, 1),
+    ]
