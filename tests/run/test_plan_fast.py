@@ -402,3 +402,35 @@ def test_the_detectable_difference_counts_the_suites_clusters() -> None:
         (8192, 1, 1),
         (None, 2, 1),
     ]
+
+
+def test_the_probe_prompt_is_the_fewest_lines_that_reach_the_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import longscope.run.plan as plan_module
+
+    monkeypatch.setattr(plan_module.time, "time_ns", lambda: 7)  # the same random text each time
+
+    def probe(budget: int) -> int:
+        backend = ScriptedBackend("p", context_length=None, prompt_mode="completion", answer="a")
+        asyncio.run(probe_rates(backend, asyncio.run(backend.info()), budget))
+        return backend.requests[0].prompt_tokens
+
+    line = probe(1)  # a budget of one token: one line
+    assert 60 < line < 80
+    assert probe(line) == line  # exactly one line's tokens: still one line
+    assert probe(line + 1) > line + 1  # one more: a second line
+
+
+def test_prices_and_rates_reach_the_plan_and_the_outline(tmp_path: Path) -> None:
+    stated = Rates(1000.0, 10.0, "stated")
+    plan = asyncio.run(
+        make_plan(_Eager(SAMPLES[:1]), _backend(), rates=stated, price_in=2.0, price_out=8.0)
+    )
+    assert (plan.rates, plan.price_in, plan.price_out) == (stated, 2.0, 8.0)
+    assert plan.cost == (3000 * 2.0 + 20 * 8.0) / 1e6
+    suite = _ByCells([BuildCell("t", 4096, 1, id_format="t-{index}")])
+    prepared = asyncio.run(PreparedRun.create(suite, _backend(), RunOptions()))
+    outline = outline_plan(prepared, rates=stated, price_out=8.0)
+    assert (outline.rates, outline.price_in, outline.price_out) == (stated, None, 8.0)
+    assert outline.cost == 0.0 and outline.eta_s == 4096 / 1000.0  # no output counted yet
