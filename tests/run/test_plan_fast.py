@@ -362,8 +362,8 @@ def test_the_actual_figures_count_what_was_sent(tmp_path: Path) -> None:
     assert actual_figures(tmp_path, "r1", 125.0) == (
         "actual: 3 requests, 3,900 prompt tokens, 40 output tokens, 2m 05s"
     )
-    assert actual_figures(tmp_path, "r1", 5.0, 1.0, None, keys=[("a", 0), ("c", 0)]) == (
-        "actual: 1 requests, 1,000 prompt tokens, 10 output tokens, 5s, $0.00"
+    assert actual_figures(tmp_path, "r1", 5.0, 10.0, None, keys=[("a", 0), ("c", 0)]) == (
+        "actual: 1 requests, 1,000 prompt tokens, 10 output tokens, 5s, $0.01"
     )
     assert actual_figures(tmp_path, "r1", 5.0, None, 1000.0) == (
         "actual: 3 requests, 3,900 prompt tokens, 40 output tokens, 5s, $0.04"
@@ -434,3 +434,42 @@ def test_prices_and_rates_reach_the_plan_and_the_outline(tmp_path: Path) -> None
     outline = outline_plan(prepared, rates=stated, price_out=8.0)
     assert (outline.rates, outline.price_in, outline.price_out) == (stated, None, 8.0)
     assert outline.cost == 0.0 and outline.eta_s == 4096 / 1000.0  # no output counted yet
+
+
+def test_the_probe_rates_are_tokens_over_the_seconds_each_request_took(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import itertools
+
+    import longscope.run.plan as plan_module
+
+    def answer(request: Any) -> str:
+        return "one two" if request.config.max_tokens == 1 else "one"  # the long one: `length`
+
+    for mode in ("completion", "chat"):
+        backend = ScriptedBackend("p", context_length=None, prompt_mode=mode, answer=answer)
+        info = asyncio.run(backend.info())
+        # A clock of quarter seconds: each request is read before and after by the probe and
+        # twice inside the backend, so each takes 0.75 s.
+        clock = itertools.count(100.0, 0.25)
+        with monkeypatch.context() as patched:
+            patched.setattr(plan_module.time, "perf_counter", clock.__next__)
+            rates = asyncio.run(probe_rates(backend, info, 64))
+        first, second = backend.requests
+        assert [(r.sample_id, r.repeat) for r in backend.requests] == [("probe", 0), ("probe", 0)]
+        assert (first.config.max_tokens, second.config.max_tokens) == (1, 48)
+        text = first.prompt if mode == "completion" else first.messages[0].content
+        seen = len(backend.tokenizer().encode(text.removesuffix("\nAnswer: ")))
+        if mode == "chat":
+            assert [m.role for m in first.messages] == ["user"] and first.prompt_tokens == 0
+        assert rates.prefill_tps == seen / 0.75  # chat: the probe's own count, not the server's
+        assert rates.decode_tps == 1 / 0.75  # "one": one token
+    failing = ScriptedBackend(
+        "probe", prompt_mode="completion", fault=every(2, "timeout", error="e" * 300)
+    )
+    with pytest.raises(UsageError) as caught:
+        asyncio.run(probe_rates(failing, asyncio.run(failing.info()), 64))
+    assert str(caught.value) == (
+        f"the probe request failed (timeout: {'e' * 120}): "
+        "state the rates with --prefill-rate and --decode-rate instead"
+    )
