@@ -20,7 +20,15 @@ from pathlib import Path
 import pytest
 
 from longscope.run.store import LOCK_NAME, STORE_NAME, RunLock, RunStore, StoreError
-from longscope.types import RETRYABLE, Generation, Sample, Score, sanitized_note, stable_hash
+from longscope.types import (
+    RETRYABLE,
+    BudgetUse,
+    Generation,
+    Sample,
+    Score,
+    sanitized_note,
+    stable_hash,
+)
 
 SURROGATE = "\udc80"
 
@@ -299,6 +307,63 @@ def test_a_value_sqlite_cannot_bind_or_a_missing_count_costs_only_its_row(tmp_pa
     assert gens["n"].status == "error" and gens["n"].error == (
         "unstorable answer (IntegrityError: NOT NULL constraint failed: generations.prompt_tokens)"
     )
+
+
+def test_what_a_thinking_budget_did_is_kept_beside_its_answer(tmp_path: Path) -> None:
+    forced = BudgetUse(
+        thinking_budget=512, thinking_tokens=512, forced=True, answer_tokens=40, answer_cut=False
+    )
+    cut = BudgetUse(256, 100, False, 200, True)
+    with RunStore(tmp_path) as store:
+        store.put_generations(
+            "r1",
+            [
+                ("a", 0, Generation("x", "ok", budget=forced)),
+                ("b", 1, Generation("y", "length", budget=cut)),
+                ("c", 0, Generation("no budget", "ok")),
+            ],
+        )
+        # a batch with a row SQLite refuses keeps the budgets of the others
+        store.put_generations(
+            "r1",
+            [
+                ("d", 0, Generation("z", "ok", budget=cut)),
+                ("e", 0, Generation("big", "ok", prompt_tokens=1 << 70, budget=forced)),
+            ],
+        )
+        store.put_generation("r2", "a", 0, Generation("other", "ok", budget=cut))
+        assert store.budgets("r1") == {
+            ("a", 0): forced,
+            ("b", 1): cut,
+            ("d", 0): cut,
+            ("e", 0): forced,
+        }
+        gens = {(sid, rep): g for sid, rep, g in store.generations("r1")}
+    assert (gens[("a", 0)].budget, gens[("b", 1)].budget, gens[("c", 0)].budget) == (
+        forced,
+        cut,
+        None,
+    )
+    assert gens[("d", 0)].budget == cut
+    assert gens[("e", 0)].status == "error"  # the answer was unstorable; its budget note is kept
+    rows = (
+        _raw(tmp_path)
+        .execute(
+            "SELECT run_id, sample_id, repeat, thinking_budget, thinking_tokens, forced, answer_tokens, "
+            "answer_cut FROM budgets ORDER BY run_id, sample_id"
+        )
+        .fetchall()
+    )
+    assert rows[:2] == [("r1", "a", 0, 512, 512, 1, 40, 0), ("r1", "b", 1, 256, 100, 0, 200, 1)]
+    assert len(rows) == 5 and rows[-1][0] == "r2"
+    # a store written before budgets were kept, read as it is
+    db = _raw(tmp_path)
+    db.execute("DROP TABLE budgets")
+    db.commit()
+    db.close()
+    with RunStore.open_readonly(tmp_path) as reader:
+        assert reader.budgets("r1") == {}
+        assert [g.budget for _, _, g in reader.generations("r1")] == [None] * 5
 
 
 def test_routes_and_score_evidence_keep_text_and_clean_what_utf8_cannot_encode(
