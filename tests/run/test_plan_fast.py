@@ -449,21 +449,25 @@ def test_the_probe_rates_are_tokens_over_the_seconds_each_request_took(
     for mode in ("completion", "chat"):
         backend = ScriptedBackend("p", context_length=None, prompt_mode=mode, answer=answer)
         info = asyncio.run(backend.info())
-        # A clock of quarter seconds: each request is read before and after by the probe and
-        # twice inside the backend, so each takes 0.75 s.
+        # A clock of quarter seconds, read by the probe before and after each request and by
+        # the backend inside it: each request takes as long as one more request on this clock.
         clock = itertools.count(100.0, 0.25)
         with monkeypatch.context() as patched:
             patched.setattr(plan_module.time, "perf_counter", clock.__next__)
             rates = asyncio.run(probe_rates(backend, info, 64))
-        first, second = backend.requests
-        assert [(r.sample_id, r.repeat) for r in backend.requests] == [("probe", 0), ("probe", 0)]
+            first, second = backend.requests
+            before = next(clock)
+            asyncio.run(backend.generate(second))
+            took = next(clock) - before
+        assert 0 < took < 1.0  # under a second: the 1 ms floor holds, not a 1 s one
+        assert [(r.sample_id, r.repeat) for r in (first, second)] == [("probe", 0), ("probe", 0)]
         assert (first.config.max_tokens, second.config.max_tokens) == (1, 48)
         text = first.prompt if mode == "completion" else first.messages[0].content
         seen = len(backend.tokenizer().encode(text.removesuffix("\nAnswer: ")))
         if mode == "chat":
             assert [m.role for m in first.messages] == ["user"] and first.prompt_tokens == 0
-        assert rates.prefill_tps == seen / 0.75  # chat: the probe's own count, not the server's
-        assert rates.decode_tps == 1 / 0.75  # "one": one token
+        assert rates.prefill_tps == seen / took  # chat: the probe's own count, not the server's
+        assert rates.decode_tps == 1 / took  # "one": one token
     failing = ScriptedBackend(
         "probe", prompt_mode="completion", fault=every(2, "timeout", error="e" * 300)
     )
