@@ -95,6 +95,8 @@ def shard_from_env(env: Mapping[str, str] | None = None, count: int | None = Non
             return _checked(
                 int(env["JOB_COMPLETION_INDEX"]), total, "JOB_COMPLETION_INDEX", env=True
             )
+    except UsageError:
+        raise  # already says what is wrong (a UsageError is a ValueError: not wrapped again)
     except ValueError as exc:
         raise UsageError(
             f"bad shard variables in the environment ({exc}): pass --shard i/N"

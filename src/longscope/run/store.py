@@ -126,6 +126,18 @@ _PUT_GENERATION = (
 )
 
 
+_ROW_REFUSED = (
+    sqlite3.InterfaceError,
+    sqlite3.DataError,
+    sqlite3.ProgrammingError,
+    sqlite3.IntegrityError,
+    OverflowError,
+    ValueError,
+)
+"""What SQLite raises for one row it cannot store: a value it cannot bind (ProgrammingError since
+Python 3.11, InterfaceError before), an integer past 64 bits, a missing value in a NOT NULL column."""
+
+
 def _text(data: bytes) -> str:
     """Decode a stored TEXT value; bytes that are not UTF-8 (a store another tool wrote) become
     U+FFFD instead of an exception in whatever reads the row."""
@@ -495,28 +507,23 @@ class RunStore:
                 if budgets:
                     self._db.executemany(_PUT_BUDGET, budgets)
             return
-        except (sqlite3.InterfaceError, sqlite3.DataError, OverflowError, ValueError):
+        except _ROW_REFUSED:
             pass  # one row SQLite refuses: find it below, store the others as they are
         with self._db:
             for value in values:
                 try:
                     self._db.execute(_PUT_GENERATION, value)
-                except (
-                    sqlite3.InterfaceError,
-                    sqlite3.DataError,
-                    OverflowError,
-                    ValueError,
-                ) as exc:
+                except _ROW_REFUSED as exc:
                     self._db.execute(_PUT_GENERATION, _unstorable_row(value, exc))
             for route in routes:
                 try:
                     self._db.execute("INSERT OR REPLACE INTO routes VALUES (?,?,?,?)", route)
-                except (sqlite3.InterfaceError, sqlite3.DataError, OverflowError, ValueError):
+                except _ROW_REFUSED:
                     continue  # a route is a note beside the answer, never worth the answer
             for budget in budgets:
                 try:
                     self._db.execute(_PUT_BUDGET, budget)
-                except (sqlite3.InterfaceError, sqlite3.DataError, OverflowError, ValueError):
+                except _ROW_REFUSED:
                     continue  # as a route: a note beside the answer
 
     def routes(self, run_id: str) -> dict[tuple[str, int], dict[str, Any]]:
