@@ -33,6 +33,7 @@ import argparse
 import fnmatch
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -155,6 +156,8 @@ ONE_THREAD = {
     "TOKENIZERS_PARALLELISM": "false",
 }
 
+MUTMUT = "import sys; from mutmut.__main__ import cli; sys.exit(cli())"
+
 KILLED = {1, 3, 37}
 SURVIVED = {0}
 NO_TESTS = {5, 33}
@@ -275,6 +278,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--round", type=int, choices=(1, 2), help="only issue 17's or 30's modules")
     parser.add_argument("--together", action="store_true", help="one mutmut run for all modules")
     parser.add_argument("--mutmut-log", type=Path, help="append mutmut's own output to this file")
+    parser.add_argument(
+        "--stop-after", type=float, help="stop mutmut cleanly after this many seconds (resumable)"
+    )
     args = parser.parse_args(argv)
     unknown = [m for m in args.modules if m not in SCOPE]
     if unknown:
@@ -293,23 +299,35 @@ def main(argv: list[str] | None = None) -> int:
         # One module at a time, in the order given: an interrupted run leaves whole modules done
         # (mutmut collects which tests reach which function once and reuses it).
         batches = [modules] if args.together else [[module] for module in modules]
+        deadline = None if args.stop_after is None else time.monotonic() + args.stop_after
         for batch in batches:
             started = time.perf_counter()
             names = pending_names(cwd / "mutants", batch)
             if names is None:
                 names = [p for module in batch for p in SCOPE[module]]
             if names:
-                # `python -m mutmut`: also where mutmut is installed without its script (--target).
-                command = [sys.executable, "-m", "mutmut", "run"]
+                # mutmut's entry point called in-process, where mutmut is installed without its
+                # script (pip --target); `python -m mutmut` would import its main module twice.
+                command = [sys.executable, "-c", MUTMUT, "run"]
                 command += ["--max-children", str(args.max_children), *names]
                 with open(args.mutmut_log or os.devnull, "a", encoding="utf-8") as log:
-                    run = subprocess.run(
-                        command,
-                        stdout=log,
-                        cwd=cwd,
-                        env={**os.environ, **ONE_THREAD},
-                        check=False,
+                    run = subprocess.Popen(
+                        command, stdout=log, cwd=cwd, env={**os.environ, **ONE_THREAD}
                     )
+                    left = None if deadline is None else deadline - time.monotonic()
+                    try:
+                        run.wait(timeout=left)
+                    except subprocess.TimeoutExpired:
+                        # Ctrl-C for mutmut: it stops its workers and keeps every verdict so far;
+                        # the mutants in flight stay without one, for the next run.
+                        run.send_signal(signal.SIGINT)
+                        try:
+                            run.wait(timeout=60)
+                        except subprocess.TimeoutExpired:
+                            run.kill()
+                            run.wait()
+                        print(f"stopped after {args.stop_after:.0f} s", file=sys.stderr)
+                        break
                 if run.returncode not in (0, 1):
                     print(f"mutmut run failed with exit code {run.returncode}", file=sys.stderr)
                     return run.returncode
