@@ -323,3 +323,6 @@ def test_a_spec_made_directly_is_checked_and_read_only(tmp_path: Path) -> None:
     (tmp_path / "f").write_text("x")
     assert _refused(RunSpec, "longctx", "scripted/x", output=tmp_path / "f").startswith("--output ")
     assert RunSpec("longctx", "scripted/x", output=tmp_path).output == tmp_path
+    # A directory given as text is read as a path, as the runner reads it.
+    made = RunSpec("longctx", "scripted/x", output=str(tmp_path))  # type: ignore[arg-type]
+    assert made.output == tmp_path and isinstance(made.output, Path)
