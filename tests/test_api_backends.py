@@ -137,3 +137,41 @@ def test_build_backend_passes_every_transport_option_through() -> None:
         11.0,
         12.0,
     )
+
+
+SCRIPTED = {"tokenizer": "qwen2.5", "context_length": 4096}
+
+
+async def test_max_tokens_that_fill_the_context_are_refused_when_the_model_answers() -> None:
+    backend = api.build_backend("scripted/x", SCRIPTED, max_tokens=4096)
+    with pytest.raises(UsageError) as caught:
+        await backend.info()
+    assert str(caught.value) == (
+        "--max-tokens 4096 does not fit scripted/x: it holds 4096 tokens (user) for prompt and "
+        "answer together; use a smaller --max-tokens"
+    )
+    # One token less leaves one for the prompt: accepted, and the model's facts pass unchanged.
+    info = await api.build_backend("scripted/x", SCRIPTED, max_tokens=4095).info()
+    assert (info.context_length, info.context_source) == (4096, "user")
+    default = api.build_backend("scripted/x", {"tokenizer": "qwen2.5"}, max_tokens=32767)
+    assert (await default.info()).context_length == 32768
+    assert api.build_backend("scripted/x", SCRIPTED).name == "scripted/x"
+
+
+def test_a_router_length_puts_the_router_in_front_with_its_options() -> None:
+    from longscope.router.backend import RoutedBackend
+
+    routed = api.build_backend(
+        "scripted/x",
+        SCRIPTED,
+        router_length="2k",
+        router_strategy="truncate",
+        router_basis="relative",
+    )
+    assert isinstance(routed, RoutedBackend)
+    assert (routed.length, routed.strategy, routed.basis) == (2048, "truncate", "relative")
+    assert routed.name == "scripted/x+router"
+    assert api.build_backend("scripted/x", SCRIPTED, router_length=3000).length == 3000
+    both = api.build_backend("scripted/x", SCRIPTED, router_length="1k", max_tokens=10)
+    assert isinstance(both.inner, RoutedBackend) and both.inner.length == 1024  # type: ignore[attr-defined]
+    assert not isinstance(api.build_backend("scripted/x", SCRIPTED), RoutedBackend)
