@@ -175,3 +175,6 @@ def test_a_router_length_puts_the_router_in_front_with_its_options() -> None:
     both = api.build_backend("scripted/x", SCRIPTED, router_length="1k", max_tokens=10)
     assert isinstance(both.inner, RoutedBackend) and both.inner.length == 1024  # type: ignore[attr-defined]
     assert not isinstance(api.build_backend("scripted/x", SCRIPTED), RoutedBackend)
+    with pytest.raises(UsageError) as caught:
+        api.build_backend("scripted/x", SCRIPTED, router_length="lots")
+    assert str(caught.value).startswith("bad length 'lots' in --router-length: use whole token")
