@@ -4,6 +4,8 @@ elsewhere with one line. Built only, nothing sent: no model, no server; fast for
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from longscope import api
@@ -178,3 +180,13 @@ def test_a_router_length_puts_the_router_in_front_with_its_options() -> None:
     with pytest.raises(UsageError) as caught:
         api.build_backend("scripted/x", SCRIPTED, router_length="lots")
     assert str(caught.value).startswith("bad length 'lots' in --router-length: use whole token")
+
+
+def test_the_endpoints_are_the_base_urls_then_the_files(tmp_path: Path) -> None:
+    from longscope.run.spec import Scale
+
+    listed = tmp_path / "urls.txt"
+    listed.write_text(f"# more\n{B}\n")
+    assert api.endpoint_urls_of(Scale(base_url=A, base_urls_file=listed)) == [A, B]
+    assert api.endpoint_urls_of(Scale(base_urls_file=listed)) == [B]
+    assert api.endpoint_urls_of(Scale(base_url=[A])) == [A]

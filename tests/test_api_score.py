@@ -77,3 +77,22 @@ def test_predictions_for_an_unknown_suite_are_refused_naming_the_known_ones(tmp_
     assert str(caught.value).startswith("unknown suite 'nosuch': available are ")
     assert "longctx" in str(caught.value)
     assert not (tmp_path / "out").exists()
+
+
+def test_routes_says_what_the_router_did_in_a_run(tmp_path: Path) -> None:
+    made = api.evaluate(
+        RunSpec.of(
+            "longctx",
+            "scripted/x",
+            model_options=ANSWERS,
+            suite_options=["types=needle", "depths=0.5"],
+            lengths="1k,2k",
+            router_length="1536",
+            router_strategy="truncate",
+            output=tmp_path / "run",
+        )
+    )
+    # 1536 less the output budget and the template: the 1K prompt passes, the 2K one is cut.
+    assert api.routes(made) == (
+        "router (prompt budget 1336 tokens): pass 1, truncate 1; 2 model calls for 2 requests"
+    )
