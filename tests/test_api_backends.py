@@ -190,3 +190,27 @@ def test_the_endpoints_are_the_base_urls_then_the_files(tmp_path: Path) -> None:
     assert api.endpoint_urls_of(Scale(base_url=A, base_urls_file=listed)) == [A, B]
     assert api.endpoint_urls_of(Scale(base_urls_file=listed)) == [B]
     assert api.endpoint_urls_of(Scale(base_url=[A])) == [A]
+
+
+def test_a_router_profile_gives_the_budget_by_its_basis(tmp_path: Path) -> None:
+    import json
+
+    from longscope.router.backend import RoutedBackend
+
+    profile = tmp_path / "profile.json"
+    profile.write_text(
+        json.dumps(
+            {
+                "model": "scripted/x",
+                "effective_context": 3072,
+                "measured": [{"suite": "ruler", "relative_effective_length": 2048}],
+            }
+        )
+    )
+    absolute = api.build_backend("scripted/x", SCRIPTED, router=profile)
+    assert isinstance(absolute, RoutedBackend) and absolute.profile is not None
+    assert (absolute.profile.path, absolute.length) == (str(profile), 3072)
+    relative = api.build_backend(
+        "scripted/x", SCRIPTED, router=str(profile), router_basis="relative"
+    )
+    assert (relative.length, relative.basis) == (2048, "relative")  # type: ignore[attr-defined]
