@@ -81,6 +81,11 @@ def test_a_local_backend_gets_the_retry_policy_around_it() -> None:
             "endpoints, not scripted/",
         ),
         (
+            {"base_url": [A], "max_tokens_in_flight": 10},
+            "--max-tokens-in-flight applies only to openai/ models served by OpenAI-compatible "
+            "endpoints, not scripted/",
+        ),
+        (
             {"base_url": [A, B], "max_tokens_in_flight": 10},
             "several --base-url apply only to openai/ models served by OpenAI-compatible "
             "endpoints, not scripted/",
