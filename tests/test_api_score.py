@@ -96,3 +96,27 @@ def test_routes_says_what_the_router_did_in_a_run(tmp_path: Path) -> None:
     assert api.routes(made) == (
         "router (prompt budget 1336 tokens): pass 1, truncate 1; 2 model calls for 2 requests"
     )
+
+
+def test_in_a_directory_of_two_runs_the_run_id_picks_the_one_rescored(tmp_path: Path) -> None:
+    def run(max_tokens: int) -> api.RunResult:
+        return api.evaluate(
+            RunSpec.of(
+                "longctx",
+                "scripted/x",
+                model_options=ANSWERS,
+                suite_options=["types=needle", "depths=0.5"],
+                lengths="1k",
+                max_tokens=max_tokens,
+                output=tmp_path / "run",
+            )
+        )
+
+    first, second = run(40), run(30)
+    assert first.run_id != second.run_id
+    for made in (first, second):
+        again = api.score(tmp_path / "run", made.run_id)
+        assert again.run_id == made.run_id
+        assert again.header["config"]["max_tokens"] == made.result.header["config"]["max_tokens"]  # type: ignore[union-attr]
+    # Without a run id: the latest run, as the store reads it.
+    assert api.score(tmp_path / "run").run_id == second.run_id
