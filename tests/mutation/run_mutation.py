@@ -1,14 +1,22 @@
 """`make mutation`: mutmut over the code whose numbers users trust, then killed/total per module.
 
 Usage: python -m tests.mutation.run_mutation [--max-children N] [--snapshot DIR] [--summary-only]
-       [--round 1|2] [MODULE ...]
+       [--together] [--round 1|2] [MODULE ...]
 
-Resumable: mutmut keeps each mutant's verdict in DIR/mutants/*.meta and tests only the mutants
-without one (or whose function changed), so running the same command again after a kill goes on
-where it stopped; modules already done print their counts at once.
+Resumable: mutmut keeps each mutant's verdict in DIR/mutants/*.meta. Given patterns, mutmut re-runs
+every mutant they match, verdict or not, so once mutants/ exists this script names only the
+mutants without a verdict: running the same command again after a kill goes on where it stopped,
+and modules already done print their counts at once. A function edited since gets its verdicts
+reset when mutmut regenerates its file; those mutants are run by the next invocation (the script
+says how many are left).
 
 --snapshot DIR mutates the committed tree (`git archive HEAD` into DIR) instead of the working tree:
 results then belong to one commit, and others' unfinished edits cannot make the clean run fail.
+Without it mutmut runs in the current directory, which needs no git (a copied tree, e.g. on a
+machine of many cores).
+
+--together runs one mutmut over every module's mutants instead of one module at a time: one
+clean-test pass instead of one per module, and every child busy until the end (for many cores).
 
 mutmut's own settings (files to copy and mutate, the fast unit tests each mutant runs) are in
 setup.cfg [mutmut]. This script names the functions in scope (SCOPE: a suite module also holds
@@ -25,6 +33,7 @@ import argparse
 import fnmatch
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -151,6 +160,8 @@ ONE_THREAD = {
     "TOKENIZERS_PARALLELISM": "false",
 }
 
+MUTMUT = "import sys; from mutmut.__main__ import cli; sys.exit(cli())"
+
 KILLED = {1, 3, 37}
 SURVIVED = {0}
 NO_TESTS = {5, 33}
@@ -185,6 +196,19 @@ def exit_codes(root: Path = Path("mutants")) -> dict[str, int | None]:
     for meta in root.rglob("*.py.meta"):
         codes.update(json.loads(meta.read_text(encoding="utf-8"))["exit_code_by_key"])
     return codes
+
+
+def pending_names(root: Path, modules: list[str]) -> list[str] | None:
+    """Return the in-scope mutants of `modules` without a verdict, or None before any mutmut run
+    (no .meta yet: the scope's patterns then name them all)."""
+    if not root.is_dir() or not any(root.rglob("*.py.meta")):
+        return None
+    patterns = [p for module in modules for p in SCOPE[module]]
+    return sorted(
+        name
+        for name, code in exit_codes(root).items()
+        if code is None and any(fnmatch.fnmatch(name, p) for p in patterns)
+    )
 
 
 def summarize(codes: dict[str, int | None], modules: list[str]) -> list[ModuleResult]:
@@ -256,6 +280,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--summary-only", action="store_true", help="only print the last results")
     parser.add_argument("--snapshot", type=Path, help="run on `git archive HEAD` unpacked here")
     parser.add_argument("--round", type=int, choices=(1, 2), help="only issue 17's or 30's modules")
+    parser.add_argument("--together", action="store_true", help="one mutmut run for all modules")
+    parser.add_argument("--mutmut-log", type=Path, help="append mutmut's own output to this file")
+    parser.add_argument(
+        "--stop-after", type=float, help="stop mutmut cleanly after this many seconds (resumable)"
+    )
     args = parser.parse_args(argv)
     unknown = [m for m in args.modules if m not in SCOPE]
     if unknown:
@@ -273,35 +302,58 @@ def main(argv: list[str] | None = None) -> int:
     if not args.summary_only:
         # One module at a time, in the order given: an interrupted run leaves whole modules done
         # (mutmut collects which tests reach which function once and reuses it).
-        mutmut = Path(sys.executable).with_name("mutmut")
-        for module in modules:
+        batches = [modules] if args.together else [[module] for module in modules]
+        deadline = None if args.stop_after is None else time.monotonic() + args.stop_after
+        for batch in batches:
             started = time.perf_counter()
-            run = subprocess.run(
-                [str(mutmut), "run", "--max-children", str(args.max_children), *SCOPE[module]],
-                stdout=subprocess.DEVNULL,
-                cwd=cwd,
-                env={**os.environ, **ONE_THREAD},
-                check=False,
-            )
-            if run.returncode not in (0, 1):
-                print(f"mutmut run failed with exit code {run.returncode}", file=sys.stderr)
-                return run.returncode
-            [result] = summarize(exit_codes(cwd / "mutants"), [module])
-            if not result.checked:
-                # mutmut exits 0 or 1 when its first (stats) test run fails, and checks nothing.
+            names = pending_names(cwd / "mutants", batch)
+            if names is None:
+                names = [p for module in batch for p in SCOPE[module]]
+            if names:
+                # mutmut's entry point called in-process, where mutmut is installed without its
+                # script (pip --target); `python -m mutmut` would import its main module twice.
+                command = [sys.executable, "-c", MUTMUT, "run"]
+                command += ["--max-children", str(args.max_children), *names]
+                with open(args.mutmut_log or os.devnull, "a", encoding="utf-8") as log:
+                    run = subprocess.Popen(
+                        command, stdout=log, cwd=cwd, env={**os.environ, **ONE_THREAD}
+                    )
+                    left = None if deadline is None else deadline - time.monotonic()
+                    try:
+                        run.wait(timeout=left)
+                    except subprocess.TimeoutExpired:
+                        # Ctrl-C for mutmut: it stops its workers and keeps every verdict so far;
+                        # the mutants in flight stay without one, for the next run.
+                        run.send_signal(signal.SIGINT)
+                        try:
+                            run.wait(timeout=60)
+                        except subprocess.TimeoutExpired:
+                            run.kill()
+                            run.wait()
+                        print(f"stopped after {args.stop_after:.0f} s", file=sys.stderr)
+                        break
+                if run.returncode not in (0, 1):
+                    print(f"mutmut run failed with exit code {run.returncode}", file=sys.stderr)
+                    return run.returncode
+            for result in summarize(exit_codes(cwd / "mutants"), batch):
+                if not result.checked:
+                    # mutmut exits 0 or 1 when its first (stats) test run fails, and checks nothing.
+                    print(
+                        f"{result.module}: mutmut checked no mutant (its tests failed before "
+                        f"mutating? see `mutmut run` in {cwd})",
+                        file=sys.stderr,
+                    )
+                    return 1
                 print(
-                    f"{module}: mutmut checked no mutant (its tests failed before mutating? "
-                    f"see `mutmut run` in {cwd})",
-                    file=sys.stderr,
+                    f"{result.module}: {result.killed + result.timeout}/{result.checked} killed "
+                    f"({time.perf_counter() - started:.0f} s)",
+                    flush=True,
                 )
-                return 1
-            print(
-                f"{module}: {result.killed + result.timeout}/{result.checked} killed "
-                f"({time.perf_counter() - started:.0f} s)",
-                flush=True,
-            )
     results = summarize(exit_codes(cwd / "mutants"), modules)
     print(table(results))
+    left = pending_names(cwd / "mutants", modules)
+    if left:
+        print(f"\n{len(left)} mutants in scope not run yet: run the same command again")
     survivors = [name for r in results for name in r.survivors]
     if survivors:
         print(f"\n{len(survivors)} surviving or untested mutants (see `mutmut show NAME`):")
