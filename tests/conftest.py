@@ -20,13 +20,19 @@ def pytest_configure(config: pytest.Config) -> None:
     # compiled files in a scratch folder instead, and the checkout stays free of __pycache__.
     if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCACHEPREFIX"):
         _PYCACHE.append(tempfile.mkdtemp(prefix="longscope-test-pycache-"))
-        os.environ.pop("PYTHONDONTWRITEBYTECODE")
+        _PYCACHE.append(os.environ.pop("PYTHONDONTWRITEBYTECODE"))
         os.environ["PYTHONPYCACHEPREFIX"] = _PYCACHE[0]
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
-    for folder in _PYCACHE:
+    # The environment as it was: a caller that runs pytest again in this process (mutmut) starts
+    # from the same place.
+    if _PYCACHE:
+        folder, value = _PYCACHE
+        os.environ.pop("PYTHONPYCACHEPREFIX", None)
+        os.environ["PYTHONDONTWRITEBYTECODE"] = value
         shutil.rmtree(folder, ignore_errors=True)
+        _PYCACHE.clear()
 
 
 @pytest.fixture(autouse=True)
