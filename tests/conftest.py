@@ -3,10 +3,36 @@
 from __future__ import annotations
 
 import os
+import shutil
 import socket
+import tempfile
 from pathlib import Path
 
 import pytest
+
+_PYCACHE: list[str] = []
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Hundreds of tests start `longscope` (or a benchmark script) in a child process, as a user
+    # would. Where the environment sets PYTHONDONTWRITEBYTECODE (CI images often do), each child
+    # compiled every longscope module from source again; children of this session now share
+    # compiled files in a scratch folder instead, and the checkout stays free of __pycache__.
+    if os.environ.get("PYTHONDONTWRITEBYTECODE") and not os.environ.get("PYTHONPYCACHEPREFIX"):
+        _PYCACHE.append(tempfile.mkdtemp(prefix="longscope-test-pycache-"))
+        _PYCACHE.append(os.environ.pop("PYTHONDONTWRITEBYTECODE"))
+        os.environ["PYTHONPYCACHEPREFIX"] = _PYCACHE[0]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    # The environment as it was: a caller that runs pytest again in this process (mutmut) starts
+    # from the same place.
+    if _PYCACHE:
+        folder, value = _PYCACHE
+        os.environ.pop("PYTHONPYCACHEPREFIX", None)
+        os.environ["PYTHONDONTWRITEBYTECODE"] = value
+        shutil.rmtree(folder, ignore_errors=True)
+        _PYCACHE.clear()
 
 
 @pytest.fixture(autouse=True)

@@ -249,8 +249,8 @@ def _wait_for(url: str, proc: subprocess.Popen, log: Path) -> None:
     raise AssertionError(f"server at {url} did not answer within 180 s")
 
 
-def _server(state: dict, command: str, port: int) -> str:
-    """Start `command` (a server, a page's `&` line) in the background; return its URL."""
+def _start(state: dict, command: str, port: int) -> tuple[str, subprocess.Popen, Path]:
+    """Start `command` (a server, a page's `&` line) in the background; return URL, process, log."""
     log = state["cwd"] / f"server-{port}.log"
     proc = subprocess.Popen(
         ["bash", "-c", f"exec {command.rstrip('&').strip()}"],
@@ -260,7 +260,12 @@ def _server(state: dict, command: str, port: int) -> str:
         stderr=subprocess.STDOUT,
     )
     state["procs"].append(proc)
-    url = f"http://127.0.0.1:{port}/v1"
+    return f"http://127.0.0.1:{port}/v1", proc, log
+
+
+def _server(state: dict, command: str, port: int) -> str:
+    """Start `command` in the background and wait until it answers; return its URL."""
+    url, proc, log = _start(state, command, port)
     _wait_for(url, proc, log)
     return url
 
@@ -269,13 +274,25 @@ def _local_urls(state: dict) -> tuple[str, str]:
     """Two fault-free llama.cpp servers on the embedded model, standing in for GPU servers."""
     from longscope.models.registry import resolve_model_path
 
-    while len(state["urls"]) < 2:
-        port = free_port()
-        command = (
-            f"{sys.executable} -m llama_cpp.server --model {resolve_model_path('gemma3-270m')} "
-            f"--n_ctx 8192 --model_alias gemma3-270m --host 127.0.0.1 --port {port}"
-        )
-        state["urls"].append(_server(state, command, port))
+    if not state["urls"]:
+        # Both start at once: each spends its start-up in imports and loading the model, which
+        # overlap, rather than one after the other.
+        started: list[tuple[str, subprocess.Popen, Path]] = []
+        ports: list[int] = []
+        while len(ports) < 2:
+            port = free_port()
+            if port in ports:  # neither has bound its port yet: the OS may offer one twice
+                continue
+            ports.append(port)
+            command = (
+                f"{sys.executable} -m llama_cpp.server --model "
+                f"{resolve_model_path('gemma3-270m')} --n_ctx 8192 --model_alias gemma3-270m "
+                f"--host 127.0.0.1 --port {port}"
+            )
+            started.append(_start(state, command, port))
+        for url, proc, log in started:
+            _wait_for(url, proc, log)
+            state["urls"].append(url)
     return state["urls"][0], state["urls"][1]
 
 

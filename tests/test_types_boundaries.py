@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
-from longscope.types import Sample, stable_hash
+from longscope.types import GenerationConfig, Sample, stable_hash
 
 
 def test_stable_hash_is_pinned() -> None:
@@ -75,3 +75,10 @@ def test_request_text_is_the_prompt_or_the_messages_one_per_line() -> None:
         "s", 0, "chat", prompt="P", messages=(Message("system", "a"), Message("user", "b"))
     )
     assert chat.text == "a\nb"
+
+
+def test_the_default_answer_budget_is_200_tokens() -> None:
+    # What every run gets without --max-tokens, and what the suites size their prompts for (the
+    # embedded-model tests pass smaller budgets to save decoding time).
+    assert GenerationConfig().max_tokens == 200
+    assert GenerationConfig(thinking_budget=100).output_ceiling() == 300
