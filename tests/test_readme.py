@@ -220,6 +220,9 @@ def workspace(tmp_path_factory: pytest.TempPathFactory):
     cwd = tmp_path_factory.mktemp("readme")
     for name, source in DATA_FILES.items():
         shutil.copy(source, cwd / name)
+    # Pages run from a checkout's root name the committed profile by its path there.
+    (cwd / "docs").mkdir()
+    shutil.copy(ROOT / "docs" / "gemma3-270m-profile.json", cwd / "docs")
     env = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
