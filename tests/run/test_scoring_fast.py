@@ -1,0 +1,184 @@
+"""Re-scoring a stored run without the model, exactly: stored scores, reclassified refusals, the
+summary, completeness, and a read that writes nothing. Fast: no model, no server."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from longscope.run.scoring import (
+    SUMMARY_NAME,
+    failure_reason,
+    nothing_scored,
+    read_run,
+    reclassified,
+    reclassify_overflows,
+    score_run,
+)
+from longscope.run.store import SHARD_KEY, STORE_NAME, RunStore, StoreError
+from longscope.suites import create_suite
+from longscope.suites.base import BuildContext
+from longscope.types import Generation, GenerationConfig
+
+from .test_judge import FIXTURES
+
+REFUSAL = "HTTP 400: the request exceeds the available context size, try increasing it"
+
+
+def _run(run_dir: Path, qwen_tokenizer) -> list[str]:
+    """A judged run: one verdict, one failed verdict on a cleaned answer, one refusal stored as
+    an error, one request never answered, an answer of a sample not stored; a later run j2."""
+    params = {
+        "tasks": ["single_doc_qa"],
+        "lengths": [1024],
+        "samples": 4,
+        "metric": "judge",
+        "sources": {"single_doc_qa": str(FIXTURES / "longbench_v1_qa.jsonl")},
+    }
+    suite = create_suite("hundred", params)
+    samples = suite.build(BuildContext(qwen_tokenizer, "chat", GenerationConfig(max_tokens=64)))
+    samples = sorted((s for s in samples if "nocontext" not in s.id), key=lambda s: s.id)
+    ids = [sample.id for sample in samples]
+    assert len(ids) == 4
+    header = {"params": suite.params(), "model": "openai/m", "model_info": {"context_length": 4096}}
+    with RunStore(run_dir) as store:
+        store.put_run("j1", "hundred", header)
+        store.put_samples("j1", samples)
+        store.put_generation("j1", "0-not-a-sample", 0, Generation("stray", "ok"))
+        store.put_generation("j1", ids[0], 0, Generation("right", "ok"))
+        cleaned = Generation("cleaned", "ok", error="sanitized: 1 lone surrogate")
+        store.put_generation("j1", ids[1], 0, cleaned)
+        store.put_generation("j1", ids[2], 0, Generation("", "error", error=REFUSAL))
+        store.put_judgement("j1", ids[0], 0, "openai:j", 0.5, "{}", 1, "")
+        store.put_judgement("j1", ids[1], 0, "openai:j", None, "??", 3, "no verdict")
+        store.put_meta(SHARD_KEY + "j1", {"index": 1, "count": 2, "ids": [*ids, "x", "y"]})
+        store.put_run("j2", "hundred", header)
+    return ids
+
+
+def _files(run_dir: Path) -> dict[str, bytes]:
+    return {path.name: path.read_bytes() for path in sorted(run_dir.iterdir())}
+
+
+def test_rescoring_stores_scores_summary_and_reclassified_refusals(
+    tmp_path: Path, qwen_tokenizer
+) -> None:
+    ids = _run(tmp_path, qwen_tokenizer)
+    result = score_run(tmp_path, "j1")
+    assert (result.run_id, result.suite, result.claimed) == ("j1", "hundred", 4096)
+    with sqlite3.connect(tmp_path / STORE_NAME) as db:
+        scores = db.execute(
+            "SELECT sample_id, repeat, value, max, evidence FROM scores WHERE run_id='j1' "
+            "ORDER BY sample_id"
+        ).fetchall()
+        statuses = dict(
+            db.execute("SELECT sample_id, status FROM generations WHERE run_id='j1'").fetchall()
+        )
+    assert [(s, r, v, m, json.loads(e)) for s, r, v, m, e in scores] == [
+        (ids[0], 0, 0.5, 1.0, {"metric": "judge", "judge": "openai:j"}),
+        (
+            ids[1],
+            0,
+            0.0,
+            1.0,
+            {
+                "metric": "judge",
+                "judge": "openai:j",
+                "judge_failed": "no verdict",
+                "sanitized": "sanitized: 1 lone surrogate",
+            },
+        ),
+    ]
+    assert statuses[ids[2]] == "context_overflow"
+    assert [row.sample["id"] for row in result.rows] == ids[:3]
+    assert result.rows[2].generation.status == "context_overflow"
+    summary = json.loads((tmp_path / SUMMARY_NAME).read_text())
+    assert summary == result.summary
+    assert (summary["run_id"], summary["suite"], summary["model"]) == ("j1", "hundred", "openai/m")
+    record = result.completeness
+    assert {k: record[k] for k in ("requested", "scored", "skipped", "failed", "missing")} == {
+        "requested": 4,
+        "scored": 1,
+        "skipped": 1,
+        "failed": 1,
+        "missing": 1,
+    }
+    assert record["shard"] == {"index": 1, "count": 2, "samples": 4, "of": 6}
+    assert record["complete"] is False
+    assert result.clusters is not None and set(result.clusters) == set(ids)
+
+
+def test_reading_a_run_writes_nothing_and_scores_the_named_run(
+    tmp_path: Path, qwen_tokenizer
+) -> None:
+    _run(tmp_path, qwen_tokenizer)
+    scored = score_run(tmp_path, "j1")
+    before = _files(tmp_path)
+    read = read_run(tmp_path, "j1")
+    assert _files(tmp_path) == before
+    assert read.run_id == "j1" and read.summary == scored.summary
+    assert read.rows[2].generation.status == "context_overflow"
+
+
+def test_a_scoring_option_reaches_the_suite(tmp_path: Path, qwen_tokenizer) -> None:
+    _run(tmp_path, qwen_tokenizer)
+    judged = read_run(tmp_path, "j1")
+    plain = read_run(tmp_path, "j1", {"metric": "deterministic", "embedder": None})
+    assert judged.rows[0].score.evidence["metric"] == "judge"
+    assert plain.rows[0].score.evidence.get("metric") != "judge"
+
+
+def test_rescoring_where_no_run_is_refused_and_nothing_is_created(tmp_path: Path) -> None:
+    with pytest.raises(StoreError):
+        score_run(tmp_path)
+    with pytest.raises(StoreError):
+        read_run(tmp_path)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_stored_refusals_are_reclassified_in_the_store(tmp_path: Path, qwen_tokenizer) -> None:
+    ids = _run(tmp_path, qwen_tokenizer)
+    with RunStore(tmp_path, create=False) as store:
+        assert reclassify_overflows(store, "j1", []) == 0  # only what it is handed
+        assert store.generations("j1")[3][2].status == "error"
+        assert reclassify_overflows(store, "j1") == 1
+        changed = {sid: g for sid, _, g in store.generations("j1")}
+    assert changed[ids[2]] == Generation("", "context_overflow", error=REFUSAL)
+    assert changed[ids[0]].status == "ok"
+
+
+@pytest.mark.parametrize(
+    ("status", "error", "after"),
+    [
+        ("error", REFUSAL, "context_overflow"),
+        ("ok", REFUSAL, "ok"),
+        ("timeout", REFUSAL, "timeout"),
+        ("error", "HTTP 400: temperature must be non-negative", "error"),
+    ],
+)
+def test_reclassified(status: str, error: str, after: str) -> None:
+    generation = Generation("text", status, error=error)  # type: ignore[arg-type]
+    assert reclassified(generation) == Generation("text", after, error=error)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("error", "reason"),
+    [
+        ("x" * 32 + ": detail", "x" * 32),
+        ("y" * 33 + ": detail", "y" * 31 + "…"),
+        ("a: b: c", "a"),
+    ],
+)
+def test_a_long_failure_reason_is_cut_at_32_characters(error: str, reason: str) -> None:
+    assert failure_reason(Generation("", "error", error=error)) == reason
+
+
+@pytest.mark.parametrize(
+    ("record", "nothing"),
+    [({"scored": 0}, True), ({}, True), ({"scored": 3}, False), ({"scored": 1}, False)],
+)
+def test_nothing_scored(record: dict, nothing: bool) -> None:
+    assert nothing_scored(record) is nothing
