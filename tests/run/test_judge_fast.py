@@ -61,6 +61,8 @@ def _one_judged(run_dir: Path, qwen_tokenizer, answer: str | None = None) -> Non
     with RunStore(run_dir) as store:
         store.put_run("j1", "hundred", {"params": suite.params(), "model": "openai/m"})
         store.put_samples("j1", samples)
+        # an answer of a sample the run does not hold (a merged store's leftover): never judged
+        store.put_generation("j1", "0-not-a-sample", 0, Generation("stray", "ok"))
         failed = Generation("", "error", error="HTTP 503: busy")
         store.put_generation("j1", samples[0].id, 0, failed)
         text = samples[1].gold[0] if answer is None else answer
