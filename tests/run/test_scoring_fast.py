@@ -114,8 +114,14 @@ def test_rescoring_stores_scores_summary_and_reclassified_refusals(
 def test_reading_a_run_writes_nothing_and_scores_the_named_run(
     tmp_path: Path, qwen_tokenizer
 ) -> None:
-    _run(tmp_path, qwen_tokenizer)
+    ids = _run(tmp_path, qwen_tokenizer)
+    before = _files(tmp_path)
+    first = read_run(tmp_path, "j1")  # never scored: no summary, the refusal stays as stored
+    assert _files(tmp_path) == before and SUMMARY_NAME not in before
+    with RunStore.open_readonly(tmp_path) as store:
+        assert {sid: g.status for sid, _, g in store.generations("j1")}[ids[2]] == "error"
     scored = score_run(tmp_path, "j1")
+    assert first.summary == scored.summary
     before = _files(tmp_path)
     read = read_run(tmp_path, "j1")
     assert _files(tmp_path) == before
@@ -142,12 +148,14 @@ def test_rescoring_where_no_run_is_refused_and_nothing_is_created(tmp_path: Path
 def test_stored_refusals_are_reclassified_in_the_store(tmp_path: Path, qwen_tokenizer) -> None:
     ids = _run(tmp_path, qwen_tokenizer)
     with RunStore(tmp_path, create=False) as store:
+        # a refusal's words on a timeout are not a refusal: only `error` rows are reclassified
+        store.put_generation("j1", ids[3], 0, Generation("", "timeout", error=REFUSAL))
         assert reclassify_overflows(store, "j1", []) == 0  # only what it is handed
         assert store.generations("j1")[3][2].status == "error"
         assert reclassify_overflows(store, "j1") == 1
         changed = {sid: g for sid, _, g in store.generations("j1")}
     assert changed[ids[2]] == Generation("", "context_overflow", error=REFUSAL)
-    assert changed[ids[0]].status == "ok"
+    assert changed[ids[0]].status == "ok" and changed[ids[3]].status == "timeout"
 
 
 @pytest.mark.parametrize(
