@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from longscope.run.scoring import (
     SUMMARY_NAME,
+    as_summary,
+    completeness,
     failure_reason,
     nothing_scored,
     read_run,
@@ -21,7 +25,8 @@ from longscope.run.scoring import (
 from longscope.run.store import SHARD_KEY, STORE_NAME, RunStore, StoreError
 from longscope.suites import create_suite
 from longscope.suites.base import BuildContext
-from longscope.types import Generation, GenerationConfig
+from longscope.summary import Summary
+from longscope.types import Generation, GenerationConfig, ScoredRow
 
 from .test_judge import FIXTURES
 
@@ -108,6 +113,9 @@ def test_rescoring_stores_scores_summary_and_reclassified_refusals(
     }
     assert record["shard"] == {"index": 1, "count": 2, "samples": 4, "of": 6}
     assert record["complete"] is False
+    assert result.result.statuses == {"context_overflow": 1, "ok": 2}
+    by_length = {str(row.sample["length"]): {row.generation.status: 1} for row in result.rows}
+    assert len(by_length) == 3 and result.result.statuses_by_length == by_length
     assert result.clusters is not None and set(result.clusters) == set(ids)
 
 
@@ -190,3 +198,48 @@ def test_a_long_failure_reason_is_cut_at_32_characters(error: str, reason: str) 
 )
 def test_nothing_scored(record: dict, nothing: bool) -> None:
     assert nothing_scored(record) is nothing
+
+
+def test_a_run_is_read_beside_the_process_writing_it(tmp_path: Path, qwen_tokenizer) -> None:
+    _run(tmp_path, qwen_tokenizer)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\n"
+            "from longscope.run.store import RunStore\n"
+            "with RunStore(sys.argv[1], create=False):\n"
+            "    print('held', flush=True)\n"
+            "    time.sleep(60)\n",
+            str(tmp_path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        assert read_run(tmp_path, "j1").completeness["scored"] == 1
+        with pytest.raises(StoreError):
+            score_run(tmp_path, "j1")  # a second writer is refused
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_lengths_are_listed_in_numeric_order_then_the_unknown() -> None:
+    samples = {
+        sid: {"id": sid, "task": "t", "length": length, "meta": {}}
+        for sid, length in (("a", 16384), ("b", 4096), ("c", None), ("d", 900))
+    }
+    rows = [ScoredRow(sample, 0, Generation("", "timeout"), None) for sample in samples.values()]
+    assert list(completeness(samples, rows)["by_length"]) == ["900", "4096", "16384", "None"]
+
+
+def test_a_suites_plain_dict_summary_is_read_and_anything_else_refused() -> None:
+    native = {"by_length": {"4096": 50.0}, "overall": 50.0}
+    assert as_summary("old", native) == Summary.from_native("old", native)
+    summary = Summary.from_native("old", native)
+    assert as_summary("old", summary) is summary
+    with pytest.raises(TypeError) as refused:
+        as_summary("old", 3)
+    assert str(refused.value) == "suite 'old' summarize() returned int, not a Summary"
