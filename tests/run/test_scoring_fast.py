@@ -26,7 +26,7 @@ from longscope.run.store import SHARD_KEY, STORE_NAME, RunStore, StoreError
 from longscope.suites import create_suite
 from longscope.suites.base import BuildContext
 from longscope.summary import Summary
-from longscope.types import Generation, GenerationConfig, ScoredRow
+from longscope.types import Generation, GenerationConfig, Score, ScoredRow
 
 from .test_judge import FIXTURES
 
@@ -243,3 +243,60 @@ def test_a_suites_plain_dict_summary_is_read_and_anything_else_refused() -> None
     with pytest.raises(TypeError) as refused:
         as_summary("old", 3)
     assert str(refused.value) == "suite 'old' summarize() returned int, not a Summary"
+
+
+def _sample(sid: str, length: int) -> dict:
+    return {"id": sid, "task": "t", "length": length, "meta": {}}
+
+
+def _row(sample: dict, repeat: int, status: str, error: str = "", score=None) -> ScoredRow:
+    return ScoredRow(sample, repeat, Generation("", status, error=error), score)  # type: ignore[arg-type]
+
+
+def test_completeness_counts_every_outcome_and_orders_reasons_by_count() -> None:
+    a, b, c, d = (_sample(s, n) for s, n in (("a", 4096), ("b", 4096), ("c", 8192), ("d", 8192)))
+    samples = {s["id"]: s for s in (a, b, c, d)}
+    rows = [
+        _row(a, 0, "ok"),  # answered, but the suite could not grade it
+        _row(a, 1, "timeout"),
+        _row(b, 0, "timeout"),
+        _row(b, 1, "error", "HTTP 503: busy"),
+        _row(c, 0, "ok", score=Score(1, 1)),
+        # c repeat 1 never answered
+        _row(d, 0, "skipped", "insufficient_context"),
+        _row(d, 1, "context_overflow"),
+    ]
+    record = completeness(samples, rows)
+    assert {k: record[k] for k in ("requested", "scored", "skipped", "failed", "missing")} == {
+        "requested": 8,
+        "scored": 1,
+        "skipped": 2,
+        "failed": 4,
+        "missing": 1,
+    }
+    assert list(record["reasons"].items()) == [
+        ("timeout", 2),
+        ("503", 1),
+        ("not gradable", 1),
+        ("not run", 1),
+    ]
+    assert record["by_length"] == {
+        "4096": {"requested": 4, "scored": 0, "skipped": 0, "failed": 4, "missing": 0},
+        "8192": {"requested": 4, "scored": 1, "skipped": 2, "failed": 0, "missing": 1},
+    }
+    assert record["complete"] is False and "shard" not in record
+
+
+def test_one_failure_and_one_missing_answer_leave_a_run_incomplete() -> None:
+    a, b = _sample("a", 4096), _sample("b", 4096)
+    rows = [_row(a, 0, "timeout"), _row(a, 1, "ok", score=Score(1, 1))]
+    rows.append(_row(b, 0, "ok", score=Score(0, 1)))
+    record = completeness({"a": a, "b": b}, rows)
+    assert (record["failed"], record["missing"], record["complete"]) == (1, 1, False)
+    done = completeness({"a": a}, [_row(a, 0, "ok", score=Score(1, 1))])
+    assert (done["requested"], done["complete"]) == (1, True)
+
+
+def test_a_run_with_no_answer_yet_asks_one_request_a_sample() -> None:
+    record = completeness({"a": _sample("a", 4096), "b": _sample("b", 8192)}, [])
+    assert (record["requested"], record["missing"], record["complete"]) == (2, 2, False)
