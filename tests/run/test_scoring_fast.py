@@ -48,7 +48,8 @@ def _run(run_dir: Path, qwen_tokenizer) -> list[str]:
     samples = sorted((s for s in samples if "nocontext" not in s.id), key=lambda s: s.id)
     ids = [sample.id for sample in samples]
     assert len(ids) == 4
-    header = {"params": suite.params(), "model": "openai/m", "model_info": {"context_length": 4096}}
+    info = {"context_length": 4096}
+    header = {"params": suite.params(), "model": "openai/modèle", "model_info": info}
     with RunStore(run_dir) as store:
         store.put_run("j1", "hundred", header)
         store.put_samples("j1", samples)
@@ -60,7 +61,7 @@ def _run(run_dir: Path, qwen_tokenizer) -> list[str]:
         store.put_judgement("j1", ids[0], 0, "openai:j", 0.5, "{}", 1, "")
         store.put_judgement("j1", ids[1], 0, "openai:j", None, "??", 3, "no verdict")
         store.put_meta(SHARD_KEY + "j1", {"index": 1, "count": 2, "ids": [*ids, "x", "y"]})
-        store.put_run("j2", "hundred", header)
+        store.put_run("j2", "hundred", {"params": suite.params()})  # no model named
     return ids
 
 
@@ -100,9 +101,15 @@ def test_rescoring_stores_scores_summary_and_reclassified_refusals(
     assert statuses[ids[2]] == "context_overflow"
     assert [row.sample["id"] for row in result.rows] == ids[:3]
     assert result.rows[2].generation.status == "context_overflow"
-    summary = json.loads((tmp_path / SUMMARY_NAME).read_text())
-    assert summary == result.summary
-    assert (summary["run_id"], summary["suite"], summary["model"]) == ("j1", "hundred", "openai/m")
+    text = (tmp_path / SUMMARY_NAME).read_text(encoding="utf-8")
+    assert text == json.dumps(result.summary, indent=2, ensure_ascii=False)
+    summary = json.loads(text)
+    assert summary == result.summary and result.run_dir == tmp_path
+    assert (summary["run_id"], summary["suite"], summary["model"]) == (
+        "j1",
+        "hundred",
+        "openai/modèle",
+    )
     record = result.completeness
     assert {k: record[k] for k in ("requested", "scored", "skipped", "failed", "missing")} == {
         "requested": 4,
@@ -116,7 +123,24 @@ def test_rescoring_stores_scores_summary_and_reclassified_refusals(
     assert result.result.statuses == {"context_overflow": 1, "ok": 2}
     by_length = {str(row.sample["length"]): {row.generation.status: 1} for row in result.rows}
     assert len(by_length) == 3 and result.result.statuses_by_length == by_length
-    assert result.clusters is not None and set(result.clusters) == set(ids)
+    suite = create_suite("hundred", result.header["params"])
+    with RunStore.open_readonly(tmp_path) as store:
+        samples = store.samples("j1")
+    assert result.clusters == {sid: suite.cluster_key(samples[sid]) for sid in ids}
+    assert read_run(tmp_path, "j2").summary["model"] == ""
+
+
+def test_repeats_of_one_source_question_are_one_cluster(tmp_path: Path, qwen_tokenizer) -> None:
+    ids = _run(tmp_path, qwen_tokenizer)
+    with RunStore(tmp_path, create=False) as store:
+        store.put_generation("j1", ids[3], 0, Generation("also right", "ok"))
+        store.put_judgement("j1", ids[3], 0, "openai:j", 1.0, "{}", 1, "")
+        samples = store.samples("j1")
+    suite = create_suite("hundred", read_run(tmp_path, "j1").header["params"])
+    assert suite.cluster_key(samples[ids[0]]) == suite.cluster_key(samples[ids[3]])
+    uncertainty = score_run(tmp_path, "j1").summary["longscope"]["uncertainty"]
+    assert (uncertainty["requests"], uncertainty["clusters"]) == (3, 2)
+    assert uncertainty["cluster"] == "the source question (task and row), asked at every length"
 
 
 def test_reading_a_run_writes_nothing_and_scores_the_named_run(
