@@ -402,3 +402,50 @@ def test_a_request_error_is_not_sent_elsewhere() -> None:
     assert len(backend.served[("s", 0)]) == 1
     assert len(a.requests) + len(b.requests) == 1
     assert sum(s["failures"] for s in backend.stats()) == 0
+
+
+# -- in process: the scripted backend behind each endpoint ---------------------------------------
+
+from longscope.models.flow import DeadlinePolicy  # noqa: E402
+from longscope.models.scripted import ScriptedBackend  # noqa: E402
+
+
+def test_defaults_of_a_backend_built_directly() -> None:
+    ends = [ScriptedBackend("a", max_concurrency=2), ScriptedBackend("b")]
+    backend = MultiEndpointBackend(ends, token_cap=77)
+    assert backend.labels == ["scripted/a", "scripted/b"]
+    assert backend.name == "scripted/a"
+    assert backend.token_cap == 77
+    assert backend.max_attempts == 4
+    assert backend.deadlines == DeadlinePolicy()
+    assert backend._policy == {
+        "bench_after": 3,
+        "bench_base_s": 2.0,
+        "bench_cap_s": 60.0,
+        "down_after": 5,
+    }
+    assert backend.dispatcher is None and backend._info is None and backend._timer is None
+    assert backend._futures == {} and backend._pump_soon is False and backend.served == {}
+    assert backend.stats() == [] and backend.retries_done == 0
+
+
+def test_given_labels_deadlines_and_attempts_are_kept() -> None:
+    policy = DeadlinePolicy(prefill_tps=5.0)
+    backend = MultiEndpointBackend(
+        [ScriptedBackend("a")],
+        labels=["first"],
+        deadlines=policy,
+        max_attempts=9,
+        bench_after=1,
+        bench_base_s=0.5,
+        bench_cap_s=4.0,
+        down_after=2,
+    )
+    assert backend.labels == ["first"]
+    assert backend.deadlines is policy
+    assert backend.max_attempts == 9
+    info = asyncio.run(backend.info())
+    assert info.details["endpoints"] == ["first"]
+    d = backend.dispatcher
+    assert (d.bench_after, d.bench_base_s, d.bench_cap_s, d.down_after) == (1, 0.5, 4.0, 2)
+    assert d.endpoints[0].max_requests == 8
