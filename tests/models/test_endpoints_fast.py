@@ -244,6 +244,7 @@ def test_bad_model_options_are_refused() -> None:
 
 import asyncio  # noqa: E402
 import socket  # noqa: E402
+import time  # noqa: E402
 
 from longscope.types import GenerationConfig, Request  # noqa: E402
 
@@ -449,3 +450,148 @@ def test_given_labels_deadlines_and_attempts_are_kept() -> None:
     d = backend.dispatcher
     assert (d.bench_after, d.bench_base_s, d.bench_cap_s, d.down_after) == (1, 0.5, 4.0, 2)
     assert d.endpoints[0].max_requests == 8
+
+
+def _scripted(n: int = 1, **kw) -> list[ScriptedBackend]:
+    return [ScriptedBackend(answer="yes", **kw) for _ in range(n)]
+
+
+def _chat(sample: str, text: str, tokens: int = 0, timeout_s: float | None = None) -> Request:
+    from longscope.types import Message
+
+    return Request(
+        sample,
+        0,
+        "chat",
+        messages=(Message("user", text),),
+        config=GenerationConfig(max_tokens=4),
+        prompt_tokens=tokens,
+        timeout_s=timeout_s,
+    )
+
+
+def test_cost_is_the_counted_tokens_else_a_quarter_of_the_characters() -> None:
+    backend = MultiEndpointBackend(_scripted(1))
+
+    async def main():
+        await backend.generate(_chat("a", "x" * 401))
+        first = backend.stats()[0]["max_tokens_in_flight"]
+        await backend.generate(_chat("b", "xyz"))
+        await backend.generate(_chat("c", "y" * 9000, tokens=7))
+        return first
+
+    assert asyncio.run(main()) == 100
+    stats = backend.stats()[0]
+    assert stats["max_tokens_in_flight"] == 100 and stats["requests"] == 3
+    assert backend.dispatcher.in_flight_tokens() == 0
+
+
+def test_the_longest_waiting_request_goes_first() -> None:
+    ends = _scripted(1, max_concurrency=1)
+    backend = MultiEndpointBackend(ends)
+
+    async def main():
+        await backend.info()
+        return await asyncio.gather(
+            *(backend.generate(_chat(s, s, tokens=t)) for s, t in [("s", 10), ("l", 30), ("m", 20)])
+        )
+
+    gens = asyncio.run(main())
+    assert [g.status for g in gens] == ["ok"] * 3
+    assert [r.sample_id for r in ends[0].requests] == ["l", "m", "s"]
+    assert backend._futures == {} and backend._pump_soon is False
+
+
+def test_the_deadline_sent_grows_with_the_prompt() -> None:
+    ends = _scripted(1)
+    backend = MultiEndpointBackend(ends, deadlines=DeadlinePolicy(prefill_tps=100.0))
+    asyncio.run(backend.generate(_chat("s", "q", tokens=6000, timeout_s=1.0)))
+    assert ends[0].requests[0].timeout_s == pytest.approx(30.0 + 3.0 * (6000 / 100.0))
+
+
+def test_two_timeouts_stop_the_request() -> None:
+    from longscope.models.scripted import every
+
+    ends = [ScriptedBackend(fault=every(1, "timeout", "timed out")) for _ in "abc"]
+    backend = MultiEndpointBackend(ends, labels=["a", "b", "c"], max_attempts=6)
+    gen = asyncio.run(backend.generate(_chat("s", "q")))
+    assert gen.status == "timeout"
+    assert sum(len(e.requests) for e in ends) == 2
+    assert gen.error == ("failed after 2 attempt(s) on endpoint(s) a, b: timed out")
+
+
+def test_endpoints_down_fail_the_request_and_later_ones() -> None:
+    from longscope.models.scripted import every
+
+    ends = [ScriptedBackend(fault=every(1, "error", "connection error: x")) for _ in "ab"]
+    backend = MultiEndpointBackend(ends, labels=["a", "b"], bench_after=1, down_after=0)
+
+    async def main():
+        first = await backend.generate(_chat("s", "q"))
+        second = await backend.generate(_chat("t", "q"))
+        return first, second
+
+    first, second = asyncio.run(main())
+    assert first.status == "error" and first.text == ""
+    assert first.error == (
+        "failed after 2 attempt(s) on endpoint(s) a, b: connection error: x; every endpoint is down"
+    )
+    assert second.status == "error" and second.text == ""
+    assert second.error == (
+        "failed after 0 attempt(s) on endpoint(s) none: no endpoint left; every endpoint is down"
+    )
+    assert backend.served == {("s", 0): ["a", "b"]}
+    assert [s["down"] for s in backend.stats()] == [True, True]
+    assert backend.retries_done == 2
+
+
+def test_a_benched_endpoint_is_woken_when_its_pause_ends() -> None:
+    from longscope.models.scripted import Failure
+
+    calls: list[float] = []
+
+    def once(_r, number):
+        calls.append(time.perf_counter())
+        return Failure("error", "gave up after 1 attempt") if number == 1 else None
+
+    ends = [ScriptedBackend(answer="yes", fault=once)]
+    backend = MultiEndpointBackend(ends, bench_after=1, bench_base_s=0.2)
+
+    async def main():
+        return await asyncio.wait_for(backend.generate(_chat("s", "q")), 5)
+
+    gen = asyncio.run(main())
+    assert gen.status == "ok" and gen.text == "yes"
+    assert 0.19 < calls[1] - calls[0] < 0.9
+    assert backend._timer is None
+    assert backend.served == {("s", 0): ["scripted/scripted", "scripted/scripted"]}
+
+
+def test_a_cancelled_request_gives_its_place_back() -> None:
+    ends = _scripted(1, max_concurrency=1, latency_s=0.2)
+    backend = MultiEndpointBackend(ends)
+
+    async def main():
+        await backend.info()
+        running = asyncio.create_task(backend.generate(_chat("r", "q", tokens=50)))
+        waiting = asyncio.create_task(backend.generate(_chat("w", "q", tokens=40)))
+        await asyncio.sleep(0.05)
+        waiting.cancel()
+        await asyncio.sleep(0)
+        assert backend.dispatcher.waiting == 0 and backend._futures == {}
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+        assert backend.dispatcher.in_flight_tokens() == 0
+        return await asyncio.wait_for(backend.generate(_chat("n", "q", tokens=30)), 2)
+
+    gen = asyncio.run(main())
+    assert gen.status == "ok"
+    assert [r.sample_id for r in ends[0].requests] == ["r", "n"]
+    assert backend.stats()[0]["requests"] == 2 and backend.stats()[0]["failures"] == 0
+
+
+def test_the_tokenizer_is_the_first_endpoints() -> None:
+    ends = _scripted(2)
+    backend = MultiEndpointBackend(ends)
+    assert backend.tokenizer() is ends[0].tokenizer()
