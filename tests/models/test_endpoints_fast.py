@@ -595,3 +595,21 @@ def test_the_tokenizer_is_the_first_endpoints() -> None:
     ends = _scripted(2)
     backend = MultiEndpointBackend(ends)
     assert backend.tokenizer() is ends[0].tokenizer()
+
+
+def test_an_unexpected_failure_of_one_endpoint_is_raised() -> None:
+    ends = _scripted(2)
+
+    async def broken() -> None:
+        raise RuntimeError("injected: the listing could not be read")
+
+    ends[1].info = broken  # a fault injected into one endpoint
+    backend = MultiEndpointBackend(ends, labels=["a", "b"])
+    with pytest.raises(RuntimeError, match="injected"):
+        asyncio.run(backend.info())
+
+
+def test_labels_must_match_the_endpoints() -> None:
+    backend = MultiEndpointBackend(_scripted(2), labels=["a", "b", "c"])
+    with pytest.raises(ValueError):
+        asyncio.run(backend.info())
