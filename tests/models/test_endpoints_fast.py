@@ -613,3 +613,26 @@ def test_labels_must_match_the_endpoints() -> None:
     backend = MultiEndpointBackend(_scripted(2), labels=["a", "b", "c"])
     with pytest.raises(ValueError):
         asyncio.run(backend.info())
+
+
+def test_a_request_cancelled_just_as_it_is_granted_gives_its_tokens_back() -> None:
+    ends = _scripted(1)
+    backend = MultiEndpointBackend(ends)
+
+    async def main():
+        await backend.info()
+        task = asyncio.create_task(backend.generate(_chat("c", "q", tokens=50)))
+        await asyncio.sleep(0)  # the task queues its ticket
+        await asyncio.sleep(0)  # the pump grants it; the task has not resumed yet
+        assert backend.dispatcher.in_flight_tokens() == 50
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert backend.dispatcher.in_flight_tokens() == 0
+        assert backend._futures == {}
+        return await asyncio.wait_for(backend.generate(_chat("n", "q", tokens=30)), 2)
+
+    gen = asyncio.run(main())
+    assert gen.status == "ok"
+    assert [r.sample_id for r in ends[0].requests] == ["n"]
+    assert backend.stats()[0]["requests"] == 2
