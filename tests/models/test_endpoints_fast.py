@@ -635,4 +635,32 @@ def test_a_request_cancelled_just_as_it_is_granted_gives_its_tokens_back() -> No
     gen = asyncio.run(main())
     assert gen.status == "ok"
     assert [r.sample_id for r in ends[0].requests] == ["n"]
-    assert backend.stats()[0]["requests"] == 2
+    assert backend.stats()[0]["requests"] == 2 and backend.stats()[0]["failures"] == 0
+
+
+def test_a_waiting_request_cancelled_as_the_slot_frees_gives_it_back() -> None:
+    """The waiting request's task is cancelled in the same turn as the pump that grants it."""
+    tasks: dict[str, asyncio.Task] = {}
+
+    def answer(request: Request) -> str:
+        if request.sample_id == "r":
+            tasks["w"].cancel()  # W's future is cancelled; its task has not run its handler yet
+        return "yes"
+
+    ends = [ScriptedBackend(answer=answer, max_concurrency=1, latency_s=0.05)]
+    backend = MultiEndpointBackend(ends)
+
+    async def main():
+        await backend.info()
+        running = asyncio.create_task(backend.generate(_chat("r", "q", tokens=50)))
+        tasks["w"] = asyncio.create_task(backend.generate(_chat("w", "q", tokens=40)))
+        first = await running
+        with pytest.raises(asyncio.CancelledError):
+            await tasks["w"]
+        assert backend.dispatcher.in_flight_tokens() == 0 and backend.dispatcher.waiting == 0
+        return first, await asyncio.wait_for(backend.generate(_chat("n", "q", tokens=30)), 2)
+
+    first, last = asyncio.run(main())
+    assert first.status == "ok" and last.status == "ok"
+    assert [r.sample_id for r in ends[0].requests] == ["r", "n"]
+    assert backend.stats()[0]["failures"] == 0
