@@ -80,7 +80,7 @@ def test_names_in_refusals_are_shown_escaped() -> None:
 
 
 def test_url_file_lines_comments_and_blanks() -> None:
-    text = "# endpoints\n\n  http://A:8000/v1/  # first\nhttps://b.example/v1\n   \n#x\n"
+    text = "# endpoints\n\n  http://A:8000/v1/  # first # of two\nhttps://b.example/v1\n   \n#x\n"
     assert read_url_file(text) == ["http://a:8000/v1", "https://b.example/v1"]
     assert read_url_file("") == []
 
