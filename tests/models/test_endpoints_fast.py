@@ -445,11 +445,20 @@ def test_given_labels_deadlines_and_attempts_are_kept() -> None:
     assert backend.labels == ["first"]
     assert backend.deadlines is policy
     assert backend.max_attempts == 9
-    info = asyncio.run(backend.info())
+    info = _go(backend.info())
     assert info.details["endpoints"] == ["first"]
     d = backend.dispatcher
     assert (d.bench_after, d.bench_base_s, d.bench_cap_s, d.down_after) == (1, 0.5, 4.0, 2)
     assert d.endpoints[0].max_requests == 8
+
+
+def _go(coro):
+    """Run `coro` with a bound: a request that is never granted fails in 5 s, not hangs."""
+
+    async def bounded():
+        return await asyncio.wait_for(coro, 5)
+
+    return asyncio.run(bounded())
 
 
 def _scripted(n: int = 1, **kw) -> list[ScriptedBackend]:
@@ -480,7 +489,7 @@ def test_cost_is_the_counted_tokens_else_a_quarter_of_the_characters() -> None:
         await backend.generate(_chat("c", "y" * 9000, tokens=7))
         return first
 
-    assert asyncio.run(main()) == 100
+    assert _go(main()) == 100
     stats = backend.stats()[0]
     assert stats["max_tokens_in_flight"] == 100 and stats["requests"] == 3
     assert backend.dispatcher.in_flight_tokens() == 0
@@ -496,7 +505,7 @@ def test_the_longest_waiting_request_goes_first() -> None:
             *(backend.generate(_chat(s, s, tokens=t)) for s, t in [("s", 10), ("l", 30), ("m", 20)])
         )
 
-    gens = asyncio.run(main())
+    gens = _go(main())
     assert [g.status for g in gens] == ["ok"] * 3
     assert [r.sample_id for r in ends[0].requests] == ["l", "m", "s"]
     assert backend._futures == {} and backend._pump_soon is False
@@ -505,7 +514,7 @@ def test_the_longest_waiting_request_goes_first() -> None:
 def test_the_deadline_sent_grows_with_the_prompt() -> None:
     ends = _scripted(1)
     backend = MultiEndpointBackend(ends, deadlines=DeadlinePolicy(prefill_tps=100.0))
-    asyncio.run(backend.generate(_chat("s", "q", tokens=6000, timeout_s=1.0)))
+    _go(backend.generate(_chat("s", "q", tokens=6000, timeout_s=1.0)))
     assert ends[0].requests[0].timeout_s == pytest.approx(30.0 + 3.0 * (6000 / 100.0))
 
 
@@ -514,7 +523,7 @@ def test_two_timeouts_stop_the_request() -> None:
 
     ends = [ScriptedBackend(fault=every(1, "timeout", "timed out")) for _ in "abc"]
     backend = MultiEndpointBackend(ends, labels=["a", "b", "c"], max_attempts=6)
-    gen = asyncio.run(backend.generate(_chat("s", "q")))
+    gen = _go(backend.generate(_chat("s", "q")))
     assert gen.status == "timeout"
     assert sum(len(e.requests) for e in ends) == 2
     assert gen.error == ("failed after 2 attempt(s) on endpoint(s) a, b: timed out")
@@ -531,7 +540,7 @@ def test_endpoints_down_fail_the_request_and_later_ones() -> None:
         second = await backend.generate(_chat("t", "q"))
         return first, second
 
-    first, second = asyncio.run(main())
+    first, second = _go(main())
     assert first.status == "error" and first.text == ""
     assert first.error == (
         "failed after 2 attempt(s) on endpoint(s) a, b: connection error: x; every endpoint is down"
@@ -560,7 +569,7 @@ def test_a_benched_endpoint_is_woken_when_its_pause_ends() -> None:
     async def main():
         return await asyncio.wait_for(backend.generate(_chat("s", "q")), 5)
 
-    gen = asyncio.run(main())
+    gen = _go(main())
     assert gen.status == "ok" and gen.text == "yes"
     assert 0.19 < calls[1] - calls[0] < 0.9
     assert backend._timer is None
@@ -585,7 +594,7 @@ def test_a_cancelled_request_gives_its_place_back() -> None:
         assert backend.dispatcher.in_flight_tokens() == 0
         return await asyncio.wait_for(backend.generate(_chat("n", "q", tokens=30)), 2)
 
-    gen = asyncio.run(main())
+    gen = _go(main())
     assert gen.status == "ok"
     assert [r.sample_id for r in ends[0].requests] == ["r", "n"]
     assert backend.stats()[0]["requests"] == 2 and backend.stats()[0]["failures"] == 0
@@ -606,13 +615,13 @@ def test_an_unexpected_failure_of_one_endpoint_is_raised() -> None:
     ends[1].info = broken  # a fault injected into one endpoint
     backend = MultiEndpointBackend(ends, labels=["a", "b"])
     with pytest.raises(RuntimeError, match="injected"):
-        asyncio.run(backend.info())
+        _go(backend.info())
 
 
 def test_labels_must_match_the_endpoints() -> None:
     backend = MultiEndpointBackend(_scripted(2), labels=["a", "b", "c"])
     with pytest.raises(ValueError):
-        asyncio.run(backend.info())
+        _go(backend.info())
 
 
 def test_a_request_cancelled_just_as_it_is_granted_gives_its_tokens_back() -> None:
@@ -632,7 +641,7 @@ def test_a_request_cancelled_just_as_it_is_granted_gives_its_tokens_back() -> No
         assert backend._futures == {}
         return await asyncio.wait_for(backend.generate(_chat("n", "q", tokens=30)), 2)
 
-    gen = asyncio.run(main())
+    gen = _go(main())
     assert gen.status == "ok"
     assert [r.sample_id for r in ends[0].requests] == ["n"]
     assert backend.stats()[0]["requests"] == 2 and backend.stats()[0]["failures"] == 0
@@ -660,7 +669,7 @@ def test_a_waiting_request_cancelled_as_the_slot_frees_gives_it_back() -> None:
         assert backend.dispatcher.in_flight_tokens() == 0 and backend.dispatcher.waiting == 0
         return first, await asyncio.wait_for(backend.generate(_chat("n", "q", tokens=30)), 2)
 
-    first, last = asyncio.run(main())
+    first, last = _go(main())
     assert first.status == "ok" and last.status == "ok"
     assert [r.sample_id for r in ends[0].requests] == ["r", "n"]
     assert backend.stats()[0]["failures"] == 0
