@@ -24,16 +24,8 @@ from longscope.models.memory_plan import (
     plan_memory,
     prefill_activation_bytes,
 )
+from tests.models.test_memory_plan import QWEN25_7B
 
-QWEN25_7B = {
-    "vocab_size": 152064,
-    "hidden_size": 3584,
-    "intermediate_size": 18944,
-    "num_hidden_layers": 28,
-    "num_attention_heads": 28,
-    "num_key_value_heads": 4,
-    "tie_word_embeddings": False,
-}
 SHAPE = ModelShape.from_config(QWEN25_7B)
 KV = 57344  # bytes of KV cache per token: 28 layers x 4 KV heads x 128 x 2 x 2 bytes
 LAYERS = 28
