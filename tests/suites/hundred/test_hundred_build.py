@@ -151,14 +151,15 @@ def test_passage_count_sends_its_repeats_in_the_drawn_order(tmp_path: Path) -> N
 
 
 class _Recording(CharTokenizer):
-    """Notes the longest text it was asked to count."""
+    """Notes the longest text it was asked to count, and how many characters in all."""
 
     def __init__(self) -> None:
         super().__init__("recording")
-        self.longest = 0
+        self.longest = self.total = 0
 
     def encode(self, text: str) -> list[int]:
         self.longest = max(self.longest, len(text))
+        self.total += len(text)
         return super().encode(text)
 
 
@@ -181,6 +182,15 @@ def test_an_additive_pool_is_counted_by_its_passages_not_by_tokenizing_the_whole
         assert len(prompt) > 3000
     # a 128K prompt is never tokenized whole: the first and last passages, edited ones, the frame
     assert tokenizer.longest < 400
+    # nor passage by passage: the passages between are their cached bodies and a header each
+    tokenizer.total = 0
+    single = create_suite(
+        "hundred",
+        {"tasks": ["passage_count"], "lengths": [4000], "samples": 1, "pool": pool_file},
+    )
+    (sample,) = single.build(_ctx("completion", tokenizer))
+    assert sample.meta["passages"] > 30
+    assert tokenizer.total < len(sample.context) / 2
 
 
 def test_two_pool_files_of_the_same_size_keep_their_own_counts(tmp_path: Path) -> None:
