@@ -5,6 +5,7 @@ computed by hand. The prompt a model is sent, the tokens reserved for BOS or a c
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -84,8 +85,8 @@ def test_a_passage_that_fits_the_budget_exactly_is_used_one_token_less_is_refuse
     (sample,) = _build(pool, mode, lengths=[length])
     keys = sample.meta["keys"]
     sentences = [f"The value of {keys[i]} is {keys[i + 1]}." for i in range(3)]
-    # one passage holds all three sentences (each put before the passage: the last one first)
-    assert sample.context == f"Passage 1:\n{sentences[2]} {sentences[1]} {sentences[0]} {TEXT}\n\n"
+    # one passage holds all three sentences, in their order, before its text
+    assert sample.context == f"Passage 1:\n{sentences[0]} {sentences[1]} {sentences[2]} {TEXT}\n\n"
     assert (
         sample.question == f"Question: What is the value of {keys[0]}? Answer with the value only."
     )
@@ -124,6 +125,34 @@ def test_three_passages_for_three_sentences_get_one_sentence_each(
     assert [p.count("The value of ") for p in passages] == [1, 1, 1]
     sent = len(_rendered("completion", sample.context, sample.question)) + 1
     assert sample.prompt_tokens == sent
+
+
+@pytest.mark.parametrize("length", [900, 1100, 1500, 4000])
+def test_counting_stars_true_list_is_the_counts_in_the_order_the_context_tells_them(
+    tmp_path: Path, length: int
+) -> None:
+    # "In order, how many stars": the gold option is the list as read, first to last, also when
+    # a short context puts several sentences before one passage.
+    pool = _labelled_pool(tmp_path, 40, size=200)
+    samples = _build(pool, tasks=["counting_stars", "kv_retrieval"], lengths=[length], samples=6)
+    assert any(s.meta["passages"] < 4 for s in samples if s.task == "counting_stars") == (
+        length < 1500
+    )
+    for sample in samples:
+        if sample.task == "counting_stars":
+            read = [
+                int(n) for n in re.findall(r"The little penguin counted (\d+) ★", sample.context)
+            ]
+            assert read == sample.meta["counts"], sample.id
+            (gold,) = sample.gold
+            assert sample.meta["options"][int(gold) - 1] == str(read)
+            assert f"\n{gold}. {read}\n" in sample.question + "\n"
+        else:
+            keys = sample.meta["keys"]
+            chain = [f"The value of {keys[i]} is {keys[i + 1]}." for i in range(3)]
+            assert [sample.context.index(c) for c in chain] == sorted(
+                sample.context.index(c) for c in chain
+            )
 
 
 def _labelled_pool(tmp_path: Path, n: int, size: int = 60, name: str = "pool") -> str:

@@ -63,7 +63,9 @@ class HundredSuite(Suite):
 
     name = "hundred"
     # hundred-2: prompts count BOS and a known chat template (the lengths of hundred-1 differ).
-    version = "hundred-2"
+    # hundred-3: the ground-truth sentences stand in the context in their order (counting_stars'
+    # true list was the order drawn, not the order read).
+    version = "hundred-3"
     title = "100-LongBench"
     DESCRIPTION = "100-LongBench: length-controllable real contexts, 8 tasks, QA filter, LongScore"
     OPTIONS = (
@@ -380,15 +382,19 @@ class HundredSuite(Suite):
                 f"{length} tokens leave no room for a single document: use a longer length"
             )
         if task != "passage_count":
-            # Ground-truth sentences go before randomly chosen passages (distinct ones when there
-            # are enough; short contexts hold fewer passages than sentences).
-            if len(pieces) >= len(inserts):
-                places = rng.sample(range(len(pieces)), len(inserts))
-            else:
-                places = [rng.randrange(len(pieces)) for _ in inserts]
-            for sentence, where in zip(inserts, places, strict=True):
-                pieces[where] = (sentence + " " + pieces[where][0], None)
             rng.shuffle(pieces)
+            # Ground-truth sentences go before randomly chosen passages (distinct ones when there
+            # are enough; short contexts hold fewer passages than sentences), in their order:
+            # counting_stars' true list is the counts as the context tells them, first to last.
+            if len(pieces) >= len(inserts):
+                places = sorted(rng.sample(range(len(pieces)), len(inserts)))
+            else:
+                places = sorted(rng.randrange(len(pieces)) for _ in inserts)
+            before: dict[int, list[str]] = {}
+            for sentence, where in zip(inserts, places, strict=True):
+                before.setdefault(where, []).append(sentence)
+            for where, sentences in before.items():
+                pieces[where] = (" ".join([*sentences, pieces[where][0]]), None)
         context, achieved = self._sent(task, pieces, question, pool, ctx)
         gold = (str(meta["answer"]),)
         return _sample(
