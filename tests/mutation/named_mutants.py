@@ -275,6 +275,14 @@ MUTANTS: tuple[Mutant, ...] = (
         "length=sent + max_tokens,",
         ("tests/suites/hundred/test_hundred_fit.py",),
     ),
+    Mutant(
+        # counting_stars' true list must be the counts in the order the context tells them
+        "hundred-stars-not-in-reading-order",
+        "src/longscope/suites/hundred/suite.py",
+        "places = sorted(rng.sample(range(len(pieces)), len(inserts)))",
+        "places = rng.sample(range(len(pieces)), len(inserts))",
+        ("tests/suites/hundred/test_hundred_build.py",),
+    ),
 )
 
 
