@@ -138,7 +138,9 @@ def run_variant(job: dict[str, Any]) -> dict[str, Any]:
         broken = ""
     except AssertionError as exc:  # kept with the figures, reported (and failed) at the end
         broken = str(exc)[:400] or "check failed"
-    cells: dict[str, dict[str, Any]] = defaultdict(lambda: {"calls": [], "tokens": []})
+    cells: dict[str, dict[str, Any]] = defaultdict(
+        lambda: {"calls": [], "tokens": [], "answered": []}
+    )
     calls, tokens = [], []
     for row in result.rows:
         plan = routes.get((row.sample["id"], row.repeat), {})
@@ -147,6 +149,10 @@ def run_variant(job: dict[str, Any]) -> dict[str, Any]:
         cell = cells[f"{task}@{length}"]
         cell["calls"].append(used)
         calls.append(used)
+        if row.generation.status in ("ok", "length") and row.score is not None:
+            # The score of the answered rows alone: a skipped row (no memory, no room) is the
+            # machine's failure, not the strategy's, and the suite's own score counts it 0.
+            cell["answered"].append(100.0 * row.score.value / (row.score.max or 1.0))
         if row.generation.prompt_tokens:
             cell["tokens"].append(row.generation.prompt_tokens)
             tokens.append(row.generation.prompt_tokens)
@@ -186,7 +192,8 @@ def cell_scores(summary: dict) -> dict[str, float | None]:
 
 
 def matrix(made: list[dict[str, Any]], strategies: list[str]) -> list[str]:
-    """Markdown lines: one row per suite, task and length; per strategy "score (calls, tokens)"."""
+    """Markdown lines: one row per suite, task and length; per strategy "score (calls, tokens)",
+    with "[answered/asked answered: mean]" where some rows were not answered (skipped, errors)."""
     lines = [
         "| suite | task | length | " + " | ".join(strategies) + " |",
         "|" + "---|" * (3 + len(strategies)),
@@ -200,11 +207,15 @@ def matrix(made: list[dict[str, Any]], strategies: list[str]) -> list[str]:
             if figures is None:  # scored by length only: the rows of every task at that length
                 rows = [v for k, v in item["cells"].items() if k.endswith(f"@{length}")]
                 figures = {
-                    "calls": [c for v in rows for c in v["calls"]],
-                    "tokens": [t for v in rows for t in v["tokens"]],
+                    name: [x for v in rows for x in v.get(name, [])]
+                    for name in ("calls", "tokens", "answered")
                 }
             calls, tokens = figures["calls"], figures["tokens"]
+            answered = figures.get("answered", [])
             shown = "-" if score is None else f"{score:.1f}"
+            if len(answered) < len(calls):
+                mean = f"{sum(answered) / len(answered):.0f}" if answered else "-"
+                shown += f" [{len(answered)}/{len(calls)} answered: {mean}]"
             shown += f" ({sum(calls) / max(len(calls), 1):.1f}, "
             shown += f"{sum(tokens) / max(len(tokens), 1):,.0f})"
             by_key[(item["suite"], f"{task}@{int(length):06d}")][item["strategy"]] = shown
@@ -379,6 +390,12 @@ def main() -> None:
             try:
                 made.append(future.result())
             except Exception as exc:  # one run's failure must not hide the others' figures
+                failed.append(f"{job['label']}/{job['strategy']}: {type(exc).__name__}: {exc}")
+    elif args.no_run:  # runs that never started (a deadline, a failure) have nothing stored
+        for job in jobs:
+            try:
+                made.append(run_variant(job))
+            except Exception as exc:
                 failed.append(f"{job['label']}/{job['strategy']}: {type(exc).__name__}: {exc}")
     else:
         made = [run_variant(job) for job in jobs]
