@@ -25,6 +25,7 @@ import argparse
 import json
 import sqlite3
 import sys
+import tempfile
 import threading
 import time
 from collections import defaultdict
@@ -94,7 +95,7 @@ def engine_rates(model: Any, lengths: list[int]) -> dict[int, dict[str, Any]]:
     out = {}
     for n in lengths:
         ids = bench_hf.prompt_ids(n)
-        chunk, _ = backend.plan(n + 1, 1, backend.free_bytes(), n, 1)
+        chunk, _ = backend.engine.plan(n + 1, 1, backend.free_bytes(), n, 1)
         times, _, _ = bench_hf.time_prefill(
             model, ids, min(chunk, n), "longscope_sdpa", "longscope", backend, 2
         )
@@ -198,7 +199,9 @@ def stored(run_dir: Path) -> list[tuple[int, int, int, str, float]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument(
+        "--out", type=Path, help="where the model and run go (--smoke: a scratch dir)"
+    )
     parser.add_argument("--lengths", default="4096,16384,65536,131072")
     parser.add_argument("--samples", type=int, default=1)
     parser.add_argument("--tasks", default="")
@@ -206,6 +209,10 @@ def main() -> None:
     args = parser.parse_args()
     card = torch.cuda.get_device_name()
     lengths = [int(n) for n in args.lengths.split(",")]
+    if args.out is None:
+        if not args.smoke:
+            parser.error("give --out DIR (only --smoke works in a scratch directory)")
+        args.out = Path(tempfile.mkdtemp(prefix="ruler-gpu-smoke-"))
     folder = args.out / "model"
     folder.mkdir(parents=True, exist_ok=True)
     made: dict[str, Any] = {"card": card, "smoke": args.smoke}

