@@ -17,7 +17,7 @@ import json
 import sqlite3
 import time
 from collections.abc import Iterator
-from dataclasses import fields
+from dataclasses import fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,10 @@ from longscope.types import Generation, GenerationConfig, Request, Sample
 from tests.plugin.echo_suite import EchoSuite
 
 PATTERN = r"The key is (\w+)\."
+SLOW_S = 5.0
+"""How long a backend that "never answers" takes: far past every deadline here, short enough that
+a runner which fails to cut it off fails the test in seconds."""
+HUNG_S = 30.0
 
 
 def key_of(sample_id: str) -> str:
@@ -60,6 +64,8 @@ class CellEcho(EchoSuite):
     """Seconds making one sample takes."""
     broken = ""
     """The id of a sample whose making fails (a damaged data row)."""
+    one_document = False
+    """The samples of a length read one document (sent as one unit)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -78,7 +84,7 @@ class CellEcho(EchoSuite):
                 raise ValueError(f"row {sample.id} of the data is damaged")
             time.sleep(self.build_s)
             self.made.append(sample.id)
-            yield sample
+            yield replace(sample, context=everything[0].context) if self.one_document else sample
 
 
 @pytest.fixture
@@ -108,7 +114,9 @@ def _keys(**kwargs: Any) -> ScriptedBackend:
 
 def _run(suite: Any, backend: Backend, run_dir: Path | None, **options: Any) -> runner.RunResult:
     options.setdefault("quiet", True)
-    return asyncio.run(run_async(suite, backend, RunOptions(run_dir, **options)))
+    # A runner that hangs fails the test instead of hanging the suite.
+    ran = asyncio.wait_for(run_async(suite, backend, RunOptions(run_dir, **options)), HUNG_S)
+    return asyncio.run(ran)
 
 
 def _rows(run_dir: Path, run_id: str) -> list[tuple[str, int, str, str, str]]:
@@ -363,6 +371,20 @@ def test_two_requests_that_raise_end_the_run_with_the_first(tmp_path: Path, regi
     assert len(backend.requests) == 2
 
 
+def test_two_requests_that_raise_after_the_last_sample_end_the_run_with_the_first(
+    tmp_path: Path, register: Any
+) -> None:
+    """Both requests of the last unit fail while the runner waits for the next sample (made in
+    the worker thread), so nothing more is started: the run still raises the first failure."""
+    register(CellEcho)
+    suite = _echo((256,), samples=2, factory=CellEcho)
+    suite.one_document = True
+    backend = ScriptedBackend("broken", answer=_broken)
+    with pytest.raises(RuntimeError, match=r"^the rule broke on echo-256-0$"):
+        _run(suite, backend, tmp_path, concurrency=2)
+    assert [r.sample_id for r in backend.requests] == ["echo-256-0", "echo-256-1"]
+
+
 def test_the_progress_line_counts_answers_and_retries(
     tmp_path: Path,
     register: Any,
@@ -390,13 +412,13 @@ def test_a_request_without_an_answer_is_stored_as_timeout(
     """The task limit is 0.2 s, the grace 0.4 s: cut off after 0.6 s, stored as `timeout`."""
     register(QuickEcho)
     monkeypatch.setattr(runner, "_TIMEOUT_GRACE_S", 0.4)
-    backend = _keys(latency_s=3600.0)
+    backend = _keys(latency_s=SLOW_S)
     result = _run(_echo((256,), samples=1, factory=QuickEcho), backend, tmp_path)
     stored = _generations(tmp_path, result.run_id)
     generation = stored[("echo-256-0", 0)]
     assert (generation.status, generation.text) == ("timeout", "")
     assert generation.error == "no answer within 1s (task limit 0s)"
-    assert 0.6 <= generation.latency_s < 10
+    assert 0.6 <= generation.latency_s < SLOW_S
 
 
 class OneRepeatHangs(ScriptedBackend):
@@ -408,7 +430,7 @@ class OneRepeatHangs(ScriptedBackend):
 
     async def generate(self, request: Request) -> Generation:
         if request.repeat == 1:
-            await asyncio.sleep(3600)
+            await asyncio.sleep(SLOW_S)
         return await super().generate(request)
 
     generate_group = Backend.generate_group  # each member handed over as it answers
@@ -428,10 +450,30 @@ def test_a_group_cut_off_keeps_the_members_answered_before_the_deadline(
     ]
 
 
-def _request(timeout_s: float | None, prompt_tokens: int = 100) -> Request:
+def test_a_cut_off_group_returns_the_answered_members_and_timeouts_for_the_rest(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The group's generations in order: what was answered before the deadline as answered
+    (and handed over as it came), a `timeout` for the rest."""
+    monkeypatch.setattr(runner, "_TIMEOUT_GRACE_S", 0.1)
+    handed: list[tuple[int, str]] = []
+    requests = [_request(0.2, repeat=0), _request(0.2, repeat=1)]
+    generations = asyncio.run(
+        runner._group_with_deadline(
+            OneRepeatHangs(), requests, lambda i, g: handed.append((i, g.status))
+        )
+    )
+    assert handed == [(0, "ok")]
+    assert [(g.status, g.error) for g in generations] == [
+        ("ok", ""),
+        ("timeout", "no answer within 1s (task limit 0s)"),
+    ]
+
+
+def _request(timeout_s: float | None, prompt_tokens: int = 100, repeat: int = 0) -> Request:
     return Request(
         "s",
-        0,
+        repeat,
         "completion",
         prompt="x",
         config=GenerationConfig(max_tokens=16),
@@ -463,7 +505,7 @@ def test_one_request_under_the_runners_deadline(monkeypatch: pytest.MonkeyPatch)
     )
     assert (answered.status, answered.text) == ("ok", "fine")
     hung = asyncio.run(
-        runner._generate_with_deadline(ScriptedBackend("h", latency_s=3600.0), _request(0.2))
+        runner._generate_with_deadline(ScriptedBackend("h", latency_s=SLOW_S), _request(0.2))
     )
     assert (hung.status, hung.error) == ("timeout", "no answer within 0s (task limit 0s)")
 
@@ -475,9 +517,9 @@ def test_a_run_without_output_goes_to_runs_named_by_suite_model_and_id(
     tmp_path: Path, register: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    backend = ScriptedBackend("Qwen 7B:q4!", answer=from_pattern(PATTERN))
+    backend = ScriptedBackend("Qwen 7B:8X!", answer=from_pattern(PATTERN))
     result = _run(_echo((256,)), backend, None)
-    expected = Path("runs") / f"echo-scripted_Qwen_7B_q4-{result.run_id[:8]}"
+    expected = Path("runs") / f"echo-scripted_Qwen_7B_8X-{result.run_id[:8]}"
     assert result.run_dir == expected and len(result.run_id) > 8
     assert [r[2] for r in _rows(tmp_path / expected, result.run_id)] == ["ok", "ok"]
 
