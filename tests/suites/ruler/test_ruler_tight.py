@@ -258,3 +258,380 @@ def test_zeta_matches_known_values() -> None:
     known = {1.5: 2.612375348685488, 2.5: 1.341487257250917, 3.0: 1.2020569031595942}
     for alpha, value in known.items():
         assert tight.zeta(alpha) == pytest.approx(value, rel=1e-13, abs=0), alpha
+
+
+def _needles(d: tight.Draft) -> list[str]:
+    return [p for p in d.pieces if p.startswith("One of the special magic")]
+
+
+def test_a_single_needle_is_asked_for_in_the_singular(qwen) -> None:
+    env = _env(qwen)
+    d = _draft(env, "niah_single_1", 1200)
+    key = d.meta["keys"][0]
+    assert d.meta == {"keys": [key], "queries": [key], "haystack": "noise"}
+    assert d.head == (
+        "A special magic number is hidden within the following text. Make sure to memorize it. "
+        "I will quiz you about the number afterwards.\n"
+    )
+    assert d.question == (
+        f"\nWhat is the special magic number for {key} mentioned in the provided text?"
+    )
+    assert (
+        d.answer_prefix == f" The special magic number for {key} mentioned in the provided text is"
+    )
+    (needle,) = _needles(d)
+    assert needle == f"One of the special magic numbers for {key} is: {d.answers[0]}."
+    assert re.fullmatch(r"[1-9]\d{6}", d.answers[0]) and d.sep == "\n"
+    assert set(d.pieces) == {NOISE, needle}
+    assert d.removable == [p == NOISE for p in d.pieces]
+
+
+def test_several_queries_are_listed_with_and(qwen) -> None:
+    env = _env(qwen)
+    d = _draft(env, "niah_multiquery", 1500)
+    keys, queries = d.meta["keys"], d.meta["queries"]
+    assert len(keys) == len(set(queries)) == 4 and set(queries) == set(keys)
+    query = f"{queries[0]}, {queries[1]}, {queries[2]}, and {queries[3]}"
+    assert d.head.startswith("Some special magic numbers are hidden within the following text.")
+    assert d.question == (
+        f"\nWhat are all the special magic numbers for {query} mentioned in the provided text?"
+    )
+    assert d.answer_prefix == (
+        f" The special magic numbers for {query} mentioned in the provided text are"
+    )
+    needles = _needles(d)
+    assert len(needles) == 4 and d.sep == " " and d.meta["haystack"] == "essay"
+    # Each query's value is the one its needle holds, in the order of the queries.
+    value = {n.split(" for ")[1].split(" is: ")[0]: n.split(" is: ")[1][:-1] for n in needles}
+    assert d.answers == [value[q] for q in queries]
+    assert [not r for r in d.removable].count(True) >= 4
+
+
+def test_several_values_of_one_key_are_shuffled_by_the_seed(qwen) -> None:
+    for seed in (42, 7):
+        env = _env(qwen, seed=seed)
+        d = _draft(env, "niah_multivalue", 1500)
+        (key,) = d.meta["keys"]
+        drawn = [f"One of the special magic numbers for {key} is: {v}." for v in d.answers]
+        random.Random(seed).shuffle(drawn)  # RULER: random.Random(seed).shuffle(needles)
+        assert _needles(d) == drawn, seed
+
+
+def test_a_sample_is_the_same_every_time_it_is_built(qwen) -> None:
+    for task in ["niah_multikey_1", "niah_multikey_2", "niah_multikey_3", "vt", "cwe", "fwe"]:
+        length = 2048 if task == "cwe" else 4096
+        first = _draft(_env(qwen), task, 1300, length)
+        again = _draft(_env(qwen), task, 1300, length)
+        assert (first.head, first.pieces, first.answers) == (
+            again.head,
+            again.pieces,
+            again.answers,
+        )
+    one, two = (_draft(_env(qwen), "qa_2", 1300) for _ in range(2))
+    assert one.pieces == two.pieces
+
+
+def test_a_needle_haystack_is_made_of_other_needles(qwen) -> None:
+    env = _env(qwen)
+    d = _draft(env, "niah_multikey_2", 1200)
+    (key,) = d.meta["keys"]
+    counter = env.counter("\n")
+    parts = counter.helpers[("word-number", "numbers")]
+    assert parts.exact  # Qwen's needle counts add up from their parts: the fast path is taken
+    adjs, nouns = key_words()
+    pattern = re.compile(r"One of the special magic numbers for (.+) is: ([1-9]\d{6})\.")
+    matches = [pattern.fullmatch(p) for p in d.pieces]
+    assert all(matches) and len(d.pieces) > 30
+    assert all(_is_pair(m.group(1), adjs, nouns) for m in matches)
+    assert [m.group(1) == key for m in matches].count(True) >= 1
+    assert d.removable.count(False) == 1
+    ids = _draft(env, "niah_multikey_3", 1200)
+    pattern = re.compile(
+        rf"One of the special magic uuids for ({UUID4.pattern}) is: ({UUID4.pattern})\."
+    )
+    assert all(pattern.fullmatch(p) for p in ids.pieces) and len(ids.pieces) > 8
+
+
+def test_word_number_needles_cost_what_they_count(qwen) -> None:
+    counter = _env(qwen).counter("\n")
+    parts = tight.WordNumberNeedles(counter, "numbers")
+    a, n, v = parts.draw(np.random.default_rng(3), 300)
+    assert a.min() >= 0 and n.min() >= 0 and v.min() >= 10**6 and v.max() < 10**7
+    assert a.max() >= len(parts.adjs) - 30 and n.max() >= len(parts.nouns) - 30
+    texts = parts.texts(a, n, v)
+    assert texts[0] == NEEDLE.format(
+        type_needle_v="numbers", key=f"{parts.adjs[a[0]]}-{parts.nouns[n[0]]}", value=v[0]
+    )
+    assert parts.costs(a, n, v).tolist() == [counter.mid(t) for t in texts]
+    assert parts.exact
+
+
+def test_noise_puts_inserts_where_rulers_insertion_does(qwen) -> None:
+    counter = _env(qwen).counter("\n")
+    inserts = ["A first.", "B second.", "C third.", "D fourth."]
+    mids = [counter.mid(i) for i in inserts]
+    pieces, removable, filler = tight._noise(
+        random.Random(9), counter, inserts, mids, 800, "H\n", "\nT"
+    )
+    n = len(pieces) - 4
+    want = [NOISE] * n
+    for index, element in zip(sorted(random.Random(9).sample(range(n), 4), reverse=True), inserts):
+        want.insert(index, element)
+    assert pieces == want and removable == [p == NOISE for p in want]
+    assert filler == n * counter.mid(NOISE)
+    got, flags, used = tight._insert(random.Random(9), [f"S{i}." for i in range(n)], inserts, 77)
+    want = [f"S{i}." for i in range(n)]
+    for index, element in zip(sorted(random.Random(9).sample(range(n), 4), reverse=True), inserts):
+        want.insert(index, element)
+    assert (got, flags, used) == (want, [p not in inserts for p in want], 77)
+    # An empty haystack still takes its one insert.
+    assert tight._insert(random.Random(1), [], ["X."], 0) == (["X."], [False], 0)
+
+
+def test_variable_tracking_hides_one_chain_after_a_one_shot_example(qwen) -> None:
+    env = _env(qwen, template="meta-chat")
+    d = _draft(env, "vt", 1500)
+    value = d.meta["value"]
+    names = d.answers
+    assert re.fullmatch(r"\d{5}", value) and 10000 <= int(value) <= 99998
+    assert len(names) == len(set(names)) == 5
+    assert all(re.fullmatch(r"[A-Z]{5}", n) for n in names)
+    chain = [f"VAR {names[0]} = {value}"]
+    chain += [f"VAR {names[j + 1]} = VAR {names[j]} " for j in range(4)]
+    assert [p for p in d.pieces if p != NOISE] == chain  # the links in order, among noise
+    assert d.removable == [p == NOISE for p in d.pieces]
+    assert d.question == (
+        f"\nQuestion: Find all variables that are assigned the value {value} in the text above."
+        " [/INST]"
+    )
+    assert d.answer_prefix == (
+        " Answer: According to the chain(s) of variable assignment in the text above, 5 variables"
+        f" are assigned the value {value}, they are: "
+    )
+    # The example comes right after the model template's opening, then the task's own text.
+    task_head = (
+        "Memorize and track the chain(s) of variable assignment hidden in the following text.\n\n"
+    )
+    assert d.head.startswith("[INST] " + task_head) and d.head.endswith("\n" + task_head)
+    example = d.head[len("[INST] ") : -len(task_head) - 1]
+    assert example.endswith("\n") and not example.startswith("[INST]")
+    links = re.findall(r"^VAR ([A-Z]{3}) = (VAR [A-Z]{3} |\d{5})$", example, re.M)
+    ex_names = [n for n, _ in links]
+    ex_value = links[0][1]
+    assert len(links) == 5 and len(set(ex_names)) == 5 and re.fullmatch(r"\d{5}", ex_value)
+    assert [v for _, v in links[1:]] == [f"VAR {n} " for n in ex_names[:-1]]
+    assert example.endswith(
+        f"Question: Find all variables that are assigned the value {ex_value} in the text above."
+        " Answer: According to the chain(s) of variable assignment in the text above, 5 variables"
+        f" are assigned the value {ex_value}, they are:  {' '.join(ex_names)}\n"
+    )
+    assert "12345" not in example and not set(ex_names) & set(names)
+    # The example's prompt fills its 500 tokens: one more noise block would not fit.
+    body = example[: example.index("Question:")] + "Question:"
+    shot = len(qwen.encode(body))
+    assert 500 - env.counter("\n").mid(NOISE) < shot + 40 <= 500 + 40
+
+
+def test_variable_tracking_names_a_budget_too_small_for_its_chain(qwen) -> None:
+    env = _env(qwen)
+    fits = [b for b in range(700, 900) if _fits(env, "vt", b)]
+    smallest = fits[0]
+    assert all(_fits(env, "vt", b) for b in range(smallest, smallest + 40))
+    with pytest.raises(ValueError) as caught:
+        _draft(env, "vt", smallest - 1)
+    assert str(caught.value) == (
+        "the one-shot example and the chain leave room for 4 noise blocks, "
+        "fewer than the chain's 5 links"
+    )
+    assert _draft(env, "vt", smallest).pieces.count(NOISE) == 5
+
+
+def _fits(env, task: str, budget: int) -> bool:
+    try:
+        _draft(env, task, budget)
+    except ValueError:
+        return False
+    return True
+
+
+def _listed(pieces: list[str]) -> list[str]:
+    """The words of a numbered list `1. w`, `2. w`, ..., checking the numbers run from 1."""
+    numbers, words = zip(*(p.split(". ", 1) for p in pieces), strict=True)
+    assert list(numbers) == [str(i + 1) for i in range(len(pieces))]
+    return list(words)
+
+
+@pytest.mark.parametrize(
+    ("length", "example", "repeats"), [(4095, (20, 3, 1), (6, 1)), (4096, (40, 10, 3), (30, 3))]
+)
+def test_common_words_repeat_ten_words_more_than_the_others(qwen, length, example, repeats) -> None:
+    env = _env(qwen, seed=11)
+    d = _draft(env, "cwe", 2600 if length < 4096 else 3600, length)
+    spec = TEMPLATES["common_words_extraction"]
+    words = _listed(d.pieces)
+    counts = Counter(words)
+    common = d.answers
+    assert len(common) == 10 and all(counts[w] == repeats[0] for w in common)
+    assert {counts[w] for w in counts if w not in common} == {repeats[1]}
+    assert len(counts) == d.meta["distinct_words"] > 10
+    assert d.meta["word_list_exhausted"] is False
+    # RULER's fixed shuffle: entry i is entry perm[i] of common x 6 (or 30) + others.
+    perm = np.random.default_rng(11).permutation(len(words)).tolist()
+    assert all(words[i] == common[j % 10] for i, j in enumerate(perm) if j < 10 * repeats[0])
+    # The one-shot example before the task: its own list, answer and the task text again.
+    task = spec.template.split("{context}")[0]
+    assert d.head.startswith(task) and d.head.endswith("\n" + task)
+    shot = d.head[len(task) : -len(task) - 1]
+    after = spec.template.split("{context}")[1].format(query="")
+    shot_list, answer = shot.split(after + spec.answer_prefix)
+    shot_words = _listed(re.findall(r"\d+\. \S+", shot_list))
+    shot_common = _listed(re.findall(r"\d+\. \S+", answer))
+    assert answer.startswith(" 1. ")
+    shot_counts = Counter(shot_words)
+    assert len(shot_counts) == example[0] and len(shot_common) == 10
+    assert all(shot_counts[w] == example[1] for w in shot_common)
+    assert {shot_counts[w] for w in shot_counts if w not in shot_common} == {example[2]}
+    assert d.question == after
+    assert d.answer_prefix == spec.answer_prefix
+
+
+def test_common_words_say_when_the_word_list_runs_out(qwen) -> None:
+    env = _env(qwen)
+    source = tuple(f"w{i}" for i in range(40))
+    env.extra_words = source
+    d = _draft(env, "cwe", 1000, 2048)
+    assert d.meta["distinct_words"] == 40  # every word, and room to spare
+    counter = env.counter(" ")
+    # What the search counts: the text around the list apart, each entry's number and word.
+    around = counter.count(d.head) + counter.count(d.question + d.answer_prefix)
+    listed = sum(counter.mid(f"{i + 1}.") + counter.mid(w) for i, w in enumerate(_listed(d.pieces)))
+    for budget, exhausted in ((around + listed + 64, False), (around + listed + 65, True)):
+        got = _draft(env, "cwe", budget, 2048)
+        assert (got.meta["distinct_words"], got.meta["word_list_exhausted"]) == (40, exhausted)
+
+
+def test_common_words_under_their_minimum_keep_a_prefix_of_the_list(qwen) -> None:
+    env = _env(qwen)
+    full = _draft(env, "cwe", 10**5, 4096)
+    assert full.meta["distinct_words"] > 100
+    d = _draft(env, "cwe", 3000, 4096)  # less than ten words x 30 need
+    assert d.meta["distinct_words"] == 10
+    assert d.predicted == _count(env, _prompt(env, d)) <= 3000
+    assert len(_listed(d.pieces)) < 300 and d.removable == [True] * len(d.pieces)
+    assert _count(env, _prompt(env, d, d.pieces + ["999. x"])) > 3000
+
+
+def test_frequent_words_follow_the_zeta_law(qwen) -> None:
+    env = _env(qwen, seed=5)
+    d = _draft(env, "fwe", 2500, 4096)
+    num = d.meta["num_words"]
+    counts = Counter(d.pieces)
+    ranked = [w for w, _ in counts.most_common()]
+    assert ranked[0] == "..." and d.answers == ranked[1:4]
+    assert all(re.fullmatch(r"[a-z]{6}", w) for w in ranked[1:])
+    assert {c for w in ranked[1:] for c in w} == set("abcdefghijklmnopqrstuvwxyz")
+    law = [int(num * k**-2.0 / (math.pi**2 / 6)) for k in range(1, 1000)]
+    law = law[: law.index(0)]
+    assert sorted(counts.values(), reverse=True) == law
+    assert [counts[w] for w in ["...", *d.answers]] == law[:4]
+    # RULER's fixed order: the ranked list (rank 1 first, each word its count times) shuffled.
+    perm = np.random.default_rng(5).permutation(len(d.pieces)).tolist()
+    listed = [""] * len(d.pieces)
+    for i, j in enumerate(perm):
+        listed[j] = d.pieces[i]
+    runs = [len(list(group)) for _, group in __import__("itertools").groupby(listed)]
+    assert runs == law and listed[0] == "..." and listed[law[0]] == d.answers[0]
+    assert d.question.startswith("\nQuestion: Do not provide any explanation.")
+    assert d.head.endswith("Find the three most frequently appeared coded words. ")
+
+
+def test_frequent_words_draw_from_length_over_50_words(qwen) -> None:
+    env = _env(qwen)
+    for length in (600, 649):
+        d = RulerSuite._draft(TASKS["fwe"], random.Random(1), env, 3000, length, 0)
+        assert len(set(d.pieces)) == (length - 50) // 50 == 11
+
+
+def _documents(d: tight.Draft) -> list[str]:
+    """The documents of a QA context in order, checking they are numbered from 1."""
+    out = []
+    for i, piece in enumerate(d.pieces):
+        label, text = piece.split("\n", 1)
+        assert label == f"Document {i + 1}:"
+        out.append(text)
+    return out
+
+
+def test_qa_fills_with_documents_until_the_next_would_not_fit(qwen) -> None:
+    env = _env(qwen)
+    data = env.qa["squad"]
+    for budget in (700, 1300):
+        d = _draft(env, "qa_1", budget)
+        question = data.questions[0]
+        assert d.meta == {"question_index": 0, "documents": len(d.pieces)}
+        assert d.answers == list(question.outputs)
+        assert d.question.endswith(f"Question: {question.query}") and d.answer_prefix == " Answer:"
+        docs = _documents(d)
+        gold = data.documents[question.context[0]]
+        assert d.removable == [t != gold for t in docs] and gold in docs
+        # All five documents are in, then RULER's cycle through them in their order: the next
+        # document of the cycle, with its label, would overrun the budget less 8 tokens.
+        assert set(docs) == set(data.documents)
+        cycled = len(docs) - len(data.documents)
+        following = data.documents[cycled % len(data.documents)]
+        counter = env.counter("\n\n")
+        around = counter.count(d.head) + counter.count(d.question + d.answer_prefix)
+
+        def cost(i: int, text: str) -> int:
+            return counter.count(f"Document {i}:\n") + counter.count(text + "\n\n")
+
+        used = sum(cost(i + 1, t) for i, t in enumerate(docs))
+        assert around + used + 8 <= budget < around + used + cost(len(docs) + 1, following) + 8
+        assert d.predicted == _count(env, _prompt(env, d)) <= budget
+
+
+def test_qa_documents_are_shuffled_by_the_seed(qwen) -> None:
+    orders = {seed: _documents(_draft(_env(qwen, seed=seed), "qa_2", 900)) for seed in (1, 2)}
+    assert orders[1] != orders[2] and Counter(orders[1]) == Counter(orders[2])
+
+
+def _qa_env(qwen, sizes: list[int], more: tuple[int, ...]) -> tight.Env:
+    env = _env(qwen)
+    documents = tuple(f"D{i} " + "word " * n for i, n in enumerate(sizes))
+    question = Question("Which?", ("gold",), (0,), more)
+    env.qa["squad"] = QASet((question,), documents, "synthetic")
+    return env
+
+
+def test_qa_gives_up_after_fifty_documents_that_do_not_fit(qwen) -> None:
+    # 51 distractors of the same article, drawn first in a shuffled order: all too long but one
+    # short. It is taken after 49 misses, not after 50.
+    order = list(range(1, 52))
+    random.Random("s:qa_1").shuffle(order)  # the sample's first draw
+    for misses, short_in in ((50, False), (49, True)):
+        sizes = [5] + [900] * 51
+        sizes[order[misses]] = 3
+        env = _qa_env(qwen, sizes, tuple(range(1, 52)))
+        d = _draft(env, "qa_1", 900)
+        docs = _documents(d)
+        assert docs[0] == "D0 " + "word " * 5 or "D0 " + "word " * 5 in docs
+        assert (f"D{order[misses]} " + "word " * 3 in docs) == short_in, misses
+        assert len(docs) == 1 + short_in
+        assert d.removable == [not t.startswith("D0 ") for t in docs]
+
+
+def test_qa_draws_random_documents_once_the_articles_run_out(qwen) -> None:
+    sizes = [5] + [20] * 30
+    env = _qa_env(qwen, sizes, (1, 2))
+    d = _draft(env, "qa_1", 400)
+    docs = _documents(d)
+    assert len(docs) == len(set(docs)) > 3  # others drawn at random, none twice
+    assert {"D1 " + "word " * 20, "D2 " + "word " * 20} <= set(docs)
+    counter = env.counter("\n\n")
+    around = counter.count(d.head) + counter.count(d.question + d.answer_prefix)
+    used = sum(
+        counter.count(f"Document {i + 1}:\n") + counter.count(t + "\n\n")
+        for i, t in enumerate(docs)
+    )
+    smallest = counter.count(f"Document {len(docs) + 1}:\n") + counter.count(docs[1] + "\n\n")
+    assert around + used + 8 <= 400 < around + used + smallest + 8
