@@ -560,6 +560,7 @@ def test_frequent_words_draw_from_length_over_50_words(qwen) -> None:
     for length in (600, 649):
         d = RulerSuite._draft(TASKS["fwe"], random.Random(1), env, 3000, length, 0)
         assert len(set(d.pieces)) == (length - 50) // 50 == 11
+        assert all(re.fullmatch(r"[a-z]{6}", w) for w in set(d.pieces) - {"..."})
 
 
 def _documents(d: tight.Draft) -> list[str]:
@@ -648,3 +649,80 @@ def test_qa_draws_random_documents_once_the_articles_run_out(qwen) -> None:
     )
     smallest = counter.count(f"Document {len(docs) + 1}:\n") + counter.count(docs[1] + "\n\n")
     assert around + used + 8 <= 400 < around + used + smallest + 8
+
+
+def test_word_number_needles_span_every_part(qwen) -> None:
+    counter = _env(qwen).counter("\n")
+    parts = tight.WordNumberNeedles(counter, "numbers")
+    a, n, v = parts.draw(np.random.default_rng(4), 20000)
+    assert (a.min(), a.max()) == (0, len(parts.adjs) - 1)
+    assert (n.min(), n.max()) == (0, len(parts.nouns) - 1)
+    assert 10**6 <= v.min() < 10**6 + 5000 and 10**7 - 5000 < v.max() < 10**7
+    # Numbers at the edges of each part: 1000000, 1009999, 9999999, and digits in the middle.
+    edge = np.array([1000000, 1009999, 1000900, 1000009, 9999999, 5050505, 1234567])
+    zeros = np.zeros(len(edge), dtype=np.int64)
+    texts = parts.texts(zeros, zeros, edge)
+    assert parts.costs(zeros, zeros, edge).tolist() == [counter.mid(t) for t in texts]
+
+
+def test_an_essay_needle_sits_at_rulers_depth(qwen) -> None:
+    env = _env(qwen)
+    for budget in (900, 1500, 2100):
+        d = _draft(env, "niah_single_2", budget, key=f"depth{budget}")
+        replay = random.Random(f"depth{budget}:niah_single_2")
+        tight.random_value("words", replay)
+        tight.random_value("numbers", replay)
+        (depth,) = replay.sample(tight.DEPTHS, 1)  # the draw after the key and the value
+        (needle,) = _needles(d)
+        sentences = [p for p in d.pieces if p != needle]
+        assert d.pieces.index(needle) == int(len(sentences) * depth / 100)
+        assert d.removable == [p != needle for p in d.pieces]
+
+
+def test_the_one_shot_example_fills_its_500_tokens(qwen) -> None:
+    env = _env(qwen)
+    first = _draft(env, "vt", 1500)
+    names = env._icl.split()[-5:]
+    # The example as drawn (before each sample renames it): its prompt is at most 500 tokens
+    # and one more noise block would pass them.
+    prompt = env._icl[: -len(" " + " ".join(names) + "\n")]
+    assert prompt.endswith("they are: ") and "12345" in prompt
+    assert len(qwen.encode(prompt)) <= 500
+    longer = prompt.replace("\nQuestion:", "\n" + NOISE + "\nQuestion:", 1)
+    assert len(qwen.encode(longer)) > 500
+    # Every sample renames all five variables and the value of its copy.
+    other = _draft(env, "vt", 1500, key="other")
+    ex_names = [re.findall(r"^VAR ([A-Z]{3}) = ", d.head, re.M) for d in (first, other)]
+    assert all(len(set(e)) == 5 for e in ex_names) and not set(ex_names[0]) & set(ex_names[1])
+    assert not set(names) & set(ex_names[0])
+
+
+def test_word_lists_follow_the_suites_seed(qwen) -> None:
+    cwe = [_draft(_env(qwen, seed=s), "cwe", 2600, 2048) for s in (1, 2)]
+    assert cwe[0].head != cwe[1].head  # the one-shot example's words come from the seeded order
+    fwe = [_draft(_env(qwen, seed=s), "fwe", 1500) for s in (1, 2)]
+    assert fwe[0].answers != fwe[1].answers
+
+
+def test_qa_question_index_wraps_around_the_questions(qwen) -> None:
+    env = _env(qwen)
+    questions = env.qa["squad"].questions
+    d = RulerSuite._draft(TASKS["qa_1"], random.Random(1), env, 900, 4096, len(questions) + 2)
+    assert d.meta["question_index"] == 2
+    assert d.question.endswith(f"Question: {questions[2].query}")
+
+
+def test_qa_with_counts_that_add_up(qwen) -> None:
+    env = _env(_CharTokenizer())
+    counter = env.counter("\n\n")
+    assert counter.mode == "lead"
+    d = _draft(env, "qa_2", 3000)
+    docs = _documents(d)
+    cycled = len(docs) - len(env.qa["hotpotqa"].documents)
+    following = env.qa["hotpotqa"].documents[cycled % len(env.qa["hotpotqa"].documents)]
+    around = len(d.head) + len(d.question + d.answer_prefix)
+    used = sum(_doc_cost(counter, i + 1, t) for i, t in enumerate(docs))
+    assert (
+        around + used + 8 <= 3000 < around + used + _doc_cost(counter, len(docs) + 1, following) + 8
+    )
+    assert d.predicted == len(_prompt(env, d)) == around + used - 2
