@@ -387,6 +387,10 @@ def test_noise_puts_inserts_where_rulers_insertion_does(qwen) -> None:
         want.insert(index, element)
     assert pieces == want and removable == [p == NOISE for p in want]
     assert filler == n * counter.mid(NOISE)
+    # The noise alone fills the budget: it fits as counted, one more block would not.
+    total = counter.total("H\n", pieces, filler + sum(mids), "\nT")
+    assert total == len(qwen.encode("H\n" + "\n".join(pieces) + "\nT")) <= 800
+    assert total + counter.mid(NOISE) > 800
     got, flags, used = tight._insert(random.Random(9), [f"S{i}." for i in range(n)], inserts, 77)
     want = [f"S{i}." for i in range(n)]
     for index, element in zip(
@@ -726,3 +730,38 @@ def test_qa_with_counts_that_add_up(qwen) -> None:
         around + used + 8 <= 3000 < around + used + _doc_cost(counter, len(docs) + 1, following) + 8
     )
     assert d.predicted == len(_prompt(env, d)) == around + used - 2
+
+
+def test_word_number_needles_with_counts_that_add_up() -> None:
+    counter = _env(_CharTokenizer()).counter("\n")
+    parts = tight.WordNumberNeedles(counter, "numbers")
+    a, n, v = parts.draw(np.random.default_rng(2), 50)
+    assert parts.exact
+    assert parts.costs(a, n, v).tolist() == [len("\n" + t) for t in parts.texts(a, n, v)]
+
+
+@pytest.mark.parametrize(
+    ("task", "budget"), [("niah_multikey_2", 9000), ("niah_multikey_3", 20500)]
+)
+def test_a_long_needle_haystack_is_drawn_in_batches_and_fits(qwen, task: str, budget: int) -> None:
+    env = _env(qwen)
+    d = _draft(env, task, budget)
+    assert len(d.pieces) > 257  # past one batch of 256 drawn needles
+    assert d.predicted == _count(env, _prompt(env, d)) <= budget
+    assert len(set(d.pieces)) == len(d.pieces) and d.removable.count(False) == 1
+    # The haystack as drawn already fits: nothing had to be cut after it was placed.
+    counter = env.counter("\n")
+    args = TASKS[task].args
+    needle = d.pieces[d.removable.index(False)]
+    head, _, _, tail = env.frame(
+        TEMPLATES["niah"].template,
+        TEMPLATES["niah"].answer_prefix,
+        type_needle_v=args["type_needle_v"][:-1],
+        query="x",
+    )
+    pieces, removable, used = tight._needle_haystack(
+        random.Random(5), counter, args, [needle], [counter.mid(needle)], budget, head, tail
+    )
+    whole = counter.total(head, pieces, used + counter.mid(needle), tail)
+    assert whole == len(qwen.encode(head + "\n".join(pieces) + tail)) <= budget
+    assert whole > budget - 2 * max(counter.mid(p) for p in pieces)
