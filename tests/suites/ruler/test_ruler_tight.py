@@ -762,6 +762,7 @@ def test_a_long_needle_haystack_is_drawn_in_batches_and_fits(qwen, task: str, bu
     pieces, removable, used = tight._needle_haystack(
         random.Random(5), counter, args, [needle], [counter.mid(needle)], budget, head, tail
     )
+    assert removable == [p != needle for p in pieces]
     whole = counter.total(head, pieces, used + counter.mid(needle), tail)
     assert whole == len(qwen.encode(head + "\n".join(pieces) + tail)) <= budget
     assert whole > budget - 2 * max(counter.mid(p) for p in pieces)
