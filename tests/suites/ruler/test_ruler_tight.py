@@ -86,6 +86,15 @@ def _next_size(env, task: str, budget: int, length: int, span: int = 160) -> int
     return hi
 
 
+def _whole_list_size(d: tight.Draft) -> int:
+    """Entries of the whole word list the draft's meta names (cwe: 10 x 6 + others x 1 under 4K
+    at 2048; fwe: the zeta law's counts)."""
+    if "distinct_words" in d.meta:
+        return 10 * 6 + (d.meta["distinct_words"] - 10) * 1
+    law = [int(d.meta["num_words"] * k**-2.0 / (math.pi**2 / 6)) for k in range(1, 1000)]
+    return sum(law[: law.index(0)])
+
+
 GROWN = [
     "niah_single_1",
     "niah_single_2",
@@ -119,6 +128,13 @@ def test_the_prompt_is_the_largest_that_fits(qwen, task: str, mode: str) -> None
         bigger = _draft(env, task, step, length)
         assert bigger.predicted == _count(env, _prompt(env, bigger)) == step > budget
         assert len(bigger.pieces) >= len(d.pieces)
+        if task in ("cwe", "fwe"):
+            # Word lists grow a word at a time, whole: the next two sizes fill exactly too, and
+            # no list had entries cut off its end.
+            step2 = _next_size(env, task, step, length)
+            assert _draft(env, task, step2, length).predicted == step2
+            for draft in (d, bigger):
+                assert len(draft.pieces) == _whole_list_size(draft)
 
 
 class _CharTokenizer:
@@ -766,3 +782,13 @@ def test_a_long_needle_haystack_is_drawn_in_batches_and_fits(qwen, task: str, bu
     whole = counter.total(head, pieces, used + counter.mid(needle), tail)
     assert whole == len(qwen.encode(head + "\n".join(pieces) + tail)) <= budget
     assert whole > budget - 2 * max(counter.mid(p) for p in pieces)
+
+
+def test_word_number_needles_past_one_draw_fill_their_room() -> None:
+    parts = tight.WordNumberNeedles(_env(_CharTokenizer()).counter("\n"), "numbers")
+    texts, used = tight._word_number_haystack(random.Random(3), parts, 300_000)
+    assert len(texts) > 4096  # past one draw of 4096 needles
+    assert used == sum(len("\n" + t) for t in texts) <= 300_000
+    assert used > 300_000 - max(len("\n" + t) for t in texts)
+    # At exactly their own size the same needles are drawn (the fill is inclusive).
+    assert tight._word_number_haystack(random.Random(3), parts, used) == (texts, used)
