@@ -555,6 +555,7 @@ def test_frequent_words_follow_the_zeta_law(qwen) -> None:
     env = _env(qwen, seed=5)
     d = _draft(env, "fwe", 2500, 4096)
     num = d.meta["num_words"]
+    assert isinstance(num, int)
     counts = Counter(d.pieces)
     ranked = [w for w, _ in counts.most_common()]
     assert ranked[0] == "..." and d.answers == ranked[1:4]
