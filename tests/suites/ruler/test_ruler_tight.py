@@ -625,10 +625,7 @@ def test_qa_fills_with_documents_until_the_next_would_not_fit(qwen) -> None:
         assert d.predicted == _count(env, _prompt(env, d)) <= budget
         # With exactly the next document's tokens more, it is taken.
         exact = around + used + following_cost + 8
-        assert (
-            _documents(_draft(env, "qa_1", exact)) == [*docs, following]
-            or len(_documents(_draft(env, "qa_1", exact))) == len(docs) + 1
-        )
+        assert len(_documents(_draft(env, "qa_1", exact))) == len(docs) + 1
 
 
 def test_qa_documents_are_shuffled_by_the_seed(qwen) -> None:
