@@ -796,3 +796,23 @@ def test_word_number_needles_past_one_draw_fill_their_room() -> None:
     assert used > 300_000 - max(len("\n" + t) for t in texts)
     # At exactly their own size the same needles are drawn (the fill is inclusive).
     assert tight._word_number_haystack(random.Random(3), parts, used) == (texts, used)
+
+
+def test_a_needle_haystack_of_several_batches_fits_as_drawn() -> None:
+    env = _env(_CharTokenizer())
+    d = _draft(env, "niah_multikey_3", 80_000)
+    assert len(d.pieces) > 2 * 256 + 1  # three batches of 256 drawn needles
+    assert d.predicted == len(_prompt(env, d)) <= 80_000
+    assert len(set(d.pieces)) == len(d.pieces)
+    counter = env.counter("\n")
+    needle = d.pieces[d.removable.index(False)]
+    args = TASKS["niah_multikey_3"].args
+    spec = TEMPLATES["niah"]
+    head, _, _, tail = env.frame(spec.template, spec.answer_prefix, type_needle_v="uuid", query="x")
+    for budget in (80_000, 80_001):
+        pieces, _, used = tight._needle_haystack(
+            random.Random(5), counter, args, [needle], [counter.mid(needle)], budget, head, tail
+        )
+        whole = len(head + "\n".join(pieces) + tail)
+        assert whole == counter.total(head, pieces, used + counter.mid(needle), tail) <= budget
+        assert whole > budget - max(counter.mid(p) for p in pieces)
