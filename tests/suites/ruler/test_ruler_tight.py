@@ -819,3 +819,15 @@ def test_a_needle_haystack_of_several_batches_fits_as_drawn() -> None:
         whole = len(head + "\n".join(pieces) + tail)
         assert whole == counter.total(head, pieces, used + counter.mid(needle), tail) <= budget
         assert whole > budget - max(counter.mid(p) for p in pieces)
+
+
+def test_word_number_needles_are_counted_one_by_one_where_their_parts_do_not_add_up() -> None:
+    env = _env(_RunMergingTokenizer())
+    d = _draft(env, "niah_multikey_2", 900)
+    assert not env.counter("\n").helpers[("word-number", "numbers")].exact
+    adjs, nouns = key_words()
+    pattern = re.compile(r"One of the special magic numbers for (.+) is: ([1-9]\d{6})\.")
+    matches = [pattern.fullmatch(p) for p in d.pieces]
+    assert all(matches) and len(d.pieces) > 20
+    assert all(_is_pair(m.group(1), adjs, nouns) for m in matches)
+    assert d.predicted <= 900
