@@ -582,10 +582,21 @@ def common_words(task: Task, rng: random.Random, env: Env, budget: int, length: 
         else:
             hi = mid - 1
     num = lo
+
+    def listed(num: int) -> tuple[list[str], list[str]]:
+        chosen = [source[i] for i in order[:num].tolist()]
+        words = _cwe_list(env, chosen[:cw], chosen[cw:], cr, ur)
+        return chosen, [f"{i + 1}. {w}" for i, w in enumerate(words)]
+
+    # The search counts the text around the list apart from it; where the seams merge tokens,
+    # the next word may still fit, which only the counted prompt shows.
+    while (
+        num < len(source)
+        and counter.total(head, listed(num + 1)[1], words_sum(num + 1), tail) <= budget
+    ):
+        num += 1
     too_few = num == len(source) and words_sum(num) + frame < budget - 64
-    chosen = [source[i] for i in order[:num].tolist()]
-    words = _cwe_list(env, chosen[:cw], chosen[cw:], cr, ur)
-    pieces = [f"{i + 1}. {w}" for i, w in enumerate(words)]
+    chosen, pieces = listed(num)
     removable = [True] * len(pieces)
     total = _fit_pieces(counter, head, tail, pieces, removable, words_sum(num), budget)
     return Draft(
@@ -647,15 +658,22 @@ def freq_words(task: Task, rng: random.Random, env: Env, budget: int, length: in
             mids.append(counter.mid(vocab[len(mids)], False))
         return frame + sum(c * m for c, m in zip(cs, mids, strict=False))
 
-    lo, hi = 1, max(budget, 1)
+    def coded(num: int) -> list[str]:
+        listed = [w for w, c in zip(vocab, counts(num), strict=False) for _ in range(c)]
+        return [listed[i] for i in fixed_permutation(env.seed, len(listed))]
+
+    top = max(budget, 1)
+    lo, hi = 1, top
     while lo < hi:
         mid = (lo + hi + 1) // 2
         if cost(mid) <= budget:
             lo = mid
         else:
             hi = mid - 1
-    listed = [w for w, c in zip(vocab, counts(lo), strict=False) for _ in range(c)]
-    words = [listed[i] for i in fixed_permutation(env.seed, len(listed))]
+    # As in common_words: the counted prompt shows where the seams leave room for more words.
+    while lo < top and counter.total(head, coded(lo + 1), cost(lo + 1) - frame, tail) <= budget:
+        lo += 1
+    words = coded(lo)
     removable = [True] * len(words)
     total = _fit_pieces(counter, head, tail, words, removable, cost(lo) - frame, budget)
     return Draft(
