@@ -1,0 +1,162 @@
+"""fill=ruler at the boundary: RULER's samples for every way a tokenizer counts the pieces.
+
+RULER counts every prompt whole (`len(tokenizer.text_to_tokens(text))`). longscope sums the
+pieces' counts where they add up and recounts the whole prompt where they do not; either way the
+samples must be the ones whole counting gives, and each sample's `length` must be its prompt's
+real count. Three tokenizers cover the three counting modes per separator: Qwen2.5 (the
+separator after a piece for `\\n` and `\\n\\n`, before it for a space), Qwen2.5 on the reversed text
+(the other side each time) and one whose counts never add up (a repeated token merges).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from longscope.suites.ruler import generate
+from longscope.suites.ruler.data import load_essays, load_hotpotqa, load_squad
+from longscope.suites.ruler.tasks import TASKS
+from longscope.text.tokenizers import QwenTokenizer
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+class ReversedQwen:
+    """Qwen2.5's tokens of the text read backwards: pieces merge with the separator on the other
+    side than in Qwen2.5 itself (`lead` where Qwen is `trail` and back)."""
+
+    name, exact = "qwen-reversed", True
+
+    def __init__(self, qwen: QwenTokenizer) -> None:
+        self._qwen = qwen
+
+    def encode(self, text: str) -> list[int]:
+        return self._qwen.encode(text[::-1])
+
+    def decode(self, ids: list[int]) -> str:
+        return self._qwen.decode(ids)[::-1]
+
+
+class RunMerging:
+    """Qwen2.5's tokens, except that a token repeated right after itself merges with it: the
+    pieces' counts do not add up to the whole prompt's."""
+
+    name, exact = "run-merging", True
+
+    def __init__(self, qwen: QwenTokenizer) -> None:
+        self._qwen = qwen
+
+    def encode(self, text: str) -> list[int]:
+        out: list[int] = []
+        for token in self._qwen.encode(text):
+            if out and out[-1] == token:
+                out[-1] = -token - 1
+            else:
+                out.append(token)
+        return out
+
+    def decode(self, ids: list[int]) -> str:
+        return self._qwen.decode([i if i >= 0 else -i - 1 for i in ids])
+
+
+class EndMarked:
+    """Qwen2.5's tokens and an end-of-text token, as tokenizers that append EOS count: no two
+    pieces' counts ever add up to their join's, so every prompt is counted whole."""
+
+    name, exact = "end-marked", True
+
+    def __init__(self, qwen: QwenTokenizer) -> None:
+        self._qwen = qwen
+
+    def encode(self, text: str) -> list[int]:
+        return [*self._qwen.encode(text), 151643]
+
+    def decode(self, ids: list[int]) -> str:
+        return self._qwen.decode([i for i in ids if i != 151643])
+
+
+@pytest.fixture(scope="module")
+def env() -> generate.Env:
+    return generate.Env(
+        42,
+        essays=load_essays(FIXTURES / "essays.json"),
+        qa={
+            "squad": load_squad(FIXTURES / "squad.json"),
+            "hotpotqa": load_hotpotqa(FIXTURES / "hotpotqa.json"),
+        },
+    )
+
+
+@pytest.fixture(scope="module")
+def tokenizers(qwen_tokenizer) -> dict[str, object]:
+    return {
+        "qwen": qwen_tokenizer,
+        "reversed": ReversedQwen(qwen_tokenizer),
+        "merging": RunMerging(qwen_tokenizer),
+        "end": EndMarked(qwen_tokenizer),
+    }
+
+
+def _fields(w: generate.Written) -> tuple[object, ...]:
+    return (w.input, w.answer_prefix, w.outputs, w.length)
+
+
+def _whole(task: str, env: generate.Env, tokenizer, length: int, count: int) -> list[tuple]:
+    """RULER's way: every prompt counted whole, through the same generator."""
+    counter = generate.Counter(tokenizer, True)
+    cell = generate.CELLS[TASKS[task].generator](TASKS[task], env, length, counter)
+    out = []
+    for prompt, total in cell.cells(count):
+        text = prompt.text()
+        assert total == len(tokenizer.encode(text)) + cell.ttg
+        out.append((text, total, tuple(prompt.answers)))
+    return out
+
+
+# (task, length, tokenizer, counted): the counting mode each cell must end in.
+CASES = [
+    ("niah_single_1", 2048, "qwen", "pieces"),
+    ("niah_single_1", 2048, "reversed", "pieces"),
+    ("niah_single_1", 2048, "merging", "pieces"),
+    ("niah_multikey_2", 2048, "qwen", "pieces"),
+    ("niah_multikey_2", 2048, "reversed", "pieces"),
+    ("niah_multikey_2", 2048, "merging", "pieces"),
+    ("niah_multikey_3", 2048, "qwen", "pieces"),
+    ("niah_multikey_3", 2048, "reversed", "pieces"),
+    ("vt", 2048, "qwen", "pieces"),
+    ("vt", 2048, "reversed", "pieces"),
+    ("vt", 2048, "merging", "pieces"),
+    ("cwe", 4096, "qwen", "pieces"),
+    ("cwe", 4096, "reversed", "pieces"),
+    ("cwe", 2048, "merging", "pieces"),
+    ("fwe", 2048, "qwen", "pieces"),
+    ("fwe", 2048, "reversed", "pieces"),
+    ("fwe", 2048, "merging", "whole"),
+    ("qa_1", 2048, "qwen", "pieces"),
+    ("qa_1", 2048, "reversed", "pieces"),
+    ("qa_1", 2048, "merging", "pieces"),
+    ("qa_2", 2048, "qwen", "pieces"),
+    ("qa_2", 2048, "reversed", "pieces"),
+    ("niah_single_1", 2048, "end", "whole"),
+    ("niah_multikey_2", 2048, "end", "whole"),
+    ("niah_multikey_3", 2048, "end", "whole"),
+    ("vt", 2048, "end", "whole"),
+    ("cwe", 2048, "end", "whole"),
+    ("fwe", 2048, "end", "whole"),
+    ("qa_1", 2048, "end", "whole"),
+]
+
+
+@pytest.mark.parametrize("task,length,tok,counted", CASES)
+def test_samples_and_lengths_are_whole_countings(env, tokenizers, task, length, tok, counted):
+    tokenizer = tokenizers[tok]
+    written = list(generate.ruler_cell(TASKS[task], env, tokenizer, length, 2))
+    ttg = TASKS[task].template.tokens_to_generate
+    for w in written:
+        # RULER's `length`: the prompt with its answer prefix, counted whole, plus the output.
+        assert w.length == len(tokenizer.encode(w.input + w.answer_prefix)) + ttg <= length
+        assert w.meta["counted"] == counted
+        assert w.answer_prefix.startswith(TASKS[task].template.answer_prefix[:10])
+    whole = _whole(task, env, tokenizer, length, 2)
+    assert [(w.input + w.answer_prefix, w.length, w.outputs) for w in written] == whole
