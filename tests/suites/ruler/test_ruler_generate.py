@@ -10,6 +10,8 @@ separator after a piece for `\\n` and `\\n\\n`, before it for a space), Qwen2.5 
 
 from __future__ import annotations
 
+import random
+import sys
 from pathlib import Path
 
 import pytest
@@ -160,3 +162,46 @@ def test_samples_and_lengths_are_whole_countings(env, tokenizers, task, length, 
         assert w.answer_prefix.startswith(TASKS[task].template.answer_prefix[:10])
     whole = _whole(task, env, tokenizer, length, 2)
     assert [(w.input + w.answer_prefix, w.length, w.outputs) for w in written] == whole
+
+
+def _untemper(y: int) -> int:
+    """The Mersenne Twister state word whose tempered output is `y`."""
+    y ^= y >> 18
+    y ^= (y << 15) & 0xEFC60000
+    x = y
+    for _ in range(5):
+        x = y ^ ((x << 7) & 0x9D2C5680)
+    x &= 0xFFFFFFFF
+    return x ^ (x >> 11) ^ (x >> 22)
+
+
+def _drawing(*outputs: int) -> random.Random:
+    """A `random.Random` whose next 32-bit outputs are `outputs` (then its seeded stream)."""
+    rng = random.Random(0)
+    version, state, gauss = rng.getstate()
+    words = list(state[:624])
+    for i, out in enumerate(outputs):
+        words[i] = _untemper(out)
+    rng.setstate((version, (*words, 0), gauss))
+    return rng
+
+
+def test_needle_numbers_are_rulers_seven_digits_at_both_ends() -> None:
+    # RULER: random.randint(10**6, 10**7 - 1); 24 random bits, redrawn at or past 9,000,000.
+    assert generate._random_number(_drawing(8_999_999 << 8)) == "9999999"
+    assert generate._random_number(_drawing(9_000_000 << 8, 0)) == "1000000"
+    assert generate._random_number(_drawing(9_000_001 << 8, 5 << 8)) == "1000005"
+    assert generate._random("numbers", _drawing(0)) == "1000000"
+    with pytest.raises(ValueError, match="unknown needle type 'letters'"):
+        generate._random("letters", random.Random(0))
+
+
+def test_zeta_without_scipy_is_scipys_value(monkeypatch) -> None:
+    from scipy.special import zeta
+
+    with_scipy = generate._zeta(2.0)
+    assert with_scipy == float(zeta(2.0)) == 1.6449340668482264
+    monkeypatch.setitem(sys.modules, "scipy.special", None)  # `import` raises ImportError
+    assert generate._zeta(2.0) == with_scipy  # fwe's alpha: scipy's float exactly
+    for alpha in (1.5, 3.0, 4.5):
+        assert generate._zeta(alpha) == pytest.approx(float(zeta(alpha)), rel=1e-8, abs=0)
