@@ -10,6 +10,8 @@ separator after a piece for `\\n` and `\\n\\n`, before it for a space), Qwen2.5 
 
 from __future__ import annotations
 
+import hashlib
+import json
 import random
 import sys
 from pathlib import Path
@@ -205,3 +207,38 @@ def test_zeta_without_scipy_is_scipys_value(monkeypatch) -> None:
     assert generate._zeta(2.0) == with_scipy  # fwe's alpha: scipy's float exactly
     for alpha in (1.5, 3.0, 4.5):
         assert generate._zeta(alpha) == pytest.approx(float(zeta(alpha)), rel=1e-8, abs=0)
+
+
+# sha256 of [input, answer_prefix, outputs, length] of each sample RULER's own prepare.py wrote
+# (NVIDIA/RULER@c3f5e3b, Qwen2.5's vocabulary through tiktoken, this folder's squad.json and
+# hotpotqa.json as its json/ inputs), per model template / task / max_seq_length / random_seed:
+# lengths below 4K (RULER's smaller increments and cwe's shorter lists), another seed, a chat
+# template around QA and the aggregation tasks, 8K.
+MORE = json.loads((FIXTURES / "prepare_digests_more.json").read_text())
+
+
+def _digest(w: generate.Written) -> str:
+    fields = [w.input, w.answer_prefix, list(w.outputs), w.length]
+    return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
+
+
+@pytest.mark.parametrize("key", sorted(MORE))
+def test_samples_equal_what_rulers_prepare_wrote(qwen_tokenizer, env, key) -> None:
+    template, task, length, seed = key.split("/")
+    expected = MORE[key]
+    cell_env = generate.Env(int(seed), model_template=template, essays=env.essays, qa=env.qa)
+    written = generate.ruler_cell(TASKS[task], cell_env, qwen_tokenizer, int(length), len(expected))
+    assert [_digest(w) for w in written] == expected
+
+
+def test_iter_cell_yields_the_suites_cell(qwen_tokenizer) -> None:
+    from longscope.suites.base import BuildContext
+    from longscope.suites.ruler.suite import RulerSuite
+    from longscope.types import GenerationConfig
+
+    suite = RulerSuite(tasks=["vt"], lengths=[2048], samples=3, seed=5)
+    ctx = BuildContext(qwen_tokenizer, "completion", GenerationConfig())
+    two = list(generate.iter_cell(suite, ctx, "vt", 2048, 2))
+    assert [s.id for s in two] == ["vt-2048-000", "vt-2048-001"]
+    assert [s.context for s in two] == [s.context for s in suite.iter_cell(ctx, "vt", 2048)][:2]
+    assert [s.id for s in generate.iter_cell(suite, ctx, "vt", 2048)][-1] == "vt-2048-002"
