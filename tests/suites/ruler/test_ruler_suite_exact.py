@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from longscope.suites.base import BuildContext
-from longscope.suites.ruler.suite import RulerSuite
+from longscope.suites.ruler import tight
+from longscope.suites.ruler.suite import RulerSuite, _fit_whole
 from longscope.suites.ruler.tasks import TASKS
 from longscope.text.tokenizers import QwenTokenizer
 from longscope.types import Generation, GenerationConfig
@@ -98,3 +99,24 @@ def test_tight_fill_recounts_whole_and_cuts_where_joins_add_tokens(qwen_tokenize
         # Over the budget after the whole recount, words are dropped from the end until it fits
         # (the pieces' counts miss the joins' extra tokens, so it lands below, not far).
         assert budget - 200 <= text + overhead <= budget, (sample.id, text)
+
+
+def _draft(pieces: list[str], removable: list[bool]) -> tight.Draft:
+    return tight.Draft("Words:\n", pieces, " ", "\nWhich?", " Answer:", ["a"], 0, removable)
+
+
+@pytest.mark.parametrize("mode", ["completion", "chat"])
+def test_fit_whole_at_the_budget_keeps_every_piece_and_one_over_drops_one(qwen_tokenizer, mode):
+    env = tight.Env(qwen_tokenizer, mode, 42)
+    pieces = ["alpha", "beta", "gamma", "delta", "x"]  # " x": one token
+    whole = len(qwen_tokenizer.encode(RulerSuite._prompt_text(_draft(pieces, [True] * 5), mode)))
+    kept = _fit_whole(env, _draft(pieces, [False, True, True, True, True]), whole, mode)
+    assert (kept.pieces, kept.predicted) == (pieces, whole)
+    # One token over: the last haystack piece goes (one token), nothing more.
+    cut = _fit_whole(env, _draft(pieces, [False, True, True, True, True]), whole - 1, mode)
+    assert cut.pieces == pieces[:-1] and cut.removable == [False, True, True, True]
+    assert cut.predicted == len(qwen_tokenizer.encode(RulerSuite._prompt_text(cut, mode)))
+    assert cut.predicted <= whole - 1
+    # Pieces that are not haystack (needles, the answer's words) are never dropped.
+    fixed = _fit_whole(env, _draft(pieces, [True, True, False, False, False]), whole - 4, mode)
+    assert fixed.pieces == ["gamma", "delta", "x"] and fixed.removable == [False] * 3
