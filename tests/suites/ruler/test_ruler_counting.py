@@ -130,6 +130,16 @@ def test_each_piece_is_tokenized_once_and_one_offs_are_not_kept(qwen_tokenizer) 
     assert counter.mid_text(" 12.") == counter.mid_text(" 12.") == twelve
     assert tokenizer.asked == [" apple", " 12."]
     assert counter.memo == {"apple": apple} and counter.text_memo == {" 12.": twelve}
+    # Where the counts add up, a haystack's pieces are tokenized as one text, not one by one.
+    tokenizer.asked.clear()
+    assert counter.mids_sum(PIECES[" "]) == sum(counter.mid(p) for p in PIECES[" "])
+    assert tokenizer.asked[0] == "".join(" " + p for p in PIECES[" "])
+    trail = PieceCounter(tokenizer, "\n", PIECES["\n"])
+    assert trail.mode == "trail"
+    tokenizer.asked.clear()
+    trail.mids_sum(PIECES["\n"][:3])
+    assert tokenizer.asked == ["".join(p + "\n" for p in PIECES["\n"][:3])]
+    counter.memo = {"apple": apple}
     # Random needles and the first and last pieces are counted but not kept.
     once = ["1. x-ray", "2. yak", "3. zebra"]
     counter.total(HEAD, once, counter.mids_sum(once), TAIL)

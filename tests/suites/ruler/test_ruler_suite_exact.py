@@ -56,7 +56,8 @@ def test_score_of_a_stored_row_and_its_evidence(metric, text, value) -> None:
     meta = {} if metric is None else {"metric": metric}
     row = {"id": "x", "gold": ["alpha", "beta", "gamma"], "meta": meta}
     score = suite.score(row, Generation(f"  {text}\x07 ", "ok"))
-    assert score.value == pytest.approx(value)
+    assert score.value == pytest.approx(value) == score.fraction  # out of 1
+    assert score.max == 1.0
     assert score.evidence == {
         "metric": metric or "string_match_all",
         "references": ["alpha", "beta", "gamma"],
