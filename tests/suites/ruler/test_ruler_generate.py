@@ -13,6 +13,7 @@ from __future__ import annotations
 import hashlib
 import json
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -242,3 +243,26 @@ def test_iter_cell_yields_the_suites_cell(qwen_tokenizer) -> None:
     assert [s.id for s in two] == ["vt-2048-000", "vt-2048-001"]
     assert [s.context for s in two] == [s.context for s in suite.iter_cell(ctx, "vt", 2048)][:2]
     assert [s.id for s in generate.iter_cell(suite, ctx, "vt", 2048)][-1] == "vt-2048-002"
+
+
+# The essay tasks the same way, RULER's prepare.py with this folder's essays.json as its
+# PaulGrahamEssays.json and its `sent_tokenize` replaced by longscope's regular-expression cut
+# (what longscope uses without nltk): the needles' depths, the keys, values and queries drawn, the
+# reworded single-answer template and RULER's joins of multi-query questions.
+ESSAY = json.loads((FIXTURES / "prepare_digests_regex.json").read_text())
+
+
+@pytest.mark.parametrize("key", sorted(ESSAY))
+def test_essay_samples_equal_rulers_with_the_same_sentence_cut(qwen_tokenizer, env, key) -> None:
+    from types import SimpleNamespace
+
+    from longscope.suites.ruler.data import EssayHaystack, _regex_spans
+
+    template, task, length, seed = key.split("/")
+    text = json.loads((FIXTURES / "essays.json").read_text())["text"]
+    words = re.sub(r"\s+", " ", text).split(" ")
+    essays = SimpleNamespace(haystack=EssayHaystack(words, "regex", splitter=_regex_spans))
+    cell_env = generate.Env(int(seed), model_template=template, essays=essays, qa=env.qa)  # type: ignore[arg-type]
+    expected = ESSAY[key]
+    written = generate.ruler_cell(TASKS[task], cell_env, qwen_tokenizer, int(length), len(expected))
+    assert [_digest(w) for w in written] == expected
