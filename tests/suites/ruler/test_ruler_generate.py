@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from longscope.errors import UsageError
 from longscope.suites.ruler import generate
 from longscope.suites.ruler.data import load_essays, load_hotpotqa, load_squad
 from longscope.suites.ruler.tasks import TASKS
@@ -266,3 +267,28 @@ def test_essay_samples_equal_rulers_with_the_same_sentence_cut(qwen_tokenizer, e
     expected = ESSAY[key]
     written = generate.ruler_cell(TASKS[task], cell_env, qwen_tokenizer, int(length), len(expected))
     assert [_digest(w) for w in written] == expected
+
+
+def test_cwe_past_wonderwords_draws_from_rulers_english_words(qwen_tokenizer) -> None:
+    from longscope.suites.ruler.data import cwe_words
+
+    many = len(cwe_words()) + 1  # RULER: `num_words <= len(words)` uses wonderwords' list
+    counter = generate.Counter(qwen_tokenizer, False)
+    bare = generate.CommonWords(TASKS["cwe"], generate.Env(42), 65536, counter)
+    with pytest.raises(UsageError) as caught:
+        bare._example(many, 30, 3)
+    assert str(caught.value) == (
+        "ruler task cwe at 65536 needs more words than wonderwords has: pass words=FILE "
+        "(RULER's english_words.json)"
+    )
+    extra = tuple(f"w{i}" for i in range(many + 5))
+    cell = generate.CommonWords(TASKS["cwe"], generate.Env(42, extra_words=extra), 65536, counter)
+    listed, common = cell._example(many, 30, 3)
+    # RULER: random.sample(randle_words, num); the first 10 x 30, the rest x 3, shuffled.
+    drawn = random.Random(42).sample(list(extra), many)
+    assert common == drawn[:10]
+    assert sorted(listed) == sorted(drawn[:10] * 30 + drawn[10:] * 3)
+    assert listed == generate.shuffled(drawn[:10] * 30 + drawn[10:] * 3, 42)
+    # Exactly wonderwords' size still comes from wonderwords.
+    fits, _ = cell._example(many - 1, 1, 1)
+    assert set(fits) <= set(cwe_words())
