@@ -292,3 +292,8 @@ def test_cwe_past_wonderwords_draws_from_rulers_english_words(qwen_tokenizer) ->
     # Exactly wonderwords' size still comes from wonderwords.
     fits, _ = cell._example(many - 1, 1, 1)
     assert set(fits) <= set(cwe_words())
+
+
+def test_a_cell_of_no_samples_is_empty(qwen_tokenizer, env) -> None:
+    for task in ("niah_single_1", "vt"):
+        assert list(generate.ruler_cell(TASKS[task], env, qwen_tokenizer, 2048, 0)) == []
