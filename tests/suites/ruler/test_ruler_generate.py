@@ -297,3 +297,14 @@ def test_cwe_past_wonderwords_draws_from_rulers_english_words(qwen_tokenizer) ->
 def test_a_cell_of_no_samples_is_empty(qwen_tokenizer, env) -> None:
     for task in ("niah_single_1", "vt"):
         assert list(generate.ruler_cell(TASKS[task], env, qwen_tokenizer, 2048, 0)) == []
+
+
+@pytest.mark.parametrize("task,smallest", [("niah_single_1", 5), ("qa_1", 10), ("cwe", 10)])
+def test_too_short_a_length_names_rulers_smallest_haystack(qwen_tokenizer, env, task, smallest):
+    # RULER retries forever here (its per-sample loop never goes below one increment).
+    with pytest.raises(UsageError) as caught:
+        list(generate.ruler_cell(TASKS[task], env, qwen_tokenizer, 256, 1))
+    assert str(caught.value) == (
+        f"ruler task {task} does not fit in 256 tokens even with RULER's smallest haystack "
+        f"({smallest}): use longer lengths (RULER's shortest is 4k)"
+    )
