@@ -308,3 +308,16 @@ def test_too_short_a_length_names_rulers_smallest_haystack(qwen_tokenizer, env, 
         f"ruler task {task} does not fit in 256 tokens even with RULER's smallest haystack "
         f"({smallest}): use longer lengths (RULER's shortest is 4k)"
     )
+
+
+def test_qa_samples_record_their_question_and_essay_tasks_need_the_essays(qwen_tokenizer, env):
+    written = list(generate.ruler_cell(TASKS["qa_2"], env, qwen_tokenizer, 2048, 3))
+    questions = env.qa["hotpotqa"].questions
+    assert len(questions) == 2  # sample i asks question i; past the last, longscope starts over
+    assert [w.meta["question_index"] for w in written] == [0, 1, 0]
+    assert [w.outputs for w in written] == [questions[i].outputs for i in (0, 1, 0)]
+    for w, i in zip(written, (0, 1, 0), strict=True):
+        assert w.question.endswith(f"Question: {questions[i].query}")
+    with pytest.raises(UsageError) as caught:
+        list(generate.ruler_cell(TASKS["niah_single_2"], generate.Env(42), qwen_tokenizer, 4096, 1))
+    assert str(caught.value) == "ruler task niah_single_2 needs the essays: pass essays=FILE"
