@@ -321,3 +321,19 @@ def test_qa_samples_record_their_question_and_essay_tasks_need_the_essays(qwen_t
     with pytest.raises(UsageError) as caught:
         list(generate.ruler_cell(TASKS["niah_single_2"], generate.Env(42), qwen_tokenizer, 4096, 1))
     assert str(caught.value) == "ruler task niah_single_2 needs the essays: pass essays=FILE"
+
+
+# qa_1 on SQuAD-shaped articles of many paragraphs (squad_articles.json: the Python license's
+# text cut into 42 paragraphs, 36 in one article), where RULER fills the context with the
+# question's own article first, as on SQuAD itself; digests of RULER's prepare.py on this file.
+ARTICLES = json.loads((FIXTURES / "prepare_digests_articles.json").read_text())
+
+
+@pytest.mark.parametrize("key", sorted(ARTICLES))
+def test_qa_on_long_articles_equals_rulers_prepare(qwen_tokenizer, key) -> None:
+    template, task, length, seed = key.split("/")
+    squad = load_squad(FIXTURES / "squad_articles.json")
+    cell_env = generate.Env(int(seed), model_template=template, qa={"squad": squad})
+    expected = ARTICLES[key]
+    written = generate.ruler_cell(TASKS[task], cell_env, qwen_tokenizer, int(length), len(expected))
+    assert [_digest(w) for w in written] == expected
