@@ -324,8 +324,9 @@ def test_qa_samples_record_their_question_and_essay_tasks_need_the_essays(qwen_t
 
 
 # qa_1 on SQuAD-shaped articles of many paragraphs (squad_articles.json: the Python license's
-# text cut into 42 paragraphs, 36 in one article), where RULER fills the context with the
-# question's own article first, as on SQuAD itself; digests of RULER's prepare.py on this file.
+# text cut into 42 paragraphs: 2 in one article, 40 in another), where RULER fills the context
+# with the question's own article first (then other articles), as on SQuAD; digests of RULER's
+# prepare.py on this file.
 ARTICLES = json.loads((FIXTURES / "prepare_digests_articles.json").read_text())
 
 
