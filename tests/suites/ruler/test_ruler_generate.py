@@ -338,3 +338,17 @@ def test_qa_on_long_articles_equals_rulers_prepare(qwen_tokenizer, key) -> None:
     expected = ARTICLES[key]
     written = generate.ruler_cell(TASKS[task], cell_env, qwen_tokenizer, int(length), len(expected))
     assert [_digest(w) for w in written] == expected
+
+
+def test_missing_inputs_and_unsupported_haystacks_are_one_line(qwen_tokenizer) -> None:
+    import dataclasses
+
+    bare = generate.Env(42)
+    with pytest.raises(UsageError) as caught:
+        list(generate.ruler_cell(TASKS["qa_2"], bare, qwen_tokenizer, 4096, 1))
+    assert str(caught.value) == "ruler task qa_2 needs its QA file: pass hotpotqa=FILE"
+    vt = TASKS["vt"]
+    essay_vt = dataclasses.replace(vt, args={**vt.args, "type_haystack": "essay"})
+    with pytest.raises(UsageError) as caught:
+        list(generate.ruler_cell(essay_vt, bare, qwen_tokenizer, 4096, 1))
+    assert str(caught.value) == "ruler vt: only RULER's noise haystack is supported"
