@@ -310,6 +310,14 @@ def test_too_short_a_length_names_rulers_smallest_haystack(qwen_tokenizer, env, 
     )
 
 
+def test_too_short_a_length_for_vt_is_one_line(qwen_tokenizer, env) -> None:
+    with pytest.raises(UsageError) as caught:
+        list(generate.ruler_cell(TASKS["vt"], env, qwen_tokenizer, 300, 1))
+    assert str(caught.value) == (
+        "ruler task vt does not fit in 300 tokens: use longer lengths (RULER's shortest is 4k)"
+    )
+
+
 def test_qa_samples_record_their_question_and_essay_tasks_need_the_essays(qwen_tokenizer, env):
     written = list(generate.ruler_cell(TASKS["qa_2"], env, qwen_tokenizer, 2048, 3))
     questions = env.qa["hotpotqa"].questions
