@@ -734,7 +734,9 @@ def _written(cell: Cell, prompt: Prompt, total: int) -> Written:
     cut = prompt.tail.rfind(cell.prefix10)
     question, prefix = (prompt.tail[:cut], prompt.tail[cut:]) if cut >= 0 else (prompt.tail, "")
     meta = dict(prompt.meta)
-    meta["counted"] = "whole" if cell.count.whole else "pieces"
+    # A separator whose pieces never add up (no counting mode) is counted whole from the start.
+    whole = cell.count.whole or cell.count.piece_counter(prompt.sep).mode is None
+    meta["counted"] = "whole" if whole else "pieces"
     return Written(
         prompt.head, prompt.context, question, prefix, tuple(prompt.answers), total, meta
     )
