@@ -166,7 +166,8 @@ class RulerSuite(Suite):
               "byte for byte) or exact (the largest that fits; not comparable)",
               choices=("ruler", "exact")),
     )  # fmt: skip
-    version = "ruler-1"
+    # ruler-2: fill=exact cwe/fwe take the word that still fits (one more at some budgets)
+    version = "ruler-2"
     default_repeats = 1
     default_config = GenerationConfig(max_tokens=128, temperature=0.0)
     template = RulerTemplate(body="{context}{question}", answer_prefix="")
