@@ -355,6 +355,16 @@ class RunStore:
                 ).fetchone()
                 if not has_meta:
                     return None
+                # A foreign file's `meta` of another shape fails the schema record's read or
+                # write with an SQL error that reads like a permission problem: name it instead.
+                columns = [r[1] for r in self._db.execute("PRAGMA table_info(meta)")]
+                if columns != ["key", "value"]:
+                    self._db.close()
+                    raise StoreError(
+                        f"{self.path} is not a longscope store (its table meta has columns "
+                        f"{', '.join(columns)}, not key, value); it was not changed: "
+                        "choose another run directory"
+                    )
                 return self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
         except sqlite3.DatabaseError as exc:
             if "not a database" in str(exc):
