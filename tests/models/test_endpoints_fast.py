@@ -736,3 +736,12 @@ def test_requests_with_different_prompts_do_not_wait_for_each_other() -> None:
     assert [g.status for g in gens] == ["ok", "ok"]
     assert [len(e.requests) for e in ends] == [1, 1]
     assert sorted(backend.served.values()) == [["a"], ["b"]]
+
+
+def test_an_answer_cut_at_its_length_still_measures_the_prefill_rate() -> None:
+    ends = [ScriptedBackend(answer="yes " * 40, latency_s=0.05)]
+    backend = MultiEndpointBackend(ends)
+    gen = _go(backend.generate(_chat("s", "q", tokens=600)))
+    assert gen.status == "length" and gen.completion_tokens == 4
+    # 600 prompt tokens in the request's time: the slowest rate seen, the deadlines' basis
+    assert backend.deadlines.measured_prefill_tps == pytest.approx(600 / gen.latency_s, rel=1e-3)
