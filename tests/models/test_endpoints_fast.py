@@ -745,3 +745,15 @@ def test_an_answer_cut_at_its_length_still_measures_the_prefill_rate() -> None:
     assert gen.status == "length" and gen.completion_tokens == 4
     # 600 prompt tokens in the request's time: the slowest rate seen, the deadlines' basis
     assert backend.deadlines.measured_prefill_tps == pytest.approx(600 / gen.latency_s, rel=1e-3)
+
+
+def test_the_latency_returned_is_rounded_to_the_microsecond(monkeypatch) -> None:
+    import itertools
+    import time
+
+    # a clock stepping 0.1234567891 s a reading: the latency has digits past the microsecond
+    ticks = itertools.count(1)
+    monkeypatch.setattr(time, "perf_counter", lambda: next(ticks) * 0.1234567891)
+    gen = _go(MultiEndpointBackend(_scripted(1)).generate(_chat("s", "q")))
+    assert gen.status == "ok" and gen.latency_s > 0
+    assert len(repr(gen.latency_s).split(".")[1]) <= 6 and gen.latency_s == round(gen.latency_s, 6)
