@@ -692,7 +692,8 @@ def test_each_endpoints_latency_and_last_error_are_recorded() -> None:
         "",
     )
     # each endpoint's mean latency is the time its one request took (0.05 s asleep, and more)
-    assert 0.05 <= a["mean_latency_s"] < 2 and 0.05 <= b["mean_latency_s"] < 2
+    # (the upper bound only catches a clock reading taken for a duration; a loaded VM is slow)
+    assert 0.05 <= a["mean_latency_s"] < 60 and 0.05 <= b["mean_latency_s"] < 60
 
 
 def test_a_failed_requests_latency_is_the_time_spent_on_it() -> None:
@@ -706,7 +707,7 @@ def test_a_failed_requests_latency_is_the_time_spent_on_it() -> None:
     gen = _go(backend.generate(_chat("s", "q")))
     assert gen.status == "error" and gen.error.startswith("failed after 4 attempt(s)")
     # four attempts of 0.05 s each (no bench yet: three failures in a row bench an endpoint)
-    assert isinstance(gen.latency_s, float) and 0.2 <= gen.latency_s < 5
+    assert isinstance(gen.latency_s, float) and 0.2 <= gen.latency_s < 60
 
 
 def test_the_deadline_sent_is_the_suites_own_when_it_is_longer() -> None:
