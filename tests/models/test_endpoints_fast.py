@@ -674,3 +674,87 @@ def test_a_waiting_request_cancelled_as_the_slot_frees_gives_it_back() -> None:
     assert first.status == "ok" and last.status == "ok"
     assert [r.sample_id for r in ends[0].requests] == ["r", "n"]
     assert backend.stats()[0]["failures"] == 0
+
+
+def test_each_endpoints_latency_and_last_error_are_recorded() -> None:
+    from longscope.models.scripted import every
+
+    failing = ScriptedBackend(latency_s=0.05, fault=every(1, "error", "connection error: x"))
+    answering = ScriptedBackend(answer="yes", latency_s=0.05)
+    backend = MultiEndpointBackend([failing, answering], labels=["a", "b"])
+    gen = _go(backend.generate(_chat("s", "q")))
+    assert (gen.status, gen.text) == ("ok", "yes") and backend.served == {("s", 0): ["a", "b"]}
+    a, b = backend.stats()
+    assert (a["failures"], a["last_error"], b["failures"], b["last_error"]) == (
+        1,
+        "connection error: x",
+        0,
+        "",
+    )
+    # each endpoint's mean latency is the time its one request took (0.05 s asleep, and more)
+    # (the upper bound only catches a clock reading taken for a duration; a loaded VM is slow)
+    assert 0.05 <= a["mean_latency_s"] < 60 and 0.05 <= b["mean_latency_s"] < 60
+
+
+def test_a_failed_requests_latency_is_the_time_spent_on_it() -> None:
+    from longscope.models.scripted import every
+
+    ends = [
+        ScriptedBackend(latency_s=0.05, fault=every(1, "error", "connection error: x"))
+        for _ in "ab"
+    ]
+    backend = MultiEndpointBackend(ends, labels=["a", "b"])
+    gen = _go(backend.generate(_chat("s", "q")))
+    assert gen.status == "error" and gen.error.startswith("failed after 4 attempt(s)")
+    # four attempts of 0.05 s each (no bench yet: three failures in a row bench an endpoint)
+    assert isinstance(gen.latency_s, float) and 0.2 <= gen.latency_s < 60
+
+
+def test_the_deadline_sent_is_the_suites_own_when_it_is_longer() -> None:
+    ends = _scripted(1)
+    policy = DeadlinePolicy(prefill_tps=100.0, decode_tps=2.0)
+    backend = MultiEndpointBackend(ends, deadlines=policy)
+    _go(backend.generate(_chat("s", "q", tokens=6000, timeout_s=1.0)))
+    _go(backend.generate(_chat("t", "q", tokens=6000, timeout_s=500.0)))
+    # prefill 6000 / 100 plus the answer's 4 tokens / 2 a second, times the slack of 3, plus 30 s
+    sent = [r.timeout_s for r in ends[0].requests]
+    assert sent == [pytest.approx(30.0 + 3.0 * (6000 / 100.0 + 4 / 2.0)), 500.0]
+
+
+def test_requests_with_different_prompts_do_not_wait_for_each_other() -> None:
+    # one slot an endpoint: two prompts that share nothing start together, one on each endpoint
+    # (prompts sharing a prefix would wait for the first to fill the cache, then follow it)
+    ends = [ScriptedBackend(answer="yes", latency_s=0.2, max_concurrency=1) for _ in "ab"]
+    backend = MultiEndpointBackend(ends, labels=["a", "b"])
+
+    async def main():
+        await backend.info()
+        return await asyncio.gather(
+            backend.generate(_chat("s", "first prompt")), backend.generate(_chat("t", "other"))
+        )
+
+    gens = _go(main())
+    assert [g.status for g in gens] == ["ok", "ok"]
+    assert [len(e.requests) for e in ends] == [1, 1]
+    assert sorted(backend.served.values()) == [["a"], ["b"]]
+
+
+def test_an_answer_cut_at_its_length_still_measures_the_prefill_rate() -> None:
+    ends = [ScriptedBackend(answer="yes " * 40, latency_s=0.05)]
+    backend = MultiEndpointBackend(ends)
+    gen = _go(backend.generate(_chat("s", "q", tokens=600)))
+    assert gen.status == "length" and gen.completion_tokens == 4
+    # 600 prompt tokens in the request's time: the slowest rate seen, the deadlines' basis
+    assert backend.deadlines.measured_prefill_tps == pytest.approx(600 / gen.latency_s, rel=1e-3)
+
+
+def test_the_latency_returned_is_rounded_to_the_microsecond(monkeypatch) -> None:
+    import itertools
+    import time
+
+    # a clock stepping 0.1234567891 s a reading: the latency has digits past the microsecond
+    ticks = itertools.count(1)
+    monkeypatch.setattr(time, "perf_counter", lambda: next(ticks) * 0.1234567891)
+    gen = _go(MultiEndpointBackend(_scripted(1)).generate(_chat("s", "q")))
+    assert gen.status == "ok" and gen.latency_s > 0
+    assert len(repr(gen.latency_s).split(".")[1]) <= 6 and gen.latency_s == round(gen.latency_s, 6)

@@ -7,6 +7,7 @@ SmolLM2 135M: 98,362,432 bytes of weights, 8192 tokens trained, 30 layers x 3 KV
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
 
 import pytest
@@ -180,3 +181,96 @@ def test_completion_kwargs_carry_the_config_and_extras() -> None:
         "top_p": 1.0,
         "seed": 0,
     }
+
+
+# GGUF files holding SmolLM2's metadata only (no tensors), some with a field left out: the plan
+# reads metadata through llama.cpp's vocab-only probe, which loads these; a full load does not.
+_FIXED_SIZE = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+
+
+def _skip_value(data: bytes, at: int, kind: int) -> int:
+    """Return the offset past one GGUF value of type `kind` at `at`."""
+    if kind in _FIXED_SIZE:
+        return at + _FIXED_SIZE[kind]
+    if kind == 8:  # string: u64 length, bytes
+        return at + 8 + struct.unpack_from("<Q", data, at)[0]
+    assert kind == 9, kind  # array: u32 item type, u64 count, items
+    inner, count = struct.unpack_from("<IQ", data, at)
+    at += 12
+    if inner in _FIXED_SIZE:
+        return at + count * _FIXED_SIZE[inner]
+    for _ in range(count):
+        at = _skip_value(data, at, inner)
+    return at
+
+
+def _metadata_only(path: Path, *, drop: str = "", zero: str = "") -> Path:
+    """Write SmolLM2's GGUF metadata to `path` without tensors, `drop` left out and the u32
+    field `zero` set to 0."""
+    source = resolve_model_path(SMOL)
+    with source.open("rb") as f:
+        data = f.read(4 << 20)  # the metadata (vocabulary and merges included) is ~1.8 MB
+    magic, version, _tensors, count = struct.unpack_from("<4sIQQ", data, 0)
+    assert magic == b"GGUF"
+    records, at = [], 24
+    for _ in range(count):
+        start = at
+        size = struct.unpack_from("<Q", data, at)[0]
+        key = data[at + 8 : at + 8 + size].decode()
+        kind = struct.unpack_from("<I", data, at + 8 + size)[0]
+        at = _skip_value(data, at + 12 + size, kind)
+        if key == zero:
+            assert kind == 4  # u32
+            records.append(data[start : at - 4] + struct.pack("<I", 0))
+        elif key != drop:
+            records.append(data[start:at])
+    assert len(records) == count - bool(drop)
+    body = struct.pack("<4sIQQ", b"GGUF", version, 0, len(records)) + b"".join(records)
+    path.write_bytes(body + b"\0" * (-len(body) % 32))
+    return path
+
+
+def _plan(path: Path, **options: object) -> tuple[int, str]:
+    backend = LlamaCppBackend.from_options(str(path), dict(options))
+    return backend._planned_context(Llama), backend.memory_limit
+
+
+def test_the_plan_reads_the_metadata_only(tmp_path: Path) -> None:
+    # SmolLM2's metadata without its weights is planned as SmolLM2 (the probe loads no tensor)
+    gguf = _metadata_only(tmp_path / "meta.gguf")
+    size = gguf.stat().st_size
+    with pytest.raises(ValueError, match="Failed to load model"):
+        Llama(model_path=str(gguf), verbose=False)  # a full load needs the tensors
+    assert _plan(gguf, ram_gib=64) == (0, "")
+    # exactly 256 tokens with flash attention (23,040 KV + 1,024 mask bytes a token)
+    at_256 = (size + (256 << 20) + 256 * (23_040 + 1024)) / GIB
+    assert _plan(gguf, ram_gib=at_256) == (
+        256,
+        "host memory: needs 0.4 GiB for 8192 tokens, 0.3 GiB free",
+    )
+    with pytest.raises(UsageError) as refused:
+        _plan(gguf, ram_gib=at_256 - 1 / GIB)
+    assert str(refused.value) == (
+        f"llamacpp/{gguf} does not fit host memory (host memory: needs 0.4 GiB for 8192 tokens, "
+        "0.3 GiB free; not even 256 tokens of context do): free memory or use a smaller model"
+    )
+
+
+def test_metadata_that_does_not_say_leaves_the_context_as_asked(tmp_path: Path) -> None:
+    # no trained context length (absent or 0), or no head count (so no KV size): nothing to plan
+    # with, so not even no memory at all lowers or refuses the context; llama.cpp's load decides
+    files = {
+        "no-context": _metadata_only(tmp_path / "a.gguf", drop="llama.context_length"),
+        "zero-context": _metadata_only(tmp_path / "b.gguf", zero="llama.context_length"),
+        "no-heads": _metadata_only(tmp_path / "c.gguf", drop="llama.attention.head_count"),
+    }
+    for name, gguf in files.items():
+        assert _plan(gguf, ram_gib=0.0) == (0, ""), name
+    assert _plan(files["no-heads"], ram_gib=0.0, context_length=300) == (300, "")
+    # a context asked for is planned without the trained one: 300 tokens do not fit in nothing
+    for name in ("no-context", "zero-context"):
+        with pytest.raises(UsageError) as refused:
+            _plan(files[name], ram_gib=0.0, context_length=300)
+        assert "does not fit host memory (host memory: needs 0.3 GiB for 300 tokens" in str(
+            refused.value
+        )

@@ -540,11 +540,22 @@ def test_a_file_that_is_not_sqlite_beside_a_wal_is_refused_read_only(tmp_path: P
 
 def test_foreign_sqlite_files_a_writer_cannot_adopt_are_refused_untouched(tmp_path: Path) -> None:
     cases = {
-        # a `meta` table of another shape: the schema record cannot be written
+        # a `meta` table of another shape: named as such, not taken for a permission problem
         "shape": (
             "CREATE TABLE meta (key, value, extra)",
-            "cannot write to {path} (table meta has 3 columns but 2 values were supplied): "
-            "check permissions",
+            "{path} is not a longscope store (its table meta has columns key, value, extra, not "
+            "key, value); it was not changed: choose another run directory",
+        ),
+        # other columns: not taken for a damaged file either
+        "columns": (
+            "CREATE TABLE meta (name TEXT, data TEXT); INSERT INTO meta VALUES ('schema', '1')",
+            "{path} is not a longscope store (its table meta has columns name, data, not "
+            "key, value); it was not changed: choose another run directory",
+        ),
+        "one column": (
+            "CREATE TABLE meta (key)",
+            "{path} is not a longscope store (its table meta has columns key, not key, value); "
+            "it was not changed: choose another run directory",
         ),
         # a file that refuses new keys
         "trigger": (
@@ -560,10 +571,16 @@ def test_foreign_sqlite_files_a_writer_cannot_adopt_are_refused_untouched(tmp_pa
         db = _raw(run_dir)
         db.executescript(script)
         db.close()
+        before = (run_dir / STORE_NAME).read_bytes()
         with pytest.raises(StoreError) as caught:
             RunStore(run_dir)
         assert str(caught.value) == message.format(path=run_dir / STORE_NAME)
         assert _lock_is_free(run_dir)
+        if name != "trigger":  # a reader gets the same line, and the file stays as it was
+            with pytest.raises(StoreError) as caught:
+                RunStore.open_readonly(run_dir)
+            assert str(caught.value) == message.format(path=run_dir / STORE_NAME)
+            assert (run_dir / STORE_NAME).read_bytes() == before
         tables = _raw(run_dir).execute("SELECT name FROM sqlite_master WHERE type='table'")
         assert [t for (t,) in tables] == ["meta"]  # nothing of the store's was left in it
     # the store's name taken by a directory

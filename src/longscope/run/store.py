@@ -42,6 +42,9 @@ SCHEMA_VERSION = 1
 SHARD_KEY = "shard:"
 """Meta key (+ run id) of a shard's record: which shard, and every sample id of the whole run."""
 
+# SQL text inside functions is marked `# pragma: no mutate`: SQLite reads keywords and
+# identifiers in any case, so mutmut's mutants that only change the case of a statement cannot
+# change what it does (docs/mutation-survivors.md).
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -168,7 +171,9 @@ def _open_readonly(path: Path) -> sqlite3.Connection:
             raise StoreError(f"cannot read {path} ({exc}): check permissions") from exc
     try:
         db = sqlite3.connect(f"{uri}?mode=ro", uri=True, timeout=30.0)
-        db.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()
+        db.execute(
+            "SELECT COUNT(*) FROM sqlite_master"  # pragma: no mutate
+        ).fetchone()
         return db
     except sqlite3.OperationalError as exc:
         # Only a store SQLite may not touch (no shared-memory file to write) is read immutable:
@@ -317,12 +322,14 @@ class RunStore:
         # Checked before any statement that writes: a damaged store is refused untouched.
         row = self._check()
         try:
-            self._db.execute("PRAGMA journal_mode=WAL")
-            self._db.execute("PRAGMA synchronous=NORMAL")
+            self._db.execute("PRAGMA journal_mode=WAL")  # pragma: no mutate
+            self._db.execute("PRAGMA synchronous=NORMAL")  # pragma: no mutate
             # Tables a newer longscope added, and the schema record of a foreign SQLite file, in one
             # transaction: a kill leaves the file as it was or complete.
             self._db.executescript(f"BEGIN; {_SCHEMA} {_SCHEMA_RECORD} COMMIT;")
-            row = self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            row = self._db.execute(
+                "SELECT value FROM meta WHERE key='schema'"  # pragma: no mutate
+            ).fetchone()
         except sqlite3.OperationalError as exc:
             self._db.close()
             raise StoreError(f"cannot write to {self.path} ({exc}): check permissions") from exc
@@ -339,7 +346,7 @@ class RunStore:
         temporary = self.path.with_name(f"{STORE_NAME}.new-{os.getpid()}")
         db = sqlite3.connect(temporary)
         try:
-            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA journal_mode=WAL")  # pragma: no mutate
             db.executescript(f"BEGIN; {_SCHEMA} {_SCHEMA_RECORD} COMMIT;")
         finally:
             db.close()  # the last connection folds the WAL into the file and removes it
@@ -348,14 +355,28 @@ class RunStore:
     def _check(self) -> tuple[str] | None:
         """Run SQLite's quick check; return the schema row (None in a new or foreign file)."""
         try:
-            problems = [r[0] for r in self._db.execute("PRAGMA quick_check").fetchall()]
+            check = self._db.execute("PRAGMA quick_check")  # pragma: no mutate
+            problems = [r[0] for r in check.fetchall()]
             if problems == ["ok"]:
                 has_meta = self._db.execute(
-                    "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"
+                    "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"  # pragma: no mutate
                 ).fetchone()
                 if not has_meta:
                     return None
-                return self._db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+                # A foreign file's `meta` of another shape fails the schema record's read or
+                # write with an SQL error that reads like a permission problem: name it instead.
+                shape = self._db.execute("PRAGMA table_info(meta)")  # pragma: no mutate
+                columns = [r[1] for r in shape]
+                if columns != ["key", "value"]:
+                    self._db.close()
+                    raise StoreError(
+                        f"{self.path} is not a longscope store (its table meta has columns "
+                        f"{', '.join(columns)}, not key, value); it was not changed: "
+                        "choose another run directory"
+                    )
+                return self._db.execute(
+                    "SELECT value FROM meta WHERE key='schema'"  # pragma: no mutate
+                ).fetchone()
         except sqlite3.DatabaseError as exc:
             if "not a database" in str(exc):
                 self._db.close()
@@ -394,13 +415,16 @@ class RunStore:
         """Store a JSON value under `key` in the meta table (replacing an older one)."""
         with self._db:
             self._db.execute(
-                "INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                "INSERT OR REPLACE INTO meta VALUES (?, ?)",  # pragma: no mutate
                 (key, json.dumps(value, sort_keys=True)),
             )
 
     def get_meta(self, key: str) -> Any:
         """Return the JSON value stored under `key`, or None."""
-        row = self._db.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        row = self._db.execute(
+            "SELECT value FROM meta WHERE key=?",  # pragma: no mutate
+            (key,),
+        ).fetchone()
         return json.loads(row[0]) if row else None
 
     # runs ---------------------------------------------------------------------------------------
@@ -408,13 +432,15 @@ class RunStore:
         """Record a run's header once; a resumed run keeps its first header."""
         with self._db:
             self._db.execute(
-                "INSERT OR IGNORE INTO runs VALUES (?, ?, ?, ?)",
+                "INSERT OR IGNORE INTO runs VALUES (?, ?, ?, ?)",  # pragma: no mutate
                 (run_id, suite, json.dumps(header, sort_keys=True), time.time()),
             )
 
     def runs(self) -> list[dict[str, Any]]:
         """Return every run in this store, oldest first, with its header."""
-        rows = self._db.execute("SELECT run_id, suite, header, created FROM runs ORDER BY created")
+        rows = self._db.execute(
+            "SELECT run_id, suite, header, created FROM runs ORDER BY created"  # pragma: no mutate
+        )
         return [
             {"run_id": r, "suite": s, "header": json.loads(h), "created": c} for r, s, h, c in rows
         ]
@@ -441,32 +467,34 @@ class RunStore:
             for position, sample in zip(places, samples, strict=False):
                 context_hash = stable_hash(sample.context, 32)
                 self._db.execute(
-                    "INSERT OR IGNORE INTO contexts VALUES (?, ?)",
+                    "INSERT OR IGNORE INTO contexts VALUES (?, ?)",  # pragma: no mutate
                     (context_hash, storable_text(sample.context)[0]),
                 )
                 self._db.execute(
-                    "INSERT OR REPLACE INTO samples VALUES (?, ?, ?, ?, ?)",
+                    "INSERT OR REPLACE INTO samples VALUES (?, ?, ?, ?, ?)",  # pragma: no mutate
                     (run_id, sample.id, position, json.dumps(sample.public()), context_hash),
                 )
 
     def samples(self, run_id: str) -> dict[str, dict[str, Any]]:
         """Return the stored samples (without contexts) by id, in build order."""
         rows = self._db.execute(
-            "SELECT sample_id, data FROM samples WHERE run_id=? ORDER BY position", (run_id,)
+            "SELECT sample_id, data FROM samples WHERE run_id=? ORDER BY position",  # pragma: no mutate
+            (run_id,),
         )
         return {sid: json.loads(data) for sid, data in rows}
 
     def context_hashes(self, run_id: str) -> dict[str, str]:
         """Return each sample's context hash: samples reading the same document share one."""
         rows = self._db.execute(
-            "SELECT sample_id, context_hash FROM samples WHERE run_id=?", (run_id,)
+            "SELECT sample_id, context_hash FROM samples WHERE run_id=?",  # pragma: no mutate
+            (run_id,),
         )
         return dict(rows.fetchall())
 
     def context(self, run_id: str, sample_id: str) -> str:
         row = self._db.execute(
-            "SELECT c.text FROM samples s JOIN contexts c ON c.hash = s.context_hash "
-            "WHERE s.run_id=? AND s.sample_id=?",
+            "SELECT c.text FROM samples s JOIN contexts c ON c.hash = s.context_hash "  # pragma: no mutate
+            "WHERE s.run_id=? AND s.sample_id=?",  # pragma: no mutate
             (run_id, sample_id),
         ).fetchone()
         return row[0] if row else ""
@@ -503,7 +531,7 @@ class RunStore:
             with self._db:
                 self._db.executemany(_PUT_GENERATION, values)
                 if routes:
-                    self._db.executemany("INSERT OR REPLACE INTO routes VALUES (?,?,?,?)", routes)
+                    self._db.executemany(_PUT_ROUTE, routes)
                 if budgets:
                     self._db.executemany(_PUT_BUDGET, budgets)
             return
@@ -517,7 +545,7 @@ class RunStore:
                     self._db.execute(_PUT_GENERATION, _unstorable_row(value, exc))
             for route in routes:
                 try:
-                    self._db.execute("INSERT OR REPLACE INTO routes VALUES (?,?,?,?)", route)
+                    self._db.execute(_PUT_ROUTE, route)
                 except _ROW_REFUSED:
                     continue  # a route is a note beside the answer, never worth the answer
             for budget in budgets:
@@ -529,20 +557,21 @@ class RunStore:
     def routes(self, run_id: str) -> dict[tuple[str, int], dict[str, Any]]:
         """Return what a router decided per (sample, repeat), for routed runs."""
         rows = self._db.execute(
-            "SELECT sample_id, repeat, plan FROM routes WHERE run_id=?", (run_id,)
+            "SELECT sample_id, repeat, plan FROM routes WHERE run_id=?",  # pragma: no mutate
+            (run_id,),
         )
         return {(sid, rep): json.loads(plan) for sid, rep, plan in rows}
 
     def budgets(self, run_id: str) -> dict[tuple[str, int], BudgetUse]:
         """Return what the thinking budget did per (sample, repeat), for runs that had one."""
         has = self._db.execute(
-            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='budgets'"
+            "SELECT 1 FROM sqlite_master WHERE type='table' AND name='budgets'"  # pragma: no mutate
         ).fetchone()
         if not has:  # a store written before budgets were kept, opened read-only
             return {}
         rows = self._db.execute(
-            "SELECT sample_id, repeat, thinking_budget, thinking_tokens, forced, answer_tokens, "
-            "answer_cut FROM budgets WHERE run_id=?",
+            "SELECT sample_id, repeat, thinking_budget, thinking_tokens, forced, answer_tokens, "  # pragma: no mutate
+            "answer_cut FROM budgets WHERE run_id=?",  # pragma: no mutate
             (run_id,),
         )
         return {
@@ -553,8 +582,8 @@ class RunStore:
     def generations(self, run_id: str) -> list[tuple[str, int, Generation]]:
         budgets = self.budgets(run_id)
         rows = self._db.execute(
-            "SELECT sample_id, repeat, status, text, reasoning, prompt_tokens, completion_tokens, "
-            "latency_s, error FROM generations WHERE run_id=? ORDER BY sample_id, repeat",
+            "SELECT sample_id, repeat, status, text, reasoning, prompt_tokens, completion_tokens, "  # pragma: no mutate
+            "latency_s, error FROM generations WHERE run_id=? ORDER BY sample_id, repeat",  # pragma: no mutate
             (run_id,),
         )
         return [
@@ -576,14 +605,18 @@ class RunStore:
         ]
 
     def count_generations(self, run_id: str) -> int:
-        row = self._db.execute("SELECT COUNT(*) FROM generations WHERE run_id=?", (run_id,))
+        row = self._db.execute(
+            "SELECT COUNT(*) FROM generations WHERE run_id=?",  # pragma: no mutate
+            (run_id,),
+        )
         return int(row.fetchone()[0])
 
     # judgements ---------------------------------------------------------------------------------
     def judged_keys(self, run_id: str, judge: str) -> set[tuple[str, int]]:
         """Return (sample, repeat) pairs this judge has already ruled on (failures included)."""
         rows = self._db.execute(
-            "SELECT sample_id, repeat FROM judgements WHERE run_id=? AND judge=?", (run_id, judge)
+            "SELECT sample_id, repeat FROM judgements WHERE run_id=? AND judge=?",  # pragma: no mutate
+            (run_id, judge),
         )
         return {(sid, rep) for sid, rep in rows}
 
@@ -600,7 +633,7 @@ class RunStore:
     ) -> None:
         with self._db:
             self._db.execute(
-                "INSERT OR REPLACE INTO judgements VALUES (?,?,?,?,?,?,?,?)",
+                "INSERT OR REPLACE INTO judgements VALUES (?,?,?,?,?,?,?,?)",  # pragma: no mutate
                 (
                     run_id,
                     sample_id,
@@ -616,8 +649,8 @@ class RunStore:
     def judgements(self, run_id: str) -> dict[tuple[str, int], tuple[float | None, str, str]]:
         """Return {(sample, repeat): (value or None, judge, error)} (the latest judge wins)."""
         rows = self._db.execute(
-            "SELECT sample_id, repeat, value, judge, error FROM judgements WHERE run_id=? "
-            "ORDER BY rowid",
+            "SELECT sample_id, repeat, value, judge, error FROM judgements WHERE run_id=? "  # pragma: no mutate
+            "ORDER BY rowid",  # pragma: no mutate
             (run_id,),
         )
         return {(sid, rep): (value, judge, error) for sid, rep, value, judge, error in rows}
@@ -628,8 +661,8 @@ class RunStore:
         """Return every judgement as stored, oldest first: (sample, repeat, judge, value, text,
         attempts, error), as `put_judgement` takes them (merging copies them)."""
         return self._db.execute(
-            "SELECT sample_id, repeat, judge, value, text, attempts, error FROM judgements "
-            "WHERE run_id=? ORDER BY rowid",
+            "SELECT sample_id, repeat, judge, value, text, attempts, error FROM judgements "  # pragma: no mutate
+            "WHERE run_id=? ORDER BY rowid",  # pragma: no mutate
             (run_id,),
         ).fetchall()
 
@@ -637,9 +670,12 @@ class RunStore:
     def put_scores(self, run_id: str, scores: Iterable[tuple[str, int, Score]]) -> None:
         """Replace the run's scores (scores are always recomputable from generations)."""
         with self._db:
-            self._db.execute("DELETE FROM scores WHERE run_id=?", (run_id,))
+            self._db.execute(
+                "DELETE FROM scores WHERE run_id=?",  # pragma: no mutate
+                (run_id,),
+            )
             self._db.executemany(
-                "INSERT INTO scores VALUES (?,?,?,?,?,?)",
+                "INSERT INTO scores VALUES (?,?,?,?,?,?)",  # pragma: no mutate
                 [
                     (run_id, sid, rep, s.value, s.max, _json_text(s.evidence))
                     for sid, rep, s in scores
@@ -648,7 +684,8 @@ class RunStore:
 
     def scores(self, run_id: str) -> dict[tuple[str, int], Score]:
         rows = self._db.execute(
-            "SELECT sample_id, repeat, value, max, evidence FROM scores WHERE run_id=?", (run_id,)
+            "SELECT sample_id, repeat, value, max, evidence FROM scores WHERE run_id=?",  # pragma: no mutate
+            (run_id,),
         )
         return {(sid, rep): Score(v, m, json.loads(ev)) for sid, rep, v, m, ev in rows}
 
@@ -685,6 +722,7 @@ def _generation_row(
 
 
 _PUT_BUDGET = "INSERT OR REPLACE INTO budgets VALUES (?,?,?,?,?,?,?,?)"
+_PUT_ROUTE = "INSERT OR REPLACE INTO routes VALUES (?,?,?,?)"
 
 
 def _budget_row(run_id: str, sample_id: str, repeat: int, gen: Generation) -> tuple[Any, ...]:
