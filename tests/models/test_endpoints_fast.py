@@ -355,7 +355,8 @@ def test_a_request_is_answered_and_recorded() -> None:
         assert gen.status == "ok" and gen.text in ("from a", "from b")
         where = a.url if gen.text == "from a" else b.url
         assert backend.served == {("s", 0): [where]}
-        assert gen.latency_s == round(gen.latency_s, 6) and 0 < gen.latency_s < 5
+        # the bound catches a clock reading, not a loaded VM
+        assert gen.latency_s == round(gen.latency_s, 6) and 0 < gen.latency_s < 60
         assert backend.deadlines.measured_prefill_tps == pytest.approx(300 / gen.latency_s, rel=0.2)
         stats = {s["endpoint"]: s for s in backend.stats()}
         assert stats[where]["requests"] == 1 and stats[where]["failures"] == 0
