@@ -21,22 +21,8 @@ from longscope.router.backend import RoutedBackend
 from longscope.run.spec import RunSpec
 from longscope.suites import create_suite
 
+from .api_helper import ANSWERS, GRID, JUDGED, NEEDLE, VERDICT, longctx_spec
 from .models.fault_server import FaultServer, completion_body
-
-FIXTURES = Path(__file__).parent / "fixtures"
-# The scripted model answers with the needle's value: every longctx sample scores 100.
-NEEDLE = r"(\d\.\d+ arc-seconds)"
-ANSWERS = {"pattern": NEEDLE, "tokenizer": "qwen2.5"}
-GRID = ["types=needle", "depths=0.5"]
-VERDICT = 'Fine. {"fluency": 2, "correctness": 3}'
-# 100-LongBench scored by an LLM judge: two QA samples from the fixture file.
-JUDGED = [
-    "tasks=single_doc_qa",
-    "lengths=1024",
-    "samples=2",
-    "metric=judge",
-    f"source=single_doc_qa={FIXTURES / 'longbench_v1_qa.jsonl'}",
-]
 
 
 def _rows(run_dir: Path, table: str = "generations") -> list[tuple]:
@@ -51,20 +37,13 @@ def _rows(run_dir: Path, table: str = "generations") -> list[tuple]:
         db.close()
 
 
-def _longctx(output: Path, **kwargs) -> RunSpec:
-    kwargs.setdefault("model_options", ANSWERS)
-    kwargs.setdefault("suite_options", GRID)
-    kwargs.setdefault("lengths", "1k,2k")
-    return RunSpec.of("longctx", kwargs.pop("model", "scripted/x"), output=output, **kwargs)
-
-
 # --- evaluate: the suite, the model and the options it is given ---------------------------------
 
 
 def test_a_backend_built_by_the_caller_runs_as_given(tmp_path: Path) -> None:
     backend = ScriptedBackend("mine", answer=from_pattern(NEEDLE), context_length=4096)
     said: list[str] = []
-    made = api.evaluate(_longctx(tmp_path, model=backend), notify=said.append)
+    made = api.evaluate(longctx_spec(tmp_path, model=backend), notify=said.append)
     assert made.sent == 2 and made.result is not None and made.result.result.overall == 100.0
     assert [status for _, status, _ in _rows(tmp_path)] == ["ok", "ok"]
     assert len(backend.requests) == 2 and backend.closed
@@ -95,9 +74,9 @@ def test_typed_suite_params_and_the_seed_reach_the_suite(tmp_path: Path) -> None
     )
     assert made.sent == 3 and made.result is not None
     assert made.result.header["params"]["depths"] == [0.1, 0.5, 0.9]
-    seeded = api.evaluate(_longctx(tmp_path / "s", lengths="1k", seed=7))
+    seeded = api.evaluate(longctx_spec(tmp_path / "s", lengths="1k", seed=7))
     assert seeded.result is not None and seeded.result.header["params"]["seed"] == 7
-    plain = api.evaluate(_longctx(tmp_path / "d", lengths="1k"))
+    plain = api.evaluate(longctx_spec(tmp_path / "d", lengths="1k"))
     assert plain.result is not None and plain.result.header["params"]["seed"] == 0
     # The seed makes the haystack: the same sample id, another prompt.
     assert _rows(tmp_path / "s")[0][0] == _rows(tmp_path / "d")[0][0]
@@ -113,9 +92,9 @@ def _prompts(run_dir: Path) -> list[str]:
 
 
 def test_a_shard_runs_only_its_part(tmp_path: Path) -> None:
-    whole = api.plan(_longctx(tmp_path / "whole", lengths="1k,2k,4k"))
-    first = api.evaluate(_longctx(tmp_path / "one", lengths="1k,2k,4k", shard="0/2"))
-    second = api.evaluate(_longctx(tmp_path / "two", lengths="1k,2k,4k", shard="1/2"))
+    whole = api.plan(longctx_spec(tmp_path / "whole", lengths="1k,2k,4k"))
+    first = api.evaluate(longctx_spec(tmp_path / "one", lengths="1k,2k,4k", shard="0/2"))
+    second = api.evaluate(longctx_spec(tmp_path / "two", lengths="1k,2k,4k", shard="1/2"))
     ones = {sid for sid, _, _ in _rows(tmp_path / "one")}
     twos = {sid for sid, _, _ in _rows(tmp_path / "two")}
     assert ones and twos and not ones & twos
@@ -127,19 +106,19 @@ def test_max_tokens_the_models_context_cannot_hold_are_refused_before_anything_i
 ) -> None:
     options = {**ANSWERS, "context_length": 4096}
     with pytest.raises(UsageError) as caught:
-        api.evaluate(_longctx(tmp_path / "run", model_options=options, max_tokens=4096))
+        api.evaluate(longctx_spec(tmp_path / "run", model_options=options, max_tokens=4096))
     assert str(caught.value) == (
         "--max-tokens 4096 does not fit scripted/x: it holds 4096 tokens (user) for prompt and "
         "answer together; use a smaller --max-tokens"
     )
     assert not (tmp_path / "run" / "longscope.sqlite").exists()
-    made = api.evaluate(_longctx(tmp_path / "ok", model_options=options, max_tokens=40))
+    made = api.evaluate(longctx_spec(tmp_path / "ok", model_options=options, max_tokens=40))
     assert made.result is not None and made.result.header["config"]["max_tokens"] == 40
 
 
 def test_the_routing_options_put_the_router_in_front(tmp_path: Path) -> None:
     _, backend, transport = api._prepared(
-        _longctx(
+        longctx_spec(
             tmp_path,
             router_length="1536",
             router_strategy="truncate",
@@ -152,7 +131,7 @@ def test_the_routing_options_put_the_router_in_front(tmp_path: Path) -> None:
     assert (routed.length, routed.strategy, routed.basis) == (1536, "truncate", "relative")
     profile = tmp_path / "profile.json"
     profile.write_text(json.dumps({"model": "scripted/x", "effective_context": 3072}))
-    _, by_profile, _ = api._prepared(_longctx(tmp_path, router=profile))
+    _, by_profile, _ = api._prepared(longctx_spec(tmp_path, router=profile))
     # No --max-tokens: no output-budget check, the router is the outermost layer.
     assert isinstance(by_profile, RoutedBackend) and by_profile.length == 3072
 
@@ -164,7 +143,7 @@ def test_the_scale_options_reach_the_backend_that_sends(tmp_path: Path) -> None:
             "longctx",
             "openai/m",
             model_options={"context_length": 8192},
-            suite_options=GRID,
+            suite_options=list(GRID),
             lengths="1k",
             base_url=[a, b],
             concurrency=3,
@@ -190,7 +169,9 @@ def test_the_scale_options_reach_the_backend_that_sends(tmp_path: Path) -> None:
 def test_a_judged_suite_on_a_callers_backend_needs_a_judge_model(tmp_path: Path) -> None:
     backend = ScriptedBackend("mine", answer=VERDICT)
     with pytest.raises(UsageError) as caught:
-        api.evaluate(RunSpec.of("hundred", backend, suite_options=JUDGED, output=tmp_path / "r"))
+        api.evaluate(
+            RunSpec.of("hundred", backend, suite_options=list(JUDGED), output=tmp_path / "r")
+        )
     assert str(caught.value) == "this suite is scored by an LLM judge: give judge_model"
     assert backend.requests == [] and not (tmp_path / "r").exists()
 
@@ -200,7 +181,7 @@ def test_the_evaluated_model_judges_its_own_answers_with_its_options(tmp_path: P
     spec = RunSpec.of(
         "hundred",
         "scripted/self",
-        suite_options=JUDGED,
+        suite_options=list(JUDGED),
         model_options={"answer": VERDICT, "tokenizer": "qwen2.5"},
         output=tmp_path,
     )
@@ -225,7 +206,7 @@ def test_a_judge_model_is_built_without_the_evaluated_models_options(tmp_path: P
     spec = RunSpec.of(
         "hundred",
         "scripted/self",
-        suite_options=JUDGED,
+        suite_options=list(JUDGED),
         model_options={"answer": VERDICT, "tokenizer": "qwen2.5"},
         judge_model="scripted/judge",
         output=tmp_path,
@@ -248,7 +229,11 @@ def test_without_a_judge_url_the_judge_goes_to_the_evaluated_models_server(
         model.script.extend([("ok", completion_body(VERDICT))] * 10)
         made = api.evaluate(
             RunSpec.of(
-                "hundred", "openai/m", suite_options=JUDGED, base_url=model.url, output=tmp_path
+                "hundred",
+                "openai/m",
+                suite_options=list(JUDGED),
+                base_url=model.url,
+                output=tmp_path,
             )
         )
         asked = [r["body"]["model"] for r in model.requests]
@@ -262,18 +247,18 @@ def test_without_a_judge_url_the_judge_goes_to_the_evaluated_models_server(
 
 def test_a_plan_sends_nothing_and_ignores_the_router(tmp_path: Path) -> None:
     said: list[str] = []
-    spec = _longctx(tmp_path, router_length="1k", router_strategy="truncate")
+    spec = longctx_spec(tmp_path, router_length="1k", router_strategy="truncate")
     planned = api.plan(spec)
     assert planned.requests == 2 and not (tmp_path / "longscope.sqlite").exists()
     # The router plays no part: the 2K prompt is counted whole, as evaluate without it sends it.
-    made = api.evaluate(_longctx(tmp_path / "run"), notify=said.append)
+    made = api.evaluate(longctx_spec(tmp_path / "run"), notify=said.append)
     assert said[0] == planned.forecast()
     assert made.sent == planned.requests
 
 
 def test_merge_joins_the_shards_of_one_run(tmp_path: Path) -> None:
-    api.evaluate(_longctx(tmp_path / "one", shard="0/2"))
-    api.evaluate(_longctx(tmp_path / "two", shard="1/2"))
+    api.evaluate(longctx_spec(tmp_path / "one", shard="0/2"))
+    api.evaluate(longctx_spec(tmp_path / "two", shard="1/2"))
     report = api.merge(tmp_path / "all", [tmp_path / "one", tmp_path / "two"])
     assert report.result is not None and report.result.completeness["complete"]
     assert len(_rows(tmp_path / "all")) == 2

@@ -9,16 +9,12 @@ HTTP server on 127.0.0.1. No model: fast for mutmut.
 from __future__ import annotations
 
 import hashlib
-import http.server
 import io
 import json
 import sqlite3
-import threading
 import zipfile
-from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 
@@ -27,21 +23,18 @@ from longscope.errors import UsageError
 from longscope.report.html import render_html, render_markdown
 from longscope.run.spec import RunSpec
 
-FIXTURES = Path(__file__).parent / "fixtures"
+from .api_helper import FIXTURES, JUDGED, NEEDLE, VERDICT, longctx_spec
+from .lbp_helper import write_predictions
+from .test_download import _Files
+from .test_download import server as _file_server  # noqa: F401 (the fixture `server`)
+
 LBP_DATA = FIXTURES / "longbench_pro_mini.json"
-NEEDLE = r"(\d\.\d+ arc-seconds)"
-VERDICT = 'Fine. {"fluency": 2, "correctness": 3}'
 
 
 def _longctx(output: Path, name: str, **options: object) -> api.RunResult:
     return api.evaluate(
-        RunSpec.of(
-            "longctx",
-            f"scripted/{name}",
-            model_options={"tokenizer": "qwen2.5", **options},
-            suite_options=["types=needle", "depths=0.5"],
-            lengths="1k,2k",
-            output=output,
+        longctx_spec(
+            output, model=f"scripted/{name}", model_options={"tokenizer": "qwen2.5", **options}
         )
     )
 
@@ -190,16 +183,7 @@ def test_longscore_uses_the_base_lengths_and_floor(runs: dict[str, Path]) -> Non
 def test_write_reports_writes_what_the_renderers_make(tmp_path: Path) -> None:
     # One sample: rendering is the slow part.
     run = tmp_path / "run"
-    api.evaluate(
-        RunSpec.of(
-            "longctx",
-            "scripted/one",
-            model_options={"pattern": NEEDLE, "tokenizer": "qwen2.5"},
-            suite_options=["types=needle", "depths=0.5"],
-            lengths="1k",
-            output=run,
-        )
-    )
+    api.evaluate(longctx_spec(run, model="scripted/one", lengths="1k"))
     report = api.report([run])
     pairs = report.pairs()
     assert [p for p, _ in pairs] == [run]
@@ -218,17 +202,7 @@ def test_write_reports_writes_what_the_renderers_make(tmp_path: Path) -> None:
 
 def test_report_reads_the_run_asked_for_in_a_directory_of_two(tmp_path: Path) -> None:
     def run(max_tokens: int) -> api.RunResult:
-        return api.evaluate(
-            RunSpec.of(
-                "longctx",
-                "scripted/x",
-                model_options={"pattern": NEEDLE, "tokenizer": "qwen2.5"},
-                suite_options=["types=needle", "depths=0.5"],
-                lengths="1k",
-                max_tokens=max_tokens,
-                output=tmp_path,
-            )
-        )
+        return api.evaluate(longctx_spec(tmp_path, lengths="1k", max_tokens=max_tokens))
 
     first, second = run(40), run(30)
     for made in (first, second):
@@ -239,18 +213,6 @@ def test_report_reads_the_run_asked_for_in_a_directory_of_two(tmp_path: Path) ->
 
 
 # --- LongBench Pro: predictions, scoring options, calibration -------------------------------------
-
-
-def _predictions(folder: Path, name: str, right: set[str]) -> Path:
-    """Predictions answering the accuracy rows right for the ids in `right`."""
-    rows = {r["id"]: r for r in json.loads(LBP_DATA.read_text(encoding="utf-8"))}
-    lines = []
-    for rid in ("mini-T3.2-en", "mini-T3.2-zh", "mini-T3.1-en", "mini-T3.1-zh"):
-        answer = rows[rid]["answer"][0] if rid in right else "Z"
-        lines.append(json.dumps({"id": rid, "prediction": f"[Answer] {answer}"}))
-    path = folder / f"{name}.jsonl"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -271,7 +233,7 @@ def tiers(tmp_path_factory: pytest.TempPathFactory) -> dict[str, list[Path]]:
             api.score(
                 "longbench-pro",
                 options=[f"data={LBP_DATA}"],
-                predictions=_predictions(root, f"{tier}{i}", right),
+                predictions=write_predictions(LBP_DATA, root, f"{tier}{i}", right),
                 output=out,
             )
             made.setdefault(tier, []).append(out)
@@ -341,7 +303,7 @@ def test_predictions_are_stored_where_asked_or_under_runs(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
-    predictions = _predictions(tmp_path, "mine", {"mini-T3.2-en"})
+    predictions = write_predictions(LBP_DATA, tmp_path, "mine", {"mini-T3.2-en"})
     made = api.score("longbench-pro", options=[f"data={LBP_DATA}"], predictions=predictions)
     where = Path("runs") / "longbench-pro-predictions-mine"
     assert made.run_dir == where and made.suite == "longbench-pro"
@@ -365,13 +327,7 @@ def answered(tmp_path: Path) -> Path:
         RunSpec.of(
             "hundred",
             "scripted/model",
-            suite_options=[
-                "tasks=single_doc_qa",
-                "lengths=1024",
-                "samples=2",
-                "metric=judge",
-                f"source=single_doc_qa={FIXTURES / 'longbench_v1_qa.jsonl'}",
-            ],
+            suite_options=list(JUDGED),
             model_options={"answer": "Paris.", "tokenizer": "qwen2.5"},
             judge_model="scripted/mute",
             output=tmp_path,
@@ -428,30 +384,15 @@ def _punkt_zip() -> bytes:
     return buffer.getvalue()
 
 
-class _Mirror(http.server.BaseHTTPRequestHandler):
-    files: ClassVar[dict[str, bytes]] = {}
-
-    def do_GET(self) -> None:
-        body = self.files.get(self.path.lstrip("/"))
-        if body is None:
-            self.send_error(404)
-            return
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
-def mirror(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """A mirror of RULER's downloads on 127.0.0.1; english_words.json pinned to the served bytes
-    (the real file is not here), the others unpinned as RULER's table has them."""
+def mirror(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A mirror of RULER's downloads on 127.0.0.1 (test_download's file server);
+    english_words.json pinned to the served bytes (the real file is not here), the others
+    unpinned as RULER's table has them."""
     from longscope.suites.ruler import sources
 
-    _Mirror.files = {
+    url = str(request.getfixturevalue("_file_server"))
+    _Files.files = {
         "squad.json": b'{"data": []}',
         "hotpotqa.json": b"[]",
         "english_words.json": WORDS,
@@ -462,12 +403,7 @@ def mirror(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         replace(f, sha256=pinned) if f.name == "english_words.json" else f for f in sources.TABLE
     )
     monkeypatch.setattr(sources, "TABLE", table)
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Mirror)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    return url
 
 
 def _sha(body: bytes) -> str:
@@ -479,7 +415,7 @@ def test_download_data_says_each_file_then_what_to_make_by_hand(
 ) -> None:
     folder = tmp_path / "data"
     done = api.download_data("ruler", folder, mirror=mirror)
-    files = _Mirror.files
+    files = _Files.files
     expected = [
         f"downloaded: {folder / 'squad.json'} (sha256 {_sha(files['squad.json'])}, not pinned)",
         f"downloaded: {folder / 'hotpotqa.json'} (sha256 {_sha(files['hotpotqa.json'])}, "
@@ -517,7 +453,7 @@ def test_download_data_refusals_name_what_to_do(mirror: str, tmp_path: Path) -> 
     assert str(caught.value) == (
         "suite 'longctx' has no data to download: suites with data are longbench-pro, mrcr, ruler"
     )
-    _Mirror.files["english_words.json"] = b"changed"
+    _Files.files["english_words.json"] = b"changed"
     with pytest.raises(UsageError) as caught:
         api.download_data("ruler", tmp_path, mirror=mirror)
     assert str(caught.value).startswith(
