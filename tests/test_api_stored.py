@@ -82,6 +82,34 @@ def test_compare_the_same_run_twice_gives_both_rows_the_difference(runs: dict[st
     assert "vs_reference" not in rows[2]
 
 
+def test_two_runs_are_compared_by_the_suites_clusters(tmp_path: Path) -> None:
+    # 100-LongBench asks each source question at every length: one cluster per question.
+    options = [
+        "tasks=single_doc_qa",
+        "lengths=1024,2048",
+        "samples=2",
+        f"source=single_doc_qa={FIXTURES / 'longbench_v1_qa.jsonl'}",
+    ]
+    for name in ("a", "b"):
+        api.evaluate(
+            RunSpec.of(
+                "hundred",
+                f"scripted/{name}",
+                suite_options=options,
+                model_options={"answer": "Paris.", "tokenizer": "qwen2.5"},
+                output=tmp_path / name,
+            )
+        )
+    first, second = api.compare([tmp_path / "a", tmp_path / "b"]).rows
+    assert "vs_reference" not in first
+    made = second["vs_reference"]
+    assert made["note"] == (
+        f"paired by sample id on 7 samples (7 in {tmp_path / 'a'}, 7 in {tmp_path / 'b'}), "
+        "3 clusters"
+    )
+    assert (made["overall"]["n"], made["overall"]["clusters"]) == (7, 3)
+
+
 def test_published_rows_rank_among_the_runs_and_unscored_rows_stay_last(
     runs: dict[str, Path], tmp_path: Path
 ) -> None:
