@@ -345,6 +345,33 @@ def test_predictions_are_stored_where_asked_or_under_runs(
     assert str(caught.value).startswith("unknown longbench-pro option 'nope'")
 
 
+def test_scoring_options_apply_to_the_run_named_in_a_directory_of_two_suites(
+    tmp_path: Path,
+) -> None:
+    run_dir = tmp_path / "run"
+    lbp = api.score(
+        "longbench-pro",
+        options=[f"data={LBP_DATA}"],
+        predictions=write_predictions(LBP_DATA, tmp_path, "p", {"mini-T3.2-en"}),
+        output=run_dir,
+    )
+    latest = api.evaluate(longctx_spec(run_dir, lengths="1k"))  # longctx takes no labels
+    labels = tmp_path / "labels.json"
+    table = {f"{n}#nonthinking": "Extreme" for n in ("mini-T3.2-en", "mini-T3.2-zh")}
+    table |= {f"{n}#nonthinking": "Extreme" for n in ("mini-T3.1-en", "mini-T3.1-zh")}
+    labels.write_text(json.dumps({"labels_version": 1, "labels": table}), encoding="utf-8")
+    option = [f"difficulty_labels={labels}"]
+    scored = api.score(run_dir, lbp.run_id, options=option)
+    (reported,) = api.report([run_dir], lbp.run_id, options=option).runs
+    for summary in (scored.summary, reported.scored.summary):
+        assert summary["modes"]["nonthinking"]["average_difficulty_metric"] == {"Extreme": 0.25}
+        assert summary["longscope"]["difficulty_source"] == str(labels)
+    assert scored.run_id == reported.scored.run_id == lbp.run_id
+    plain = api.score(run_dir, lbp.run_id)
+    assert plain.summary["longscope"]["difficulty_source"] == "dataset"
+    assert api.score(run_dir).run_id == latest.run_id
+
+
 # --- judge ----------------------------------------------------------------------------------------
 
 
