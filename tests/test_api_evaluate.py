@@ -21,7 +21,7 @@ from longscope.router.backend import RoutedBackend
 from longscope.run.spec import RunSpec
 from longscope.suites import create_suite
 
-from .api_helper import ANSWERS, GRID, JUDGED, NEEDLE, VERDICT, longctx_spec
+from .api_helper import ANSWERS, FIXTURES, GRID, JUDGED, NEEDLE, VERDICT, longctx_spec
 from .models.fault_server import FaultServer, completion_body
 
 
@@ -89,6 +89,31 @@ def _prompts(run_dir: Path) -> list[str]:
         return [r[0] for r in db.execute("SELECT text FROM contexts ORDER BY hash").fetchall()]
     finally:
         db.close()
+
+
+def test_a_scoring_only_option_is_refused_as_a_pair_or_a_typed_param(tmp_path: Path) -> None:
+    data = str(FIXTURES / "longbench_pro_mini.json")
+    message = (
+        "-S difficulty_labels changes scores only, and `run` scores without it: after the run, "
+        "`longscope score RUN_DIR -S difficulty_labels=...` stores scores with it "
+        "(`longscope report RUN_DIR -S difficulty_labels=...` shows them)"
+    )
+    for given in (
+        {"options": [f"data={data}", "difficulty_labels=labels.json"]},
+        {"params": {"data": data, "difficulty_labels": "labels.json"}},
+    ):
+        with pytest.raises(UsageError) as caught:
+            api.build_suite("longbench-pro", **given)
+        assert str(caught.value) == message
+    spec = RunSpec.of(
+        "longbench-pro",
+        "scripted/x",
+        suite_params={"data": data, "difficulty_labels": "labels.json"},
+        output=tmp_path / "run",
+    )
+    with pytest.raises(UsageError) as caught:
+        api.evaluate(spec)
+    assert str(caught.value) == message and not (tmp_path / "run").exists()
 
 
 def test_a_shard_runs_only_its_part(tmp_path: Path) -> None:
