@@ -275,10 +275,27 @@ def test_a_plan_sends_nothing_and_ignores_the_router(tmp_path: Path) -> None:
     spec = longctx_spec(tmp_path, router_length="1k", router_strategy="truncate")
     planned = api.plan(spec)
     assert planned.requests == 2 and not (tmp_path / "longscope.sqlite").exists()
-    # The router plays no part: the 2K prompt is counted whole, as evaluate without it sends it.
+    # The router plays no part: the plan is the run without it (a routed run is a run of its
+    # own), the 2K prompt counted whole, as evaluate without the router sends it.
     made = api.evaluate(longctx_spec(tmp_path / "run"), notify=said.append)
     assert said[0] == planned.forecast()
-    assert made.sent == planned.requests
+    assert (made.sent, made.run_id) == (planned.requests, planned.run_id)
+    # A router profile is not even read.
+    unread = api.plan(longctx_spec(tmp_path, router=tmp_path / "missing.json"))
+    assert unread.run_id == planned.run_id and not (tmp_path / "missing.json").exists()
+
+
+def test_merge_takes_the_run_named_from_a_directory_of_two(tmp_path: Path) -> None:
+    first = api.evaluate(longctx_spec(tmp_path / "runs", max_tokens=40))
+    second = api.evaluate(longctx_spec(tmp_path / "runs", max_tokens=30))
+    for made in (first, second):
+        out = tmp_path / made.run_id
+        report = api.merge(out, [tmp_path / "runs"], made.run_id)
+        assert report.result is not None and report.result.run_id == made.run_id
+        db = sqlite3.connect(out / "longscope.sqlite")
+        stored = db.execute("SELECT DISTINCT run_id FROM generations").fetchall()
+        db.close()
+        assert stored == [(made.run_id,)]
 
 
 def test_merge_joins_the_shards_of_one_run(tmp_path: Path) -> None:
