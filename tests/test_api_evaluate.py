@@ -244,6 +244,31 @@ def test_a_judge_model_is_built_without_the_evaluated_models_options(tmp_path: P
     assert made.result is not None
 
 
+def test_a_judged_run_is_scored_only_after_its_judge_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    spec = RunSpec.of(
+        "hundred",
+        "scripted/self",
+        suite_options=list(JUDGED),
+        model_options={"answer": VERDICT, "tokenizer": "qwen2.5"},
+        judge_model="openai/j",
+        output=tmp_path,
+    )
+    # The judge has no host: refused after the answers are stored, before any score is.
+    with pytest.raises(UsageError, match=r"^judge openai/j has no endpoint: "):
+        api.evaluate(spec)
+    assert [status for _, status, _ in _rows(tmp_path)] == ["ok"] * 4
+    assert not (tmp_path / "summary.json").exists()
+    db = sqlite3.connect(tmp_path / "longscope.sqlite")
+    scores = db.execute("SELECT COUNT(*) FROM scores").fetchone()
+    db.close()
+    assert scores == (0,)
+    made = api.judge(tmp_path, "scripted/j", judge_options={"answer": VERDICT})
+    assert made.judged == 2 and (tmp_path / "summary.json").exists()
+
+
 def test_without_a_judge_url_the_judge_goes_to_the_evaluated_models_server(
     tmp_path: Path,
 ) -> None:
