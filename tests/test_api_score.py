@@ -10,25 +10,14 @@ import pytest
 
 from longscope import api
 from longscope.errors import UsageError
-from longscope.run.spec import RunSpec
 
-# The scripted model answers with the needle's value: every sample scores 100.
-ANSWERS = {"pattern": r"(\d\.\d+ arc-seconds)", "tokenizer": "qwen2.5"}
+from .api_helper import longctx_spec
 
 
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, api.RunResult]:
     run_dir = tmp_path_factory.mktemp("score") / "run"
-    made = api.evaluate(
-        RunSpec.of(
-            "longctx",
-            "scripted/x",
-            model_options=ANSWERS,
-            suite_options=["types=needle", "depths=0.5"],
-            lengths="1k,2k",
-            output=run_dir,
-        )
-    )
+    made = api.evaluate(longctx_spec(run_dir))
     assert made.sent == 2
     return run_dir, made
 
@@ -81,16 +70,7 @@ def test_predictions_for_an_unknown_suite_are_refused_naming_the_known_ones(tmp_
 
 def test_routes_says_what_the_router_did_in_a_run(tmp_path: Path) -> None:
     made = api.evaluate(
-        RunSpec.of(
-            "longctx",
-            "scripted/x",
-            model_options=ANSWERS,
-            suite_options=["types=needle", "depths=0.5"],
-            lengths="1k,2k",
-            router_length="1536",
-            router_strategy="truncate",
-            output=tmp_path / "run",
-        )
+        longctx_spec(tmp_path / "run", router_length="1536", router_strategy="truncate")
     )
     # 1536 less the output budget and the template: the 1K prompt passes, the 2K one is cut.
     assert api.routes(made) == (
@@ -100,17 +80,7 @@ def test_routes_says_what_the_router_did_in_a_run(tmp_path: Path) -> None:
 
 def test_in_a_directory_of_two_runs_the_run_id_picks_the_one_rescored(tmp_path: Path) -> None:
     def run(max_tokens: int) -> api.RunResult:
-        return api.evaluate(
-            RunSpec.of(
-                "longctx",
-                "scripted/x",
-                model_options=ANSWERS,
-                suite_options=["types=needle", "depths=0.5"],
-                lengths="1k",
-                max_tokens=max_tokens,
-                output=tmp_path / "run",
-            )
-        )
+        return api.evaluate(longctx_spec(tmp_path / "run", lengths="1k", max_tokens=max_tokens))
 
     first, second = run(40), run(30)
     assert first.run_id != second.run_id

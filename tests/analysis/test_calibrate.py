@@ -8,21 +8,14 @@ import pytest
 from longscope.run.scoring import score_run
 from longscope.suites.longbench_pro.calibrate import difficulty_labels
 
-from ..lbp_helper import score_predictions
+from ..lbp_helper import score_predictions, write_predictions
 
 DATA = Path(__file__).parents[1] / "fixtures" / "longbench_pro_mini.json"
 
 
 def _run(tmp_path: Path, name: str, right: set[str]) -> Path:
     """A predictions run answering the T3.2 (accuracy) rows right for the ids in `right`."""
-    rows = {r["id"]: r for r in json.loads(DATA.read_text(encoding="utf-8"))}
-    lines = []
-    for rid in ("mini-T3.2-en", "mini-T3.2-zh", "mini-T3.1-en", "mini-T3.1-zh"):
-        answer = rows[rid]["answer"][0] if rid in right else "Z"
-        lines.append(json.dumps({"id": rid, "prediction": f"[Answer] {answer}"}))
-    preds = tmp_path / f"{name}.jsonl"
-    preds.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    score_predictions(str(DATA), preds, tmp_path / name)
+    score_predictions(str(DATA), write_predictions(DATA, tmp_path, name, right), tmp_path / name)
     return tmp_path / name
 
 
