@@ -145,6 +145,7 @@ SCOPE: dict[str, tuple[str, ...]] = {
         "longscope.suites.hundred.suite.x__sample*",
         "longscope.suites.hundred.pool.*",
         "longscope.suites.hundred.tasks.*",
+        "longscope.suites.hundred.prompts.*",
     ),
 }
 ROUND_2 = tuple(list(SCOPE)[list(SCOPE).index("run/runner.py") :])

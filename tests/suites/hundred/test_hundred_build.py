@@ -17,7 +17,7 @@ from longscope.suites.hundred.pool import WRAP, CountedPool, load_pool
 from longscope.suites.hundred.tasks import SLACK, real_question, repeated
 from longscope.types import GenerationConfig, Sample
 
-from .helpers import CharTokenizer, SeamTokenizer, write_pool
+from .helpers import FRAMES, CharTokenizer, SeamTokenizer, rendered, write_pool
 
 FIXTURES = Path(__file__).parents[2] / "fixtures"
 MAX_TOKENS = 40
@@ -28,7 +28,7 @@ MODES = {
     "chat-known": ("chat", 7),  # a template the backend counts: 7 tokens, counted as sent
 }
 UUID = "0" * 36
-KV_QUESTION = f"Question: What is the value of {UUID}? Answer with the value only."
+KV_QUESTION = f"Answer: the value of {UUID} is"
 KV_SENTENCE = f"The value of {UUID} is {UUID}."
 TEXT = "The reference manual describes the language in plain prose. " * 3
 
@@ -58,10 +58,10 @@ def _margin(mode: str) -> int:
     return CHAT_MARGIN_TOKENS if mode == "chat-unknown" else 0
 
 
-def _rendered(mode: str, context: str, question: str) -> str:
-    """The prompt (completion) or the one user message (chat) as the suite's template writes it."""
-    body = f"{context}\n{question}"
-    return body + "\nAnswer:" if MODES[mode][0] == "completion" else body
+def _rendered(mode: str, context: str, question: str, task: str = "kv_retrieval") -> str:
+    """The prompt (completion) or the one user message (chat): the authors' text in both modes."""
+    assert mode in MODES
+    return rendered(task, context, question)
 
 
 def _build(pool: str, mode: str = "completion", **params) -> list[Sample]:
@@ -72,7 +72,7 @@ def _build(pool: str, mode: str = "completion", **params) -> list[Sample]:
 def _kv_length(mode: str, documents: int, text: str = TEXT) -> int:
     """The target length whose budget holds `documents` copies of a `text`-long passage exactly."""
     overhead = len(_rendered(mode, "", KV_QUESTION)) + _counted(mode) + _margin(mode)
-    inserts = 3 * len(KV_SENTENCE + " ")
+    inserts = 3 * len(KV_SENTENCE + "\n\n")  # each sentence a paragraph of its own
     return overhead + inserts + SLACK + documents * len(WRAP.format(index=999, text=text))
 
 
@@ -85,11 +85,11 @@ def test_a_passage_that_fits_the_budget_exactly_is_used_one_token_less_is_refuse
     (sample,) = _build(pool, mode, lengths=[length])
     keys = sample.meta["keys"]
     sentences = [f"The value of {keys[i]} is {keys[i + 1]}." for i in range(3)]
-    # one passage holds all three sentences, in their order, before its text
-    assert sample.context == f"Passage 1:\n{sentences[0]} {sentences[1]} {sentences[2]} {TEXT}\n\n"
-    assert (
-        sample.question == f"Question: What is the value of {keys[0]}? Answer with the value only."
+    # one passage: all three sentences before its header, in their order, a paragraph each
+    assert sample.context == (
+        f"{sentences[0]}\n\n{sentences[1]}\n\n{sentences[2]}\n\nPassage 1:\n{TEXT}\n\n"
     )
+    assert sample.question == f"Answer: the value of {keys[0]} is"
     assert sample.gold == (keys[1],) and sample.language == "English"
     sent = len(_rendered(mode, sample.context, sample.question)) + _counted(mode)
     assert sample.prompt_tokens == sent == sample.meta["achieved_length"]
@@ -120,23 +120,26 @@ def test_three_passages_for_three_sentences_get_one_sentence_each(
     rows = [{"id": str(i), "context": TEXT.replace("The", f"T{i}e")} for i in range(3)]
     pool = write_pool(tmp_path / "three.jsonl", rows)
     (sample,) = _build(pool, lengths=[_kv_length("completion", 3, rows[0]["context"])], seed=seed)
-    passages = sample.context.split("Passage ")[1:]
-    assert len(passages) == 3 == sample.meta["passages"]
-    assert [p.count("The value of ") for p in passages] == [1, 1, 1]
+    # what stands before each header: one sentence, its own paragraph; none after the last passage
+    chunks = re.split(r"Passage \d:\n", sample.context)
+    assert len(chunks) == 4 and sample.meta["passages"] == 3
+    assert [c.count("The value of ") for c in chunks] == [1, 1, 1, 0]
+    assert all(re.search(r"(^|\n\n)The value of \S+ is \S+\.\n\n$", c) for c in chunks[:3])
     sent = len(_rendered("completion", sample.context, sample.question)) + 1
     assert sample.prompt_tokens == sent
 
 
-@pytest.mark.parametrize("length", [900, 1100, 1500, 4000])
+@pytest.mark.parametrize("length", [1460, 1660, 2060, 4560])
 def test_counting_stars_true_list_is_the_counts_in_the_order_the_context_tells_them(
     tmp_path: Path, length: int
 ) -> None:
     # "In order, how many stars": the gold option is the list as read, first to last, also when
-    # a short context puts several sentences before one passage.
+    # a short context puts several sentences before one passage (the frame and the options take
+    # about 900 of these tokens).
     pool = _labelled_pool(tmp_path, 40, size=200)
     samples = _build(pool, tasks=["counting_stars", "kv_retrieval"], lengths=[length], samples=6)
     assert any(s.meta["passages"] < 4 for s in samples if s.task == "counting_stars") == (
-        length < 1500
+        length < 2060
     )
     for sample in samples:
         if sample.task == "counting_stars":
@@ -167,8 +170,8 @@ def test_passage_count_sends_its_repeats_in_the_drawn_order(tmp_path: Path) -> N
     # the same draws again: the sample is (seed, task, length, row) alone, nothing drawn after
     documents, source = load_pool(pool_file)
     pool = CountedPool(documents, source, CharTokenizer())
-    question = "Question: How many unique passages are there above? Answer with a number only."
-    budget = length - len(_rendered("completion", "", question)) - 1 - SLACK
+    question = ""
+    budget = length - len(_rendered("completion", "", question, "passage_count")) - 1 - SLACK
     meta: dict = {}
     pieces = repeated(random.Random(f"4:passage_count:{length}:0"), pool, budget, meta)
     expected = "".join(WRAP.format(index=i + 1, text=t) for i, (t, _) in enumerate(pieces))
@@ -176,7 +179,9 @@ def test_passage_count_sends_its_repeats_in_the_drawn_order(tmp_path: Path) -> N
     assert sample.gold == (str(meta["unique"]),) and sample.meta["unique"] == meta["unique"]
     labels = [p[p.index("[") : p.index("]") + 1] for p in sample.context.split("Passage ")[1:]]
     assert len(labels) > len(set(labels)) == meta["unique"]
-    assert sample.prompt_tokens == len(_rendered("completion", sample.context, question)) + 1
+    assert sample.question == ""
+    prompt = _rendered("completion", sample.context, question, "passage_count")
+    assert sample.prompt_tokens == len(prompt) + 1
 
 
 class _Recording(CharTokenizer):
@@ -209,8 +214,8 @@ def test_an_additive_pool_is_counted_by_its_passages_not_by_tokenizing_the_whole
         prompt, _ = suite.template.render(sample, "completion")
         assert sample.prompt_tokens == len(prompt) + 1
         assert len(prompt) > 3000
-    # a 128K prompt is never tokenized whole: the first and last passages, edited ones, the frame
-    assert tokenizer.longest < 400
+    # a long prompt is never tokenized whole: the first and last passages, edited ones, the frame
+    assert tokenizer.longest < len(FRAMES["passage_count"]) + 100
     # nor passage by passage: the passages between are their cached bodies and a header each
     tokenizer.total = 0
     single = create_suite(
@@ -263,7 +268,7 @@ def test_a_gold_passage_that_fills_the_length_exactly_is_sent_alone(
 
     probe = real_question(task, SourceRow.model_validate(row), [999])
     length = (
-        len(_rendered(mode, "", probe))
+        len(_rendered(mode, "", probe, task))
         + _counted(mode)
         + _margin(mode)
         + SLACK
@@ -275,7 +280,7 @@ def test_a_gold_passage_that_fills_the_length_exactly_is_sent_alone(
     assert sample.meta["gold_passages"] == [1] and sample.meta["passages"] == 1
     assert sample.question == real_question(task, SourceRow.model_validate(row), [1])
     assert sample.gold == ("a body",) and sample.meta["source_row"] == "g1"
-    sent = len(_rendered(mode, sample.context, sample.question)) + _counted(mode)
+    sent = len(_rendered(mode, sample.context, sample.question, task)) + _counted(mode)
     # and the probe question named "Passage 999" where the real one names "Passage 1"
     assert sample.prompt_tokens == sent and length - sent - _margin(mode) == SLACK + 2 + 2
     with pytest.raises(UsageError) as caught:
@@ -295,10 +300,11 @@ def test_multi_document_golds_are_their_own_passages_among_distractors(tmp_path:
         passages = sample.context.split("Passage ")[1:]
         texts = [passages[g - 1].split(":\n", 1)[1].strip() for g in golds]
         assert all(not t.startswith("[d") for t in texts)  # the gold documents, not distractors
-        assert sample.question.startswith(
-            f"Answer the question based on Passages {golds[0]}, {golds[1]}."
+        assert sample.question == (
+            f"Answer the question related with Passage {golds[0]},{golds[1]}. \n\n"
+            f"Question: {sample.meta['question_text']}"
         )
-        prompt = _rendered("completion", sample.context, sample.question)
+        prompt = _rendered("completion", sample.context, sample.question, "multi_doc_qa")
         assert sample.prompt_tokens == len(prompt) + 1 <= 1500
 
 
@@ -376,8 +382,7 @@ def test_samples_come_task_by_task_length_by_length_then_the_no_context_question
             "single_doc_qa",
             "English",
             "",
-            "Answer the question concisely from what you know. If it cannot be answered, write "
-            f"unanswerable.\nQuestion: {asked_once.meta['question_text']}",
+            asked_once.meta["question_text"],
             asked_once.gold,
             length=0,
             max_tokens=MAX_TOKENS,

@@ -1,5 +1,11 @@
 """100-LongBench's questions and gold answers, task by task: the exact text a model is asked, the
-answer it is scored against, and the random draws behind them (ranges, distinct options)."""
+answer it is scored against, and the random draws behind them (ranges, distinct options).
+
+The questions are the reference's `{input}` (and `{instruction}`) as its generators write them:
+uservan/100-LongBench, utils/data_utils.py at 1254aae707c99f5420b172627be48192113356d4
+(`generate_dataset_kv_retrieval`, `_counting_stars`, `_passage_count`, `_passage_retrieval`,
+`_single_doc_qa`, `_multi_doc_qa`, `_single_doc_sum`, `_multi_doc_sum`); the texts below are
+written out by hand from that reading."""
 
 from __future__ import annotations
 
@@ -26,11 +32,11 @@ def _own_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_kv_retrieval_asks_for_the_first_keys_value_in_a_chain_of_uuid4_keys() -> None:
     for seed in range(20):
-        question, _, sentences, meta = task_parts("kv_retrieval", random.Random(seed))
+        question, sentences, meta = task_parts("kv_retrieval", random.Random(seed))
         keys = meta["keys"]
         assert len(keys) == 4 and len(set(keys)) == 4
         assert all(uuid.UUID(k).version == 4 and str(uuid.UUID(k)) == k for k in keys)
-        assert question == f"Question: What is the value of {keys[0]}? Answer with the value only."
+        assert question == f"Answer: the value of {keys[0]} is"
         assert sentences == [
             f"The value of {keys[0]} is {keys[1]}.",
             f"The value of {keys[1]} is {keys[2]}.",
@@ -39,30 +45,41 @@ def test_kv_retrieval_asks_for_the_first_keys_value_in_a_chain_of_uuid4_keys() -
         assert meta == {"answer": keys[1], "keys": keys}
 
 
+STARS_HEAD = (
+    "On this moonlit and misty night, the little penguin is looking up at the sky and "
+    "concentrating on counting ★. Please help the little penguin collect the number of ★, for "
+    "example: [x, x, x,...]. The summation is not required, and the numbers in [x, x, x,...]. "
+    "represent the counted number of ★ by the little penguin.\n"
+    "Question: Which of the following is the correct number of ★ the little penguin collect?\n"
+)
+STARS_TAIL = (
+    "Please provide your answer as a single number (1, 2, 3, 4 ...) without any explanation."
+)
+
+
 def _options(question: str) -> list[str]:
-    head, _, listed = question.partition("\n")
-    assert head == (
-        "Question: In order, how many ★ did the little penguin count? Choose one option and "
-        "answer with its number only."
-    )
-    lines = listed.split("\n")
+    assert question.startswith(STARS_HEAD) and question.endswith("\n" + STARS_TAIL)
+    lines = question[len(STARS_HEAD) : -len(STARS_TAIL) - 1].split("\n")
     assert [line.split(". ", 1)[0] for line in lines] == ["1", "2", "3", "4", "5"]
     return [line.split(". ", 1)[1] for line in lines]
 
 
 def test_counting_stars_lists_five_numbered_options_and_the_gold_is_the_truths_number() -> None:
     drawn: Counter[int] = Counter()
+    golds: set[str] = set()
     for seed in range(800):
-        question, _, sentences, meta = task_parts("counting_stars", random.Random(seed))
+        question, sentences, meta = task_parts("counting_stars", random.Random(seed))
         counts = meta["counts"]
         assert len(counts) == 4
         drawn.update(counts)
-        assert sentences == [f"The little penguin counted {n} ★." for n in counts]
+        assert sentences == [f"The little penguin counted {n} ★" for n in counts]
         options = _options(question)
-        assert options == meta["options"]
+        assert options == meta["options"] and options[0] == "unanswerable"
         assert options[int(meta["answer"]) - 1] == str(counts)
+        golds.add(meta["answer"])
         assert set(meta) == {"answer", "counts", "options"}
     assert min(drawn) == 1 and max(drawn) == 100  # N in 1..100, both ends reachable
+    assert set(golds) == {"2", "3", "4", "5"}  # the truth is any of the four after "unanswerable"
 
 
 def _kinds(options: list[str], counts: list[int]) -> Counter[str]:
@@ -94,7 +111,7 @@ def test_counting_stars_options_are_the_truth_two_swaps_one_changed_number_and_u
         if seed % 3 == 0:
             counts[1] = counts[0]  # equal numbers: some swaps give the truth back
         options = star_options(rng, counts)
-        assert len(set(options)) == 5
+        assert len(set(options)) == 5 and options[0] == "unanswerable"
         assert _kinds(options, counts) == {"truth": 1, "swap": 2, "changed": 1, "unanswerable": 1}
         (one,) = [
             json.loads(o)
@@ -125,7 +142,7 @@ def test_counting_stars_with_four_equal_numbers_gives_up_swapping_after_200_trie
     expected = random.Random(3)
     for _ in range(200):
         expected.sample(range(4), 2)
-    assert sorted(options) == sorted(_replayed(expected, [9, 9, 9, 9]))
+    assert options == _replayed(expected, [9, 9, 9, 9])
     assert after == expected.random()
 
 
@@ -137,37 +154,43 @@ def _replayed(rng: random.Random, counts: list[int]) -> list[str]:
         changed[rng.randrange(len(counts))] = rng.randint(1, 100)
         if str(changed) not in options:
             options.append(str(changed))
-    options.append("unanswerable")
     rng.shuffle(options)
-    return options
+    return ["unanswerable", *options]
 
 
-def test_passage_count_asks_for_the_number_of_unique_passages() -> None:
-    question, _, sentences, meta = task_parts("passage_count", random.Random(0))
-    assert question == (
-        "Question: How many unique passages are there above? Answer with a number only."
-    )
-    assert sentences == [] and meta == {}
+def test_passage_count_asks_nothing_beyond_its_frame() -> None:
+    # The reference's passage_count frame holds the whole question; its `{input}` is empty.
+    question, sentences, meta = task_parts("passage_count", random.Random(0))
+    assert question == "" and sentences == [] and meta == {}
 
 
 def test_real_questions_name_the_gold_passages() -> None:
     row = SourceRow(_id="r", input="Who wrote it?", context="c", answers=["A summary."])
+    # QA: the reference's "{instruction}\n\nQuestion: {input}", the instruction's trailing space kept
     assert real_question("single_doc_qa", row, [3]) == (
-        "Answer the question based on Passage 3. Answer concisely.\nQuestion: Who wrote it?"
+        "Answer the question related with Passage 3. \n\nQuestion: Who wrote it?"
     )
     assert real_question("multi_doc_qa", row, [2, 5, 11]) == (
-        "Answer the question based on Passages 2, 5, 11. Answer concisely.\nQuestion: Who wrote it?"
+        "Answer the question related with Passage 2,5,11. \n\nQuestion: Who wrote it?"
     )
+    # summaries: the row's own query after a colon, else a full stop
     assert real_question("single_doc_sum", row, [4]) == (
-        "Question: Write a summary of Passage 4 in a few sentences."
+        "Write a one-page summary of Passage 4 into a few short sentences: Who wrote it?"
     )
-    assert real_question("multi_doc_sum", row, [1, 7]) == (
-        "Question: Write one summary of Passages 1, 7 together in a few sentences."
+    no_query = SourceRow(_id="r", input="", context="c", answers=["A summary."])
+    assert real_question("single_doc_sum", no_query, [4]) == (
+        "Write a one-page summary of Passage 4 into a few short sentences."
     )
-    assert real_question("passage_retrieval", row, [6]) == (
-        "Question: Which passage above does the following summary describe? Answer with the "
-        "passage number only.\nSummary: A summary."
+    assert real_question("multi_doc_sum", no_query, [1, 7]) == (
+        "Combine and summarize the main ideas from the selected relevant passages into one "
+        "cohesive summary: Passage 1,Passage 7."
     )
+    assert real_question("multi_doc_sum", row, [2]) == (
+        "Combine and summarize the main ideas from the selected relevant passages into one "
+        "cohesive summary: Passage 2: Who wrote it?"
+    )
+    # passage_retrieval: the summary alone (the frame asks the question)
+    assert real_question("passage_retrieval", row, [6]) == "A summary."
 
 
 def _pool(sizes: list[int]) -> CountedPool:

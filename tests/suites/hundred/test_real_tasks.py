@@ -41,7 +41,12 @@ def test_gold_passages_are_named_and_present(qwen_tokenizer) -> None:
         BuildContext(qwen_tokenizer, "completion", GenerationConfig(max_tokens=64))
     ):
         if sample.meta.get("no_context"):
-            assert sample.context == "" and "unanswerable" in sample.question
+            prompt, _ = suite.template.render(sample, "completion")
+            assert sample.context == ""
+            assert 'If the question cannot be answered, write "unanswerable".' in prompt
+            assert prompt.endswith(
+                f"Question: {sample.question}\nOnly give me the answer and do not output any other words. Answer:\n "
+            )
             continue
         for where in sample.meta["gold_passages"]:
             assert f"Passage {where}:" in sample.context

@@ -16,9 +16,10 @@ from typing import Any
 
 from longscope.analysis.longscore import DEFAULT_BASE_LENGTHS
 from longscope.errors import UsageError
-from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow, Suite
+from longscope.suites.base import BuildContext, ScoredRow, Suite
 from longscope.suites.hundred import judging
 from longscope.suites.hundred.pool import DEFAULT_POOL, WRAP, CountedPool, Document, load_pool
+from longscope.suites.hundred.prompts import NO_CONTEXT, HundredTemplate
 from longscope.suites.hundred.scoring import grade, score_answer
 from longscope.suites.hundred.sources import (
     QA_TASKS,
@@ -65,7 +66,10 @@ class HundredSuite(Suite):
     # hundred-2: prompts count BOS and a known chat template (the lengths of hundred-1 differ).
     # hundred-3: the ground-truth sentences stand in the context in their order (counting_stars'
     # true list was the order drawn, not the order read).
-    version = "hundred-3"
+    # hundred-4: the authors' prompt per task (prompts.py), their counting_stars options
+    # ("unanswerable" first), ground-truth sentences as paragraphs of their own before a passage,
+    # multi-document golds in random order among themselves.
+    version = "hundred-4"
     title = "100-LongBench"
     DESCRIPTION = "100-LongBench: length-controllable real contexts, 8 tasks, QA filter, LongScore"
     OPTIONS = (
@@ -108,11 +112,7 @@ class HundredSuite(Suite):
     )
     default_repeats = 1
     default_config = GenerationConfig(max_tokens=64, temperature=0.0)
-    template = PromptTemplate(
-        body="{context}\n{question}",
-        answer_prefix="\nAnswer:",
-        completion_stop=("\n\n", "\nQuestion:"),
-    )
+    template = HundredTemplate(completion_stop=("\n\n", "\nQuestion:"))
 
     def __init__(
         self,
@@ -235,13 +235,20 @@ class HundredSuite(Suite):
         pool: CountedPool,
         ctx: BuildContext,
         additive: bool | None = None,
+        before: dict[int, str] | None = None,
     ) -> tuple[str, int]:
         """Return the context of `pieces` (text, body tokens or None) and the prompt's exact length.
 
-        With an additive pool the length is the sum of the cached passage counts, and only the
-        first and last passages (where they meet the template) and edited passages are tokenized.
+        `before` holds paragraphs that stand before a passage's header (by position). With an
+        additive pool the length is the sum of the cached passage counts, and only the first and
+        last passages (where they meet the template) and passages with paragraphs before them or
+        edited are tokenized.
         """
-        wrapped = [WRAP.format(index=i + 1, text=text) for i, (text, _) in enumerate(pieces)]
+        before = before or {}
+        wrapped = [
+            before.get(i, "") + WRAP.format(index=i + 1, text=text)
+            for i, (text, _) in enumerate(pieces)
+        ]
         context = "".join(wrapped)
         if not (pool.additive if additive is None else additive) or len(pieces) < 2:
             return context, self._prompt_tokens(task, context, question, ctx)
@@ -252,7 +259,8 @@ class HundredSuite(Suite):
         total = len(encode(head + wrapped[0])) + len(encode(wrapped[-1] + tail))
         for i in range(1, len(pieces) - 1):
             body = pieces[i][1]
-            total += len(encode(wrapped[i])) if body is None else pool.header(i + 1) + body
+            counted = body is not None and i not in before
+            total += pool.header(i + 1) + body if counted else len(encode(wrapped[i]))
         return context, total
 
     def _real_sample(
@@ -299,6 +307,8 @@ class HundredSuite(Suite):
         pieces += [(pool.documents[i].text, pool.bodies[i]) for i in fill(rng, pool.counts, budget)]
         if from_source:
             rng.shuffle(pieces)
+        # The golds of a multi-document row stand in random order among themselves too.
+        rng.shuffle(golds)
         places = sorted(rng.sample(range(len(pieces) + len(golds)), len(golds)))
         for where, text in zip(places, golds, strict=True):
             pieces.insert(where, (text, None))
@@ -332,10 +342,7 @@ class HundredSuite(Suite):
         return self._source_pools[key]
 
     def _no_context(self, sample: Sample, ctx: BuildContext) -> Sample:
-        question = (
-            "Answer the question concisely from what you know. If it cannot be answered, write "
-            f"unanswerable.\nQuestion: {sample.meta['question_text']}"
-        )
+        question = sample.meta["question_text"]
         return Sample(
             f"{sample.task}-nocontext-{sample.meta['source_row']}",
             sample.task,
@@ -347,7 +354,7 @@ class HundredSuite(Suite):
             max_tokens=ctx.config.max_tokens,
             meta={
                 "metric": "f1",
-                "no_context": True,
+                NO_CONTEXT: True,
                 "source_row": sample.meta["source_row"],
                 "target_length": 0,
                 "achieved_length": 0,
@@ -359,11 +366,11 @@ class HundredSuite(Suite):
     ) -> Sample:
         # Each sample depends on (seed, task, length, row) alone.
         rng = random.Random(f"{self.seed}:{task}:{length}:{row}")
-        question, _, inserts, meta = task_parts(task, rng)
+        question, inserts, meta = task_parts(task, rng)
         overhead = (
             self._prompt_tokens(task, "", question, ctx)
             + ctx.fit("").reserved  # BOS, or the chat template's tokens
-            + sum(len(ctx.tokenizer.encode(s + " ")) for s in inserts)
+            + sum(len(ctx.tokenizer.encode(_paragraph(s))) for s in inserts)
         )
         budget = length - overhead - SLACK
         if pool.total_tokens < budget:
@@ -381,21 +388,20 @@ class HundredSuite(Suite):
             raise UsageError(
                 f"{length} tokens leave no room for a single document: use a longer length"
             )
+        before: dict[int, str] = {}
         if task != "passage_count":
             rng.shuffle(pieces)
             # Ground-truth sentences go before randomly chosen passages (distinct ones when there
             # are enough; short contexts hold fewer passages than sentences), in their order:
             # counting_stars' true list is the counts as the context tells them, first to last.
+            # Each is a paragraph of its own before the passage's header, as the reference has it.
             if len(pieces) >= len(inserts):
                 places = sorted(rng.sample(range(len(pieces)), len(inserts)))
             else:
                 places = sorted(rng.randrange(len(pieces)) for _ in inserts)
-            before: dict[int, list[str]] = {}
             for sentence, where in zip(inserts, places, strict=True):
-                before.setdefault(where, []).append(sentence)
-            for where, sentences in before.items():
-                pieces[where] = (" ".join([*sentences, pieces[where][0]]), None)
-        context, achieved = self._sent(task, pieces, question, pool, ctx)
+                before[where] = before.get(where, "") + _paragraph(sentence)
+        context, achieved = self._sent(task, pieces, question, pool, ctx, before=before)
         gold = (str(meta["answer"]),)
         return _sample(
             task,
@@ -441,6 +447,11 @@ class HundredSuite(Suite):
             **summarize_hundred(rows, self.base_lengths, self.qa_filter),
         }
         return hundred_summary(native)
+
+
+def _paragraph(sentence: str) -> str:
+    """A ground-truth sentence as the paragraph it stands in, before a passage's header."""
+    return f"{sentence}\n\n"
 
 
 def _sample(

@@ -46,7 +46,8 @@ def new_uuid(rng: random.Random) -> str:
 
 
 def star_options(rng: random.Random, counts: list[int]) -> list[str]:
-    """Five distinct options: unanswerable, the truth, two swaps, one changed number (shuffled)."""
+    """Five distinct options: "unanswerable" first, then the truth, two swaps and one changed
+    number in random order (the reference's order; its options could repeat, ours cannot)."""
     options = [str(counts)]
 
     def add(candidate: list[int]) -> bool:
@@ -66,25 +67,27 @@ def star_options(rng: random.Random, counts: list[int]) -> list[str]:
         changed = list(counts)
         changed[rng.randrange(len(counts))] = rng.randint(1, 100)
         add(changed)
-    options.append("unanswerable")
     rng.shuffle(options)
-    return options
+    return ["unanswerable", *options]
 
 
 def real_question(task: str, row: SourceRow, where: list[int]) -> str:
-    named = ", ".join(str(n) for n in where)
+    """What a real task asks (the reference's `{input}`, and the QA tasks' `{instruction}`)."""
     if task == RETRIEVAL_TASK:
-        return (
-            "Question: Which passage above does the following summary describe? Answer with "
-            f"the passage number only.\nSummary: {row.answers[0]}"
-        )
-    if task == "single_doc_qa":
-        return f"Answer the question based on Passage {where[0]}. Answer concisely.\nQuestion: {row.input}"
-    if task == "multi_doc_qa":
-        return f"Answer the question based on Passages {named}. Answer concisely.\nQuestion: {row.input}"
+        return row.answers[0]
+    if task in QA_TASKS:
+        named = ",".join(str(n) for n in where)
+        return f"Answer the question related with Passage {named}. \n\nQuestion: {row.input}"
     if task == "single_doc_sum":
-        return f"Question: Write a summary of Passage {where[0]} in a few sentences."
-    return f"Question: Write one summary of Passages {named} together in a few sentences."
+        asked = f"Write a one-page summary of Passage {where[0]} into a few short sentences"
+    else:
+        listed = ",".join(f"Passage {n}" for n in where)
+        asked = (
+            "Combine and summarize the main ideas from the selected relevant passages into one "
+            f"cohesive summary: {listed}"
+        )
+    # A row's own query (qmsum's, say) follows the instruction.
+    return f"{asked}: {row.input}" if row.input else f"{asked}."
 
 
 def repeated(
@@ -110,29 +113,32 @@ def repeated(
     return chosen
 
 
-def task_parts(
-    task: str, rng: random.Random
-) -> tuple[str, tuple[str, ...], list[str], dict[str, Any]]:
+_STARS = (
+    "On this moonlit and misty night, the little penguin is looking up at the sky and "
+    "concentrating on counting ★. Please help the little penguin collect the number of ★, for "
+    "example: [x, x, x,...]. The summation is not required, and the numbers in [x, x, x,...]. "
+    "represent the counted number of ★ by the little penguin.\nQuestion: Which of the following "
+    "is the correct number of ★ the little penguin collect?\n"
+)
+
+
+def task_parts(task: str, rng: random.Random) -> tuple[str, list[str], dict[str, Any]]:
+    """A synthetic task's question, the sentences it hides in the context (in order), its meta."""
     if task == "kv_retrieval":
         keys = [new_uuid(rng) for _ in range(4)]
         sentences = [f"The value of {keys[i]} is {keys[i + 1]}." for i in range(3)]
-        question = f"Question: What is the value of {keys[0]}? Answer with the value only."
-        return question, (keys[1],), sentences, {"answer": keys[1], "keys": keys}
+        question = f"Answer: the value of {keys[0]} is"
+        return question, sentences, {"answer": keys[1], "keys": keys}
     if task == "counting_stars":
         counts = [rng.randint(1, 100) for _ in range(4)]
-        sentences = [f"The little penguin counted {n} ★." for n in counts]
+        sentences = [f"The little penguin counted {n} ★" for n in counts]
         options = star_options(rng, counts)
-        listed = "\n".join(f"{i + 1}. {opt}" for i, opt in enumerate(options))
+        listed = "".join(f"{i + 1}. {opt}\n" for i, opt in enumerate(options))
         answer = str(options.index(str(counts)) + 1)
         question = (
-            "Question: In order, how many ★ did the little penguin count? Choose one option and "
-            f"answer with its number only.\n{listed}"
+            f"{_STARS}{listed}Please provide your answer as a single number (1, 2, 3, 4 ...) "
+            "without any explanation."
         )
-        return (
-            question,
-            (answer,),
-            sentences,
-            {"answer": answer, "counts": counts, "options": options},
-        )
-    question = "Question: How many unique passages are there above? Answer with a number only."
-    return question, ("",), [], {}
+        return question, sentences, {"answer": answer, "counts": counts, "options": options}
+    # passage_count: the frame asks it all.
+    return "", [], {}
