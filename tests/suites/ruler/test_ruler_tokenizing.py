@@ -1,0 +1,108 @@
+"""fill=ruler's tokenizing cost per task: the counting's shortcuts are a performance contract.
+
+A full RULER grid once stalled before its first request because every search step and sample
+re-tokenized its whole prompt. The counting now tokenizes each distinct piece once per process
+(`_SHARED`'s piece counters, the word/number needle table, cwe's and QA's piece counts, fwe's
+counts per word) and the whole prompt only where it checks the pieces: the cell's first two
+counts (`Counter.checks = 2`) and its first sample (`ruler_cell`'s recount). These tests pin how
+many `encode` calls, and how many characters handed to them, building three samples of each task
+takes with the test fixtures, so that a shortcut switched off (more tokenizing), or a check
+dropped (less), shows.
+
+Where the numbers come from (they are the current code's, measured once and explained here, not
+tuned): a cold build (a tokenizer no cell has used) pays, on top of a warm one, the separator's
+probe (`PieceCounter._probe`: the joined probe once, then each unit alone or with the separator:
+1 + 5 calls for `\\n`, 1 + 6 for a space, 1 + 3 for a blank line, and the other side's sum when the
+first side does not add up) and the per-tokenizer tables (niah_multikey_2's word/number needle
+table: one count per adjective, noun and digit string of RULER's word list, about 9,700 calls;
+cwe's numbered words). A warm build pays, per count: the first piece with the text before the
+context, the last with the text after, the pieces not yet seen (essay sentences, needles, numbered
+words, documents) and nothing for pieces seen before; plus the whole prompt three times (two
+`Counter` checks and `ruler_cell`'s first-sample recount). fwe has no piece table for its text
+(each count is one word repeated), so its cold and warm builds differ by the probe only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from longscope.suites.ruler import generate
+from longscope.suites.ruler.data import load_essays, load_hotpotqa, load_squad
+from longscope.suites.ruler.tasks import TASKS
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+class CountingTokenizer:
+    """The real Qwen2.5 tokenizer, counting its `encode` calls and the characters they take."""
+
+    name, exact = "qwen-counted", True
+
+    def __init__(self, qwen) -> None:
+        self._qwen = qwen
+        self.calls = 0
+        self.chars = 0
+
+    def encode(self, text: str) -> list[int]:
+        self.calls += 1
+        self.chars += len(text)
+        return self._qwen.encode(text)
+
+    def decode(self, ids: list[int]) -> str:
+        return self._qwen.decode(ids)
+
+    def take(self) -> tuple[int, int]:
+        out = (self.calls, self.chars)
+        self.calls = self.chars = 0
+        return out
+
+
+@pytest.fixture(scope="module")
+def env() -> generate.Env:
+    return generate.Env(
+        42,
+        essays=load_essays(FIXTURES / "essays.json"),
+        qa={
+            "squad": load_squad(FIXTURES / "squad.json"),
+            "hotpotqa": load_hotpotqa(FIXTURES / "hotpotqa.json"),
+        },
+    )
+
+
+# task: {length: ((cold calls, cold characters), (warm calls, warm characters))}
+COSTS = {
+    "niah_single_1": {2048: ((51, 22852), (27, 21035)), 4096: ((54, 47288), (29, 45397))},
+    "niah_single_2": {2048: ((105, 35062), (39, 31168)), 4096: ((112, 57197), (43, 53235))},
+    "niah_single_3": {2048: ((99, 35602), (35, 31733)), 4096: ((111, 55347), (41, 51174))},
+    "niah_multikey_1": {2048: ((160, 37984), (39, 30448)), 4096: ((154, 58901), (37, 52086))},
+    "niah_multikey_2": {2048: ((9743, 93898), (63, 19935)), 4096: ((9758, 114688), (78, 40725))},
+    "niah_multikey_3": {2048: ((59, 37926), (48, 36996)), 4096: ((69, 92960), (58, 92030))},
+    "niah_multivalue": {2048: ((153, 36865), (37, 29904)), 4096: ((161, 57887), (39, 50560))},
+    "niah_multiquery": {2048: ((147, 40209), (35, 33482)), 4096: ((167, 61819), (41, 54478))},
+    "vt": {2048: ((142, 28855), (40, 25981)), 4096: ((149, 37091), (42, 34107))},
+    "cwe": {2048: ((9434, 150170), (59, 84281)), 4096: ((17110, 357829), (59, 244849))},
+    "fwe": {2048: ((568, 21039), (561, 20929)), 4096: ((703, 30319), (696, 30209))},
+    "qa_1": {2048: ((164, 31203), (51, 29177)), 4096: ((269, 52329), (59, 48945))},
+    "qa_2": {2048: ((189, 25536), (51, 23333)), 4096: ((314, 42459), (55, 38562))},
+}
+
+
+@pytest.mark.parametrize("length", [2048, 4096])
+@pytest.mark.parametrize("task", sorted(COSTS))
+def test_tokenizing_per_task_is_the_counting_contract(env, qwen_tokenizer, task, length) -> None:
+    tokenizer = CountingTokenizer(qwen_tokenizer)
+    cold = list(generate.ruler_cell(TASKS[task], env, tokenizer, length, 3))
+    cold_cost = tokenizer.take()
+    # The same cell again with the same tokenizer: the shared piece counter's memo and tables
+    # are reused, so only the prompts' new pieces and the whole-prompt checks are tokenized.
+    warm = list(generate.ruler_cell(TASKS[task], env, tokenizer, length, 3))
+    warm_cost = tokenizer.take()
+    assert [w.meta["counted"] for w in cold] == ["pieces"] * 3
+    assert [(w.input, w.length) for w in warm] == [(w.input, w.length) for w in cold]
+    # Every sample's length is still its prompt's whole count (the shortcuts change no sample).
+    ttg = TASKS[task].template.tokens_to_generate
+    for w in cold:
+        assert w.length == len(qwen_tokenizer.encode(w.input + w.answer_prefix)) + ttg <= length
+    assert (cold_cost, warm_cost) == COSTS[task][length]
