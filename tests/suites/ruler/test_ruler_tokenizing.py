@@ -106,3 +106,66 @@ def test_tokenizing_per_task_is_the_counting_contract(env, qwen_tokenizer, task,
     for w in cold:
         assert w.length == len(qwen_tokenizer.encode(w.input + w.answer_prefix)) + ttg <= length
     assert (cold_cost, warm_cost) == COSTS[task][length]
+
+
+# Tokenizers whose pieces do not add up are counted whole: every count is one call on the whole
+# prompt (RULER's own cost), and no piece table is built for them, since it would never be used.
+# (task, tokenizer): ((cold calls, cold characters), (warm calls, warm characters)); a cold build
+# adds the separators' probes (the joined probe and each unit, both sides: none adds up).
+WHOLE_COSTS = {
+    ("niah_single_1", "end"): ((24, 82674), (13, 81744)),
+    ("niah_single_2", "end"): ((32, 159000), (19, 158835)),
+    ("niah_single_3", "end"): ((30, 146742), (17, 146577)),
+    ("niah_multikey_1", "end"): ((32, 154871), (19, 154706)),
+    ("niah_multikey_2", "end"): ((23, 71265), (12, 70335)),
+    ("niah_multikey_3", "end"): ((21, 29062), (10, 28132)),
+    ("niah_multivalue", "end"): ((31, 148715), (18, 148550)),
+    ("niah_multiquery", "end"): ((30, 145164), (17, 144999)),
+    ("vt", "end"): ((31, 81307), (20, 80377)),
+    ("cwe", "end"): ((28, 118901), (15, 118736)),
+    ("fwe", "end"): ((35, 96766), (22, 96601)),
+    ("qa_1", "end"): ((20, 99156), (13, 98901)),
+    ("qa_2", "end"): ((20, 80995), (13, 80740)),
+    # fwe's space-joined words merge in runs: its first check fails and the cell restarts whole.
+    ("fwe", "merging"): ((48, 105676), (41, 105566)),
+}
+
+
+@pytest.mark.parametrize("task,tok", sorted(WHOLE_COSTS))
+def test_tokenizing_when_counted_whole(env, qwen_tokenizer, task, tok) -> None:
+    from tests.suites.ruler.test_ruler_generate import EndMarked, RunMerging
+
+    inner = {"end": EndMarked, "merging": RunMerging}[tok](qwen_tokenizer)
+    tokenizer = CountingTokenizer(inner)
+    cold = list(generate.ruler_cell(TASKS[task], env, tokenizer, 2048, 3))
+    cold_cost = tokenizer.take()
+    list(generate.ruler_cell(TASKS[task], env, tokenizer, 2048, 3))
+    warm_cost = tokenizer.take()
+    assert [w.meta["counted"] for w in cold] == ["whole"] * 3
+    assert (cold_cost, warm_cost) == WHOLE_COSTS[(task, tok)]
+
+
+def test_piece_counters_are_kept_per_tokenizer(env, qwen_tokenizer, monkeypatch) -> None:
+    # A grid runs several tokenizers' cells in turn: each keeps its own counters (nine are held
+    # before the cache is emptied), so going back to a tokenizer costs its warm build only.
+    monkeypatch.setattr(generate, "_SHARED", {})
+    task = TASKS["niah_single_1"]
+    first, second = CountingTokenizer(qwen_tokenizer), CountingTokenizer(qwen_tokenizer)
+    list(generate.ruler_cell(task, env, first, 2048, 3))
+    list(generate.ruler_cell(task, env, second, 2048, 3))
+    assert first.take() == COSTS["niah_single_1"][2048][0]
+    list(generate.ruler_cell(task, env, first, 2048, 3))
+    assert first.take() == COSTS["niah_single_1"][2048][1]
+    # Nine counters (three tokenizers x three separators) are all kept; the tenth empties the cache.
+    monkeypatch.setattr(generate, "_SHARED", {})
+    list(generate.ruler_cell(task, env, first, 2048, 3))
+    others = [CountingTokenizer(qwen_tokenizer) for _ in range(2)]
+    for tok in [first, *others]:
+        for sep in ("\n", " ", "\n\n"):
+            generate.Counter(tok, False).piece_counter(sep)
+    assert len(generate._SHARED) == 9
+    first.take()
+    list(generate.ruler_cell(task, env, first, 2048, 3))
+    assert first.take() == COSTS["niah_single_1"][2048][1]
+    generate.Counter(second, False).piece_counter(" ")
+    assert len(generate._SHARED) == 1
