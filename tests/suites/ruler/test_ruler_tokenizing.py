@@ -169,3 +169,37 @@ def test_piece_counters_are_kept_per_tokenizer(env, qwen_tokenizer, monkeypatch)
     assert first.take() == COSTS["niah_single_1"][2048][1]
     generate.Counter(second, False).piece_counter(" ")
     assert len(generate._SHARED) == 1
+
+
+# Where the counts above come from, checked where they can be derived without the numbers: counted
+# whole, every prompt a generator builds is tokenized once (RULER's own cost) and the first
+# sample once more (`ruler_cell`'s recount). vt also counts its one-shot example once; fwe builds
+# its search's last text and discards it uncounted (`generate(-1)` returns only its word count).
+BUILDERS = {"QA": "make_for", "FreqWords": "_text"}
+EXTRA = {"vt": 1, "fwe": -1}
+
+
+def _counting(build, built: list[int]):
+    def counted(self, *args):
+        built[0] += 1
+        return build(self, *args)
+
+    return counted
+
+
+@pytest.mark.parametrize("task", sorted(COSTS))
+def test_counted_whole_each_prompt_is_tokenized_once(env, qwen_tokenizer, task, monkeypatch):
+    from tests.suites.ruler.test_ruler_generate import EndMarked
+
+    tokenizer = CountingTokenizer(EndMarked(qwen_tokenizer))
+    list(generate.ruler_cell(TASKS[task], env, tokenizer, 2048, 3))  # the probes, once
+    tokenizer.take()
+    built = [0]
+    for cls in set(generate.CELLS.values()):
+        name = BUILDERS.get(cls.__name__, "make")
+        if name in vars(cls):
+            monkeypatch.setattr(cls, name, _counting(vars(cls)[name], built))
+    list(generate.ruler_cell(TASKS[task], env, tokenizer, 2048, 3))
+    calls, _ = tokenizer.take()
+    assert calls == built[0] + 1 + EXTRA.get(task, 0)
+    assert calls == WHOLE_COSTS[(task, "end")][1][0]
