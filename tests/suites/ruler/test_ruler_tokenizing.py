@@ -203,3 +203,29 @@ def test_counted_whole_each_prompt_is_tokenized_once(env, qwen_tokenizer, task, 
     calls, _ = tokenizer.take()
     assert calls == built[0] + 1 + EXTRA.get(task, 0)
     assert calls == WHOLE_COSTS[(task, "end")][1][0]
+
+
+def test_counted_from_pieces_the_noise_haystack_costs_two_calls_a_prompt(
+    env, qwen_tokenizer, monkeypatch
+) -> None:
+    # niah_single_1 (noise haystack, `\n`-joined, one needle), its counts derived:
+    # - warm: each prompt built costs its first piece with the text before the context and its
+    #   last piece with the text after (2 calls); the noise sentence and the needles are in the
+    #   memo (the cell's seed redraws the cold build's needles); plus 3 whole prompts (the two
+    #   `Counter` checks and the first sample's recount);
+    # - cold adds the `\n` probe (Qwen2.5 merges `\n` with the piece before it, so the joined
+    #   probe, its 5 units the `lead` way, then the 5 the `trail` way: 11 calls), the noise
+    #   sentence's count once and each prompt's needle once.
+    built = [0]
+    monkeypatch.setattr(generate.Niah, "make", _counting(generate.Niah.make, built))
+    tokenizer = CountingTokenizer(qwen_tokenizer)
+    task = TASKS["niah_single_1"]
+    list(generate.ruler_cell(task, env, tokenizer, 2048, 3))
+    cold, _ = tokenizer.take()
+    cold_built, built[0] = built[0], 0
+    list(generate.ruler_cell(task, env, tokenizer, 2048, 3))
+    warm, _ = tokenizer.take()
+    assert built[0] == cold_built
+    assert warm == 2 * built[0] + 3
+    assert cold == warm + 11 + 1 + built[0]
+    assert (cold, warm) == (COSTS["niah_single_1"][2048][0][0], COSTS["niah_single_1"][2048][1][0])
