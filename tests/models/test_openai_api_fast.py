@@ -533,6 +533,17 @@ async def test_a_server_error_or_429_is_retried(code: int, clock: Clock) -> None
     assert (gen.status, gen.text) == ("ok", "fine")
 
 
+async def test_an_error_whose_body_is_a_bare_string_is_quoted_as_the_string() -> None:
+    tgi = {"error": "Input validation error: `temperature` must be strictly positive",
+           "error_type": "validation"}  # fmt: skip
+    with FaultServer() as server:
+        server.script.append(("raw", (400, "application/json", json.dumps(tgi).encode())))
+        gen = await _backend(server).generate(_chat())
+    assert (gen.status, gen.error) == (
+        "error", "HTTP 400: Input validation error: `temperature` must be strictly positive",
+    )  # fmt: skip
+
+
 async def test_an_error_without_a_message_quotes_its_body_on_one_line() -> None:
     body = b'{"detail":\n  "Not Found"}'
     with FaultServer() as server:
