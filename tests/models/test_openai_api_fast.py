@@ -126,7 +126,7 @@ async def test_a_chat_request_sends_exactly_the_messages_and_settings() -> None:
         "messages": [{"role": "system", "content": "be brief"},
                      {"role": "user", "content": "what is 2+2?"}],
     }  # fmt: skip
-    assert (gen.text, gen.status) == ("default", "ok")
+    assert (gen.text, gen.status, gen.budget) == ("default", "ok", None)
 
 
 async def test_a_completion_request_sends_the_prompt_and_no_stop_when_none_is_set() -> None:
@@ -390,19 +390,20 @@ async def test_each_retry_pauses_by_the_policy_and_the_failure_says_how_often(
     clock: Clock,
 ) -> None:
     with FaultServer() as server:
-        server.script.extend([("status", (500, "boom", {}))] * 3)
-        backend = _backend(server, max_retries=2)
+        server.script.extend([("status", (500, "boom", {}))] * 4)
+        backend = _backend(server, max_retries=3, backoff_cap_s=1.5)
         gen = await backend.generate(_chat())
-    # Base 0.5 s doubled per retry (the jitter at its ceiling); the latency is the time spent.
-    assert clock.pauses == [0.5, 1.0]
-    assert (backend.retries_done, len(server.requests)) == (2, 3)
+    # Base 0.5 s doubled per retry up to the 1.5 s cap (the jitter at its ceiling); the latency
+    # is the time spent.
+    assert clock.pauses == [0.5, 1.0, 1.5]
+    assert (backend.retries_done, len(server.requests)) == (3, 4)
     assert (gen.text, gen.status, gen.error) == (
         "",
         "error",
-        "gave up after 3 attempts: HTTP 500: boom",
+        "gave up after 4 attempts: HTTP 500: boom",
     )
     assert (gen.reasoning, gen.prompt_tokens, gen.completion_tokens) == ("", 0, 0)
-    assert gen.latency_s == 1.5
+    assert gen.latency_s == 3.0
 
 
 async def test_the_sdk_itself_never_retries() -> None:
@@ -711,7 +712,7 @@ async def test_a_forced_close_sends_the_thought_and_cue_and_counts_every_token(
         {"role": "assistant", "content": "<think>still going" + THINK.forced},
     ]
     assert (second["continue_final_message"], second["add_generation_prompt"]) == (True, False)
-    assert "thinking_token_budget" not in first and "custom_params" not in first
+    assert not {"thinking_token_budget", "custom_params", "n"} & (set(first) | set(second))
     assert (gen.text, gen.reasoning, gen.status, gen.error) == ("42", "still going", "ok", "")
     assert (gen.prompt_tokens, gen.completion_tokens, gen.latency_s) == (10, 34, 0.0)
     assert gen.budget == openai_api.BudgetUse(32, 32, True, 2, False)
@@ -743,6 +744,23 @@ async def test_an_answer_within_the_thinking_budget_is_counted_from_its_text(
     # 9 tokens written, 2 of them the answer ("the answer"): 7 were thinking.
     assert gen.budget == openai_api.BudgetUse(64, 7, False, 2, False)
     assert gen.completion_tokens == 9
+
+
+async def test_an_answer_without_thinking_within_the_budget_spent_nothing_thinking(
+    words: str, clock: Clock
+) -> None:
+    with FaultServer() as server:
+        server.script.append(_said("just 4", "stop", 2))
+        gen = await _backend(server, tokenizer=words).generate(_chat(thinking_budget=64))
+    assert (gen.text, gen.reasoning, gen.completion_tokens) == ("just 4", "", 2)
+    assert gen.budget == openai_api.BudgetUse(64, 0, False, 2, False)
+
+
+async def test_an_answer_within_the_budget_keeps_the_servers_reasoning(clock: Clock) -> None:
+    with FaultServer() as server:
+        server.script.append(_said("<think>b</think>c", "stop", 5, reasoning="a"))
+        gen = await _backend(server).generate(_chat(thinking_budget=64))
+    assert (gen.text, gen.reasoning, gen.status) == ("c", "a\nb", "ok")
 
 
 async def test_an_answer_within_the_budget_without_usage_counts_its_whole_text(
@@ -949,9 +967,10 @@ async def test_repeats_with_a_thinking_budget_go_one_by_one(clock: Clock) -> Non
             [_chat(thinking_budget=64, seed=1), _chat(thinking_budget=64, seed=2)]
         )
     assert [g.text for g in made] == ["b", "b"]
-    assert [(r["body"].get("n"), r["body"]["seed"]) for r in server.requests] == [
-        (None, 1),
-        (None, 2),
+    # Sent side by side: in either order.
+    assert sorted((r["body"].get("n") or 0, r["body"]["seed"]) for r in server.requests) == [
+        (0, 1),
+        (0, 2),
     ]
 
 
