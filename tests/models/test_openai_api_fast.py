@@ -889,6 +889,22 @@ async def test_a_completion_prompt_that_opened_the_thinking_is_forced_closed(clo
     assert gen.budget == openai_api.BudgetUse(16, 16, True, 1, False)
 
 
+async def test_without_a_budget_a_thought_a_completion_prompt_opened_is_split_off() -> None:
+    with FaultServer() as server:
+        body = text_completion_body("still thinking")
+        body["choices"][0]["finish_reason"] = "length"
+        server.script.extend([_raw(body), ("ok", text_completion_body("a</think>b")), _raw(body)])
+        backend = _backend(server, prompt_mode="completion")
+        opened = Request("s", 0, "completion", prompt="Q?<think>\n")
+        plain = Request("s", 0, "completion", prompt="Q? <think> is a tag")
+        unclosed, closed = await backend.generate(opened), await backend.generate(opened)
+        as_text = await backend.generate(plain)
+    assert (unclosed.text, unclosed.reasoning, unclosed.status) == ("", "still thinking", "length")
+    assert (closed.text, closed.reasoning) == ("b", "a")
+    # A prompt that only mentions the tag opened nothing: the text is the answer.
+    assert (as_text.text, as_text.reasoning) == ("still thinking", "")
+
+
 async def test_a_chat_template_that_opens_the_thinking_is_said_by_the_option(clock: Clock) -> None:
     with FaultServer() as server:
         server.script.extend([_said("step one", "length", 16), _said("9", "stop", 1)])
