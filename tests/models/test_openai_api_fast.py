@@ -476,6 +476,14 @@ async def test_an_attempt_without_a_task_limit_is_bounded_by_the_request_timeout
     assert (gen.status, gen.error) == ("timeout", "gave up after 1 attempts: no answer within 0.2s")
 
 
+async def test_a_trickling_answer_is_cut_at_the_attempts_budget() -> None:
+    # 16 bytes every 0.2 s never trips httpx's read timeout; the attempt's own bound does.
+    with FaultServer() as server:
+        server.script.append(("trickle", ("slow", 0.2)))
+        gen = await _backend(server, request_timeout_s=0.3).generate(_chat())
+    assert (gen.status, gen.error) == ("timeout", "gave up after 1 attempts: no answer within 0.3s")
+
+
 async def test_a_dropped_connection_is_retried_and_named() -> None:
     with FaultServer() as server:
         server.script.extend([("drop", None), ("drop", None)])
