@@ -542,6 +542,18 @@ async def test_a_server_error_or_429_is_retried(code: int, clock: Clock) -> None
     assert (gen.status, gen.text) == ("ok", "fine")
 
 
+@pytest.mark.parametrize("code", [400, 413])
+async def test_an_overflow_said_only_by_its_code_is_final(code: int) -> None:
+    # OpenAI's and Groq's `context_length_exceeded`: the message need not say it.
+    body = {"error": {"message": "request rejected", "type": "invalid_request_error",
+                      "code": "context_length_exceeded"}}  # fmt: skip
+    with FaultServer() as server:
+        server.script.append(("raw", (code, "application/json", json.dumps(body).encode())))
+        gen = await _backend(server, max_retries=2).generate(_chat())
+    assert len(server.requests) == 1
+    assert (gen.status, gen.error) == ("context_overflow", f"HTTP {code}: request rejected")
+
+
 async def test_an_error_whose_body_is_a_bare_string_is_quoted_as_the_string() -> None:
     tgi = {"error": "Input validation error: `temperature` must be strictly positive",
            "error_type": "validation"}  # fmt: skip
