@@ -554,6 +554,28 @@ async def test_an_overflow_said_only_by_its_code_is_final(code: int) -> None:
     assert (gen.status, gen.error) == ("context_overflow", f"HTTP {code}: request rejected")
 
 
+async def test_an_overflow_worded_outside_the_message_field_is_found_in_the_body() -> None:
+    # A FastAPI-style `{"detail": ...}`: no `message` member; the wording is in the body's text.
+    wording = "This model's maximum context length is 4096 tokens. However, you requested 5000."
+    body = json.dumps({"detail": wording}).encode()
+    with FaultServer() as server:
+        server.script.append(("raw", (400, "application/json", body)))
+        gen = await _backend(server, max_retries=2).generate(_chat())
+    assert (gen.status, gen.error) == ("context_overflow", f"HTTP 400: {body.decode()}")
+
+
+async def test_a_backend_set_for_a_server_budget_sends_none_without_a_budget() -> None:
+    with FaultServer() as server:
+        await _backend(server, thinking_via="sglang").generate(_chat())
+        await _backend(server, thinking_via="vllm").generate(_chat())
+    assert [
+        set(r["body"]) & {"custom_params", "thinking_token_budget"} for r in server.requests
+    ] == [
+        set(),
+        set(),
+    ]
+
+
 async def test_an_error_whose_body_is_a_bare_string_is_quoted_as_the_string() -> None:
     tgi = {"error": "Input validation error: `temperature` must be strictly positive",
            "error_type": "validation"}  # fmt: skip
@@ -894,6 +916,22 @@ async def test_a_model_that_does_not_think_and_used_both_budgets_is_not_continue
     assert len(server.requests) == 1
     assert (gen.text, gen.status) == ("Once upon a time", "length")
     assert gen.budget == openai_api.BudgetUse(20, 0, False, 28, True)
+
+
+async def test_one_token_left_for_the_answer_is_still_asked_for(clock: Clock) -> None:
+    with FaultServer() as server:
+        server.script.extend([_said("Once upon", "length", 12), _said(" a", "length", 1)])
+        gen = await _backend(server).generate(_chat(max_tokens=1, thinking_budget=12))
+    assert [r["body"]["max_tokens"] for r in server.requests] == [12, 1]
+    assert (gen.text, gen.budget) == ("Once upon a", openai_api.BudgetUse(12, 0, False, 13, True))
+
+
+async def test_the_continuation_after_a_forced_close_is_all_answer(clock: Clock) -> None:
+    # What the model writes after the forced close is its answer, markers and all (raw).
+    with FaultServer() as server:
+        server.script.extend([_said("<think>a", "length", 16), _said("b</think>42", "stop", 3)])
+        gen = await _backend(server).generate(_chat(max_tokens=8, thinking_budget=16))
+    assert (gen.text, gen.reasoning) == ("b</think>42", "a")
 
 
 async def test_a_completion_prompt_that_opened_the_thinking_is_forced_closed(clock: Clock) -> None:
