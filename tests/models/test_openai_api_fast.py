@@ -554,14 +554,15 @@ async def test_an_overflow_said_only_by_its_code_is_final(code: int) -> None:
     assert (gen.status, gen.error) == ("context_overflow", f"HTTP {code}: request rejected")
 
 
-async def test_an_overflow_worded_outside_the_message_field_is_found_in_the_body() -> None:
+@pytest.mark.parametrize("code", [400, 413])
+async def test_an_overflow_worded_outside_the_message_field_is_found_in_the_body(code: int) -> None:
     # A FastAPI-style `{"detail": ...}`: no `message` member; the wording is in the body's text.
     wording = "This model's maximum context length is 4096 tokens. However, you requested 5000."
     body = json.dumps({"detail": wording}).encode()
     with FaultServer() as server:
-        server.script.append(("raw", (400, "application/json", body)))
+        server.script.append(("raw", (code, "application/json", body)))
         gen = await _backend(server, max_retries=2).generate(_chat())
-    assert (gen.status, gen.error) == ("context_overflow", f"HTTP 400: {body.decode()}")
+    assert (gen.status, gen.error) == ("context_overflow", f"HTTP {code}: {body.decode()}")
 
 
 async def test_a_backend_set_for_a_server_budget_sends_none_without_a_budget() -> None:
