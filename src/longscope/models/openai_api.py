@@ -535,12 +535,14 @@ def _check_truncation(
 def _error_message(exc: openai.APIStatusError) -> str:
     """Return the server's error message (at most 200 characters) from an HTTP error answer."""
     body = exc.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and inner.get("message"):
-            return _snippet(str(inner["message"]))
-        if isinstance(inner, str):
-            return _snippet(inner)
+    # The SDK hands over a JSON body's `error` member when it has one: for text-generation-
+    # inference's `{"error": "..."}` that is the message itself, a string; a body that is not
+    # JSON comes as its text, a string too.
+    inner = body.get("error", body) if isinstance(body, dict) else body
+    if isinstance(inner, dict) and inner.get("message"):
+        return _snippet(str(inner["message"]))
+    if isinstance(inner, str) and inner.strip():
+        return _snippet(inner)
     try:
         return _snippet(exc.response.text) or f"(empty body, {exc.message})"
     except (AttributeError, UnicodeDecodeError):
