@@ -76,7 +76,7 @@ async def test_request_timeout_bounds_each_attempt_and_the_next_attempt_succeeds
         gen = await _backend(server, request_timeout_s=0.3).generate(_request(timeout_s=120.0))
         elapsed = time.perf_counter() - started
     assert (gen.status, gen.text) == ("ok", "second try")
-    assert 0.3 <= elapsed < 1.0, elapsed
+    assert 0.3 <= elapsed < 2.0, elapsed  # unbounded: >= 3 s; the slack is for a loaded VM
 
 
 async def test_trickling_answer_is_cut_at_the_request_timeout() -> None:
