@@ -7,8 +7,8 @@ from pathlib import Path
 from longscope.suites.base import CHAT_MARGIN_TOKENS, BuildContext
 from longscope.suites.ruler.suite import RulerSuite
 from longscope.suites.ruler.tasks import ALL_TASKS, TASKS
-from longscope.text.tokenizers import QwenTokenizer
 from longscope.types import Generation, GenerationConfig
+from tests.suites.ruler.helper_tokenizers import RunMergingTokenizer
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DATA = {
@@ -27,31 +27,6 @@ def _sent(suite: RulerSuite, sample, mode: str) -> str:
     return prompt or messages[0].content
 
 
-class _RunMergingTokenizer:
-    """Qwen's tokens, except that a token repeated right after itself merges with it.
-
-    Like a real BPE whose merges cross the places where the harness joins pieces: the counts of
-    the pieces (filler words, `...` runs) no longer add up to the count of the whole prompt.
-    """
-
-    name, exact = "run-merging", True
-
-    def __init__(self) -> None:
-        self._qwen = QwenTokenizer()
-
-    def encode(self, text: str) -> list[int]:
-        out: list[int] = []
-        for token in self._qwen.encode(text):
-            if out and out[-1] == token:
-                out[-1] = -token - 1
-            else:
-                out.append(token)
-        return out
-
-    def decode(self, ids: list[int]) -> str:
-        return self._qwen.decode([i if i >= 0 else -i - 1 for i in ids])
-
-
 def test_qa_tasks_score_an_answer_naming_one_reference_as_right(qwen_tokenizer) -> None:
     suite = _suite(["qa_1", "qa_2"], samples=4)
     samples = suite.build(BuildContext(qwen_tokenizer, "completion", GenerationConfig()))
@@ -67,7 +42,7 @@ def test_qa_tasks_score_an_answer_naming_one_reference_as_right(qwen_tokenizer) 
 
 
 def test_prompts_are_counted_whole_where_the_pieces_do_not_add_up() -> None:
-    tokenizer = _RunMergingTokenizer()
+    tokenizer = RunMergingTokenizer()
     suite = _suite(["niah_single_1", "vt", "cwe", "fwe", "qa_1"])
     samples = suite.build(BuildContext(tokenizer, "completion", GenerationConfig()))
     for sample in samples:

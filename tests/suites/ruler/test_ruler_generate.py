@@ -24,6 +24,7 @@ from longscope.suites.ruler import generate
 from longscope.suites.ruler.data import load_essays, load_hotpotqa, load_squad
 from longscope.suites.ruler.tasks import TASKS
 from longscope.text.tokenizers import QwenTokenizer
+from tests.suites.ruler.helper_tokenizers import RunMergingTokenizer
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -42,28 +43,6 @@ class ReversedQwen:
 
     def decode(self, ids: list[int]) -> str:
         return self._qwen.decode(ids)[::-1]
-
-
-class RunMerging:
-    """Qwen2.5's tokens, except that a token repeated right after itself merges with it: the
-    pieces' counts do not add up to the whole prompt's."""
-
-    name, exact = "run-merging", True
-
-    def __init__(self, qwen: QwenTokenizer) -> None:
-        self._qwen = qwen
-
-    def encode(self, text: str) -> list[int]:
-        out: list[int] = []
-        for token in self._qwen.encode(text):
-            if out and out[-1] == token:
-                out[-1] = -token - 1
-            else:
-                out.append(token)
-        return out
-
-    def decode(self, ids: list[int]) -> str:
-        return self._qwen.decode([i if i >= 0 else -i - 1 for i in ids])
 
 
 class EndMarked:
@@ -99,7 +78,7 @@ def tokenizers(qwen_tokenizer) -> dict[str, object]:
     return {
         "qwen": qwen_tokenizer,
         "reversed": ReversedQwen(qwen_tokenizer),
-        "merging": RunMerging(qwen_tokenizer),
+        "merging": RunMergingTokenizer(qwen_tokenizer),
         "end": EndMarked(qwen_tokenizer),
     }
 

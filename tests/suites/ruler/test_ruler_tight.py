@@ -28,6 +28,7 @@ from longscope.suites.ruler.suite import RulerSuite
 from longscope.suites.ruler.tasks import TASKS, TEMPLATES
 from longscope.text.tokenizers import QwenTokenizer
 from longscope.types import GenerationConfig
+from tests.suites.ruler.helper_tokenizers import RunMergingTokenizer
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DATA = {
@@ -149,29 +150,6 @@ class _CharTokenizer:
         return "".join(chr(i) for i in ids)
 
 
-class _RunMergingTokenizer:
-    """Qwen's tokens, except that a token repeated right after itself merges with it (as in
-    test_ruler_fit): pieces' counts no longer add up to the whole prompt's."""
-
-    name, exact = "run-merging", True
-
-    def __init__(self) -> None:
-        self._qwen = QwenTokenizer()
-
-    def encode(self, text: str) -> list[int]:
-        out: list[int] = []
-        for token in self._qwen.encode(text):
-            if out and out[-1] == token:
-                out[-1] = -token - 1
-            else:
-                out.append(token)
-        return out
-
-    def decode(self, ids: list[int]) -> str:
-        return self._qwen.decode([i if i >= 0 else -i - 1 for i in ids])
-
-
-# vt is left out: its one-shot example gets 500 tokens, too few characters for its noise.
 @pytest.mark.parametrize("task", [t for t in GROWN if t != "vt"])
 def test_with_counts_that_add_up_every_separator_leads(task: str) -> None:
     env = _env(_CharTokenizer())
@@ -822,7 +800,7 @@ def test_a_needle_haystack_of_several_batches_fits_as_drawn() -> None:
 
 
 def test_word_number_needles_are_counted_one_by_one_where_their_parts_do_not_add_up() -> None:
-    env = _env(_RunMergingTokenizer())
+    env = _env(RunMergingTokenizer())
     d = _draft(env, "niah_multikey_2", 900)
     assert not env.counter("\n").helpers[("word-number", "numbers")].exact
     adjs, nouns = key_words()

@@ -133,9 +133,10 @@ WHOLE_COSTS = {
 
 @pytest.mark.parametrize("task,tok", sorted(WHOLE_COSTS))
 def test_tokenizing_when_counted_whole(env, qwen_tokenizer, task, tok) -> None:
-    from tests.suites.ruler.test_ruler_generate import EndMarked, RunMerging
+    from tests.suites.ruler.helper_tokenizers import RunMergingTokenizer
+    from tests.suites.ruler.test_ruler_generate import EndMarked
 
-    inner = {"end": EndMarked, "merging": RunMerging}[tok](qwen_tokenizer)
+    inner = {"end": EndMarked, "merging": RunMergingTokenizer}[tok](qwen_tokenizer)
     tokenizer = CountingTokenizer(inner)
     cold = list(generate.ruler_cell(TASKS[task], env, tokenizer, 2048, 3))
     cold_cost = tokenizer.take()
