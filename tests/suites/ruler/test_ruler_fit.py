@@ -8,7 +8,7 @@ from longscope.suites.base import CHAT_MARGIN_TOKENS, BuildContext
 from longscope.suites.ruler.suite import RulerSuite
 from longscope.suites.ruler.tasks import ALL_TASKS, TASKS
 from longscope.types import Generation, GenerationConfig
-from tests.suites.ruler.helper_tokenizers import RunMergingTokenizer
+from tests.suites.ruler.helpers import RunMergingTokenizer
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DATA = {

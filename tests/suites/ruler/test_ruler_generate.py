@@ -21,10 +21,10 @@ import pytest
 
 from longscope.errors import UsageError
 from longscope.suites.ruler import generate
-from longscope.suites.ruler.data import load_essays, load_hotpotqa, load_squad
+from longscope.suites.ruler.data import load_squad
 from longscope.suites.ruler.tasks import TASKS
 from longscope.text.tokenizers import QwenTokenizer
-from tests.suites.ruler.helper_tokenizers import RunMergingTokenizer
+from tests.suites.ruler.helpers import RunMergingTokenizer, fixture_env
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -63,14 +63,7 @@ class EndMarked:
 
 @pytest.fixture(scope="module")
 def env() -> generate.Env:
-    return generate.Env(
-        42,
-        essays=load_essays(FIXTURES / "essays.json"),
-        qa={
-            "squad": load_squad(FIXTURES / "squad.json"),
-            "hotpotqa": load_hotpotqa(FIXTURES / "hotpotqa.json"),
-        },
-    )
+    return fixture_env()
 
 
 @pytest.fixture(scope="module")

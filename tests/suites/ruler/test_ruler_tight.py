@@ -28,7 +28,7 @@ from longscope.suites.ruler.suite import RulerSuite
 from longscope.suites.ruler.tasks import TASKS, TEMPLATES
 from longscope.text.tokenizers import QwenTokenizer
 from longscope.types import GenerationConfig
-from tests.suites.ruler.helper_tokenizers import RunMergingTokenizer
+from tests.suites.ruler.helpers import RunMergingTokenizer
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DATA = {

@@ -24,15 +24,11 @@ words, documents) and nothing for pieces seen before; plus the whole prompt thre
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from longscope.suites.ruler import generate
-from longscope.suites.ruler.data import load_essays, load_hotpotqa, load_squad
 from longscope.suites.ruler.tasks import TASKS
-
-FIXTURES = Path(__file__).parent / "fixtures"
+from tests.suites.ruler.helpers import fixture_env
 
 
 class CountingTokenizer:
@@ -61,14 +57,7 @@ class CountingTokenizer:
 
 @pytest.fixture(scope="module")
 def env() -> generate.Env:
-    return generate.Env(
-        42,
-        essays=load_essays(FIXTURES / "essays.json"),
-        qa={
-            "squad": load_squad(FIXTURES / "squad.json"),
-            "hotpotqa": load_hotpotqa(FIXTURES / "hotpotqa.json"),
-        },
-    )
+    return fixture_env()
 
 
 # task: {length: ((cold calls, cold characters), (warm calls, warm characters))}
@@ -133,7 +122,7 @@ WHOLE_COSTS = {
 
 @pytest.mark.parametrize("task,tok", sorted(WHOLE_COSTS))
 def test_tokenizing_when_counted_whole(env, qwen_tokenizer, task, tok) -> None:
-    from tests.suites.ruler.helper_tokenizers import RunMergingTokenizer
+    from tests.suites.ruler.helpers import RunMergingTokenizer
     from tests.suites.ruler.test_ruler_generate import EndMarked
 
     inner = {"end": EndMarked, "merging": RunMergingTokenizer}[tok](qwen_tokenizer)

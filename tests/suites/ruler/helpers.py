@@ -1,8 +1,14 @@
-"""Tokenizers the RULER tests share: real counts with a twist a real tokenizer can have."""
+"""What the RULER tests share: a tokenizer with a twist a real one can have, the fixtures' Env."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from longscope.suites.ruler import generate
+from longscope.suites.ruler.data import load_essays, load_hotpotqa, load_squad
 from longscope.text.tokenizers import QwenTokenizer
+
+FIXTURES = Path(__file__).parent / "fixtures"
 
 
 class RunMergingTokenizer:
@@ -28,3 +34,15 @@ class RunMergingTokenizer:
 
     def decode(self, ids: list[int]) -> str:
         return self._qwen.decode([i if i >= 0 else -i - 1 for i in ids])
+
+
+def fixture_env(seed: int = 42) -> generate.Env:
+    """RULER's generation environment on the test fixtures (essays, SQuAD, HotpotQA)."""
+    return generate.Env(
+        seed,
+        essays=load_essays(FIXTURES / "essays.json"),
+        qa={
+            "squad": load_squad(FIXTURES / "squad.json"),
+            "hotpotqa": load_hotpotqa(FIXTURES / "hotpotqa.json"),
+        },
+    )
