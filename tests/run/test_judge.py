@@ -1,6 +1,7 @@
 """The LLM judge: verdict parsing, storage, resume, failures recorded (never silent zeros)."""
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,7 +35,8 @@ def test_parse_verdict(kind, text, value) -> None:
     assert parse_verdict(kind, text) == (pytest.approx(value) if value is not None else None)
 
 
-def _qa_run(run_dir: Path, qwen_tokenizer, answer: str | None = None) -> None:
+def qa_suite_and_samples(qwen_tokenizer) -> tuple[Any, list]:
+    """100-LongBench's judged single_doc_qa on the fixture source: 2 samples at 1K, chat mode."""
     params = {
         "tasks": ["single_doc_qa"],
         "lengths": [1024],
@@ -44,6 +46,11 @@ def _qa_run(run_dir: Path, qwen_tokenizer, answer: str | None = None) -> None:
     }
     suite = create_suite("hundred", params)
     samples = suite.build(BuildContext(qwen_tokenizer, "chat", GenerationConfig(max_tokens=64)))
+    return suite, samples
+
+
+def _qa_run(run_dir: Path, qwen_tokenizer, answer: str | None = None) -> None:
+    suite, samples = qa_suite_and_samples(qwen_tokenizer)
     with RunStore(run_dir) as store:
         store.put_run("j1", "hundred", {"params": suite.params(), "model": "openai/m"})
         store.put_samples("j1", samples)

@@ -17,11 +17,10 @@ from longscope.models.openai_api import OpenAIBackend
 from longscope.run.judge import judge
 from longscope.run.store import STORE_NAME, RunStore, StoreError
 from longscope.suites import create_suite
-from longscope.suites.base import BuildContext
 from longscope.types import Generation, GenerationConfig, Message, Request
 
 from ..models.fault_server import FaultServer, completion_body, text_completion_body
-from .test_judge import FIXTURES
+from .test_judge import qa_suite_and_samples
 
 OPENING = 'Verdict: {"fluency":'
 
@@ -48,15 +47,7 @@ def _stored(run_dir: Path) -> list[tuple]:
 
 def _one_judged(run_dir: Path, qwen_tokenizer, answer: str | None = None) -> None:
     """A run of two answers where only the second is judged (the first failed: never judged)."""
-    params = {
-        "tasks": ["single_doc_qa"],
-        "lengths": [1024],
-        "samples": 2,
-        "metric": "judge",
-        "sources": {"single_doc_qa": str(FIXTURES / "longbench_v1_qa.jsonl")},
-    }
-    suite = create_suite("hundred", params)
-    samples = suite.build(BuildContext(qwen_tokenizer, "chat", GenerationConfig(max_tokens=64)))
+    suite, samples = qa_suite_and_samples(qwen_tokenizer)
     samples = sorted(samples, key=lambda sample: sample.id)
     with RunStore(run_dir) as store:
         store.put_run("j1", "hundred", {"params": suite.params(), "model": "openai/m"})
