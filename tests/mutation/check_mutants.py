@@ -226,7 +226,11 @@ def main() -> None:
     subprocess.run(["tar", "-x", "-C", str(args.workdir)], input=archive.stdout, check=True)
     target = args.workdir / args.module
     original = target.read_text()
-    env = {**os.environ, "PYTHONPATH": str(args.workdir / "src")}
+    # A mutant's file writes land in the copy, never in the user's own ~/.cache. (Imported here:
+    # the in-process worker runs as a script, where `tests` is not importable.)
+    from tests.mutation.run_mutation import scratch_home
+
+    env = {**os.environ, **scratch_home(args.workdir), "PYTHONPATH": str(args.workdir / "src")}
     if args.in_process:
         names_file = args.workdir / ".mutant-names"
         names_file.write_text("\n".join(names))

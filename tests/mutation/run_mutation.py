@@ -161,6 +161,21 @@ ONE_THREAD = {
     "TOKENIZERS_PARALLELISM": "false",
 }
 
+
+def scratch_home(under: Path) -> dict[str, str]:
+    """HOME and the XDG folders inside `under`, for the tests a mutant runs.
+
+    A mutant that drops `XDG_CACHE_HOME` (one did) writes into the user's own ~/.cache, where the
+    files outlive the run and make unrelated tests fail later; here they land in a scratch folder.
+    """
+    home = under / ".mutation-home"
+    folders = {"HOME": home}
+    folders |= {f"XDG_{kind}_HOME": home / kind.lower() for kind in ("CACHE", "DATA", "CONFIG")}
+    for folder in folders.values():
+        folder.mkdir(parents=True, exist_ok=True)
+    return {name: str(folder) for name, folder in folders.items()}
+
+
 MUTMUT = "import sys; from mutmut.__main__ import cli; sys.exit(cli())"
 
 KILLED = {1, 3, 37}
@@ -317,7 +332,10 @@ def main(argv: list[str] | None = None) -> int:
                 command += ["--max-children", str(args.max_children), *names]
                 with open(args.mutmut_log or os.devnull, "a", encoding="utf-8") as log:
                     run = subprocess.Popen(
-                        command, stdout=log, cwd=cwd, env={**os.environ, **ONE_THREAD}
+                        command,
+                        stdout=log,
+                        cwd=cwd,
+                        env={**os.environ, **ONE_THREAD, **scratch_home(cwd)},
                     )
                     left = None if deadline is None else deadline - time.monotonic()
                     try:
