@@ -1,7 +1,7 @@
 """`make mutation`: mutmut over the code whose numbers users trust, then killed/total per module.
 
 Usage: python -m tests.mutation.run_mutation [--max-children N] [--snapshot DIR] [--summary-only]
-       [--together] [--round 1|2] [MODULE ...]
+       [--together] [--round 1|2] [--stop-after S] [--no-clean-pass] [MODULE ...]
 
 Resumable: mutmut keeps each mutant's verdict in DIR/mutants/*.meta. Given patterns, mutmut re-runs
 every mutant they match, verdict or not, so once mutants/ exists this script names only the
@@ -177,6 +177,13 @@ def scratch_home(under: Path) -> dict[str, str]:
 
 
 MUTMUT = "import sys; from mutmut.__main__ import cli; sys.exit(cli())"
+# For a resumed run on the same tree: mutmut's clean-test pass (every selected test once, in one
+# process: about two minutes) already passed in the first invocation, so each later start skips it.
+MUTMUT_NO_CLEAN_PASS = (
+    "import sys, mutmut.workers.isolation as w\n"
+    "for c in w.MutantRunner.__subclasses__(): c.run_clean_tests = lambda self, tests: 0\n"
+    "from mutmut.__main__ import cli; sys.exit(cli())"
+)
 
 KILLED = {1, 3, 37}
 SURVIVED = {0}
@@ -299,6 +306,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--together", action="store_true", help="one mutmut run for all modules")
     parser.add_argument("--mutmut-log", type=Path, help="append mutmut's own output to this file")
     parser.add_argument(
+        "--no-clean-pass",
+        action="store_true",
+        help="skip mutmut's clean-test pass (it passed on this same tree in an earlier invocation)",
+    )
+    parser.add_argument(
         "--stop-after", type=float, help="stop mutmut cleanly after this many seconds (resumable)"
     )
     args = parser.parse_args(argv)
@@ -328,7 +340,12 @@ def main(argv: list[str] | None = None) -> int:
             if names:
                 # mutmut's entry point called in-process, where mutmut is installed without its
                 # script (pip --target); `python -m mutmut` would import its main module twice.
-                command = [sys.executable, "-c", MUTMUT, "run"]
+                command = [
+                    sys.executable,
+                    "-c",
+                    MUTMUT_NO_CLEAN_PASS if args.no_clean_pass else MUTMUT,
+                ]
+                command += ["run"]
                 command += ["--max-children", str(args.max_children), *names]
                 with open(args.mutmut_log or os.devnull, "a", encoding="utf-8") as log:
                     run = subprocess.Popen(
