@@ -1,6 +1,7 @@
 """The combination rule (router/combine.py), through `decide` with strategy `auto`: a question that
 names a rare key retrieves, an aggregation question maps and reduces, and a key found in more
-passages than the budget holds maps and reduces over those passages only."""
+passages than the budget holds maps and reduces over those passages only. Named words count rarest
+first: common words of a prompt's instructions never push the key's passage out."""
 
 import itertools
 
@@ -68,6 +69,22 @@ def test_a_key_in_more_passages_than_fit_maps_over_those_passages_only(qwen_toke
     )
 
 
+def test_instruction_words_in_many_passages_leave_the_rare_key_retrieved(qwen_tokenizer) -> None:
+    sentences = _filler(1200)
+    # "hidden" and "within" (the instructions' words) in 6 passages each of about 140: named, but
+    # too many to keep at a 600 budget; the key is in one passage, which is kept.
+    for i in range(60, 1200, 200):
+        sentences[i] = "Some notes are hidden within the archive."
+    sentences[777] = "The locker code for amber-falcon is 4417."
+    question = "Codes are hidden within the text. What is the locker code for amber-falcon?"
+    route, _ = _route(" ".join(sentences), question, qwen_tokenizer, budget=600)
+    chosen = route.plan["combination"]
+    assert {"hidden", "within", "amber"} <= set(chosen["named"]), chosen
+    assert chosen["choice"] == "retrieve" and route.action == "retrieve", chosen
+    assert "amber-falcon is 4417" in route.texts[0]
+    assert "do not fit as well" in chosen["reason"]
+
+
 def test_bare_numbers_and_short_words_are_never_named() -> None:
     passages = ["1. apple 2. pear", "3. plum 10. fig", *(f"{i}. kiwi" for i in range(40))]
     chosen = combine("What are the 10 most common words in the above list?", passages,
@@ -121,6 +138,44 @@ def test_named_passages_that_fit_the_room_exactly_are_retrieved() -> None:
         f"names fox; the 2 passages holding them need {need} tokens, over the {need - 1} the "
         "budget leaves"
     )
+
+
+def test_the_rarest_named_word_is_kept_first_and_the_room_is_its_boundary() -> None:
+    texts = _corpus(40, fox=1, owl=2)  # fox in passage 0; owl in 0 and 1
+    tokens = [10] * 40
+    kept = combine("owl fox", texts, tokens, 18, 8)  # room for one passage: fox's
+    assert kept.choice == "retrieve" and kept.holding == (0,) and kept.named == ("owl", "fox")
+    assert kept.reason == (
+        "names owl, fox; keeps the 1 passages holding fox; those holding owl do not fit as well "
+        "(all 2 passages need 36 tokens, over the 18 the budget leaves)"
+    )
+    over = combine("owl fox", texts, tokens, 17, 8)  # not even fox's passage fits
+    assert over.choice == "retrieve-then-map-reduce" and over.holding == (0, 1)
+    assert over.reason == (
+        "names owl, fox; the 2 passages holding them need 36 tokens, over the 17 the budget leaves"
+    )
+    assert combine("owl fox", texts, tokens, 36, 8).holding == (0, 1)  # both fit: both kept
+
+
+def test_a_word_that_does_not_fit_is_skipped_and_a_later_one_still_kept() -> None:
+    # 60 passages (5%: 3). fox in 0; elk in 4 and 5 (costly); owl in 1, 2 and 3 (cheap).
+    texts = [f"plain words of passage number {i}" for i in range(60)]
+    texts[0] += " fox"
+    for i in (4, 5):
+        texts[i] += " elk"
+    for i in (1, 2, 3):
+        texts[i] += " owl"
+    tokens = [10, 1, 1, 1, 100, 100] + [10] * 54
+    room = (10 + 8) + 3 * (1 + 8)  # fox's and owl's passages, exactly
+    chosen = combine("elk owl fox", texts, tokens, room, 8)
+    assert chosen.choice == "retrieve" and chosen.holding == (0, 1, 2, 3)
+    assert chosen.reason == (
+        "names elk, owl, fox; keeps the 4 passages holding fox, owl; those holding elk do not "
+        "fit as well (all 6 passages need 261 tokens, over the 45 the budget leaves)"
+    )
+    # equally rare words keep the frame's order
+    two = combine("owl elk", _corpus(40, elk=2, owl=2), [10] * 40, 36, 8)
+    assert two.reason == "names owl, elk, found in 2 passages"
 
 
 def test_the_reason_names_at_most_eight_words() -> None:
