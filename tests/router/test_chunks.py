@@ -77,3 +77,20 @@ def test_joined_units_over_the_budget_are_parted_from_the_end(qwen_tokenizer) ->
     assert _exact(units[:2], 7, qwen_tokenizer) == ["The cat sat.", " The dog ran."]
     assert _exact(units, 12, qwen_tokenizer) == ["".join(units)]
     assert _exact(units[:1], 1, qwen_tokenizer) == ["The cat sat."]  # one unit is never cut here
+
+
+def test_a_latin_stop_ends_a_sentence_only_before_white_space() -> None:
+    # A cut inside "4.1" once sent half of a fact to the model (the H200 router run, LCB-008).
+    text = (
+        "Contract Section 4.1 requires delivery within 30 days. Version 2.3.1 shipped!\nDone…\tok"
+    )
+    assert sentences(text) == [
+        "Contract Section 4.1 requires delivery within 30 days.",
+        " Version 2.3.1 shipped!",
+        "\n",
+        "Done…",
+        "\tok",
+    ]
+    # CJK stops need no space after them; the pieces always join back to the text.
+    assert sentences("第一句。第二句！第三句？end") == ["第一句。", "第二句！", "第三句？", "end"]
+    assert sentences("a.b.c") == ["a.b.c"] and sentences("End.") == ["End."]
