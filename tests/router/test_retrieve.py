@@ -329,3 +329,24 @@ def test_a_loaded_bm25s_is_handed_back_without_a_new_import(
     assert _bm25s() is loaded
     # Going through `import` again would hide JAX (and read `__spec__`) for nothing.
     assert seen == [] and "jax" not in sys.modules
+
+
+def test_the_shim_removes_only_the_hiding_entry_it_put_and_only_if_still_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bm25s whose import takes the hiding entry away (imports JAX its own way, say) must not
+    make the shim fail on removing an entry that is no longer there."""
+    import sys
+
+    from longscope.router.retrieve import _bm25s
+
+    _unload_bm25s(monkeypatch)
+    monkeypatch.delitem(sys.modules, "jax", raising=False)
+    package = tmp_path / "site" / "bm25s"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        "import sys\nsys.modules.pop('jax', None)\n\nclass BM25:\n    pass\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    bm25s = _bm25s()
+    assert bm25s.__file__ == str(package / "__init__.py") and "jax" not in sys.modules
