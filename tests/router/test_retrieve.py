@@ -257,6 +257,10 @@ def _unload_bm25s(monkeypatch: pytest.MonkeyPatch) -> None:
     """Forget bm25s for one test (monkeypatch puts the loaded modules back afterwards)."""
     import sys
 
+    from longscope.router.retrieve import _bm25s
+
+    # Loaded first, so that the real bm25s is what monkeypatch restores, whichever test runs first.
+    _bm25s()
     for name in [n for n in sys.modules if n == "bm25s" or n.startswith("bm25s.")]:
         monkeypatch.delitem(sys.modules, name)
 
