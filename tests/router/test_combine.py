@@ -194,3 +194,35 @@ def test_without_a_named_word_an_aggregation_cue_maps_else_best_passages() -> No
     plain = combine("Which passage is best?", texts, [10] * 40, 100, 8)
     assert plain.choice == "retrieve" and plain.holding == () and plain.named == ()
     assert plain.reason == "names nothing rare and asks no aggregation: best passages"
+
+
+def test_rarity_not_the_words_own_order_decides_which_passages_are_kept() -> None:
+    # fox (2 passages) sorts before owl (1 passage) and would fit alone; owl is the rarer.
+    texts = _corpus(40, fox=2)
+    texts[2] += " owl"
+    tokens = [10] * 40
+    chosen = combine("fox owl", texts, tokens, 36, 8)  # room for two passages
+    assert chosen.choice == "retrieve" and chosen.holding == (2,)
+    assert chosen.reason == (
+        "names fox, owl; keeps the 1 passages holding owl; those holding fox do not fit as well "
+        "(all 3 passages need 54 tokens, over the 36 the budget leaves)"
+    )
+
+
+def test_the_reason_names_at_most_eight_kept_and_eight_left_words() -> None:
+    singles = ["alpha", "bravo", "carol", "delta", "ember", "fjord", "gamma", "hotel", "indigo"]
+    pairs = ["juliet", "kilo", "lima", "mike", "november", "oscar", "papa", "quebec", "romeo"]
+    texts = [f"plain words of passage number {i}" for i in range(40)]
+    for i, word in enumerate(singles):
+        texts[i] += f" {word}"
+    for i, word in enumerate(pairs):
+        texts[10 + 2 * i] += f" {word}"
+        texts[11 + 2 * i] += f" {word}"
+    # Room for the nine single passages: every word held by two is left out.
+    chosen = combine(" ".join(singles + pairs), texts, [10] * 40, 9 * 18, 8)
+    assert chosen.holding == tuple(range(9))
+    assert chosen.reason == (
+        f"names {', '.join(singles[:8])}; keeps the 9 passages holding {', '.join(singles[:8])}; "
+        f"those holding {', '.join(pairs[:8])} do not fit as well (all 27 passages need 486 "
+        "tokens, over the 162 the budget leaves)"
+    )

@@ -248,3 +248,109 @@ def test_bm25_scoring_never_starts_jax(tmp_path: Path) -> None:
     scores = [float(s) for s in done.stdout.strip().strip("[]").split(",")]
     assert scores[0] > 0 and scores[1] == scores[2] == 0.0
     assert not marker.exists(), "bm25s imported jax"
+
+
+# -- the bm25s import shim in-process (the subprocess test above is out of mutmut's reach) --
+
+
+def _unload_bm25s(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forget bm25s for one test (monkeypatch puts the loaded modules back afterwards)."""
+    import sys
+
+    from longscope.router.retrieve import _bm25s
+
+    # Loaded first, so that the real bm25s is what monkeypatch restores, whichever test runs first.
+    _bm25s()
+    for name in [n for n in sys.modules if n == "bm25s" or n.startswith("bm25s.")]:
+        monkeypatch.delitem(sys.modules, name)
+
+
+def _jax_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An installed `jax` (on sys.path) that records being imported; returns the record's path."""
+    marker = tmp_path / "jax-imported"
+    fake = tmp_path / "site" / "jax"
+    fake.mkdir(parents=True)
+    (fake / "__init__.py").write_text(f"open({str(marker)!r}, 'w').write('yes')\n")
+    (fake / "lax.py").write_text("def top_k(x, k):\n    return x[:k], list(range(k))\n")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    return marker
+
+
+def test_bm25s_is_imported_with_jax_hidden_and_jax_left_unimported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from longscope.router.retrieve import _bm25s
+
+    _unload_bm25s(monkeypatch)
+    monkeypatch.delitem(sys.modules, "jax", raising=False)
+    marker = _jax_on_path(tmp_path, monkeypatch)
+    bm25s = _bm25s()
+    assert not marker.exists(), "bm25s imported jax"
+    # Hidden for that one import only: a later `import jax` by the caller would find it.
+    assert "jax" not in sys.modules
+    assert sys.modules["bm25s"] is bm25s and hasattr(bm25s, "BM25")
+    assert bm25s.selection.JAX_IS_AVAILABLE is False
+
+
+def test_a_jax_the_caller_imported_or_blocked_is_left_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+    import types
+
+    from longscope.router.retrieve import _bm25s
+
+    imported = types.ModuleType("jax")
+    for before in (imported, None):
+        _unload_bm25s(monkeypatch)
+        monkeypatch.setitem(sys.modules, "jax", before)
+        bm25s = _bm25s()
+        assert hasattr(bm25s, "BM25")
+        assert "jax" in sys.modules and sys.modules["jax"] is before
+
+
+def test_a_loaded_bm25s_is_handed_back_without_a_new_import(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    from longscope.router.retrieve import _bm25s
+
+    seen: list[tuple[str, object]] = []
+
+    class Loaded:
+        """Notes every attribute the import machinery reads, and what `jax` was at that time."""
+
+        def __getattribute__(self, name: str) -> object:
+            seen.append((name, sys.modules.get("jax", "absent")))
+            return object.__getattribute__(self, name)
+
+    loaded = Loaded()
+    monkeypatch.setitem(sys.modules, "bm25s", loaded)
+    monkeypatch.delitem(sys.modules, "jax", raising=False)
+    assert _bm25s() is loaded
+    # Going through `import` again would hide JAX (and read `__spec__`) for nothing.
+    assert seen == [] and "jax" not in sys.modules
+
+
+def test_the_shim_removes_only_the_hiding_entry_it_put_and_only_if_still_there(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bm25s whose import takes the hiding entry away (imports JAX its own way, say) must not
+    make the shim fail on removing an entry that is no longer there."""
+    import sys
+
+    from longscope.router.retrieve import _bm25s
+
+    _unload_bm25s(monkeypatch)
+    monkeypatch.delitem(sys.modules, "jax", raising=False)
+    package = tmp_path / "site" / "bm25s"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text(
+        "import sys\nsys.modules.pop('jax', None)\n\nclass BM25:\n    pass\n"
+    )
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    bm25s = _bm25s()
+    assert bm25s.__file__ == str(package / "__init__.py") and "jax" not in sys.modules
