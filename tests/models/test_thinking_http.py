@@ -66,6 +66,18 @@ async def test_thinking_that_runs_out_is_closed_by_a_continuation_request() -> N
     assert not use.answer_cut and gen.completion_tokens == 34
 
 
+async def test_a_continued_answer_times_both_requests() -> None:
+    # Each request takes at least 0.15 s at the server: the answer's latency spans both, not only
+    # the continuation (and is never left at zero).
+    with FaultServer(latency_s=0.15) as server:
+        server.script.extend(
+            [_chat_body("<think>still going", "length", 32), _chat_body("42", "stop", 2)]
+        )
+        gen = await _backend(server).generate(_chat(thinking_budget=32))
+    assert len(server.requests) == 2 and gen.text == "42"
+    assert 0.3 <= gen.latency_s < 5
+
+
 async def test_a_server_reasoning_parser_is_rebuilt_into_the_continuation() -> None:
     with FaultServer() as server:
         server.script.extend(
