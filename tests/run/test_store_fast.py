@@ -557,6 +557,13 @@ def test_foreign_sqlite_files_a_writer_cannot_adopt_are_refused_untouched(tmp_pa
             "{path} is not a longscope store (its table meta has columns key, not key, value); "
             "it was not changed: choose another run directory",
         ),
+        # no `meta`, but a table of the store's with other columns: refused before any write
+        "generations": (
+            "CREATE TABLE generations (x INTEGER, note TEXT)",
+            "{path} is not a longscope store (its table generations has columns x, note, not "
+            "run_id, sample_id, repeat, status, text, reasoning, prompt_tokens, completion_tokens, "
+            "latency_s, error, created); it was not changed: choose another run directory",
+        ),
         # a file that refuses new keys
         "trigger": (
             "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL); "
@@ -576,13 +583,16 @@ def test_foreign_sqlite_files_a_writer_cannot_adopt_are_refused_untouched(tmp_pa
             RunStore(run_dir)
         assert str(caught.value) == message.format(path=run_dir / STORE_NAME)
         assert _lock_is_free(run_dir)
-        if name != "trigger":  # a reader gets the same line, and the file stays as it was
+        if name not in ("trigger", "generations"):  # a reader gets the same line; file unchanged
             with pytest.raises(StoreError) as caught:
                 RunStore.open_readonly(run_dir)
             assert str(caught.value) == message.format(path=run_dir / STORE_NAME)
             assert (run_dir / STORE_NAME).read_bytes() == before
         tables = _raw(run_dir).execute("SELECT name FROM sqlite_master WHERE type='table'")
-        assert [t for (t,) in tables] == ["meta"]  # nothing of the store's was left in it
+        # nothing of the store's was left in it
+        assert [t for (t,) in tables] == ["generations" if name == "generations" else "meta"]
+        if name == "generations":  # refused before the writer's first statement: not a byte moved
+            assert (run_dir / STORE_NAME).read_bytes() == before
     # the store's name taken by a directory
     (tmp_path / "dir" / STORE_NAME).mkdir(parents=True)
     with pytest.raises(StoreError) as caught:

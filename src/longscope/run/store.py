@@ -362,6 +362,7 @@ class RunStore:
                     "SELECT 1 FROM sqlite_master WHERE type='table' AND name='meta'"  # pragma: no mutate
                 ).fetchone()
                 if not has_meta:
+                    self._refuse_foreign_tables()
                     return None
                 # A foreign file's `meta` of another shape fails the schema record's read or
                 # write with an SQL error that reads like a permission problem: name it instead.
@@ -387,6 +388,29 @@ class RunStore:
             f"{self.path} is damaged ({' '.join(problems[0].split())}; {len(problems)} problem(s)); "
             "it was not changed: restore it from a copy or start a new run directory"
         )
+
+    def _refuse_foreign_tables(self) -> None:
+        """A file without our schema record is adopted only if every table it shares a name with
+        has the store's columns: a foreign `generations` would otherwise take the first answer's
+        write (and fail there, after the run had started)."""
+        ours = sqlite3.connect(":memory:")
+        ours.executescript(_SCHEMA)
+        for (table,) in ours.execute(
+            "SELECT name FROM sqlite_master WHERE type='table'"
+        ):  # pragma: no mutate
+            want = [r[1] for r in ours.execute(f"PRAGMA table_info({table})")]  # pragma: no mutate
+            have = [
+                r[1] for r in self._db.execute(f"PRAGMA table_info({table})")
+            ]  # pragma: no mutate
+            if have and have != want:
+                ours.close()
+                self._db.close()
+                raise StoreError(
+                    f"{self.path} is not a longscope store (its table {table} has columns "
+                    f"{', '.join(have)}, not {', '.join(want)}); it was not changed: "
+                    "choose another run directory"
+                )
+        ours.close()
 
     def _check_version(self, row: tuple[str]) -> None:
         if str(row[0]) != str(SCHEMA_VERSION):
