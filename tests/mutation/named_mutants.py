@@ -56,8 +56,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "longbench-pro-budget-off-by-one",
         "src/longscope/suites/longbench_pro/suite.py",
-        "ctx.context_length - budget if ctx.context_length else None",
-        "ctx.context_length - budget - 1 if ctx.context_length else None",
+        "ctx.context_length - budget - (thinking or 0) if ctx.context_length else None",
+        "ctx.context_length - budget - (thinking or 0) - 1 if ctx.context_length else None",
         (
             "tests/suites/longbench_pro/test_suite.py",
             "tests/suites/longbench_pro/test_budget_boundaries.py",
@@ -86,16 +86,16 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "tier-at-n_ctx-skipped",
-        "src/longscope/run/runner.py",
-        "sample.length <= info.context_length",
-        "sample.length < info.context_length",
+        "src/longscope/run/prepared.py",
+        "needs <= info.context_length",
+        "needs < info.context_length",
         ("tests/run/test_status_boundaries.py",),
     ),
     Mutant(
         "tier-at-n_ctx-skipped-on-the-model",
-        "src/longscope/run/runner.py",
-        "sample.length <= info.context_length",
-        "sample.length < info.context_length",
+        "src/longscope/run/prepared.py",
+        "needs <= info.context_length",
+        "needs < info.context_length",
         (
             "tests/run/test_status_boundaries.py::test_a_grid_length_equal_to_n_ctx_runs_and_resume_keeps_overflow",
         ),
@@ -157,9 +157,9 @@ MUTANTS: tuple[Mutant, ...] = (
     # developer could plausibly write, and each one users would be hurt by.
     Mutant(
         "resume-done-per-sample",
-        "src/longscope/run/runner.py",
-        "if (sample.id, repeat) not in done",
-        "if (sample.id, 0) not in done",
+        "src/longscope/run/prepared.py",
+        "left = tuple(r for r in repeats if (sample.id, r) not in done)",
+        "left = tuple(r for r in repeats if (sample.id, 0) not in done)",
         ("tests/run/test_run_machinery.py",),
     ),
     Mutant(
@@ -193,8 +193,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "plan-counts-the-bare-text",
         "src/longscope/run/plan.py",
-        "cell[1] += request.prompt_tokens or len(tokenizer.encode(request.text))",
-        "cell[1] += len(tokenizer.encode(request.text))",
+        "prompt = request.prompt_tokens or len(tokenizer.encode(request.text))",
+        "prompt = len(tokenizer.encode(request.text))",
         ("tests/run/test_plan_sent.py",),
         marks="model",
     ),
@@ -236,8 +236,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "second-judge-reuses-the-first-judges-verdicts",
         "src/longscope/run/store.py",
-        '"SELECT sample_id, repeat FROM judgements WHERE run_id=? AND judge=?", (run_id, judge)',
-        '"SELECT sample_id, repeat FROM judgements WHERE run_id=? AND length(?) > 0", (run_id, judge)',
+        '"SELECT sample_id, repeat FROM judgements WHERE run_id=? AND judge=?",',
+        '"SELECT sample_id, repeat FROM judgements WHERE run_id=? AND length(?) > 0",',
         ("tests/run/test_run_machinery.py", "tests/run/test_judge.py"),
     ),
     Mutant(
