@@ -393,15 +393,15 @@ class RunStore:
         """A file without our schema record is adopted only if every table it shares a name with
         has the store's columns: a foreign `generations` would otherwise take the first answer's
         write (and fail there, after the run had started)."""
-        ours = sqlite3.connect(":memory:")
+        # SQL text and SQLite's in-memory name are not mutated: a keyword's case is no change to
+        # SQLite, and another name only puts the scratch database in a file.
+        ours = sqlite3.connect(":memory:")  # pragma: no mutate
         ours.executescript(_SCHEMA)
-        for (table,) in ours.execute(
-            "SELECT name FROM sqlite_master WHERE type='table'"
-        ):  # pragma: no mutate
-            want = [r[1] for r in ours.execute(f"PRAGMA table_info({table})")]  # pragma: no mutate
-            have = [
-                r[1] for r in self._db.execute(f"PRAGMA table_info({table})")
-            ]  # pragma: no mutate
+        tables = "SELECT name FROM sqlite_master WHERE type='table'"  # pragma: no mutate
+        columns = "PRAGMA table_info({})"  # pragma: no mutate
+        for (table,) in ours.execute(tables):
+            want = [r[1] for r in ours.execute(columns.format(table))]
+            have = [r[1] for r in self._db.execute(columns.format(table))]
             if have and have != want:
                 ours.close()
                 self._db.close()
