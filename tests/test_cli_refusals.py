@@ -175,6 +175,9 @@ def test_ctrl_c_exits_130_with_its_message(tmp_path: Path) -> None:
              "--base-url", server.url, "-M", "context_length=8192", *NEEDLE, "-q",
              "-o", str(tmp_path / "run")],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            # A shell's background job starts with SIGINT ignored and Python keeps it so: the
+            # run is given Ctrl-C's default, as from a terminal, wherever the tests were started.
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )  # fmt: skip
         deadline = time.time() + 60
         while not server.requests and time.time() < deadline:
