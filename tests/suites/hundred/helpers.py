@@ -5,6 +5,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+FIXTURES = Path(__file__).parents[2] / "fixtures"
+GOV_REPORT = str(FIXTURES / "longbench_v1_gov_report.jsonl")
+# LongBench v1 rows for the real tasks (CPython's docs serve the others offline)
+LONGBENCH_V1 = {
+    "single_doc_qa": str(FIXTURES / "longbench_v1_qa.jsonl"),
+    "multi_doc_qa": str(FIXTURES / "longbench_v1_hotpotqa.jsonl"),
+    "single_doc_sum": GOV_REPORT,
+    "multi_doc_sum": str(FIXTURES / "longbench_v1_multi_news.jsonl"),
+}
+
 
 class CharTokenizer:
     """One token per character: every count in a prompt can be checked with `len`."""

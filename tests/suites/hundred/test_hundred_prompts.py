@@ -16,16 +16,9 @@ from longscope.suites.hundred.sources import load_source, split_documents
 from longscope.suites.hundred.suite import HundredSuite
 from longscope.types import GenerationConfig, Sample
 
-from .helpers import CharTokenizer, rendered, write_pool
+from .helpers import GOV_REPORT, LONGBENCH_V1, CharTokenizer, rendered, write_pool
 
-FIXTURES = Path(__file__).parents[2] / "fixtures"
-SOURCES = {
-    "single_doc_qa": str(FIXTURES / "longbench_v1_qa.jsonl"),
-    "multi_doc_qa": str(FIXTURES / "longbench_v1_hotpotqa.jsonl"),
-    "single_doc_sum": str(FIXTURES / "longbench_v1_gov_report.jsonl"),
-    "multi_doc_sum": str(FIXTURES / "longbench_v1_multi_news.jsonl"),
-    "passage_retrieval": str(FIXTURES / "longbench_v1_gov_report.jsonl"),
-}
+SOURCES = {**LONGBENCH_V1, "passage_retrieval": GOV_REPORT}
 TEXT = "The reference manual describes the language in plain prose. " * 3
 # prompt mode, a known chat template's tokens (None: unknown, a margin kept free), tokens counted
 MODES = {"completion": ("completion", None, 1), "chat-known": ("chat", 7, 7)}

@@ -14,14 +14,9 @@ from longscope.suites.hundred.sources import load_source, split_documents
 from longscope.types import Generation, GenerationConfig
 
 from ...cli_helper import longscope
+from .helpers import GOV_REPORT, LONGBENCH_V1
 
-FIXTURES = Path(__file__).parents[2] / "fixtures"
-SOURCES = {
-    "single_doc_qa": str(FIXTURES / "longbench_v1_qa.jsonl"),
-    "multi_doc_qa": str(FIXTURES / "longbench_v1_hotpotqa.jsonl"),
-    "single_doc_sum": str(FIXTURES / "longbench_v1_gov_report.jsonl"),
-    "multi_doc_sum": str(FIXTURES / "longbench_v1_multi_news.jsonl"),
-}
+SOURCES = LONGBENCH_V1
 
 
 def _suite(**extra):
@@ -119,9 +114,6 @@ def test_metric_flag_is_parsed_not_truthy() -> None:
 def test_real_tasks_without_a_source_say_how_to_get_one() -> None:
     with pytest.raises(UsageError, match=r"need a real source: pass -S source=TASK=FILE\.jsonl"):
         create_suite("hundred", {"tasks": ["single_doc_qa"]})
-
-
-GOV_REPORT = str(FIXTURES / "longbench_v1_gov_report.jsonl")
 
 
 def test_passage_retrieval_asks_for_the_summarised_passage(qwen_tokenizer) -> None:
