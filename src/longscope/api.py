@@ -425,8 +425,11 @@ def compare(
     *,
     thresholds: Sequence[float] = (),
     published: Sequence[str] = (),
+    html: str | Path | None = None,
 ) -> Leaderboard:
     """Leaderboard rows across runs (and published rows beside them).
+
+    `html`: also write the runs side by side as one self-contained page there.
 
     `thresholds`: effective length at each (default RULER's 85.6; `effective@N` columns).
     `published`: files (CSV or JSON with a source line) or names of data sets shipped with a
@@ -441,12 +444,17 @@ def compare(
     chosen = tuple(thresholds) or (RULER_THRESHOLD,)
     rows = leaderboard([r.result for r in results], chosen)
     _attach_differences(rows, [Path(d) for d in run_dirs], results)
-    if not published:
-        return Leaderboard(tuple(rows))
     for spec in published:
         rows += published_rows(spec).leaderboard_rows(chosen)
-    # The runs take their places among the published rows; rows without a score stay last.
-    rows.sort(key=lambda r: (r["state"] == "no score", -(r.get("overall") or 0.0)))
+    if published:
+        # The runs take their places among the published rows; rows without a score stay last.
+        rows.sort(key=lambda r: (r["state"] == "no score", -(r.get("overall") or 0.0)))
+    if html is not None:
+        from longscope.files import write_atomic
+        from longscope.report.html import render_compare_html
+
+        pairs = [(Path(d), r) for d, r in zip(run_dirs, results, strict=True)]
+        write_atomic(Path(html), render_compare_html(rows, pairs))
     return Leaderboard(tuple(rows))
 
 

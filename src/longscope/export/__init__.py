@@ -37,6 +37,8 @@ class Exported:
     """A file, a folder, or (MLflow) the tracking URI and run id."""
     note: str = ""
     """The incomplete line of a provisional run ("" when complete)."""
+    chosen: str = ""
+    """Which run of a directory holding several was exported ("" when it holds one)."""
 
     def line(self) -> str:
         """Return `run 7ac536fbd9f8 (complete) -> exports/inspect/....eval`."""
@@ -44,12 +46,21 @@ class Exported:
 
 
 def export(
-    run_dirs: Sequence[str | Path], fmt: str, out: str | Path | None = None
+    run_dirs: Sequence[str | Path],
+    fmt: str,
+    out: str | Path | None = None,
+    *,
+    run_id: str | None = None,
+    model_id: str | None = None,
+    provisional: bool = False,
 ) -> list[Exported]:
     """Write each run directory's run in format `fmt` under `out` (default `exports/FORMAT`).
 
-    MLflow's `out` may be a tracking URI (`http://...`, `sqlite:///...`); a folder there becomes
-    a local store (`sqlite:///FOLDER/mlflow.db`, artifacts beside it).
+    `run_id`: which run of a directory holding several (a prefix; default: the latest).
+    `model_id`: the model's Hub id (`Qwen/Qwen2.5-7B-Instruct`) when the run does not say it.
+    `provisional`: export an incomplete run to a format that shows values as final (`hf`).
+    MLflow's `out` may be a tracking URI (`http://...`, `sqlite:///...`, `databricks`); a
+    folder there becomes a local store (`sqlite:///FOLDER/mlflow.db`, artifacts beside it).
     """
     if fmt not in FORMATS:
         raise UsageError(f"unknown --format {fmt!r}: use {', '.join(FORMATS)}")
@@ -57,19 +68,45 @@ def export(
         raise UsageError("no run directory given: longscope export RUN_DIR... --format FORMAT")
     writer = importlib.import_module(FORMATS[fmt])
     target = str(out) if out is not None else str(Path("exports") / fmt)
+    runs = load_runs([Path(d) for d in run_dirs], run_id, model_id)
+    if getattr(writer, "FINAL_ONLY", False) and not provisional:
+        for run in runs:  # refused before anything is written
+            if not run.final:
+                why = run.completeness()["incomplete"] or "nothing scored"
+                raise UsageError(
+                    f"{run.run_dir}: run {run.run_id[:12]} is {run.state} ({why}); --format "
+                    f"{fmt} shows every value as final: finish the run (or merge its shards), "
+                    "or pass --provisional to export it marked PROVISIONAL"
+                )
+    folder = None if fmt == "mlflow" else _folder(Path(target))
     done = []
-    for run in load_runs([Path(d) for d in run_dirs]):
-        where = writer.write(run, target if fmt == "mlflow" else Path(target))
-        done.append(
-            Exported(
-                run.run_dir,
-                run.run_id,
-                run.state,
-                str(where),
-                run.completeness()["incomplete"] if not run.final else "",
+    for run in runs:
+        try:
+            where = writer.write(run, target if folder is None else folder)
+        except OSError as exc:  # disk full, permissions, a file in the way: one line
+            raise UsageError(
+                f"cannot write the {fmt} export to {exc.filename or target}: {exc.strerror or exc}"
+            ) from None
+        chosen = ""
+        if run.runs_in_folder > 1 and run_id is None:
+            chosen = (
+                f"{run.run_dir} holds {run.runs_in_folder} runs: exported the latest, "
+                f"{run.run_id[:12]} (choose another with --run-id)"
             )
-        )
+        incomplete = run.completeness()["incomplete"] if not run.final else ""
+        done.append(Exported(run.run_dir, run.run_id, run.state, str(where), incomplete, chosen))
     return done
+
+
+def _folder(path: Path) -> Path:
+    """Return `path` as an output folder, refusing in one line what cannot be one."""
+    if path.exists() and not path.is_dir():
+        raise UsageError(f"-o {path} is a file, not a folder: give a folder to export into")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create the folder {path}: {exc.strerror or exc}") from None
+    return path
 
 
 __all__ = ["FORMATS", "ExportRun", "Exported", "export"]

@@ -46,6 +46,8 @@ OPENAI_OPTIONS = (
     option("tokenizer", "str", DEFAULT_TOKENIZER, "tokenizer to count prompts with: a name or "
            "a tokenizer.json path"),
     option("api_key_env", "str", DEFAULT_API_KEY_ENV, "environment variable holding the API key"),
+    option("model_id", "str", None, "the model's Hub id for exports (e.g. "
+           "Qwen/Qwen2.5-7B-Instruct) when the server serves it under another name"),
     THINKING_OPTION,
     option("thinking_budget_via", "choice", "continue", "how --thinking-budget reaches the "
            "server: continue (ask for the thinking budget, then a continuation request with the "
@@ -96,8 +98,10 @@ class OpenAIBackend(Backend):
         thinking: str | None = None,
         thinking_via: str = "continue",
         thinking_opened: bool = False,
+        model_id: str | None = None,
     ) -> None:
         self.name = f"openai/{model}"
+        self.stated_model_id = model_id
         self.model = model
         # Only a host the user named (`--base-url`, or a non-empty OPENAI_BASE_URL): never a default.
         self.base_url = base_url_or_env(base_url)
@@ -152,6 +156,7 @@ class OpenAIBackend(Backend):
             thinking=options.get("thinking_format"),
             thinking_via=str(options.get("thinking_budget_via", "continue")),
             thinking_opened=bool(options.get("thinking_opened", False)),
+            model_id=options.get("model_id"),
             **transport,
         )
 
@@ -193,6 +198,8 @@ class OpenAIBackend(Backend):
                 "batching": "the server's own (continuous batching on vLLM and SGLang); "
                 "not reported over the API",
                 "prefix_cache": "the server's own; not reported over the API",
+                # A label for exports (`-M model_id=`): never part of the run's identity.
+                **({"model_id": self.stated_model_id} if self.stated_model_id else {}),
             },
         )
         return self._info

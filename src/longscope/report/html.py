@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from longscope.report.terminal import (
     error_text,
     grid_cell,
     length_label,
+    level_text,
     measured,
     plus_minus,
     se_text,
@@ -115,7 +117,10 @@ def curve_png(
     ax.set_xscale("log", base=2)
     all_x = sorted({x for points in curves.values() for x in points})
     ax.set_xticks(all_x, [f"{x // 1024}K" if x >= 1024 else str(x) for x in all_x])
-    ax.set_ylim(0, 100)
+    # A margin past 0 and 100: a line at 100% (or 0%) is drawn whole, never hidden under the
+    # frame's edge with its markers cut in half.
+    ax.set_ylim(-4, 104)
+    ax.set_yticks(range(0, 101, 20))
     ax.set_xlabel("context length (tokens)")
     ax.set_ylabel("score %")
     ax.set_title(mpl(title))
@@ -343,9 +348,11 @@ def _section(result: ScoreResult) -> dict[str, Any]:
         }
     headlines, facts, images, tables = [], [], [], []
     for view in summary.views:
-        text = (
-            f"{view.headline.label} {view.headline.text()}{error_text(view, view.headline.digits)}"
-        )
+        head = view.headline
+        score = "no score" if head.score is None else f"{head.score:.{head.digits}f}{head.scale}"
+        level = level_text(summary, head)
+        text = f"{head.label} {score}{' (' + level + ')' if level else ''}"
+        text += error_text(view, head.digits)
         if view.headline.note:
             text += f", {view.headline.note}"
         headlines.append(f"{view.name}: {text}" if view.name else text)
@@ -470,6 +477,109 @@ def render_html(results: list[tuple[Path, ScoreResult]]) -> str:
             }
         )
     return _TEMPLATE.render(version=__version__, runs=runs)
+
+
+_COMPARE = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined).from_string(
+    """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'">
+<title>longscope comparison</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:2rem;max-width:1400px;color:#222}
+h1{margin-bottom:0} .sub{color:#666;margin-top:.2rem}
+table{border-collapse:collapse;margin:.5rem 0 1rem} td,th{border:1px solid #ccc;padding:.2rem .5rem;text-align:left}
+td.num{text-align:right} .fig{display:inline-block;margin:.5rem 1rem .5rem 0;vertical-align:top}
+.incomplete{color:#c33;font-weight:bold} .dim{color:#888}
+</style></head><body>
+<h1>longscope comparison</h1>
+<p class="sub">longscope {{ version }} &middot; {{ runs|length }} run(s) side by side</p>
+<h2>Runs</h2>
+<table><tr><th>#</th><th>suite</th><th>model</th><th>headline</th><th>run</th><th>folder</th></tr>
+{% for run in runs %}<tr><td class="num">{{ loop.index }}</td><td>{{ run.suite }}</td><td>{{ run.model }}</td><td>{{ run.headline }}{% if run.incomplete %} <span class="incomplete">{{ run.incomplete }}</span>{% endif %}</td><td>{{ run.run_id }}</td><td>{{ run.run_dir }}</td></tr>{% endfor %}
+</table>
+{% for caption, src in images %}<figure class="fig"><img alt="{{ caption }}" src="{{ src }}"><figcaption>{{ caption }}</figcaption></figure>{% endfor %}
+{% for table in tables %}
+<h2>{{ table.title }}</h2>
+<table><tr>{% for column in table.columns %}<th>{{ column }}</th>{% endfor %}</tr>
+{% for row in table.rows %}<tr>{% for cell in row %}<td{% if loop.index > table.keys %} class="num"{% endif %}>{{ cell }}</td>{% endfor %}</tr>{% endfor %}
+</table>
+{% endfor %}
+{% for note in notes %}<p>{{ note }}</p>{% endfor %}
+</body></html>
+"""
+)
+
+
+def render_compare_html(
+    rows: Sequence[dict[str, Any]], results: Sequence[tuple[Path, ScoreResult]]
+) -> str:
+    """Return one self-contained page with runs side by side: each run's headline, their scores
+    by length on one plot (each with its 95% band), the leaderboard and breakdown tables
+    `compare` prints, and each run's difference from the first."""
+    from longscope.report.terminal import (
+        NOISE_NOTE,
+        PUBLISHED_SE_NOTE,
+        difference_table,
+        leaderboard_tables,
+    )
+
+    runs, curves, bands = [], {}, {}
+    for run_dir, result in results:
+        summary = result.result
+        view = summary.view
+        runs.append(
+            {
+                "suite": result.suite,
+                "model": visible(summary.model or ""),
+                "headline": visible(_section(result)["headline"]),
+                "incomplete": visible(incomplete_line(summary.completeness)),
+                "run_id": result.run_id[:12],
+                "run_dir": visible(run_dir),
+            }
+        )
+        if len(view.by_length) > 1:
+            name = f"{summary.model} ({result.run_id[:8]})"
+            curves[name] = view.by_length
+            bands[name] = {
+                n: (e.low, e.high)
+                for n, e in view.length_errors.items()
+                if e.low is not None and e.high is not None
+            }
+    images = []
+    if curves:
+        images.append(
+            (
+                "Score vs length, one line per run (bands: 95% intervals)",
+                curve_png(curves, RULER_THRESHOLD, "score by length", bands),
+            )
+        )
+    parts = leaderboard_tables(rows)
+    made = difference_table(rows)
+    if made is not None:
+        parts.append(made)
+    tables = [
+        {
+            "title": visible(t.title),
+            "keys": len(t.keys),
+            "columns": [visible(c) for c in (*t.keys, *t.columns)],
+            "rows": [[visible(cell.plain) for cell in row] for row in t.rows],
+        }
+        for t in parts
+    ]
+    notes = [
+        f"{r.get('model')}: {r['vs_reference']['note']}" for r in rows if r.get("vs_reference")
+    ]
+    if made is not None:
+        notes.append(NOISE_NOTE)
+    if any(row.get("state") == "published" for row in rows):
+        notes.append(PUBLISHED_SE_NOTE)
+    return _COMPARE.render(
+        version=__version__,
+        runs=runs,
+        images=images,
+        tables=tables,
+        notes=[visible(n) for n in notes],
+    )
 
 
 def render_markdown(results: list[tuple[Path, ScoreResult]]) -> str:

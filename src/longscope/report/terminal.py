@@ -9,6 +9,7 @@ as text, never as rich markup, with control characters made visible.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
@@ -21,6 +22,7 @@ from longscope.summary import (
     CurveMetrics,
     Error,
     Grid,
+    Headline,
     Summary,
     View,
     incomplete_line,
@@ -125,7 +127,8 @@ def headline_text(summary: Summary, view: View) -> Text:
     head = view.headline
     if head.score is None:
         return _headline((summary.title,), start + f"{head.label} -")
-    level = f"  ({head.level})" if head.level else ""
+    level = level_text(summary, head)
+    level = f"  ({level})" if level else ""
     note = f"  {head.note}" if head.note else ""
     why = shard_text(summary.completeness) or "incomplete run"
     provisional = f" provisional ({why})" if summary.state == "provisional" else ""
@@ -137,6 +140,20 @@ def headline_text(summary: Summary, view: View) -> Text:
         provisional,
         level + note,
     )
+
+
+def level_text(summary: Summary, head: Headline) -> str:
+    """Return the headline's level (`Functional Retention`), or why a level is not given: where
+    a budget ended too many answers (`analysis.budgets`), the score measures the budget."""
+    from longscope.analysis.budgets import bound_lengths
+
+    if not head.level:
+        return ""
+    bound = bound_lengths(summary.budgets or {})
+    if bound:
+        where = ", ".join(length_label(n) if str(n).isdigit() else str(n) for n in bound)
+        return f"no level: budget-bound at {where}"
+    return head.level
 
 
 def error_text(view: View, digits: int = 1) -> str:
@@ -447,10 +464,22 @@ def completeness_table(summary: Summary) -> Table | None:
     return table
 
 
-def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = None) -> None:
-    """Print `compare`'s rows: the leaderboard (scores, effective length, lengths), then one table
-    per breakdown dimension and view (models as rows, groups as columns), each split into parts
-    where the terminal is narrower than the table."""
+@dataclass(frozen=True)
+class TableParts:
+    """One table of `compare`, as the terminal splits it and the HTML page shows it whole."""
+
+    title: str
+    keys: list[str]
+    """The columns every part repeats (rank, model)."""
+    columns: list[str]
+    rows: list[list[Text]]
+    """Each row: the key cells, then one cell per column."""
+    right: bool = True
+
+
+def leaderboard_tables(rows: Sequence[dict[str, Any]]) -> list[TableParts]:
+    """Return `compare`'s tables: the leaderboard (scores, effective length, lengths), then one
+    per breakdown dimension and view (models as rows, groups as columns)."""
     cell_keys = {f"{v} {g}" if v else g for row in rows for _, v, g, _ in row.get("cells", [])}
     skip = {
         "lengths",
@@ -483,23 +512,23 @@ def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = 
     )
     columns.sort(key=lambda c: first.index(c) if c in first else len(first))
     lengths = sorted({int(k) for row in rows for k in row.get("lengths", {})})
-    console = console or safe_console()
-    print_split(
-        console,
-        "Leaderboard",
-        ["#", "model"],
-        [*columns, *(length_label(n) for n in lengths)],
-        [
+    tables = [
+        TableParts(
+            "Leaderboard",
+            ["#", "model"],
+            [*columns, *(length_label(n) for n in lengths)],
             [
-                _cell(rank),
-                _cell(row.get("model")),
-                *(_column_cell(row, c) for c in columns),
-                *(_length_cell(row, str(n)) for n in lengths),
-            ]
-            for rank, row in enumerate(rows, start=1)
-        ],
-        right=False,
-    )
+                [
+                    _cell(rank),
+                    _cell(row.get("model")),
+                    *(_column_cell(row, c) for c in columns),
+                    *(_length_cell(row, str(n)) for n in lengths),
+                ]
+                for rank, row in enumerate(rows, start=1)
+            ],
+            right=False,
+        )
+    ]
     groups: dict[tuple[str, str], list[str]] = {}
     for row in rows:
         for dimension, view, group, _ in row.get("cells", []):
@@ -520,15 +549,25 @@ def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = 
                         *(_with_se(values.get(n), errors.get(n)) for n in names),
                     ]
                 )
-        print_split(console, title, ["#", "model"], names, table_rows)
+        tables.append(TableParts(title, ["#", "model"], list(names), table_rows))
+    return tables
+
+
+PUBLISHED_SE_NOTE = (
+    "published rows carry no standard error (their sources print none): their SE "
+    "reads `not published` and their cells have no ±; runs' cells show ± SE"
+)
+NOISE_NOTE = "noise: the 95% interval holds 0; the runs do not differ measurably there"
+
+
+def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = None) -> None:
+    """Print `compare`'s rows (`leaderboard_tables`), each table split into parts where the
+    terminal is narrower than the table, then the differences from the first run."""
+    console = console or safe_console()
+    for table in leaderboard_tables(rows):
+        print_split(console, table.title, table.keys, table.columns, table.rows, right=table.right)
     if any(row.get("state") == "published" for row in rows):
-        _say(
-            console,
-            plain(
-                "published rows carry no standard error (their sources print none): their SE "
-                "reads `not published` and their cells have no ±; runs' cells show ± SE"
-            ),
-        )
+        _say(console, plain(PUBLISHED_SE_NOTE))
     print_differences(rows, console)
 
 
@@ -539,13 +578,12 @@ def _column_cell(row: Mapping[str, Any], column: str) -> Text:
     return _cell(row.get(column))
 
 
-def print_differences(rows: Sequence[dict[str, Any]], console: Console | None = None) -> None:
-    """Print each run minus the first run given: overall and per length, with 95% intervals;
-    a difference whose interval holds 0 is marked `noise`."""
+def difference_table(rows: Sequence[dict[str, Any]]) -> TableParts | None:
+    """Return each run minus the first run given: overall, AUC and per length, with 95%
+    intervals (None when there is no second run)."""
     compared = [row for row in rows if row.get("vs_reference")]
     if not compared:
-        return
-    console = console or safe_console()
+        return None
     lengths = sorted({int(k) for r in compared for k in r["vs_reference"]["by_length"]})
     reference = compared[0]["vs_reference"]["reference"]
     table_rows = []
@@ -560,16 +598,26 @@ def print_differences(rows: Sequence[dict[str, Any]], console: Console | None = 
                 *(difference_text(made["by_length"].get(str(n))) for n in lengths),
             ]
         )
-    print_split(
-        console,
+    return TableParts(
         f"Difference from {reference} (run - reference, points; 95% interval)",
         ["model", "pairing"],
         ["overall", "AUC", *(length_label(n) for n in lengths)],
         table_rows,
     )
-    for row in compared:
-        _say(console, plain(f"{row.get('model')}: {row['vs_reference']['note']}"))
-    _say(console, plain("noise: the 95% interval holds 0; the runs do not differ measurably there"))
+
+
+def print_differences(rows: Sequence[dict[str, Any]], console: Console | None = None) -> None:
+    """Print each run minus the first run given: overall and per length, with 95% intervals;
+    a difference whose interval holds 0 is marked `noise`."""
+    table = difference_table(rows)
+    if table is None:
+        return
+    console = console or safe_console()
+    print_split(console, table.title, table.keys, table.columns, table.rows)
+    for row in rows:
+        if row.get("vs_reference"):
+            _say(console, plain(f"{row.get('model')}: {row['vs_reference']['note']}"))
+    _say(console, plain(NOISE_NOTE))
 
 
 def difference_text(made: Mapping[str, Any] | None) -> Text:

@@ -515,6 +515,14 @@ class RunStore:
         )
         return dict(rows.fetchall())
 
+    def answered_between(self, run_id: str) -> tuple[float, float] | None:
+        """Return when the run's first and last stored answers arrived (Unix time), or None."""
+        first, last = self._db.execute(
+            "SELECT MIN(created), MAX(created) FROM generations WHERE run_id=?",  # pragma: no mutate
+            (run_id,),
+        ).fetchone()
+        return None if first is None else (float(first), float(last))
+
     def context(self, run_id: str, sample_id: str) -> str:
         row = self._db.execute(
             "SELECT c.text FROM samples s JOIN contexts c ON c.hash = s.context_hash "  # pragma: no mutate
