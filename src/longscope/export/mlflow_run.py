@@ -68,8 +68,8 @@ def write(run: ExportRun, target: str) -> str:
     require("mlflow", "mlflow", "mlflow-skinny")
     from mlflow.exceptions import MlflowException
 
-    # MLflow narrates database migrations at INFO; the command prints its own one line.
-    logging.getLogger("mlflow").setLevel(logging.WARNING)
+    # MLflow narrates migrations and credential fallbacks; the command prints its own one line.
+    logging.getLogger("mlflow").setLevel(logging.ERROR)
     uri, artifacts = tracking_uri(target)
     _probe(uri)
     try:
