@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: install gpu-extra browser demo profile test test-slow test-gpu lint format bench mutation clean
+.PHONY: install gpu-extra browser demo screenshot profile test test-slow test-gpu lint format bench mutation clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -73,6 +73,11 @@ demo: install
 	$(BIN)/longscope compare $(addprefix runs/demo/,$(DEMO_MODELS))
 	$(BIN)/longscope report $(addprefix runs/demo/,$(DEMO_MODELS)) --html runs/demo/report.html
 	@echo "Stored in runs/demo/; open runs/demo/report.html, or re-print with: $(BIN)/longscope report runs/demo/gemma3-270m"
+
+# The README's screenshot (docs/demo-report.png) from the demo's current HTML report, in headless
+# Chromium (tests/report/test_screenshot.py runs the same script on a stored run).
+screenshot: demo browser
+	$(BIN)/python docs/make_screenshot.py $(addprefix runs/demo/,$(DEMO_MODELS)) -o docs/demo-report.png
 
 # The router example's profile (docs/gemma3-270m-profile.json) from the demo's Gemma run; a
 # test checks it against a fresh demo run's run id and scores. --relative 0.95: the demo's 16K

@@ -501,7 +501,7 @@ td.num{text-align:right} .fig{display:inline-block;margin:.5rem 1rem .5rem 0;ver
 {% for table in tables %}
 <h2>{{ table.title }}</h2>
 <table><tr>{% for column in table.columns %}<th>{{ column }}</th>{% endfor %}</tr>
-{% for row in table.rows %}<tr>{% for cell in row %}<td{% if loop.index > table.keys %} class="num"{% endif %}>{{ cell }}</td>{% endfor %}</tr>{% endfor %}
+{% for row in table.rows %}<tr>{% for cell in row %}<td{% if loop.index > table.fixed %} class="num"{% endif %}>{{ cell }}</td>{% endfor %}</tr>{% endfor %}
 </table>
 {% endfor %}
 {% for note in notes %}<p>{{ note }}</p>{% endfor %}
@@ -560,7 +560,7 @@ def render_compare_html(
     tables = [
         {
             "title": visible(t.title),
-            "keys": len(t.keys),
+            "fixed": len(t.keys),
             "columns": [visible(c) for c in (*t.keys, *t.columns)],
             "rows": [[visible(cell.plain) for cell in row] for row in t.rows],
         }
