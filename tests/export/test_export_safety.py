@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import socket
 import sqlite3
 import subprocess
 import sys
@@ -177,8 +176,3 @@ def test_a_folder_holding_two_runs_exports_the_one_asked_for(
     ).is_file()
     done = _cli(str(run_dir), "--format", "hf", "--run-id", "0123abc", cwd=tmp_path)
     assert done.returncode == 2 and "no run '0123abc'" in done.stderr
-
-
-def test_free_port_is_closed() -> None:  # the dead-server test relies on it
-    with socket.socket() as probe:
-        assert probe.connect_ex(("127.0.0.1", free_port())) != 0
