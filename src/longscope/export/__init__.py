@@ -99,13 +99,9 @@ def export(
 
 
 def _folder(path: Path) -> Path:
-    """Return `path` as an output folder, refusing in one line what cannot be one."""
+    """Return `path` as an output folder (made by the writer), refusing a file in one line."""
     if path.exists() and not path.is_dir():
         raise UsageError(f"-o {path} is a file, not a folder: give a folder to export into")
-    try:
-        path.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(f"cannot create the folder {path}: {exc.strerror or exc}") from None
     return path
 
 
