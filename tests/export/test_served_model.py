@@ -4,6 +4,8 @@ llama.cpp server serves SmolLM2 under the name vLLM would give Qwen (`--served-m
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -80,4 +82,12 @@ def test_a_flat_served_name_takes_the_stated_id_or_the_tokenizers_model(
     with pytest.raises(UsageError, match=r"'qwen', without its developer.*--model-id ORG/NAME"):
         export([flat], "eee", tmp_path / "c")
     assert not (tmp_path / "c" / "data").exists()
-    assert _eee(flat, tmp_path / "c", model_id=QWEN)["model_info"]["developer"] == "Qwen"
+    # From the command line, as docs/export.md shows it.
+    done = subprocess.run(
+        [sys.executable, "-m", "longscope.cli", "export", str(flat), "--format", "eee",
+         "-o", str(tmp_path / "c"), "--model-id", QWEN],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    (record,) = (tmp_path / "c" / "data" / "longscope_longctx" / "Qwen").rglob("*.json")
+    assert json.loads(record.read_text())["model_info"]["developer"] == "Qwen"
