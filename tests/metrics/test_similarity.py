@@ -5,8 +5,11 @@ import math
 import random
 
 import numpy as np
+import pytest
 
 from longscope.metrics.similarity import _normalise, cosine_matrix, max_cosine
+
+pytestmark = pytest.mark.cpu_sensitive  # make test runs it again as if on another CPU
 
 
 def test_rows_become_unit_vectors_and_a_zero_row_stays_zero() -> None:

@@ -56,6 +56,8 @@ from longscope.suites.longbench_pro.suite import summarize_mode
 
 from ...lbp_helper import CROSS_CPU_SCORE_TOLERANCE, score_predictions, standin_cosine
 
+pytestmark = pytest.mark.cpu_sensitive  # make test runs it again as if on another CPU
+
 FIXTURES = Path(__file__).parents[2] / "fixtures"
 DATA = FIXTURES / "longbench_pro_mini.json"
 INFERENCE = FIXTURES / "longbench_pro_official_inference.jsonl"

@@ -13,6 +13,8 @@ from longscope.suites.longbench_pro.scoring import score_prediction, summary_sco
 
 from ...lbp_helper import CROSS_CPU_SCORE_TOLERANCE, standin_cosine
 
+pytestmark = pytest.mark.cpu_sensitive  # make test runs it again as if on another CPU
+
 ROUGE_SAME = 2.0 * (1.0 / (2.0 + 1e-8))
 """The package's ROUGE-L F of a text against itself: 0.999999995 (its 1e-8 in the F formula)."""
 MARKER = {"English": "[Answer]", "Chinese": "[答案]"}
