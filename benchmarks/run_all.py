@@ -38,6 +38,7 @@ class Script:
 
 SCRIPTS: tuple[Script, ...] = (
     Script("bench_longbench_pro.py"),
+    Script("bench_embedding_stability.py"),
     Script("bench_prompts.py"),
     Script("bench_overhead.py"),
     Script("bench_openai_overhead.py"),
