@@ -629,7 +629,7 @@ def main() -> None:
     parser.add_argument("--smoke", action="store_true", help="table and prefill at 2K only")
     args = parser.parse_args()
     if args.smoke:
-        args.lengths, args.skip = "2048", "continuous,decode,step,attention,bare,batched"
+        args.lengths, args.skip = "2048", "continuous,decode,step,attention,bare,batched,profile46"
         args.decode_lengths = "2048"
         args.out = "/dev/null"
     lengths = [int(x) for x in args.lengths.split(",")]
