@@ -14,27 +14,43 @@ Imported only where CUDA (or Triton's interpreter, in tests) and Triton are.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import torch
 import triton
 import triton.language as tl
 
-SPLIT_TARGET = 512
-"""Programs the attention's first stage aims at (about four per multiprocessor of an H200)."""
+SPLIT_TARGET = 1024
+"""Programs the attention's first stage aims at (about eight per multiprocessor of an H200)."""
 MIN_SPLIT = 256
 """Keys a program reads at least: fewer and the merge costs more than the split saves."""
-BLOCK_N = 64
-"""Keys per inner step of the attention."""
+BLOCK_N = 128
+"""Split sizes are whole multiples of this many keys (the inner step is tuned, at most this)."""
+
+
+def _split_configs() -> list[Any]:
+    # Measured per card on first use (before a graph is captured): keys per inner step and warps.
+    return [
+        triton.Config({"BLOCK": block}, num_warps=warps, num_stages=stages)
+        for block, warps, stages in ((64, 4, 2), (128, 4, 2), (64, 4, 3), (128, 8, 3), (32, 2, 3))
+    ]
+
+
+def _tuned(kernel: Any) -> Any:
+    """Autotune on a GPU; Triton's CPU interpreter (tests) runs the first configuration."""
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        return kernel
+    return triton.autotune(configs=_split_configs(), key=["DIM", "GROUP_PAD"])(kernel)
 
 
 @triton.jit
-def _attention_split_kernel(
+def _attention_split_body(
     q_ptr, k_ptr, v_ptr, valid_ptr, len_ptr, part_ptr, lse_ptr,
-    scale, split_size,
+    scale, split_size, splits,
     stride_qb, stride_kb, stride_kh, stride_vb, stride_vh, stride_mb,
     GROUPS: tl.constexpr, GROUP_PAD: tl.constexpr, DIM: tl.constexpr, BLOCK: tl.constexpr,
-    SPLITS: tl.constexpr, IEEE: tl.constexpr,
+    IEEE: tl.constexpr,
 ):  # fmt: skip
     batch = tl.program_id(0).to(tl.int64)
     head = tl.program_id(1).to(tl.int64)
@@ -79,39 +95,54 @@ def _attention_split_kernel(
     empty = total == 0.0
     lse = tl.where(empty, float("-inf"), best + tl.log(tl.where(empty, 1.0, total)))
     out = acc / tl.where(empty, 1.0, total)[:, None]
-    slot = (batch * heads + head) * SPLITS + split
-    tl.store(lse_ptr + slot * GROUP_PAD + groups, lse)
-    tl.store(part_ptr + (slot * GROUP_PAD + groups)[:, None] * DIM + dims[None, :], out)
+    slot = (batch * heads + head) * splits + split
+    tl.store(lse_ptr + slot * GROUP_PAD + groups, lse, mask=real)
+    tl.store(
+        part_ptr + (slot * GROUP_PAD + groups)[:, None] * DIM + dims[None, :], out,
+        mask=real[:, None],
+    )  # fmt: skip
+
+
+_attention_split_kernel = _tuned(_attention_split_body)
 
 
 @triton.jit
 def _attention_merge_kernel(
-    part_ptr, lse_ptr, out_ptr, stride_ob,
-    GROUPS: tl.constexpr, GROUP_PAD: tl.constexpr, DIM: tl.constexpr, SPLITS: tl.constexpr,
+    part_ptr, lse_ptr, out_ptr, stride_ob, splits,
+    GROUPS: tl.constexpr, GROUP_PAD: tl.constexpr, DIM: tl.constexpr, SPLITS_PAD: tl.constexpr,
+    CHUNK: tl.constexpr,
 ):  # fmt: skip
+    # One program per query head: every split's log-sum-exp at once, then the partial outputs
+    # weighted by them, CHUNK splits at a time.
     batch = tl.program_id(0).to(tl.int64)
-    head = tl.program_id(1).to(tl.int64)
+    qhead = tl.program_id(1)
     heads = tl.num_programs(1)
-    groups = tl.arange(0, GROUP_PAD)
+    kv = qhead // GROUPS
+    group = qhead % GROUPS
+    kv_heads = heads // GROUPS
+    base = (batch * kv_heads + kv) * splits
+    every = tl.arange(0, SPLITS_PAD)
+    lse = tl.load(
+        lse_ptr + (base + every) * GROUP_PAD + group, mask=every < splits, other=float("-inf")
+    )
+    best = tl.max(lse, 0)
+    shift = tl.where(best == float("-inf"), 0.0, best)
+    total = tl.sum(tl.exp(lse - shift), 0)
     dims = tl.arange(0, DIM)
-    best = tl.full([GROUP_PAD], float("-inf"), tl.float32)
-    total = tl.zeros([GROUP_PAD], tl.float32)
-    acc = tl.zeros([GROUP_PAD, DIM], tl.float32)
-    for split in range(0, SPLITS):
-        slot = (batch * heads + head) * SPLITS + split
-        lse = tl.load(lse_ptr + slot * GROUP_PAD + groups)
-        part = tl.load(part_ptr + (slot * GROUP_PAD + groups)[:, None] * DIM + dims[None, :])
-        new_best = tl.maximum(best, lse)
-        shift = tl.where(new_best == float("-inf"), 0.0, new_best)
-        keep = tl.exp(best - shift)
-        weight = tl.exp(lse - shift)
-        acc = acc * keep[:, None] + part * weight[:, None]
-        total = total * keep + weight
-        best = new_best
-    out = acc / tl.where(total == 0.0, 1.0, total)[:, None]
-    real = groups < GROUPS
-    rows = out_ptr + batch * stride_ob + (head * GROUPS + groups)[:, None] * DIM + dims[None, :]
-    tl.store(rows, out.to(out_ptr.dtype.element_ty), mask=real[:, None])
+    acc = tl.zeros([DIM], tl.float32)
+    for first in range(0, splits, CHUNK):
+        some = first + tl.arange(0, CHUNK)
+        inside = some < splits
+        weight = tl.exp(
+            tl.load(
+                lse_ptr + (base + some) * GROUP_PAD + group, mask=inside, other=float("-inf")
+            ) - shift
+        )  # fmt: skip
+        rows = part_ptr + ((base + some) * GROUP_PAD + group)[:, None] * DIM + dims[None, :]
+        part = tl.load(rows, mask=inside[:, None], other=0.0)
+        acc += tl.sum(part * weight[:, None], 0)
+    out = acc / tl.where(total == 0.0, 1.0, total)
+    tl.store(out_ptr + batch * stride_ob + qhead * DIM + dims, out.to(out_ptr.dtype.element_ty))
 
 
 @triton.jit
@@ -245,17 +276,18 @@ class DecodeAttention:
         batch = query.shape[0]
         out = torch.empty((batch, self.heads * self.dim), dtype=query.dtype, device=query.device)
         grid = (batch, self.kv_heads, self.splits)
+        extra = {"BLOCK": BLOCK_N} if os.environ.get("TRITON_INTERPRET") == "1" else {}
         _attention_split_kernel[grid](
             query, keys, values, valid.view(torch.uint8), lengths, self.part, self.lse,
-            float(scale), self.split_size,
+            float(scale), self.split_size, self.splits,
             query.stride(0), keys.stride(0), keys.stride(1), values.stride(0), values.stride(1),
             valid.stride(0),
-            GROUPS=self.groups, GROUP_PAD=self.group_pad, DIM=self.dim, BLOCK=BLOCK_N,
-            SPLITS=self.splits, IEEE=self.ieee,
+            GROUPS=self.groups, GROUP_PAD=self.group_pad, DIM=self.dim, IEEE=self.ieee, **extra,
         )  # fmt: skip
-        _attention_merge_kernel[(batch, self.kv_heads)](
-            self.part, self.lse, out, out.stride(0),
-            GROUPS=self.groups, GROUP_PAD=self.group_pad, DIM=self.dim, SPLITS=self.splits,
+        _attention_merge_kernel[(batch, self.heads)](
+            self.part, self.lse, out, out.stride(0), self.splits,
+            GROUPS=self.groups, GROUP_PAD=self.group_pad, DIM=self.dim,
+            SPLITS_PAD=triton.next_power_of_2(self.splits), CHUNK=16,
         )  # fmt: skip
         return out
 
