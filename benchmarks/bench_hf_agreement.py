@@ -45,6 +45,7 @@ class Compare:
         self.members: dict[int, Any] = {}
         self.lock = threading.Lock()
         self.suite = ""
+        self.paths: set[str] = set()
 
     def patch(self) -> None:
         member, group = HFBackend._member, HFBackend.generate_group
@@ -81,6 +82,11 @@ class Compare:
                 if made is None or answer.status not in ("ok", "length"):
                     continue
                 self.rows.append(self._one(backend, request, made, answer))
+            # How the engine's batches decoded (set when a batch ends: rows of several groups
+            # share one batch, so this is per batch, not per prompt).
+            last = backend.engine.last_decode
+            if last:
+                self.paths.add(f"{last.get('path')}/{last.get('kernels')}")
 
     def _one(self, backend: HFBackend, request: Any, member: Any, answer: Any) -> dict[str, Any]:
         engine = list(member.generated)
@@ -214,6 +220,7 @@ def main() -> None:
             for r in rows
             if not r["same"]
         ],
+        "decode_paths": sorted(compare.paths),
         "runs": runs,
     }
     (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
