@@ -21,6 +21,7 @@ import argparse
 import asyncio
 import json
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -160,7 +161,7 @@ def run(suite: str, args: list[str], model_dir: Path, out: Path, options: list[s
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", type=Path, default=None)
-    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--out", type=Path, default=None, help="--smoke: a scratch folder")
     parser.add_argument("--lengths", default="4k,8k")
     parser.add_argument("--prompt-mode", default="chat")
     parser.add_argument("--dtype", default="bfloat16")
@@ -169,12 +170,17 @@ def main() -> None:
     parser.add_argument("--skip-longctx", action="store_true")
     parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args()
+    if args.out is None and not args.smoke:
+        parser.error("--out DIR is needed (the runs, agreement.jsonl and summary.json go there)")
+    if args.out is None:
+        args.out = Path(tempfile.mkdtemp(prefix="agreement-"))
     args.out.mkdir(parents=True, exist_ok=True)
     if args.smoke:
         args.model = args.out / "model"
         save_smoke_model(args.model)
         args.lengths, args.tasks, args.prompt_mode = "4k", "niah_single_1,qa_1", "completion"
-    assert args.model is not None, "--model DIR"
+    if args.model is None:
+        parser.error("--model DIR is needed: a transformers model folder (real weights)")
     dtype = getattr(torch, args.dtype)
     compare = Compare(args.model, dtype)
     compare.patch()
