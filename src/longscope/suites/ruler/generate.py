@@ -35,7 +35,13 @@ from longscope.suites.ruler.data import (
     cwe_words,
     pair_words,
 )
-from longscope.suites.ruler.tasks import MODEL_TEMPLATES, TEMPLATES, Generator, Task
+from longscope.suites.ruler.tasks import (
+    MODEL_TEMPLATES,
+    SINGLE_ANSWER_WORDING,
+    TEMPLATES,
+    Generator,
+    Task,
+)
 from longscope.suites.ruler.tight import WordNumberNeedles
 from longscope.text.tokenizers import Tokenizer
 from longscope.types import Sample
@@ -256,12 +262,7 @@ class Niah(Cell):
         template, type_v = self.template, self.type_v
         if a["num_needle_q"] * a["num_needle_v"] == 1:
             # RULER rewords the whole template (its model template too) for a single answer.
-            for old, new in (
-                ("Some", "A"),
-                ("are all", "is"),
-                ("are", "is"),
-                ("answers", "answer"),
-            ):
+            for old, new in SINGLE_ANSWER_WORDING:
                 template = template.replace(old, new)
             type_v = type_v[:-1]
         self.wording = template, type_v

@@ -167,7 +167,9 @@ class RulerSuite(Suite):
               choices=("ruler", "exact")),
     )  # fmt: skip
     # ruler-2: fill=exact cwe/fwe take the word that still fits (one more at some budgets)
-    version = "ruler-2"
+    # ruler-3: fill=exact's single-answer niah wording reaches the model template as RULER's does
+    # (lwm-chat, vicuna-chat prompts changed); a resumed ruler-2 run would mix both wordings
+    version = "ruler-3"
     default_repeats = 1
     default_config = GenerationConfig(max_tokens=128, temperature=0.0)
     template = RulerTemplate(body="{context}{question}", answer_prefix="")
