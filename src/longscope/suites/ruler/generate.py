@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from longscope.errors import UsageError
-from longscope.suites.ruler.counting import PieceCounter
+from longscope.suites.ruler.counting import PieceCounter, ruler_counting
 from longscope.suites.ruler.data import (
     NEEDLE,
     NOISE,
@@ -705,6 +705,7 @@ def ruler_cell(
     task: Task, env: Env, tokenizer: Tokenizer, length: int, count: int, verify: bool = False
 ) -> Iterator[Written]:
     """Yield `count` samples of `task` at `length` as RULER's `prepare.py` writes them."""
+    tokenizer = ruler_counting(tokenizer, env.model_template)
     whole = False
     while True:
         counter = Counter(tokenizer, whole, verify)
