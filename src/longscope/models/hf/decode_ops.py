@@ -5,8 +5,9 @@ over a merged gate/up projection.
 Why (a profile of one decode step after 32K on an H200, BENCHMARKS.md, issue 46): the step was
 some 38 kernels a layer, most of them tiny elementwise ones, at ~2 us each inside a CUDA graph;
 and attention read the whole fixed cache, written or not. These kernels make a layer 10 calls
-(merged QKV and gate/up matmuls included; 352 kernels a 7B step against 1,087) and attention reads only the keys each row has
-written (its slot + 1), split over many blocks and merged by log-sum-exp (flash-decoding, as
+(merged QKV and gate/up matmuls included; 352 kernels a 7B step against 1,087) and attention
+reads only the keys each row has written (its slot + 1), split over many blocks and merged by
+log-sum-exp (flash-decoding, as
 SGLang's `decode_attention.py` and vLLM's split-KV kernels do). Rotary and RMSNorm round as
 transformers does in 16 bits; attention accumulates in float32 (as flash attention does).
 Imported only where CUDA (or Triton's interpreter, in tests) and Triton are.
