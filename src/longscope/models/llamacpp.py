@@ -56,9 +56,9 @@ _ENGINE_OPTIONS = (
 )
 """`-M` options handed to llama-cpp-python's `Llama` as they are."""
 LLAMACPP_OPTIONS = (
-    option("context_length", "int", None, "context to allocate; unset: the model's, lowered "
+    option("context_length", "tokens", None, "context to allocate; unset: the model's, lowered "
            "to what host memory holds", low=1),
-    option("n_ctx", "int", None, "the same as context_length (llama.cpp's name)", low=1),
+    option("n_ctx", "tokens", None, "the same as context_length (llama.cpp's name)", low=1),
     option("prompt_mode", "choice", None, "chat or completion; unset: the named model's, "
            "else chat", choices=("chat", "completion")),
     option("chat_format", "str", None, "llama-cpp-python chat format; unset: the GGUF's "
@@ -70,8 +70,8 @@ LLAMACPP_OPTIONS = (
            low=0),
     option("n_threads", "int", None, "threads for decode; unset: all cores", low=1),
     option("n_threads_batch", "int", None, "threads for prefill; unset: all cores", low=1),
-    option("n_batch", "int", None, "llama.cpp's logical batch", low=1),
-    option("n_ubatch", "int", None, "llama.cpp's physical batch", low=1),
+    option("n_batch", "tokens", None, "llama.cpp's logical batch", low=1),
+    option("n_ubatch", "tokens", None, "llama.cpp's physical batch", low=1),
     option("n_gpu_layers", "int", None, "layers offloaded to a GPU (-1: all)", low=-1),
     option("flash_attn", "bool", True, "llama.cpp's flash attention"),
     option("seed", "int", None, "llama.cpp's sampling seed"),

@@ -39,7 +39,7 @@ from longscope.types import (
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 THINKING_VIA = ("continue", "vllm", "sglang")
 OPENAI_OPTIONS = (
-    option("context_length", "int", None, "tokens the model holds; unset: the server's "
+    option("context_length", "tokens", None, "tokens the model holds; unset: the server's "
            "max_model_len where it reports one", low=1),
     option("prompt_mode", "choice", "chat", "chat (/v1/chat/completions) or completion "
            "(/v1/completions)", choices=("chat", "completion")),
