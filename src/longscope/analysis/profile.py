@@ -21,6 +21,7 @@ from longscope.analysis.effective import (
     relative_threshold,
     weighted_averages,
 )
+from longscope.analysis.published import range_label
 from longscope.analysis.longscore import DEFAULT_BASE_LENGTHS, DEFAULT_FLOOR, LongScore, longscore
 from longscope.summary import CurveMetrics, Summary, View, request_counts, shard_text
 
@@ -190,6 +191,8 @@ def leaderboard(
         if made is not None:
             row["AUC"] = made.auc
             row["AUC_SE"] = made.auc_se
+            # An AUC covers the lengths measured: beside another range it reads differently.
+            row["AUC_range"] = range_label(sorted(scores))
             if "length AUC" in intervals:
                 row["AUC_ci95"] = [intervals["length AUC"].low, intervals["length AUC"].high]
             row.update(wAvg_inc=made.wavg_inc, wAvg_dec=made.wavg_dec)
