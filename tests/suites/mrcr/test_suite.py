@@ -268,3 +268,51 @@ def test_the_by_bin_means_carry_their_standard_error(tmp_path: Path, gemma_token
     assert table.rows[0][3] == "50.0"
     # Two samples, one cluster each: sqrt(((100-50)^2 + (0-50)^2) / (2 * 1)) / sqrt(2) = 50.
     assert table.errors[0][3] == pytest.approx(50.0)
+
+
+def test_a_cut_answer_never_scores_above_the_whole_answer_it_stands_for(
+    data: Path, gemma_tokenizer
+) -> None:
+    from longscope.suites.mrcr.grading import grade
+
+    suite = create_suite("mrcr", {"data": str(data)})
+    two = {s.id: s for s in suite.build(_ctx(gemma_tokenizer, None))}["2n-0000"]
+    gold, prefix = two.gold[0], two.meta["prefix"]
+    # A rambling answer: the gold, then the same poem again and again. Cut after 1.2 golds, the
+    # card's grade of the cut text is far above the grade of the whole answer.
+    whole = gold + ("\n" + gold.removeprefix(prefix)) * 6
+    cut = whole[: int(len(gold) * 1.2)]
+    assert grade(cut, gold, prefix).ratio > grade(whole, gold, prefix).ratio + 0.3
+    cut_row = _row(two, "length", cut, suite)
+    whole_row = _row(two, "ok", whole, suite)
+    assert cut_row.score.value == 0.0 <= whole_row.score.value
+    evidence = cut_row.score.evidence
+    assert evidence["cut"] is True and evidence["ratio"] == round(grade(cut, gold, prefix).ratio, 6)
+    rest, answer = cut.removeprefix(prefix), gold.removeprefix(prefix)
+    bound = 2 * len(answer) / (len(rest) + len(answer))
+    assert evidence["whole_at_most"] == pytest.approx(bound, abs=1e-6)
+    assert whole_row.score.value <= bound  # the whole answer is at least as long as the cut one
+    # The share cut per bin, beside the mean.
+    summary = suite.summarize([cut_row, _row(two, "ok", gold, suite)])
+    (view,) = summary.views
+    (table,) = view.tables
+    assert table.columns[-1] == "cut (scored 0)" and table.rows[0][-1] == "1/2 (50%)"
+    assert view.overall == 50.0 and summary.native["mrcr"]["needles"]["2"]["cut"] == 1
+
+
+def test_the_default_budget_leaves_room_far_above_the_gold(data: Path, gemma_tokenizer) -> None:
+    suite = create_suite("mrcr", {"data": str(data)})
+    for sample in suite.build(_ctx(gemma_tokenizer, None)):
+        gold = sample.meta["answer_tokens"]
+        # Four golds and more: an answer cut there would score at most 2/5 of the whole anyway.
+        assert sample.max_tokens == 4 * gold + 256 >= 4 * gold
+
+
+def test_the_board_comparability_is_stated(data: Path, gemma_tokenizer) -> None:
+    suite = create_suite("mrcr", {"data": str(data)})
+    two = {s.id: s for s in suite.build(_ctx(gemma_tokenizer, None))}["2n-0000"]
+    summary = suite.summarize([_row(two, "ok", two.gold[0], suite)])
+    assert summary.native["comparable_with_published"] == "no"
+    differences = summary.native["differences"]
+    assert any(d.startswith("data file:mrcr_rows.jsonl:") for d in differences)
+    assert any("bins counted in the model tokenizer" in d for d in differences)
