@@ -480,3 +480,61 @@ def test_retrieve_scores_with_the_scorer_asked(qwen_tokenizer) -> None:
     (sent,) = inner.requests
     assert generation.route["retrieval"]["scorer"] == "bm25" and "55102" in sent.prompt
     assert len(qwen_tokenizer.encode(sent.prompt)) <= 400 - 16
+
+
+# -- the combining call within the budget (issue 39.2) -------------------------------------------
+
+
+def test_many_partial_answers_are_combined_within_the_budget_in_rounds(qwen_tokenizer) -> None:
+    request = _request(400, max_tokens=64)
+
+    def answer(r: Request) -> str:
+        part = _part(r)
+        if part:
+            return f" in part {part} the counts were " + " ".join(["seven"] * 50)
+        return " combined: seven"  # every combining call
+
+    inner = _scripted(answer, qwen_tokenizer)
+    routed = with_router(inner, None, length=700)
+    generation = _generate(routed, request)
+    plan = generation.route
+    budget = asyncio.run(routed.budget_for(request))
+    parts = len(plan["chunks"])
+    combining = [r for r in inner.requests if _part(r) == 0]
+    # One call over every partial answer would not fit: it was combined in rounds instead.
+    one_call = HEAD + REDUCE_INTRO + "\n".join(
+        f"Part {i}: {answer(r).strip()}" for i, r in enumerate(inner.requests[:parts], start=1)
+    ) + TAIL
+    assert len(qwen_tokenizer.encode(one_call)) > budget
+    assert parts >= 8 and len(combining) >= 3 and plan["reduce_rounds"]
+    assert all(len(qwen_tokenizer.encode(r.prompt)) <= budget for r in inner.requests)
+    assert generation.status == "ok" and generation.text == " combined: seven"
+    assert plan["calls"] == len(inner.requests) == parts + len(combining)
+    assert plan["reduce"].endswith("partial answers") and "round(s) of combining" in plan["reduce"]
+
+
+def test_a_refused_combining_call_is_a_failure_never_a_skip(qwen_tokenizer) -> None:
+    request = _request(150)
+
+    def fault(r: Request, number: int) -> Failure | None:
+        return Failure("context_overflow", "prompt too long") if _part(r) == 0 else None
+
+    inner = _scripted(lambda r: f" part {_part(r)} says violet", qwen_tokenizer, fault=fault)
+    generation = _generate(with_router(inner, None, length=1024), request)
+    assert generation.status == "error"  # counted as failed (the run exits 3), not skipped
+    assert generation.error == (
+        "router: the combining call failed (context_overflow: prompt too long)"
+    )
+    assert generation.route["reduce"].startswith("failed: router: the combining call failed")
+    assert generation.route["calls"] == len(inner.requests)
+
+
+def test_a_partial_answer_too_long_to_combine_fails_without_sending_it(qwen_tokenizer) -> None:
+    request = _request(150, max_tokens=3000)
+    inner = _scripted(
+        lambda r: " " + "violet " * 2000 if _part(r) else " never sent", qwen_tokenizer
+    )
+    generation = _generate(with_router(inner, None, length=4096), request)
+    assert generation.status == "error"
+    assert generation.error.startswith("router: partial answer 1 does not fit the ")
+    assert all(_part(r) for r in inner.requests)  # no combining call was sent
