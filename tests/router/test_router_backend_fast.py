@@ -243,15 +243,23 @@ def test_info_names_the_router_and_keeps_the_inner_models_facts(qwen_tokenizer, 
 # -- what is sent ------------------------------------------------------------------------------
 
 
-def test_a_refused_prompt_sends_nothing_and_is_an_error(qwen_tokenizer) -> None:
+def test_a_budget_too_small_for_the_frame_is_refused_before_sending(qwen_tokenizer) -> None:
     inner = _scripted(" violet", qwen_tokenizer)
     request = _request(150, max_tokens=240)
-    generation = _generate(with_router(inner, None, length=256), request)
+    with pytest.raises(UsageError) as caught:
+        _generate(with_router(inner, None, length=256), request)
     assert inner.requests == []
-    assert generation.status == "error" and generation.text == ""
-    assert generation.error == generation.route["error"]
-    assert generation.error.startswith("router: the prompt's frame takes ")
-    assert generation.route["decision"] == "refused" and generation.route["budget"] == 16
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith("the router's budget of 256 tokens is too small for this prompt: ")
+    assert "of a 16-token budget left beside 240 answer tokens" in message
+    # The length it names holds the frame: the same request passes through it.
+    need = int(message.split("--router-length ")[1].split()[0])
+    routed = with_router(inner, None, length=need)
+    generation = _generate(routed, request)
+    assert generation.status == "ok" and generation.route["decision"] == "map-reduce"
+    with pytest.raises(UsageError):
+        _generate(with_router(inner, None, length=need - 1), request)
 
 
 @pytest.mark.parametrize("mode", ["completion", "chat"])

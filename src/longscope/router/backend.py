@@ -132,8 +132,15 @@ class RoutedBackend(Forwarding):
             strategy=self.strategy, scorer_name=self.scorer,
         )  # fmt: skip
         if route.action == "refused":
-            error = route.plan["error"]
-            return Generation(text="", status="error", error=error, route=route.plan)
+            # A budget that cannot hold the prompt's frame fails every request alike: the run
+            # stops before this one is sent, saying which length would do.
+            ceiling = request.config.output_ceiling()
+            raise UsageError(
+                f"the router's budget of {self.length} tokens is too small for this prompt: its "
+                f"frame (template and question) takes {route.plan['error'].split(' takes ')[1]} "
+                f"left beside {ceiling} answer tokens; give --router-length "
+                f"{route.plan['needs'] + ceiling} or more"
+            )
         if route.action == "pass":
             return _with_route(await self.inner.generate(request), route.plan)
         if not route.reduce:
