@@ -546,3 +546,20 @@ def test_a_partial_answer_too_long_to_combine_fails_without_sending_it(qwen_toke
     assert generation.status == "error"
     assert generation.error.startswith("router: partial answer 1 does not fit the ")
     assert all(_part(r) for r in inner.requests)  # no combining call was sent
+
+
+def test_the_cli_refuses_a_router_length_below_the_frame_in_one_line(tmp_path: Path) -> None:
+    from longscope.run.store import RunStore
+
+    from ..cli_helper import longscope
+
+    done = longscope(
+        "run", "longctx", "--model", "scripted/m", "--router-length", "300",
+        "-o", str(tmp_path), "-q",
+    )  # fmt: skip
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("error:")]
+    assert done.returncode == 2 and errors == lines[-1:], done.stderr  # the plan, then one line
+    assert "Traceback" not in done.stderr and "give --router-length 349 or more" in errors[0]
+    with RunStore(tmp_path, create=False, readonly=True) as store:
+        assert all(store.count_generations(run["run_id"]) == 0 for run in store.runs())
