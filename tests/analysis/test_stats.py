@@ -51,13 +51,14 @@ def test_a_mean_of_task_means_weights_each_task_equally() -> None:
     est = estimate([100, 0, 100], ["1", "2", "3"], [["A", "A", "B"]])
     assert est.value == pytest.approx(75.0)
     # Residuals from each task's mean: +50, -50; task B has one cluster, so its residual is
-    # taken from the whole estimate: 100 - 75 = 25. Weighted: 12.5, -12.5, 12.5;
-    # 3/2 * 3 * 12.5^2 = 703.125.
-    assert est.se == pytest.approx(math.sqrt(703.125))
-    # With two clusters in B, its own mean is the centre again: residuals +50, -50, 0, 0.
-    # Weights 1/4 each, G = 4 clusters: 4/3 * 2 * 12.5^2 = 416.67.
+    # taken from the whole estimate: 100 - 75 = 25. Weighted: 12.5, -12.5, 12.5. Tasks are strata:
+    # A's two clusters get 2/1, lonely B the G/(G-1) = 3/2: 2 * 2 * 12.5^2 + 3/2 * 12.5^2 = 859.375
+    # (one 3/2 for all, 703.125, left out half of A's variance).
+    assert est.se == pytest.approx(math.sqrt(859.375))
+    # With two clusters in B, its own mean is the centre again: residuals +50, -50, 0, 0. The
+    # stratified formula sum_h w_h^2 s_h^2 / n_h: 1/4 * 5000 / 2 + 0 = 625.
     two = estimate([100, 0, 100, 100], ["1", "2", "3", "4"], [["A", "A", "B", "B"]])
-    assert two.se == pytest.approx(math.sqrt(4 / 3 * 2 * 12.5**2))
+    assert two.se == pytest.approx(math.sqrt(0.25 * 5000 / 2))
 
 
 def test_one_cluster_has_no_standard_error() -> None:
