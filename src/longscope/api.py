@@ -525,7 +525,7 @@ def profile(
     between(threshold, "--threshold", 0.0, 100.0)
     between(relative, "--relative", 0.0, 1.0)
     try:
-        made = model_profile([read_run(d).result for d in run_dirs], threshold, relative)
+        made = model_profile([read_run(d) for d in run_dirs], threshold, relative)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     if output is not None:

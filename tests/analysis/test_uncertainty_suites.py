@@ -173,3 +173,34 @@ def test_rulers_headline_its_length_and_its_average_row_carry_one_standard_error
     expected = math.sqrt(0.25 * 5000 / 2 + 0.25 * (10000 / 3) / 4)
     assert view.overall_error.se == pytest.approx(expected, abs=1e-3)
     assert view.length_errors[4096].se == scores.errors[-1][1] == view.overall_error.se
+
+
+def test_profile_draws_its_intervals_at_the_relative_fraction_and_threshold_asked(
+    runs: dict[str, Path],  # noqa: F811
+) -> None:
+    from longscope import api
+    from longscope.analysis.uncertainty import cluster_key_of, intervals_at
+    from longscope.suites import create_suite
+
+    run_dir = runs["hundred"]
+    stored = api.profile([run_dir]).data["measured"][0]
+    assert "effective length (>= 90% of the 2048 score)" in stored["intervals"]
+    made = api.profile([run_dir], threshold=50.0, relative=0.5).data["measured"][0]
+    names = set(made["intervals"])
+    # Written at the bars asked, never the 0.9 / 85.6 ones copied under the new threshold.
+    assert made["relative_threshold"] == 50.0 and made["threshold"] == 50.0
+    assert "effective length (>= 50% of the 2048 score)" in names
+    assert "effective length (>= 50)" in names
+    assert not any("90%" in n or "85.6" in n for n in names)
+    relative = made["intervals"]["effective length (>= 50% of the 2048 score)"]
+    assert relative["estimate"] == made["relative_label"]
+    # The same draw as the library's, with the run's recorded seed and replicates.
+    scored = read_run(run_dir)
+    again = intervals_at(
+        scored.result,
+        scored.rows,
+        cluster_key_of(create_suite("hundred", {})),
+        threshold=50.0,
+        fraction=0.5,
+    )
+    assert {i.name: i.low for i in again} == {n: v["low"] for n, v in made["intervals"].items()}

@@ -863,6 +863,33 @@ def with_uncertainty(
     return replace(summary, views=tuple(views), uncertainty=record)
 
 
+def intervals_at(
+    summary: Summary,
+    rows: Sequence[ScoredRow],
+    cluster_key: ClusterKey,
+    *,
+    threshold: float,
+    fraction: float,
+) -> tuple[Interval, ...]:
+    """Return the first view's bootstrap intervals at another `threshold` and relative `fraction`
+    (`profile --threshold/--relative`), drawn with the run's recorded seed and replicates."""
+    drawn = summary.uncertainty.get("bootstrap") or {}
+    view = summary.view
+    units = view_units(view, units_of(rows, cluster_key), len(summary.views))
+    filled, fitted = errors_of_view(view_metrics(view), units, _Tally())
+    made = curve_intervals(
+        filled,
+        units,
+        fitted.length_field,
+        fitted.lengths,
+        seed=int(drawn.get("seed", DEFAULT_SEED)),
+        replicates=int(drawn.get("replicates", DEFAULT_REPLICATES)),
+        threshold=threshold,
+        fraction=fraction,
+    )
+    return _with_se(made, filled.metrics)
+
+
 __all__ = [
     "DEFAULT_REPLICATES",
     "DEFAULT_SEED",
@@ -879,6 +906,7 @@ __all__ = [
     "default_cluster_key",
     "errors_of_view",
     "find_field",
+    "intervals_at",
     "labels_of",
     "longscore_gradient",
     "units_of",
