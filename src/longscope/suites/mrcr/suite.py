@@ -135,7 +135,8 @@ class MrcrSuite(Suite):
             "bins",
             "choice",
             "model",
-            "count prompt+answer for the bins in the model's tokenizer, or in OpenAI's o200k_base",
+            "count the messages' texts + the answer (no chat template) for the bins in the "
+            "model's tokenizer, or in OpenAI's o200k_base (the card's and the board's bins)",
             choices=BIN_COUNTERS,
         ),
         Param("revision", "str", REVISION, "openai/mrcr revision the data is (pinned by sha256)"),
@@ -449,8 +450,8 @@ def mrcr_summary(rows: Sequence[ScoredRow]) -> Summary:
         f"data: {', '.join(data) or '-'}",
         "score: difflib SequenceMatcher ratio after the random prefix, 0 without it (the OpenAI "
         "grade); rows too long for the model are skipped and left out of the means",
-        "bins: the OpenAI edges on prompt + answer tokens, counted in "
-        + (", ".join(tokenizers.get(c, c) for c in counted) or "-"),
+        "bins: the OpenAI edges on prompt + answer tokens (the messages' texts and the answer, "
+        "no chat template), counted in " + (", ".join(tokenizers.get(c, c) for c in counted) or "-"),
     )
     differences = board_differences(rows, data, counted)
     return Summary(
