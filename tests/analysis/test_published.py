@@ -3,6 +3,7 @@ beside the user's runs, and `--threshold` at several scores."""
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 
@@ -113,7 +114,7 @@ RUN_RANGE = [8192, 16384, 32768, 65536, 131072]
 def _trapezoid(points: dict[int, float]) -> float:
     """PR #3754's AUC, written out here: trapezoids on a linear token axis over the width."""
     xs = sorted(points)
-    area = sum((b - a) * (points[a] + points[b]) / 2 for a, b in zip(xs, xs[1:], strict=False))
+    area = sum((b - a) * (points[a] + points[b]) / 2 for a, b in itertools.pairwise(xs))
     return area / (xs[-1] - xs[0])
 
 
@@ -121,8 +122,12 @@ def test_published_mrcr_aucs_cover_the_runs_measured_range() -> None:
     table = api.published_rows("mrcr")
     assert table.suite == "mrcr"
     rows = {r["model"]: r for r in table.leaderboard_rows(measured=RUN_RANGE)}
-    gemini = next(r for r in table.rows if r.model == "google/gemini-2.5-pro-preview-03-25 (2-needle)"
-                  or (r.model, r.mode) == ("google/gemini-2.5-pro-preview-03-25", "2-needle"))
+    gemini = next(
+        r
+        for r in table.rows
+        if r.model == "google/gemini-2.5-pro-preview-03-25 (2-needle)"
+        or (r.model, r.mode) == ("google/gemini-2.5-pro-preview-03-25", "2-needle")
+    )
     shown = rows["google/gemini-2.5-pro-preview-03-25 (2-needle)"]
     expected = _trapezoid({n: gemini.lengths[n] for n in RUN_RANGE})
     whole = _trapezoid(gemini.lengths)
@@ -155,7 +160,9 @@ def test_a_published_average_over_lengths_is_taken_over_the_runs_lengths() -> No
     mean = (first.lengths[4096] + first.lengths[8192]) / 2
     assert row["overall"] == pytest.approx(mean, abs=0.01) != first.overall
     assert "mean over 4K-8K" in row["overall_note"]
-    assert row["wAvg_inc"] == pytest.approx((first.lengths[4096] + 2 * first.lengths[8192]) / 3, abs=0.01)
+    assert row["wAvg_inc"] == pytest.approx(
+        (first.lengths[4096] + 2 * first.lengths[8192]) / 3, abs=0.01
+    )
     # The README's stated wAvg is over 4K-128K: not shown beside a 4K-8K run.
     same = table.leaderboard_rows(measured=sorted(first.lengths))[index]
     assert same["overall"] == first.overall and "overall_note" not in same
@@ -183,7 +190,10 @@ def test_a_run_that_is_not_comparable_is_marked_and_ranked_after(tmp_path: Path)
         suite="mrcr",
         title="t",
         views=(View(name="2-needle", overall=100.0, by_length={8192: 100.0}),),
-        native={"comparable_with_published": "no", "differences": ["data file:x (the board: openai/mrcr)"]},
+        native={
+            "comparable_with_published": "no",
+            "differences": ["data file:x (the board: openai/mrcr)"],
+        },
         run_id="r1",
     )
     eight = Summary(
@@ -209,7 +219,9 @@ def test_a_run_that_is_not_comparable_is_marked_and_ranked_after(tmp_path: Path)
         ("x" * 200_000, "not a CSV table|cell of 200,000 characters"),
     ],
 )
-def test_non_finite_and_oversized_cells_are_one_line(tmp_path: Path, cell: str, message: str) -> None:
+def test_non_finite_and_oversized_cells_are_one_line(
+    tmp_path: Path, cell: str, message: str
+) -> None:
     path = tmp_path / "rows.csv"
     path.write_text(f"# source: s\nmodel,overall\nx,{cell}\n", encoding="utf-8")
     with pytest.raises(UsageError, match=message) as caught:
@@ -218,3 +230,35 @@ def test_non_finite_and_oversized_cells_are_one_line(tmp_path: Path, cell: str, 
     _stored_run(tmp_path / "run")
     done = longscope("compare", str(tmp_path / "run"), "--published", str(path))
     assert done.returncode == 2 and len(done.stderr.strip().splitlines()) == 1, done.stderr
+
+
+def test_the_table_names_the_range_its_aucs_cover(tmp_path: Path) -> None:
+    from rich.console import Console
+
+    from longscope.report.terminal import print_leaderboard
+
+    _stored_run(tmp_path / "run")
+    table = tmp_path / "paper.csv"
+    table.write_text(
+        "# source: t\nmodel,overall,length/4k,length/8k,length/16k\nbig,91,95,88,80\n",
+        encoding="utf-8",
+    )
+    done = longscope("compare", str(tmp_path / "run"), "--published", str(table), "--json")
+    rows = json.loads(done.stdout)
+    big = next(r for r in rows if r["model"] == "big")
+    # The run measured 4K only: the published AUC is its 4K score, not the 4K-16K trapezoid.
+    assert (big["AUC"], big["AUC_range"]) == (95.0, "4K")
+    assert big["overall_note"] == "as published, over 4K-16K: not the runs' 4K"
+    shown = longscope("compare", str(tmp_path / "run"), "--published", str(table))
+    assert shown.returncode == 0 and "AUC 4K" in shown.stdout
+    # Rows over different ranges carry theirs in each cell.
+    console = Console(width=200, record=True)
+    print_leaderboard(
+        [
+            {"model": "a", "state": "published", "AUC": 73.7, "AUC_range": "8K-1M"},
+            {"model": "b", "state": "complete", "AUC": 88.5, "AUC_range": "8K-128K"},
+        ],
+        console,
+    )
+    text = console.export_text()
+    assert "73.7 (8K-1M)" in text and "88.5 (8K-128K)" in text

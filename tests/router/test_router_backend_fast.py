@@ -510,9 +510,14 @@ def test_many_partial_answers_are_combined_within_the_budget_in_rounds(qwen_toke
     parts = len(plan["chunks"])
     combining = [r for r in inner.requests if _part(r) == 0]
     # One call over every partial answer would not fit: it was combined in rounds instead.
-    one_call = HEAD + REDUCE_INTRO + "\n".join(
-        f"Part {i}: {answer(r).strip()}" for i, r in enumerate(inner.requests[:parts], start=1)
-    ) + TAIL
+    one_call = (
+        HEAD
+        + REDUCE_INTRO
+        + "\n".join(
+            f"Part {i}: {answer(r).strip()}" for i, r in enumerate(inner.requests[:parts], start=1)
+        )
+        + TAIL
+    )
     assert len(qwen_tokenizer.encode(one_call)) > budget
     assert parts >= 8 and len(combining) >= 3 and plan["reduce_rounds"]
     assert all(len(qwen_tokenizer.encode(r.prompt)) <= budget for r in inner.requests)

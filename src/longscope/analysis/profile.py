@@ -21,8 +21,8 @@ from longscope.analysis.effective import (
     relative_threshold,
     weighted_averages,
 )
-from longscope.analysis.published import range_label
 from longscope.analysis.longscore import DEFAULT_BASE_LENGTHS, DEFAULT_FLOOR, LongScore, longscore
+from longscope.analysis.published import range_label
 from longscope.summary import CurveMetrics, Summary, View, request_counts, shard_text
 
 PROFILE_VERSION = 1

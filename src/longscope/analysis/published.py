@@ -113,8 +113,14 @@ def _overall(row: PublishedRow, measured: Sequence[int] | None) -> tuple[float |
     )
     if is_mean and all(n in row.lengths for n in measured):
         value = round(sum(row.lengths[n] for n in measured) / len(measured), 2)
-        return value, f"mean over {range_label(sorted(measured))} (published: {row.overall} over {published})"
-    return row.overall, f"as published, over {published}: not the runs' {range_label(sorted(measured))}"
+        return (
+            value,
+            f"mean over {range_label(sorted(measured))} (published: {row.overall} over {published})",
+        )
+    return (
+        row.overall,
+        f"as published, over {published}: not the runs' {range_label(sorted(measured))}",
+    )
 
 
 @dataclass(frozen=True)
@@ -327,8 +333,6 @@ def from_json_text(text: str, name: str) -> Published:
     )
 
 
-
-
 def refuse_other_suites(table: Published, summaries: Sequence[Any], given: str) -> None:
     """Refuse runs of another suite than the published rows' (one line naming the first)."""
     if not table.suite:
@@ -360,7 +364,9 @@ def not_comparable(summary: Any, table: Published) -> list[str]:
     modes = {row.mode for row in table.rows if row.mode}
     view = summary.view.name
     if modes and view and view not in modes:
-        reasons.append(f"its view {view} is none of the published ones ({', '.join(sorted(modes))})")
+        reasons.append(
+            f"its view {view} is none of the published ones ({', '.join(sorted(modes))})"
+        )
     return reasons
 
 

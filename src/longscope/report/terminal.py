@@ -490,7 +490,9 @@ def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = 
     console = console or safe_console()
     # An AUC covers the lengths it was computed over: the column names them (or each cell does).
     ranges = {row["AUC_range"] for row in rows if row.get("AUC_range")}
-    headers = [f"AUC {next(iter(ranges))}" if c == "AUC" and len(ranges) == 1 else c for c in columns]
+    headers = [
+        f"AUC {next(iter(ranges))}" if c == "AUC" and len(ranges) == 1 else c for c in columns
+    ]
     print_split(
         console,
         "Leaderboard",

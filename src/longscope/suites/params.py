@@ -15,8 +15,7 @@ from typing import Any, Literal
 from longscope.errors import UsageError
 
 Kind = Literal[
-    "int", "float", "bool", "str", "choice", "ints", "strs", "lengths", "depths", "pairs",
-    "tokens",
+    "int", "float", "bool", "str", "choice", "ints", "strs", "lengths", "depths", "pairs", "tokens"
 ]
 
 MAX_LENGTH_TOKENS = 1 << 24

@@ -451,7 +451,8 @@ def mrcr_summary(rows: Sequence[ScoredRow]) -> Summary:
         "score: difflib SequenceMatcher ratio after the random prefix, 0 without it (the OpenAI "
         "grade); rows too long for the model are skipped and left out of the means",
         "bins: the OpenAI edges on prompt + answer tokens (the messages' texts and the answer, "
-        "no chat template), counted in " + (", ".join(tokenizers.get(c, c) for c in counted) or "-"),
+        "no chat template), counted in "
+        + (", ".join(tokenizers.get(c, c) for c in counted) or "-"),
     )
     differences = board_differences(rows, data, counted)
     return Summary(
@@ -467,7 +468,9 @@ def mrcr_summary(rows: Sequence[ScoredRow]) -> Summary:
     )
 
 
-def board_differences(rows: Sequence[ScoredRow], data: Sequence[str], counted: Sequence[str]) -> list[str]:
+def board_differences(
+    rows: Sequence[ScoredRow], data: Sequence[str], counted: Sequence[str]
+) -> list[str]:
     """Return how a run differs from the published board's setup (empty: comparable).
 
     The board (contextarena.ai) ran openai/mrcr, binned in o200k_base, 2 needles and more.
