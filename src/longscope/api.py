@@ -509,7 +509,7 @@ def published_rows(spec: str | Path) -> Any:
     if not isinstance(table, Published):
         raise UsageError(f"{spec} ships no published rows: give a CSV or JSON file")
     # A suite's own table is that suite's scores, whatever its file says.
-    return replace(table, suite=getattr(factory, "name", "") or str(spec))
+    return replace(table, suite=factory.name or str(spec))
 
 
 def profile(

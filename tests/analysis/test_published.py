@@ -262,3 +262,20 @@ def test_the_table_names_the_range_its_aucs_cover(tmp_path: Path) -> None:
     )
     text = console.export_text()
     assert "73.7 (8K-1M)" in text and "88.5 (8K-128K)" in text
+
+
+def test_a_subset_of_the_published_setup_compares_with_its_note() -> None:
+    from longscope.analysis.published import Published, PublishedRow, runs_beside
+    from longscope.summary import Summary, View
+
+    table = Published("s", (PublishedRow("big", overall=50.0),), "ruler")
+    fewer = Summary(
+        suite="ruler",
+        title="t",
+        views=(View(overall=90.0, by_length={4096: 90.0}),),
+        native={"comparable_with_published": "subset of 20", "differences": ["20 of 500"]},
+        run_id="r1",
+    )
+    rows = [{"run_id": "r1", "overall": 90.0}]
+    runs_beside(rows, [fewer], [table])
+    assert rows[0]["comparable"] == "subset of 20: 20 of 500"

@@ -47,7 +47,7 @@ _MEAN_TOLERANCE = 0.06
 
 
 def range_label(lengths: Sequence[int]) -> str:
-    """Return the range a number read off a curve covers: `8K-128K` (`4096` for one length)."""
+    """Return the range a number read off a curve covers: `8K-128K` (`4K` for one length)."""
 
     def short(n: int) -> str:
         if n % (1024 * 1024) == 0:
@@ -337,14 +337,15 @@ def refuse_other_suites(table: Published, summaries: Sequence[Any], given: str) 
     """Refuse runs of another suite than the published rows' (one line naming the first)."""
     if not table.suite:
         return
+    from longscope.text.safe_text import visible
+
+    suite = visible(table.suite)
     for summary in summaries:
         if summary.suite != table.suite:
-            from longscope.text.safe_text import visible
-
             raise UsageError(
-                f"compare --published {visible(given)}: run {visible(summary.run_id or summary.model)}"
-                f" is a {visible(summary.suite)} run; these published rows are {table.suite} "
-                f"scores and compare with {table.suite} runs only"
+                f"compare --published {visible(given)}: run "
+                f"{visible(summary.run_id or summary.model)} is a {visible(summary.suite)} run; "
+                f"these published rows are {suite} scores and compare with {suite} runs only"
             )
 
 
@@ -358,7 +359,9 @@ def not_comparable(summary: Any, table: Published) -> list[str]:
     reasons: list[str] = []
     native = summary.native or {}
     verdict = native.get("comparable_with_published")
-    if verdict is not None and verdict is not True and verdict != "yes":
+    # "subset of N" (fewer samples of the same setup) compares, with a note (`runs_beside`).
+    subset = isinstance(verdict, str) and verdict.startswith("subset")
+    if verdict is not None and verdict is not True and verdict != "yes" and not subset:
         stated = [str(d) for d in native.get("differences") or ()]
         reasons += stated or [f"comparable with the published table: {verdict}"]
     modes = {row.mode for row in table.rows if row.mode}
@@ -373,15 +376,22 @@ def not_comparable(summary: Any, table: Published) -> list[str]:
 def runs_beside(
     rows: list[dict[str, Any]], summaries: Sequence[Any], tables: Sequence[Published]
 ) -> None:
-    """Mark each run's leaderboard row that is not comparable with the published rows
-    (`comparable`: `no: reason; reason`), and name the range its curve numbers cover."""
+    """Say on each run's leaderboard row whether it compares with the published rows
+    (`comparable`: `yes`, `no: reason; reason`, or the suite's `subset of N: why`)."""
     by_id = {s.run_id: s for s in summaries if s.run_id}
     for row in rows:
         summary = by_id.get(row.get("run_id", ""))
         if summary is None:
             continue
         reasons = [r for table in tables for r in not_comparable(summary, table)]
-        row["comparable"] = "no: " + "; ".join(dict.fromkeys(reasons)) if reasons else "yes"
+        verdict = (summary.native or {}).get("comparable_with_published")
+        if reasons:
+            row["comparable"] = "no: " + "; ".join(dict.fromkeys(reasons))
+        elif isinstance(verdict, str) and verdict.startswith("subset"):
+            said = "; ".join(str(d) for d in summary.native.get("differences") or ())
+            row["comparable"] = f"{verdict}: {said}" if said else verdict
+        else:
+            row["comparable"] = "yes"
 
 
 __all__ = [
