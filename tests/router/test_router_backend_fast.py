@@ -120,21 +120,22 @@ def test_calls_for_counts_the_parts_and_the_combining_call(qwen_tokenizer) -> No
     routed = with_router(inner, None, length=1016)  # prompt budget 1000 with 16 to answer
     at = replace(_request(20), prompt_tokens=1000)
     assert routed.calls_for(at) == 1
-    assert routed.calls_for(replace(at, prompt_tokens=1001)) == 2 + 2
-    assert routed.calls_for(replace(at, prompt_tokens=3000)) == 3 + 2
-    assert routed.calls_for(replace(at, prompt_tokens=3001)) == 4 + 2
+    # The parts, at most one combining call fewer than the parts (rounds of pairs), one spare.
+    assert routed.calls_for(replace(at, prompt_tokens=1001)) == 2 + 1 + 2
+    assert routed.calls_for(replace(at, prompt_tokens=3000)) == 3 + 2 + 2
+    assert routed.calls_for(replace(at, prompt_tokens=3001)) == 4 + 3 + 2
     thinking = replace(at, config=GenerationConfig(max_tokens=16, thinking_budget=500))
-    assert routed.calls_for(thinking) == 2 + 2  # 1000 tokens against a budget of 500
+    assert routed.calls_for(thinking) == 2 + 1 + 2  # 1000 tokens against a budget of 500
     # Without a count, about 3 characters a token.
     uncounted = replace(at, prompt="x" * 3000, prompt_tokens=0)
     assert routed.calls_for(uncounted) == 1
     assert routed.calls_for(replace(uncounted, prompt="x" * 3002)) == 1  # 1000 whole tokens
-    assert routed.calls_for(replace(uncounted, prompt="x" * 3003)) == 4
+    assert routed.calls_for(replace(uncounted, prompt="x" * 3003)) == 5
     for strategy in ("truncate", "retrieve"):
         one = with_router(inner, None, length=1016, strategy=strategy)
         assert one.calls_for(replace(at, prompt_tokens=9000)) == 1
     tiny = with_router(inner, None, length=256)
-    assert tiny.calls_for(replace(at, config=GenerationConfig(max_tokens=300))) == 1000 + 2
+    assert tiny.calls_for(replace(at, config=GenerationConfig(max_tokens=300))) == 2 * 1000 + 1
 
 
 # -- construction ------------------------------------------------------------------------------

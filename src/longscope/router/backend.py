@@ -116,12 +116,14 @@ class RoutedBackend(Forwarding):
         return limit - request.config.output_ceiling()  # thinking budget and answer
 
     def calls_for(self, request: Request) -> int:
-        """About how many model calls a request takes (its parts, and one to combine them)."""
+        """At most how many model calls a request takes: its parts, the combining calls (at
+        most one fewer than the parts when they are combined in rounds of pairs), and one spare."""
         tokens = request.prompt_tokens or len(request.text) // 3
         budget = max(self.length - request.config.output_ceiling(), 1)
         if tokens <= budget or self.strategy in ("truncate", "retrieve"):
             return 1
-        return -(-tokens // budget) + 2
+        parts = -(-tokens // budget)
+        return 2 * parts + 1
 
     async def generate(self, request: Request) -> Generation:
         tokenizer = self.tokenizer()
