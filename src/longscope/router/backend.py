@@ -233,7 +233,7 @@ class RoutedBackend(Forwarding):
                         calls, plan, f"router: combining step {rounds}.{number} failed "
                         f"({made.status}: {made.error or 'no answer'})",
                     )  # fmt: skip
-                combined.append((f"{rounds}.{number}", _cut_echo(made.text)[0].strip()))
+                combined.append((str(number), _cut_echo(made.text)[0].strip()))
             plan.setdefault("reduce_rounds", []).append(
                 {"groups": len(groups), "partial_answers": len(listed)}
             )
