@@ -38,9 +38,9 @@ def test_model_token_lengths_are_not_capped_by_the_count_ceiling(provider: str, 
         assert tokens > MAX_COUNT or given != "131072"
         typed = typed_options(provider, parse_model_options([f"{key}={given}"]))
         assert typed == {key: tokens}
-    with pytest.raises(UsageError, match=rf"bad length '{MAX_LENGTH_TOKENS + 1}' in -M {key}"):
+    with pytest.raises(UsageError, match=rf"bad -M {key}={MAX_LENGTH_TOKENS + 1}: .* to 16M$"):
         typed_options(provider, {key: MAX_LENGTH_TOKENS + 1})
-    with pytest.raises(UsageError, match=rf"-M {key}"):
+    with pytest.raises(UsageError, match=rf"bad -M {key}=0: expected a token length"):
         typed_options(provider, parse_model_options([f"{key}=0"]))
 
 
@@ -48,7 +48,7 @@ def test_a_token_parameter_keeps_its_low_bound_and_its_flag() -> None:
     param = Param("window", "tokens", None, "tokens", low=256)
     assert param.parse("256") == 256
     assert param.parse(MIB) == MIB
-    with pytest.raises(UsageError, match=r"bad length '255' in -S window: .*at least 256"):
+    with pytest.raises(UsageError, match=r"bad -S window=255: .* from 256 to 16M"):
         param.parse("255")
     with pytest.raises(UsageError, match=r"-S window"):
         param.parse(True)

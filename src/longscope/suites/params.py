@@ -174,7 +174,14 @@ class Param:
             return list(parse_lengths(text, self.flag))
         if kind == "tokens":
             # A token length, not a count: bounded by the longest context, not by MAX_COUNT.
-            return parse_length(text, self.flag, 1 if self.low is None else self.low)
+            low = 1 if self.low is None else self.low
+            try:
+                return parse_length(text, self.flag, low)
+            except UsageError:
+                raise UsageError(
+                    f"bad {self.flag}={_visible(raw)}: expected a token length like 4k, 1M or "
+                    f"32768, from {low:g} to {MAX_LENGTH_TOKENS // 1024 // 1024}M"
+                ) from None
         if kind == "depths":
             return list(parse_depths(text, self.flag))
         if kind == "ints":
