@@ -152,7 +152,7 @@ def test_completion_mode_is_refused_in_one_line(data: Path, gemma_tokenizer) -> 
 def test_the_run_records_which_data_it_scored(data: Path) -> None:
     suite = create_suite("mrcr", {"data": str(data)})
     assert suite.params()["revision"] == REVISION
-    assert suite.version.startswith("mrcr-1/file:mrcr_rows.jsonl:")
+    assert suite.version.startswith("mrcr-2/file:mrcr_rows.jsonl:")
     other = write_jsonl(data.with_name("other.jsonl"), [mrcr_row(2, target=1)])
     assert create_suite("mrcr", {"data": str(other)}).version != suite.version
 
@@ -171,7 +171,7 @@ def test_files_named_like_openais_that_are_not_the_pinned_revision_are_refused(
     assert "is not the pinned revision f4c69fae7cf8" in message
     assert "-S allow_unpinned=true" in message and "\n" not in message
     allowed = create_suite("mrcr", {"data": str(path), "allow_unpinned": True})
-    assert allowed.version.startswith("mrcr-1/file:2needle_0.parquet:")
+    assert allowed.version.startswith("mrcr-2/file:2needle_0.parquet:")
     assert [sid for sid, _ in allowed.dataset.rows] == ["2n-0000", "2n-0001"]
 
 
@@ -184,7 +184,7 @@ def test_a_folder_reads_every_data_file_in_order(tmp_path: Path) -> None:
         mrcr_row(2, target=2)["answer"][-40:],
         mrcr_row(2, target=1)["answer"][-40:],
     ]
-    assert suite.version.startswith("mrcr-1/file:2 files:")
+    assert suite.version.startswith("mrcr-2/file:2 files:")
 
 
 def _row(sample, status: str, text: str, suite) -> ScoredRow:

@@ -210,7 +210,9 @@ class MrcrSuite(Suite):
 
     @property
     def version(self) -> str:
-        return f"mrcr-1/{self.dataset.identity}"
+        # mrcr-2: the output cap is 4 x gold + 256 and an answer cut there scores 0 (was 2 x
+        # gold + 32, scored on its cut text).
+        return f"mrcr-2/{self.dataset.identity}"
 
     def prepare(self) -> None:
         """Load and validate the rows (and their revision) before any model is contacted."""
