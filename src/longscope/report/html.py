@@ -16,6 +16,7 @@ import jinja2
 
 from longscope import __version__
 from longscope.analysis.effective import RULER_THRESHOLD
+from longscope.errors import UsageError
 from longscope.report.terminal import (
     cluster_line,
     curve_rows,
@@ -46,7 +47,13 @@ def _figure_png(fig: Any) -> str:
 
 
 def _plt():  # type: ignore[no-untyped-def]
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        raise UsageError(
+            "the HTML report draws its charts with matplotlib, which is not installed: "
+            "pip install 'longscope[html]' (tables, --markdown and --json need nothing more)"
+        ) from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

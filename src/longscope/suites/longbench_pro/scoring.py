@@ -14,6 +14,7 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
+from longscope.errors import UsageError
 from longscope.metrics.lines import ANSWER_MARKERS, LINE_METRICS, gold_items, prediction_lines
 from longscope.metrics.rouge import rouge_l
 from longscope.metrics.similarity import Embedder, load_embedder, max_cosine
@@ -27,7 +28,13 @@ SUMMARY_PASS = 0.65
 def _jieba():  # type: ignore[no-untyped-def]
     import logging
 
-    import jieba
+    try:
+        import jieba
+    except ImportError:
+        raise UsageError(
+            "LongBench Pro's Chinese ROUGE-L segments words with jieba, which is not installed: "
+            "pip install 'longscope[longbench-pro]'"
+        ) from None
 
     jieba.setLogLevel(logging.WARNING)
     return jieba
