@@ -28,3 +28,17 @@ def test_tokenizer_json_file(tmp_path) -> None:
 def test_unknown_tokenizer_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown tokenizer 'nope'"):
         load_tokenizer("nope")
+
+
+def test_a_gguf_tokenizer_loads_without_a_word_on_stderr() -> None:
+    """`-M tokenizer=gemma3-270m` loads the GGUF's vocabulary only; llama.cpp then warned
+    `n_ctx_seq (512) > n_ctx_train (0)` on stderr at every run, past `verbose=False`."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", "from longscope.text.tokenizers import load_tokenizer\n"
+         "print(len(load_tokenizer('gemma3-270m').encode('hello world')))"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "2", "")
