@@ -49,7 +49,7 @@ NOT_HERE: tuple[tuple[str, str], ...] = (
     (r"\bsglang", "needs SGLang and a GPU"),
     (r"--model hf/", "needs a CUDA GPU and the model's weights from the Hub"),
     (r"^(pip install|python -m venv)\b", "needs the network (PyPI)"),
-    (r"\bhuggingface-cli download\b", "needs the network (the Hugging Face Hub)"),
+    (r"\bhf download\b", "needs the network (the Hugging Face Hub)"),
     (r"^longscope data\b", "needs the network (RULER's sources, the Hugging Face Hub)"),
 )
 
@@ -378,3 +378,13 @@ def _unchanged(example: Example) -> bool:
     changed = substituted(command, ("{url}", "{url2}")) != command
     data = any(name in command for name in DATA_FILES)
     return not changed and not data and "$SLURM" not in command and "runs/demo" not in command
+
+
+def test_hub_downloads_name_the_cli_the_hub_library_installs() -> None:
+    """huggingface_hub 1.x ships `hf` and no `huggingface-cli`: a page or a message naming the old
+    command sends a user to a command not found."""
+    pages = [*PAGES, *(ROOT / "src").rglob("*.py")]
+    naming = [str(p.relative_to(ROOT)) for p in pages if "huggingface-cli" in p.read_text("utf-8")]
+    assert naming == []
+    assert (Path(sys.executable).parent / "hf").is_file()
+    assert any("hf download" in p.read_text("utf-8") for p in PAGES)
