@@ -118,7 +118,7 @@ async def _launch(
             return Launched(plan, None, 0.0, [])
         say(plan.forecast())
         started = time.perf_counter()
-        result = await run_prepared(prepared, score=score)
+        result = await run_prepared(prepared, score=score, plan=plan)
         wall = time.perf_counter() - started
     finally:
         await backend.aclose()
