@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -388,3 +389,40 @@ def test_hub_downloads_name_the_cli_the_hub_library_installs() -> None:
     assert naming == []
     assert (Path(sys.executable).parent / "hf").is_file()
     assert any("hf download" in p.read_text("utf-8") for p in PAGES)
+
+
+# Figures the pages state for a command of theirs, checked against what `longscope plan` counts.
+PLANNED_FIGURES: tuple[tuple[str, str], ...] = (
+    ("README.md", r"100-LongBench\s+sweep above: (\d+) requests, ([\d,]+) prompt tokens"),
+    ("docs/suites/hundred.md", r"The sweep above is (\d+) requests and ([\d,]+) prompt tokens"),
+)
+
+
+@pytest.mark.model
+@pytest.mark.parametrize(("page", "figure"), PLANNED_FIGURES, ids=[p for p, _ in PLANNED_FIGURES])
+def test_a_stated_sweep_cost_is_what_plan_counts(page: str, figure: str, tmp_path: Path) -> None:
+    """The page's first `longscope run hundred` command, planned: its requests and prompt tokens
+    are the ones the page states (docs/suites/hundred.md said 219,121 where plan counts 219,298)."""
+    text = (ROOT / page).read_text("utf-8")
+    stated = re.search(figure, text)
+    assert stated, f"{page}: no figure matching {figure!r}"
+    command = next(e.text for e in EXAMPLES if e.page == page and "run hundred" in e.text)
+    planned = re.sub(r"\s-o \S+", "", command.replace("longscope run ", "longscope plan ", 1))
+    done = subprocess.run(
+        ["bash", "-c", f"{planned} --json"],
+        cwd=tmp_path,
+        env={
+            **os.environ,
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        },
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    plan = json.loads(done.stdout)
+    assert (plan["requests"], f"{plan['prompt_tokens']:,}") == (
+        int(stated.group(1)),
+        stated.group(2),
+    )
