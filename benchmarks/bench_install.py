@@ -53,11 +53,14 @@ print(json.dumps({"sizes": sizes, "modules": found}))
 """
 
 
-def pip_env() -> dict[str, str]:
-    """Return the environment for a user's plain `pip install`: no config files, no find-links."""
+def pip_env(*, fresh: bool = True) -> dict[str, str]:
+    """Return the environment for a user's plain `pip install`: no config files, no find-links;
+    `fresh`: no PYTHONPATH either, so the new venv sees only what it holds."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("PIP_") or k == "PIP_CERT"}
     env["PIP_CONFIG_FILE"] = os.devnull
     env["PIP_DISABLE_PIP_VERSION_CHECK"] = "1"
+    if fresh:
+        env.pop("PYTHONPATH", None)
     return env
 
 
@@ -72,7 +75,7 @@ def build_wheel(out: Path) -> Path:
         [sys.executable, "-m", "build", "--wheel", "--outdir", str(out), str(ROOT)],
         check=True,
         capture_output=True,
-        env=pip_env(),
+        env=pip_env(fresh=False),
     )
     (wheel,) = out.glob("longscope-*.whl")
     return wheel
@@ -91,7 +94,7 @@ def folder_bytes(folder: Path) -> int:
 
 def install(wheel: Path, venv: Path, *, cache: bool) -> dict:
     """Create a fresh venv at `venv`, install `wheel` into it; return what it took and holds."""
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, env=pip_env())
     bare = folder_bytes(site_packages(venv))
     command = [str(venv / "bin" / "pip"), "install", str(wheel)]
     if not cache:
@@ -110,6 +113,7 @@ def install(wheel: Path, venv: Path, *, cache: bool) -> dict:
         capture_output=True,
         text=True,
         check=True,
+        env=pip_env(),
     )
     listed = json.loads(report.stdout)
     return {
@@ -134,7 +138,11 @@ def check(venv: Path, result: dict) -> list[str]:
         problems.append(f"pip compiled: {'; '.join(result['built'])}")
     for args in (["--help"], ["list"]):
         done = subprocess.run(
-            [str(venv / "bin" / "longscope"), *args], capture_output=True, text=True, check=False
+            [str(venv / "bin" / "longscope"), *args],
+            capture_output=True,
+            text=True,
+            check=False,
+            env=pip_env(),
         )
         if done.returncode != 0:
             problems.append(f"longscope {' '.join(args)}: exit {done.returncode}: {done.stderr}")

@@ -144,3 +144,22 @@ def test_the_html_report_and_hub_sources_name_their_extras(monkeypatch: pytest.M
     assert "pip install 'longscope[html]'" in _refused(html._plt)
     monkeypatch.setitem(sys.modules, "datasets", None)
     assert "pip install 'longscope[hub]'" in _refused(load_hub_rows, "THUDM/LongBench", "qasper")
+
+
+def test_markdown_and_tables_need_no_matplotlib(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Only the HTML report draws: its Markdown sibling, made from the same sections, drew every
+    chart too and so needed the `html` extra."""
+    from longscope.report.html import render_html, render_markdown
+    from longscope.run.scoring import score_run
+
+    from .report.test_html import _grid_run
+
+    _grid_run(tmp_path / "run")
+    result = score_run(tmp_path / "run")
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    text = render_markdown([(tmp_path / "run", result)])
+    assert "| 1024 |" in text
+    with pytest.raises(UsageError, match=r"pip install 'longscope\[html\]'"):
+        render_html([(tmp_path / "run", result)])

@@ -10,6 +10,7 @@ own, started from this (full) environment on the embedded model.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -38,10 +39,15 @@ def lean(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return venv
 
 
+def _alone() -> dict[str, str]:
+    """The environment without PYTHONPATH: the lean venv sees only what it holds."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+
+
 def _lean(venv: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [str(venv / "bin" / "longscope"), *args],
-        capture_output=True, text=True, timeout=600, check=False, cwd=cwd,
+        capture_output=True, text=True, timeout=600, check=False, cwd=cwd, env=_alone(),
     )  # fmt: skip
 
 
@@ -54,8 +60,9 @@ def test_the_core_holds_no_engine_no_weights_no_scoring_packages(lean: Path) -> 
         "'dists': sorted(d.metadata['Name'].lower() for d in m.distributions())}))"
     )
     done = subprocess.run(
-        [str(lean / "bin" / "python"), "-c", probe], capture_output=True, text=True, check=True
-    )
+        [str(lean / "bin" / "python"), "-c", probe],
+        capture_output=True, text=True, check=True, env=_alone(),
+    )  # fmt: skip
     report = json.loads(done.stdout)
     assert report["found"] == []
     assert "longscope" in report["dists"] and "openai" in report["dists"]

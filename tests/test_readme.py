@@ -426,3 +426,40 @@ def test_a_stated_sweep_cost_is_what_plan_counts(page: str, figure: str, tmp_pat
         int(stated.group(1)),
         stated.group(2),
     )
+
+
+def test_the_router_page_states_the_committed_profiles_bars() -> None:
+    """docs/router.md's bars are the committed profile's: 0.9 and 0.95 of its shortest length's
+    score (it said 41.2 where the profile records 41.13)."""
+    import json as _json
+
+    profile = _json.loads((ROOT / "docs" / "gemma3-270m-profile.json").read_text("utf-8"))
+    (measured,) = profile["measured"]
+    first = measured["scores"][min(measured["scores"], key=int)]
+    page = " ".join((ROOT / "docs" / "router.md").read_text("utf-8").split())
+    assert f"the bar is {0.9 * first:.1f}" in page
+    assert f"`--relative 0.95` sets the bar at {measured['relative_threshold']:.1f}" in page
+    assert round(0.95 * first, 2) == pytest.approx(measured["relative_threshold"])
+
+
+@pytest.mark.model
+def test_the_scale_out_page_states_what_an_empty_ruler_shard_plans(tmp_path: Path) -> None:
+    """RULER is split by whole cells: a shard beyond the cells plans nothing, as the page says."""
+    page = " ".join((ROOT / "docs" / "scale-out.md").read_text("utf-8").split())
+    stated = re.search(r"`(longscope plan ruler [^`]+)` says `([^`]+)`", page)
+    assert stated, "docs/scale-out.md: no `longscope plan ruler ...` says `...`"
+    done = subprocess.run(
+        ["bash", "-c", stated.group(1)],
+        cwd=tmp_path,
+        env={
+            **os.environ,
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        },
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert stated.group(2) in done.stdout + done.stderr
+    assert "plan: 0 requests" in done.stdout + done.stderr
