@@ -12,7 +12,8 @@ HEAD = """# CLI reference
 
 Generated from `longscope COMMAND --help` by `docs/make_cli_reference.py`; a test fails when this
 page differs from what the CLI prints, so it cannot go stale. Exit codes: 0 done, 2 bad input (one
-line on stderr), 3 a run with failed or unanswered requests, 130 interrupted.
+line on stderr), 3 a run with failed or unanswered requests, 130 interrupted. `longscope` alone
+prints the help below, as `--help` does (exit 0).
 """
 
 
