@@ -53,8 +53,9 @@ class TokenEta:
         self.clock = clock
         self.finished = 0
         self.planned_done = 0
-        self.answers: list[tuple[int, int, float]] = []
-        """(prompt tokens, output tokens, latency) of every answer that reached the model."""
+        self.answered = 0
+        """Answers that reached the model (their sums below: constant work per answer)."""
+        self._sums = [0.0] * 7  # prompt, output, prompt², output², prompt·output, ·latency x2
         self.first_sent: float | None = None
         self._left: float | None = None
         self._at = 0.0
@@ -69,10 +70,14 @@ class TokenEta:
         self.finished += 1
         self.planned_done += planned
         if generation.status in SENT and generation.latency_s > 0:
-            self.answers.append(
-                (generation.prompt_tokens or planned, generation.completion_tokens,
-                 generation.latency_s)
-            )  # fmt: skip
+            p, o, t = (
+                generation.prompt_tokens or planned,
+                generation.completion_tokens,
+                generation.latency_s,
+            )
+            for i, value in enumerate((p, o, p * p, o * o, p * o, p * t, o * t)):
+                self._sums[i] += value
+            self.answered += 1
         now = self.clock()
         self._left, self._at = self._estimate(now), now
 
@@ -85,12 +90,9 @@ class TokenEta:
     def rates(self) -> tuple[float, float]:
         """Return (a, b): seconds per prompt token and per output token, fitted when the answers
         determine both, else `b = ratio x a` with `a` fitted alone (only their ratio matters)."""
-        spp = scc = spc = spl = scl = 0.0
-        for prompt, output, latency in self.answers:
-            spp, scc, spc = spp + prompt * prompt, scc + output * output, spc + prompt * output
-            spl, scl = spl + prompt * latency, scl + output * latency
+        _, _, spp, scc, spc, spl, scl = self._sums
         det = spp * scc - spc * spc
-        if len(self.answers) >= 2 and det > 1e-9 * spp * scc:
+        if self.answered >= 2 and det > 1e-9 * spp * scc:
             a, b = (scc * spl - spc * scl) / det, (spp * scl - spc * spl) / det
             if a > 0 and b > 0:
                 return a, b
@@ -100,12 +102,12 @@ class TokenEta:
         left = self.total - self.finished
         if left <= 0:
             return 0.0
-        if not self.answers or self.first_sent is None:
+        if not self.answered or self.first_sent is None:
             return None
         a, b = self.rates()
-        done = sum(a * prompt + b * output for prompt, output, _ in self.answers)
-        mean_prompt = sum(p for p, _, _ in self.answers) / len(self.answers)
-        mean_output = sum(o for _, o, _ in self.answers) / len(self.answers)
+        prompts, outputs = self._sums[0], self._sums[1]
+        done = a * prompts + b * outputs
+        mean_prompt, mean_output = prompts / self.answered, outputs / self.answered
         if self.planned_tokens is None:
             prompt_left = left * mean_prompt
         else:
