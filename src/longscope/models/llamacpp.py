@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import os
-import sys
-import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from longscope.catalogue import KNOWN_MODELS, resolve_model_path
 from longscope.errors import UsageError
 from longscope.models.base import Backend, ModelInfo, available_host_bytes, split_reasoning
-from longscope.models.cpu_check import check_library
+from longscope.models.cpu_check import check_library, engine_log
 from longscope.models.memory_plan import (
     GIB,
     HOST_CONTEXT_QUANTUM,
@@ -176,7 +172,7 @@ class LlamaCppBackend(Backend):
                 from llama_cpp import Llama
 
                 n_ctx = self._planned_context(Llama)
-                with _engine_log() as log:
+                with engine_log() as log:
                     try:
                         llama = Llama(
                             model_path=str(self.model_path),
@@ -210,7 +206,7 @@ class LlamaCppBackend(Backend):
         the reason instead of the process being killed for memory."""
         if int(self.engine_options.get("n_gpu_layers", 0) or 0) != 0:
             return self.requested_n_ctx  # weights and cache live on the GPU: not host memory
-        with _engine_log():
+        with engine_log():
             try:
                 probe = llama_class(model_path=str(self.model_path), vocab_only=True, verbose=False)
             except ValueError:
@@ -591,21 +587,3 @@ def _system_info() -> str:
 
     info = llama_cpp.llama_print_system_info()
     return (info.decode("utf-8", "replace") if isinstance(info, bytes) else str(info)).strip()
-
-
-@contextlib.contextmanager
-def _engine_log() -> Iterator[IO[str]]:
-    """Send what llama.cpp prints to stderr while loading into a temporary file (read on failure).
-
-    Some of its load-time notices bypass llama-cpp-python's `verbose=False`.
-    """
-    with tempfile.TemporaryFile("w+") as log:
-        sys.stderr.flush()
-        saved = os.dup(2)
-        os.dup2(log.fileno(), 2)
-        try:
-            yield log
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-            log.seek(0)
