@@ -495,6 +495,9 @@ def leaderboard_tables(rows: Sequence[dict[str, Any]]) -> list[TableParts]:
         "LongScore_SE",
         "wAvg_inc_SE",
         "wAvg_dec_SE",
+        "AUC_range",
+        "AUC_note",
+        "overall_note",
         *cell_keys,
     }
     columns = list(dict.fromkeys(k for row in rows for k in row if k not in skip))
@@ -509,19 +512,25 @@ def leaderboard_tables(rows: Sequence[dict[str, Any]]) -> list[TableParts]:
         "AUC",
         "AUC_ci95",
         "suite",
+        "comparable",
     )
     columns.sort(key=lambda c: first.index(c) if c in first else len(first))
     lengths = sorted({int(k) for row in rows for k in row.get("lengths", {})})
+    # An AUC covers the lengths it was computed over: the column names them (or each cell does).
+    ranges = {row["AUC_range"] for row in rows if row.get("AUC_range")}
+    headers = [
+        f"AUC {next(iter(ranges))}" if c == "AUC" and len(ranges) == 1 else c for c in columns
+    ]
     tables = [
         TableParts(
             "Leaderboard",
             ["#", "model"],
-            [*columns, *(length_label(n) for n in lengths)],
+            [*headers, *(length_label(n) for n in lengths)],
             [
                 [
                     _cell(rank),
                     _cell(row.get("model")),
-                    *(_column_cell(row, c) for c in columns),
+                    *(_column_cell(row, c, len(ranges) > 1) for c in columns),
                     *(_length_cell(row, str(n)) for n in lengths),
                 ]
                 for rank, row in enumerate(rows, start=1)
@@ -560,21 +569,39 @@ PUBLISHED_SE_NOTE = (
 NOISE_NOTE = "noise: the 95% interval holds 0; the runs do not differ measurably there"
 
 
+def leaderboard_notes(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """Return the lines printed under the leaderboard: each row's AUC and overall notes, and
+    what a published row's missing standard errors mean."""
+    notes = []
+    for row in rows:
+        for key in ("AUC_note", "overall_note"):
+            if row.get(key):
+                label = "AUC" if key == "AUC_note" else "overall"
+                notes.append(f"{row.get('model')}: {label}: {row[key]}")
+    if any(row.get("state") == "published" for row in rows):
+        notes.append(PUBLISHED_SE_NOTE)
+    return notes
+
+
 def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = None) -> None:
     """Print `compare`'s rows (`leaderboard_tables`), each table split into parts where the
-    terminal is narrower than the table, then the differences from the first run."""
+    terminal is narrower than the table, their notes, then the differences from the first run."""
     console = console or safe_console()
     for table in leaderboard_tables(rows):
         print_split(console, table.title, table.keys, table.columns, table.rows, right=table.right)
-    if any(row.get("state") == "published" for row in rows):
-        _say(console, plain(PUBLISHED_SE_NOTE))
+    for note in leaderboard_notes(rows):
+        _say(console, plain(note))
     print_differences(rows, console)
 
 
-def _column_cell(row: Mapping[str, Any], column: str) -> Text:
-    """A leaderboard cell; AUC and LongScore with their ± SE where the row has one."""
+def _column_cell(row: Mapping[str, Any], column: str, ranged: bool = False) -> Text:
+    """A leaderboard cell; AUC and LongScore with their ± SE where the row has one (an AUC with
+    its range when `ranged`: the rows cover different ones)."""
     if column in ("AUC", "LongScore", "wAvg_inc", "wAvg_dec"):
-        return _with_se(row.get(column), row.get(f"{column}_SE"))
+        made = _with_se(row.get(column), row.get(f"{column}_SE"))
+        if column == "AUC" and ranged and row.get("AUC") is not None and row.get("AUC_range"):
+            made.append(f" ({row['AUC_range']})")
+        return made
     return _cell(row.get(column))
 
 
