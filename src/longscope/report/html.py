@@ -497,7 +497,7 @@ body{font-family:system-ui,sans-serif;margin:2rem;max-width:1400px;color:#222}
 h1{margin-bottom:0} .sub{color:#666;margin-top:.2rem}
 table{border-collapse:collapse;margin:.5rem 0 1rem} td,th{border:1px solid #ccc;padding:.2rem .5rem;text-align:left}
 td.num{text-align:right} .fig{display:inline-block;margin:.5rem 1rem .5rem 0;vertical-align:top}
-.incomplete{color:#c33;font-weight:bold} .dim{color:#888}
+.incomplete{color:#c33;font-weight:bold} .wide{overflow-x:auto} td.num{white-space:nowrap}
 </style></head><body>
 <h1>longscope comparison</h1>
 <p class="sub">longscope {{ version }} &middot; {{ runs|length }} run(s) side by side</p>
@@ -508,9 +508,9 @@ td.num{text-align:right} .fig{display:inline-block;margin:.5rem 1rem .5rem 0;ver
 {% for caption, src in images %}<figure class="fig"><img alt="{{ caption }}" src="{{ src }}"><figcaption>{{ caption }}</figcaption></figure>{% endfor %}
 {% for table in tables %}
 <h2>{{ table.title }}</h2>
-<table><tr>{% for column in table.columns %}<th>{{ column }}</th>{% endfor %}</tr>
+<div class="wide"><table><tr>{% for column in table.columns %}<th>{{ column }}</th>{% endfor %}</tr>
 {% for row in table.rows %}<tr>{% for cell in row %}<td{% if loop.index > table.fixed %} class="num"{% endif %}>{{ cell }}</td>{% endfor %}</tr>{% endfor %}
-</table>
+</table></div>
 {% endfor %}
 {% for note in notes %}<p>{{ note }}</p>{% endfor %}
 </body></html>
