@@ -20,6 +20,7 @@ from longscope.models.registry import option
 from longscope.models.thinking import (
     THINKING_OPTION,
     ThinkingFormat,
+    answer_after_close,
     opened_by,
     read_first,
     thinking_format,
@@ -239,20 +240,25 @@ class OpenAIBackend(Backend):
         budget, answer_budget = config.thinking_budget or 0, config.max_tokens
         started = time.perf_counter()
         first = (await self._generate(_with(request, budget), 1, raw=True))[0]
-        if first.status != "length":
-            # Done within the thinking budget (or failed): the answer is what the model wrote.
-            text, reasoning = split_reasoning(first.text, first.reasoning)
-            if first.status != "ok":
-                return first
-            answer_tokens = self._count(text)
-            thought = max(0, (first.completion_tokens or self._count(first.text)) - answer_tokens)
-            use = BudgetUse(budget, thought, False, answer_tokens, False)
-            return replace(first, text=text, reasoning=reasoning, budget=use)
         opened = (
             opened_by(request.prompt, self.thinking)
             if request.mode == "completion"
             else self.thinking_opened
         )
+        if first.status != "length":
+            # Done within the thinking budget (or failed): the answer is what the model wrote.
+            if first.status != "ok":
+                return first
+            # A template that opened the thinking leaves the marker out of the text (a parser
+            # that set the thinking apart took it away with the rest).
+            fmt, lead = self.thinking, self.thinking.open * (opened and not first.reasoning)
+            text, reasoning = split_reasoning(
+                lead + first.text, first.reasoning, fmt.open, fmt.close
+            )
+            answer_tokens = self._count(text)
+            thought = max(0, (first.completion_tokens or self._count(first.text)) - answer_tokens)
+            use = BudgetUse(budget, thought, False, answer_tokens, False)
+            return replace(first, text=text, reasoning=reasoning, budget=use)
         read = read_first(first.text, first.reasoning, self.thinking, opened=opened)
         spent = first.completion_tokens or self._count(first.text + first.reasoning)
         if read.thinking:
@@ -275,10 +281,13 @@ class OpenAIBackend(Backend):
                 return replace(second, latency_s=time.perf_counter() - started)
             text, status, error = second.text, second.status, second.error
             answer_tokens += second.completion_tokens or self._count(second.text)
-        answer = (read.answer + text).strip() if not read.thinking else text.strip()
+        # What follows the close (forced or the model's own) is the answer, except a thinking
+        # block the model opens again: that is thinking, closed or not.
+        answer, again = answer_after_close(text if read.thinking else read.answer + text,
+                                           self.thinking)  # fmt: skip
         return Generation(
             text=answer,
-            reasoning=read.reasoning,
+            reasoning="\n".join(x for x in (read.reasoning, again) if x),
             status=status,  # type: ignore[arg-type]
             prompt_tokens=first.prompt_tokens,
             completion_tokens=thought + answer_tokens,

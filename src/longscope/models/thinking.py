@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from longscope.errors import UsageError
+from longscope.models.base import split_reasoning
 from longscope.models.registry import option
 from longscope.types import BudgetUse
 
@@ -34,6 +35,7 @@ __all__ = [
     "BudgetUse",
     "ThinkingFormat",
     "ThinkingTracker",
+    "answer_after_close",
     "thinking_format",
 ]
 
@@ -163,6 +165,12 @@ def reasoning_of(thought: str, fmt: ThinkingFormat) -> str:
     return text.strip()
 
 
+def answer_after_close(text: str, fmt: ThinkingFormat) -> tuple[str, str]:
+    """Return (answer, reasoning) of text written after the thinking was closed (by the model or
+    forced): a block the model opens again is thinking, never answer, closed or not."""
+    return split_reasoning(text, "", fmt.open, fmt.close, answering=True)
+
+
 @dataclass(frozen=True)
 class FirstAnswer:
     """What a first answer, asked with the thinking budget as its `max_tokens`, says.
@@ -280,6 +288,6 @@ class TokenBudget:
         if self.answer_start is None:
             return "", reasoning_of(self.decode(generated), self.fmt)
         thought = generated[: self.answer_start - (len(self.forced_ids) if self.forced else 0)]
-        return self.decode(generated[self.answer_start :]), reasoning_of(
-            self.decode(thought), self.fmt
-        )
+        answer, again = answer_after_close(self.decode(generated[self.answer_start :]), self.fmt)
+        reasoning = reasoning_of(self.decode(thought), self.fmt)
+        return answer, "\n".join(x for x in (reasoning, again) if x)
