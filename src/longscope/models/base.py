@@ -257,6 +257,7 @@ def split_reasoning(
     close_marker: str = "</think>",
     *,
     answering: bool = False,
+    set_apart: bool = False,
 ) -> tuple[str, str]:
     """Return (answer, reasoning) under `VISIBLE_ANSWER_RULE`: every thinking block moves out of
     the answer into the reasoning, after the `reasoning` a server's parser set apart.
@@ -265,15 +266,19 @@ def split_reasoning(
     `answering` (the text goes on after a close already seen: a continuation's answer). A block
     that is opened and never closed means the model did not reach (or left) its answer: the rest
     of the text is reasoning (scoring a half-finished thought as an answer would be wrong).
+    `set_apart`: a server's parser set a thinking block apart, even an empty one (its reasoning
+    field is present, maybe "").
     """
     first_open, first_close = text.find(open_marker), text.find(close_marker)
     if first_open == -1 and (first_close == -1 or answering):
         # No marker: the content is the answer; a parser that set thinking apart leaves the
         # separator after its close marker in the content, which the inline path strips.
-        return (text.strip(), reasoning) if reasoning.strip() else (text, reasoning)
+        if reasoning or set_apart:
+            return text.strip(), reasoning.strip()
+        return text, reasoning
     inside = not answering and first_close != -1 and (first_open == -1 or first_close < first_open)
     answer: list[str] = []
-    thought: list[str] = [reasoning] if reasoning else []
+    thought = [reasoning.strip()]
     at = 0
     while True:
         marker = close_marker if inside else open_marker

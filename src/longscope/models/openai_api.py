@@ -617,15 +617,17 @@ def _choice(
     opened: str,
 ) -> Generation:
     if mode == "completion":
-        text, reasoning = choice.get("text"), ""
+        text, reasoning, set_apart = choice.get("text"), "", False
         if not isinstance(text, str):
             raise UnusableAnswer(f"no text in the answer's choice: {_body_snippet(body)}")
     else:
         message = choice.get("message")
         if not isinstance(message, dict):
             raise UnusableAnswer(f"no message in the answer's choice: {_body_snippet(body)}")
-        reasoning = message.get("reasoning_content") or message.get("reasoning") or ""
-        reasoning = reasoning if isinstance(reasoning, str) else ""
+        fields = [message.get(k) for k in ("reasoning_content", "reasoning")]
+        # A parser that found an empty think block still says so with "" (vLLM does).
+        set_apart = any(isinstance(f, str) for f in fields)
+        reasoning = next((f for f in fields if isinstance(f, str) and f), "")
         text = message.get("content")
         if ("content" not in message and not reasoning) or not isinstance(text, str | None):
             raise UnusableAnswer(f"no content in the answer's message: {_body_snippet(body)}")
@@ -635,7 +637,7 @@ def _choice(
     (text, bad_text), (reasoning, bad_reasoning) = storable_text(text), storable_text(reasoning)
     if not raw:  # `raw`: the text as written, markers kept (a thinking budget reads them)
         # `opened`: the prompt opened the thinking; a thought never closed is no answer.
-        text, reasoning = split_reasoning(opened + text, reasoning)
+        text, reasoning = split_reasoning(opened + text, reasoning, set_apart=set_apart)
     replaced = bad_text + bad_reasoning
     return Generation(
         text=text,
