@@ -25,6 +25,14 @@ from longscope.models.thinking import (
     read_first,
     thinking_format,
 )
+from longscope.models.transport import (
+    BodyTooLarge,
+    CrossOriginRedirect,
+    async_client,
+    body_limit,
+    bounded,
+    refused,
+)
 from longscope.models.urls import base_url_or_env, shown
 from longscope.text.tokenizers import DEFAULT_TOKENIZER, Tokenizer, load_tokenizer
 from longscope.types import (
@@ -117,12 +125,15 @@ class OpenAIBackend(Backend):
         # httpx's connection pool scans every connection it holds for each request it places, so
         # its cost grows with the requests in flight; a few clients of ~8 connections each keep
         # that scan short (at 64 in flight it was a third of the client's CPU).
+        timeout = httpx.Timeout(request_timeout_s, connect=_CONNECT_TIMEOUT_S)
+        # Under the SDK: bodies read up to a bound, redirects followed within the origin only.
         self._clients = [
             openai.AsyncOpenAI(
                 base_url=self.base_url,
                 api_key=api_key,
                 max_retries=0,
-                timeout=httpx.Timeout(request_timeout_s, connect=_CONNECT_TIMEOUT_S),
+                timeout=timeout,
+                http_client=async_client(request_timeout_s, _CONNECT_TIMEOUT_S),
             )
             for _ in range(max(1, -(-concurrency // _CONNECTIONS_PER_CLIENT)))
         ]
@@ -162,7 +173,11 @@ class OpenAIBackend(Backend):
             return self._info
         try:
             listing = await self._client.models.list()
+        except (BodyTooLarge, CrossOriginRedirect) as exc:
+            raise UsageError(f"server at {shown(self.base_url)}: {exc}") from None
         except openai.APIConnectionError as exc:
+            if (why := refused(exc)) is not None:
+                raise UsageError(f"server at {shown(self.base_url)}: {why}") from None
             raise UsageError(
                 f"cannot reach server at {shown(self.base_url)}: start it or fix --base-url"
             ) from exc
@@ -418,7 +433,12 @@ class OpenAIBackend(Backend):
                 message = _error_message(exc)
                 status = "context_overflow" if is_overflow(400, exc.body, message) else "error"
                 return failed(status, f"HTTP 400: {message}")
+            except (BodyTooLarge, CrossOriginRedirect) as exc:
+                # The same request would meet the same bound or redirect: no other attempt.
+                return failed("error", _refusal(exc, request, n))
             except openai.APIConnectionError as exc:
+                if (why := refused(exc)) is not None:
+                    return failed("error", _refusal(why, request, n))
                 last_status, last_error = "error", f"connection error: {_snippet(str(exc))}"
             except openai.APIStatusError as exc:
                 if exc.status_code != 429 and exc.status_code < 500:
@@ -485,14 +505,15 @@ class OpenAIBackend(Backend):
         # the typed parameters nor builds response models, the two largest costs per request.
         # The answer is parsed here, where a malformed 200 body can become a recorded reason.
         self._next_client = (self._next_client + 1) % len(self._clients)
-        body = await self._clients[self._next_client].post(
-            path,
-            cast_to=bytes,
-            body=payload,
-            options={
-                "timeout": httpx.Timeout(timeout_s, connect=min(timeout_s, _CONNECT_TIMEOUT_S))
-            },
-        )
+        with bounded(body_limit(payload["max_tokens"], n)):
+            body = await self._clients[self._next_client].post(
+                path,
+                cast_to=bytes,
+                body=payload,
+                options={
+                    "timeout": httpx.Timeout(timeout_s, connect=min(timeout_s, _CONNECT_TIMEOUT_S))
+                },
+            )
         # A completion prompt that ends inside a think block: the text goes on inside it.
         opened = request.mode == "completion" and opened_by(request.prompt, self.thinking)
         return parse_choices(body, request.mode, raw=raw, opened=self.thinking.open * opened)
@@ -516,6 +537,14 @@ def _continued(request: Request, prefix: str, max_tokens: int) -> Request:
         return replace(asked, prompt=request.prompt + prefix, prompt_tokens=0)
     messages = (*request.messages, Message("assistant", prefix))
     return replace(asked, messages=messages, prompt_tokens=0)
+
+
+def _refusal(exc: BodyTooLarge | CrossOriginRedirect, request: Request, n: int) -> str:
+    """Return the recorded reason of a body past its bound or a redirect not followed."""
+    if isinstance(exc, CrossOriginRedirect):
+        return str(exc)
+    choices = f" x {n} choices" if n > 1 else ""
+    return f"{exc} (bound set by max_tokens {request.config.output_ceiling()}{choices})"
 
 
 def _check_truncation(
