@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
+import email.utils
 import json
 import os
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import httpx
 import openai
@@ -34,6 +38,7 @@ from longscope.models.transport import (
     refused,
 )
 from longscope.models.urls import base_url_or_env, shown
+from longscope.text.safe_text import visible
 from longscope.text.tokenizers import DEFAULT_TOKENIZER, Tokenizer, load_tokenizer
 from longscope.types import (
     BudgetUse,
@@ -122,6 +127,8 @@ class OpenAIBackend(Backend):
         self.retries_done = 0
         # The key is read here and kept only inside the client: never stored, logged or reported.
         api_key = os.environ.get(api_key_env) or "EMPTY"
+        for line in auth_notes(self.base_url, api_key_env, api_key != "EMPTY"):
+            say_once(line)
         # httpx's connection pool scans every connection it holds for each request it places, so
         # its cost grows with the requests in flight; a few clients of ~8 connections each keep
         # that scan short (at 64 in flight it was a third of the client's CPU).
@@ -523,6 +530,41 @@ class OpenAIBackend(Backend):
             await client.close()
 
 
+def auth_notes(base_url: str, api_key_env: str, has_key: bool) -> list[str]:
+    """Return what to tell the user about the authorization the server will get, when it is not
+    what they asked for: a key variable named but unset (no key is sent: `Bearer EMPTY`), or a
+    URL holding a user name and password (httpx sends HTTP Basic auth with them, in place of the
+    key). The password is never shown."""
+    notes = []
+    parts = urlsplit(base_url)
+    user = parts.username
+    if user is not None:
+        held = "a user name and password" if parts.password is not None else "a user name"
+        notes.append(
+            f"warning: {shown(base_url)} holds {held}: the server gets HTTP "
+            f"Basic auth as user {visible(unquote(user))!r}, not a Bearer key"
+            + (f" (${api_key_env} is not sent)" if has_key else "")
+        )
+    elif not has_key and api_key_env != DEFAULT_API_KEY_ENV:
+        state = "is empty" if os.environ.get(api_key_env) == "" else "is not set"
+        notes.append(
+            f"warning: -M api_key_env={visible(api_key_env)}: that variable {state}, so no API "
+            "key is sent (`Authorization: Bearer EMPTY`); set it, or leave api_key_env out for a "
+            "server without keys"
+        )
+    return notes
+
+
+_SAID: set[str] = set()
+
+
+def say_once(line: str) -> None:
+    """Write a warning line to stderr once per process (several endpoints share one)."""
+    if line not in _SAID:
+        _SAID.add(line)
+        sys.stderr.write(line + "\n")
+
+
 def _with(request: Request, max_tokens: int) -> Request:
     """Return `request` asking for `max_tokens` and no thinking budget of its own."""
     return replace(request, config=replace(request.config, max_tokens=max_tokens,
@@ -695,10 +737,21 @@ def _prompt_key(request: Request) -> str:
 
 
 def _retry_after(response: httpx.Response | None) -> float | None:
+    """Return the seconds a server's Retry-After asks for: delay-seconds or an HTTP date (RFC
+    9110 allows both), never below 0; None when there is none or it is neither."""
     if response is None:
         return None
     raw = response.headers.get("retry-after")
-    try:
-        return max(0.0, float(raw)) if raw is not None else None
-    except ValueError:
+    if raw is None:
         return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # an HTTP date is GMT; `-0000` reads as naive
+        when = when.replace(tzinfo=datetime.UTC)
+    return max(0.0, (when - datetime.datetime.now(datetime.UTC)).total_seconds())
