@@ -233,3 +233,30 @@ async def test_without_a_budget_a_thought_the_prompt_opened_and_never_closed_is_
         closed = await backend.generate(request)
     assert (unclosed.text, unclosed.reasoning, unclosed.status) == ("", "still thinking", "length")
     assert (closed.text, closed.reasoning) == ("b", "a")
+
+
+@pytest.mark.model
+async def test_llama_cpp_server_continues_a_chat_through_the_rendered_template(
+    smol_server: str,
+) -> None:
+    # llama-cpp-python's server renders only the GGUF's own template (no --jinja, no template
+    # file): the first request is a chat; DeepSeek-R1's template drops past thinking, so the
+    # forced continuation goes to /v1/completions as that template renders it, to the real server.
+    template = Path(__file__).parent.parent / "fixtures" / "chat_templates"
+    backend = OpenAIBackend.from_options(
+        "smol",
+        {"chat_template": str(template / "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja"),
+         "thinking_opened": True, "context_length": 2048},
+        base_url=smol_server,
+    )  # fmt: skip
+    request = Request("s", 0, "chat", messages=(Message("user", "Name a colour."),),
+                      config=GenerationConfig(max_tokens=6, temperature=0.0,
+                                              thinking_budget=4))  # fmt: skip
+    gen = await backend.generate(request)
+    await backend.aclose()
+    use = gen.budget
+    assert use is not None and use.forced and use.thinking_tokens == 4
+    # An answer came back from the completion of the rendered prompt (or, had it been empty, an
+    # error: never an empty answer scored).
+    assert (gen.status in ("ok", "length") and gen.text) or gen.status == "error"
+    assert gen.reasoning and "<think>" not in gen.text

@@ -11,6 +11,7 @@ import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlsplit
 
@@ -25,6 +26,7 @@ from longscope.models.thinking import (
     THINKING_OPTION,
     ThinkingFormat,
     answer_after_close,
+    continuation,
     opened_by,
     read_first,
     thinking_format,
@@ -68,6 +70,9 @@ OPENAI_OPTIONS = (
            "--enable-strict-thinking)", choices=THINKING_VIA),
     option("thinking_opened", "bool", False, "chat mode: the server's chat template opens the "
            "think block itself (the answer starts inside it)"),
+    option("chat_template", "str", None, "chat mode with --thinking-budget: the server's Jinja "
+           "chat template (a file); a template that drops or reformats past reasoning (DeepSeek-R1, "
+           "gpt-oss) gets the forced continuation on /v1/completions, rendered with it"),
 )  # fmt: skip
 _CONNECT_TIMEOUT_S = 10.0
 _CONNECTIONS_PER_CLIENT = 8
@@ -110,6 +115,7 @@ class OpenAIBackend(Backend):
         thinking: str | None = None,
         thinking_via: str = "continue",
         thinking_opened: bool = False,
+        chat_template: str | None = None,
     ) -> None:
         self.name = f"openai/{model}"
         self.model = model
@@ -154,6 +160,8 @@ class OpenAIBackend(Backend):
         self.thinking: ThinkingFormat = thinking_format(thinking)
         self.thinking_via = thinking_via
         self.thinking_opened = thinking_opened
+        self.chat_template = chat_template
+        """The server's chat template (its text), for continuations it cannot carry in chat."""
 
     @classmethod
     def from_options(cls, name: str, options: dict[str, Any], **transport: Any) -> OpenAIBackend:
@@ -171,6 +179,7 @@ class OpenAIBackend(Backend):
             thinking=options.get("thinking_format"),
             thinking_via=str(options.get("thinking_budget_via", "continue")),
             thinking_opened=bool(options.get("thinking_opened", False)),
+            chat_template=_template_text(options.get("chat_template")),
             **transport,
         )
 
@@ -298,11 +307,23 @@ class OpenAIBackend(Backend):
             prefix, left, thought = read.prefix, whole - written, max(0, spent - written)
         text, status, answer_tokens, error = "", "length", written, ""
         if left > 0:
-            second = (await self._generate(_continued(request, prefix, left), 1, raw=True))[0]
+            continued = _continued(request, prefix, left, self.chat_template, self.thinking)
+            second = (await self._generate(continued, 1, raw=True))[0]
             if second.status not in ("ok", "length"):
                 return replace(second, latency_s=time.perf_counter() - started)
             text, status, error = second.text, second.status, second.error
             answer_tokens += second.completion_tokens or self._count(second.text)
+            if read.thinking and not text.strip():
+                # A forced close answered by nothing: a template that dropped the thinking (or
+                # closed the turn) is the likely cause; never scored as an empty answer.
+                return replace(
+                    second,
+                    status="error",
+                    latency_s=time.perf_counter() - started,
+                    error="the continuation after the forced close answered nothing: the "
+                    "server's chat template may drop or reformat the assistant's text; give it "
+                    "as -M chat_template=FILE (or use -M prompt_mode=completion)",
+                )
         # What follows the close (forced or the model's own) is the answer, except a thinking
         # block the model opens again: that is thinking, closed or not.
         answer, again = answer_after_close(text if read.thinking else read.answer + text,
@@ -571,14 +592,41 @@ def _with(request: Request, max_tokens: int) -> Request:
                                            thinking_budget=None))  # fmt: skip
 
 
-def _continued(request: Request, prefix: str, max_tokens: int) -> Request:
+def _continued(
+    request: Request,
+    prefix: str,
+    max_tokens: int,
+    template: str | None = None,
+    fmt: ThinkingFormat | None = None,
+) -> Request:
     """Return the request that goes on from `prefix`, the assistant's text so far: the prompt
-    plus it (completion mode), or it as a final assistant message to continue (chat mode)."""
+    plus it (completion mode), it as a final assistant message to continue (chat mode), or, when
+    the server's chat `template` cannot continue a turn, the conversation rendered with it plus
+    `prefix` as a completion prompt (models/thinking.py's `continuation`)."""
     asked = _with(request, max_tokens)
     if request.mode == "completion":
         return replace(asked, prompt=request.prompt + prefix, prompt_tokens=0)
+    if template is not None and fmt is not None:
+        chat = [{"role": m.role, "content": m.content} for m in request.messages]
+        plan = continuation(template, chat, prefix, fmt)
+        if plan.mode == "completion":
+            return replace(asked, mode="completion", prompt=plan.prompt, messages=(),
+                           prompt_tokens=0)  # fmt: skip
     messages = (*request.messages, Message("assistant", prefix))
     return replace(asked, messages=messages, prompt_tokens=0)
+
+
+def _template_text(path: str | None) -> str | None:
+    """Return the chat template file's text, or raise UsageError (one line) when unreadable."""
+    if path is None:
+        return None
+    try:
+        return Path(path).expanduser().read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(
+            f"-M chat_template={path}: cannot read it as a UTF-8 Jinja template "
+            f"({exc.__class__.__name__}); give the path of a template file"
+        ) from None
 
 
 def _refusal(exc: BodyTooLarge | CrossOriginRedirect, request: Request, n: int) -> str:
