@@ -133,7 +133,7 @@ class NoLiMaData:
     pinned: bool
     """Every file read has a pinned sha256 and matches it."""
     unpinned: tuple[str, ...]
-    """Files read that have no pinned sha256 yet (their digests are in `digests`)."""
+    """Files read that have no pinned sha256 yet, or (with `allow_unpinned`) differ from it."""
 
     @property
     def source(self) -> str:
@@ -144,7 +144,7 @@ class NoLiMaData:
         return "local:sha256:" + hashlib.sha256(joined.encode()).hexdigest()
 
 
-def _read(folder: Path, relative: str, what: str) -> tuple[str, str]:
+def _read(folder: Path, relative: str, what: str, allow_unpinned: bool) -> tuple[str, str, bool]:
     path = folder / relative
     if not path.is_file():
         raise UsageError(
@@ -157,16 +157,21 @@ def _read(folder: Path, relative: str, what: str) -> tuple[str, str]:
         raise UsageError(f"cannot read {path}: {error.strerror or error}") from None
     digest = hashlib.sha256(data).hexdigest()
     pinned = PINNED.get(relative)
-    if pinned is not None and digest != pinned:
+    if pinned is not None and digest != pinned and not allow_unpinned:
         raise UsageError(
             f"{path} is not the pinned {REPO}@{REVISION[:12]} file (sha256 {digest[:16]}..., "
-            f"expected {pinned[:16]}...): download it again or point -S data at the right folder"
+            f"expected {pinned[:16]}...): download it again, point -S data at the right folder, "
+            "or pass -S allow_unpinned=true to score other files (recorded by their own digest)"
         )
-    return decode_text(data, path, what), digest
+    return decode_text(data, path, what), digest, pinned is not None and digest == pinned
 
 
-def load_local(folder: Path, needle_set: str = "main") -> NoLiMaData:
-    """Return a needle set and the books from a folder in the dataset's own layout."""
+def load_local(folder: Path, needle_set: str = "main", allow_unpinned: bool = False) -> NoLiMaData:
+    """Return a needle set and the books from a folder in the dataset's own layout.
+
+    A file named like a pinned one must match its pin unless `allow_unpinned` (hand-made fixtures,
+    a newer revision): then the run is recorded by the files' own digests, never as the pin.
+    """
     if needle_set not in NEEDLE_SETS:
         raise UsageError(
             f"unknown NoLiMa needle set {needle_set!r}: choose one of {', '.join(NEEDLE_SETS)}"
@@ -174,8 +179,9 @@ def load_local(folder: Path, needle_set: str = "main") -> NoLiMaData:
     if not folder.is_dir():
         raise UsageError(f"NoLiMa data folder {folder} does not exist or is not a folder")
     relative = f"{NEEDLES_DIR}/{NEEDLE_SETS[needle_set]}"
-    text, digest = _read(folder, relative, f"the {needle_set} needle set")
+    text, digest, matched = _read(folder, relative, f"the {needle_set} needle set", allow_unpinned)
     digests = {relative: digest}
+    unpinned = [] if matched else [relative]
     experiments = parse_needle_set(text, str(folder / relative))
     books_dir = folder / BOOKS_DIR
     numbered = sorted(
@@ -187,23 +193,31 @@ def load_local(folder: Path, needle_set: str = "main") -> NoLiMaData:
         raise UsageError(f"NoLiMa data folder {folder} has no {BOOKS_DIR}/rand_book_*.txt")
     books = []
     for index, (_, name) in enumerate(numbered):
-        book_text, book_digest = _read(folder, f"{BOOKS_DIR}/{name}", "a haystack book")
-        digests[f"{BOOKS_DIR}/{name}"] = book_digest
+        book_path = f"{BOOKS_DIR}/{name}"
+        book_text, book_digest, matched = _read(
+            folder, book_path, "a haystack book", allow_unpinned
+        )
+        digests[book_path] = book_digest
+        if not matched:
+            unpinned.append(book_path)
         books.append(Book(name, index, book_text, book_digest))
-    unpinned = tuple(sorted(path for path in digests if PINNED.get(path) is None))
     return NoLiMaData(
         needle_set=needle_set,
         experiments=experiments,
         books=tuple(books),
         digests=digests,
         pinned=not unpinned,
-        unpinned=unpinned,
+        unpinned=tuple(sorted(unpinned)),
     )
 
 
 def digest_report(data: NoLiMaData) -> str:
     """Return the lines to paste into `FILES` for files read that have no pinned sha256 yet."""
-    return "\n".join(f'UpstreamFile("{path}", "{data.digests[path]}"),' for path in data.unpinned)
+    return "\n".join(
+        f'UpstreamFile("{path}", "{data.digests[path]}"),'
+        for path in data.unpinned
+        if PINNED.get(path) is None
+    )
 
 
 def licence_text() -> str:

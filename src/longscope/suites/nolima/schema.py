@@ -29,7 +29,7 @@ import json
 import re
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from longscope.errors import UsageError, describe_error
 
@@ -94,9 +94,6 @@ class Experiment(BaseModel):
         return int(self.id[:4])
 
 
-_NEEDLE_SET = TypeAdapter(list[Experiment])
-
-
 def parse_needle_set(text: str, source: str) -> tuple[Experiment, ...]:
     """Return the experiments of one needle-set file's text; bad input names file and entry."""
     try:
@@ -105,16 +102,20 @@ def parse_needle_set(text: str, source: str) -> tuple[Experiment, ...]:
         raise UsageError(f"{source}: not JSON ({error.msg} at line {error.lineno})") from None
     if not isinstance(raw, list):
         raise UsageError(f"{source}: expected a JSON list of experiments, got {type(raw).__name__}")
-    try:
-        experiments = tuple(_NEEDLE_SET.validate_python(raw))
-    except ValidationError as error:
-        raise UsageError(f"{source}: entry {describe_error(error)}") from None
+    experiments = []
+    for index, entry in enumerate(raw):
+        try:
+            experiments.append(Experiment.model_validate(entry))
+        except ValidationError as error:
+            name = entry.get("id") if isinstance(entry, dict) else None
+            where = f"entry {index}" + (f" (id {name!r})" if isinstance(name, str) else "")
+            raise UsageError(f"{source}: {where}: {describe_error(error)}") from None
     seen: set[str] = set()
     for experiment in experiments:
         if experiment.id in seen:
             raise UsageError(f"{source}: experiment id {experiment.id!r} appears twice")
         seen.add(experiment.id)
-    return experiments
+    return tuple(experiments)
 
 
 def read_needle_set(path: Path) -> tuple[Experiment, ...]:
