@@ -88,3 +88,33 @@ def test_a_book_too_short_for_the_length_is_refused() -> None:
         place_needle(tokens, NEEDLE, 0.5, 200, tokenizer)
     with pytest.raises(ValueError, match="too short"):
         place_needle(tokens, NEEDLE, 0.0, 200, tokenizer)
+
+
+@pytest.mark.parametrize(
+    ("length", "line_end", "token_depth"),
+    [
+        # 0.5 * 238 = 119 is a newline, but the authors divide by length + 1: 119.5, so the
+        # needle goes after the next line end (139), not after 119.
+        (238, 139, 119),
+        # round(0.5 * 201) = round(100.5): numpy rounds half to even, 100, not 101.
+        (201, 119, 100),
+    ],
+)
+def test_depth_uses_length_plus_one_and_rounds_half_to_even(
+    length: int, line_end: int, token_depth: int
+) -> None:
+    text, placement = placed(0.5, length=length)
+    assert (placement.line_end, placement.token_depth) == (line_end, token_depth)
+    start = line_end - token_depth
+    assert placement.text == (
+        text[start:line_end] + " " + NEEDLE + "\n" + text[line_end + 1 : start + length]
+    )
+
+
+def test_depth_0_drops_a_whole_first_token_without_a_newline() -> None:
+    # The first token here is the word `line ` (no newline): the cut at its last newline
+    # (none, so position 0) leaves nothing before the needle.
+    tokenizer = WordTokenizer()
+    text = "".join(f"line {i} ends here.\n" for i in range(40))
+    placement = place_needle(tokenize_book(text, tokenizer), NEEDLE, 0.0, 40, tokenizer)
+    assert placement.text.startswith(" " + NEEDLE + "\n0 ends here.\nline 1 ")

@@ -20,8 +20,11 @@ How a prompt is made, upstream:
    after the first such position at or past `depth * (L + 1)` tokens, and the window is the `L`
    tokens around it that put that position `round(L * depth)` tokens from the window's start.
    The text before the needle is cut at its last newline; the needle joins that line after a
-   space and ends with a newline. So `L` counts book tokens only: the needle, template, question
-   and system message come on top.
+   space and ends with a newline. So `L` counts book tokens only, and one of them (the newline
+   token) is dropped: the haystack holds `L - 1` book tokens (`L` at depth 100%, where the cut
+   text runs through the line end just past the window), plus the needle, a space and a newline;
+   template, question and system message come on top. At depth 0 the first book token is dropped
+   (the text before position 0 has no newline to cut at) and the needle opens the haystack.
 4. The filled template (`task_template.format(haystack=..., question=...)`) is the user message.
    The system message is the connector's default, "You are a helpful assistant", for OpenAI,
    Azure, vLLM, Gemini and non-Claude Bedrock models; Claude on Bedrock has no default, so the
