@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from longscope.suites.nolima.prompts import depth_grid, place_needle, tokenize_book
+from longscope.text.tokenizers import QwenTokenizer
 
 from .rows import CharTokenizer, WordTokenizer, book
 
@@ -118,3 +119,20 @@ def test_depth_0_drops_a_whole_first_token_without_a_newline() -> None:
     text = "".join(f"line {i} ends here.\n" for i in range(40))
     placement = place_needle(tokenize_book(text, tokenizer), NEEDLE, 0.0, 40, tokenizer)
     assert placement.text.startswith(" " + NEEDLE + "\n0 ends here.\nline 1 ")
+
+
+def test_with_a_real_bpe_tokenizer_a_blank_line_token_keeps_its_first_newline() -> None:
+    # Qwen's BPE writes `.\n\n` as one token: the cut at its LAST newline keeps `.\n`, so in a
+    # book of paragraphs the needle starts a line of its own, after a space.
+    tokenizer = QwenTokenizer()
+    text = "".join(f"Paragraph {i} tells of rain on the hills.\n\n" for i in range(80))
+    tokens = tokenize_book(text, tokenizer)
+    assert ".\n\n" in {tokenizer.decode([t]) for t in tokens.ids}
+    for depth in (0.25, 0.5, 0.75):
+        placement = place_needle(tokens, NEEDLE, depth, 300, tokenizer)
+        assert "hills.\n " + NEEDLE + "\nParagraph " in placement.text
+        assert tokenizer.decode([tokens.ids[placement.line_end]]) == ".\n\n"
+        # The needle's line end is the first newline token at or past depth * (300 + 1).
+        candidates = [p for p in tokens.line_ends if p >= depth * 301]
+        assert placement.line_end == candidates[0]
+        assert placement.start == placement.line_end - round(300 * depth)

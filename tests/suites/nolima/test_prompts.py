@@ -16,6 +16,7 @@ from longscope.suites.nolima.prompts import (
     draw_characters,
     expand,
     instantiate,
+    iter_cells,
     render,
     tokenize_book,
 )
@@ -153,3 +154,24 @@ def test_build_prompt_draws_the_books_character_for_the_depth() -> None:
     assert prompt.messages[-1].content == by_hand(
         placement.text, "Which painter worked in Kessrow?"
     )
+
+
+def test_the_grid_is_tests_times_books_times_26_depths_per_length() -> None:
+    rows = load(
+        experiment(questions={**experiment()["questions"], "direct": "Who is by {1}?"}),
+        plain_experiment(),
+    )
+    cases = [case for row in rows for case in expand(row)]
+    assert len(cases) == 7  # 3 question types x 2 tests + 1
+    cells = list(iter_cells(cases, books=5, lengths=(250, 1000)))
+    # `direct` tests are left out of the published numbers, so not sent: 5 tests remain.
+    assert len(cells) == 2 * 5 * 5 * 26
+    assert not any(c.case.question_type == "direct" for c in cells)
+    assert len(list(iter_cells(cases, books=5, lengths=(250,), include_direct=True))) == 7 * 5 * 26
+    # The authors' order: lengths, then books, then tests, then depths.
+    assert [c.depth_index for c in cells[:27]] == [*range(26), 0]
+    assert cells[26].case.test_name == "0137_T02_onehop"
+    assert cells[5 * 26].book_index == 1
+    assert cells[0].sample_id == "0137_T01_onehop/book1/250/d000"
+    assert cells[13].sample_id == "0137_T01_onehop/book1/250/d052"
+    assert len({c.sample_id for c in cells}) == len(cells)

@@ -33,12 +33,14 @@ How a prompt is made, upstream:
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
 
 from longscope.suites.nolima.schema import CHAR, Experiment
+from longscope.suites.nolima.scoring import in_published_score
 from longscope.text.tokenizers import Tokenizer
 from longscope.types import Message, PromptMode
 
@@ -285,3 +287,38 @@ def build_prompt(
     instance = instantiate(case, character)
     placement = place_needle(book, instance.needle, depths[depth_index], context_length, tokenizer)
     return render(case, instance, placement.text, mode, system), instance, placement
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One request of the grid: a test in one book at one depth and length."""
+
+    length: int
+    case: NeedleCase
+    book_index: int
+    depth_index: int
+
+    @property
+    def sample_id(self) -> str:
+        """Return a stable id: test name, book, length and depth (as a percentage)."""
+        depth = round(depth_grid()[self.depth_index] * 100)
+        return f"{self.case.test_name}/book{self.book_index + 1}/{self.length}/d{depth:03d}"
+
+
+def iter_cells(
+    cases: Iterable[NeedleCase],
+    books: int,
+    lengths: Iterable[int] = LENGTHS,
+    depths: int = DEPTH_INTERVALS,
+    include_direct: bool = False,
+) -> Iterator[Cell]:
+    """Yield the grid lazily in the authors' order: lengths, books, tests, depths.
+
+    Tests the published numbers leave out (`direct` in the name) are skipped unless asked for.
+    """
+    kept = [c for c in cases if include_direct or in_published_score(c.test_name)]
+    for length in lengths:
+        for book_index in range(books):
+            for case in kept:
+                for depth_index in range(depths):
+                    yield Cell(length, case, book_index, depth_index)
