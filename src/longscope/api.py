@@ -443,10 +443,26 @@ def compare(
     _attach_differences(rows, [Path(d) for d in run_dirs], results)
     if not published:
         return Leaderboard(tuple(rows))
-    for spec in published:
-        rows += published_rows(spec).leaderboard_rows(chosen)
-    # The runs take their places among the published rows; rows without a score stay last.
-    rows.sort(key=lambda r: (r["state"] == "no score", -(r.get("overall") or 0.0)))
+    from longscope.analysis.published import refuse_other_suites, runs_beside
+
+    summaries = [r.result for r in results]
+    tables = [published_rows(spec) for spec in published]
+    for spec, table in zip(published, tables, strict=True):
+        refuse_other_suites(table, summaries, str(spec))
+    runs_beside(rows, summaries, tables)
+    # Published curve numbers over the lengths the (first) run measured, as its own are.
+    measured = next((sorted(s.by_length) for s in summaries if s.by_length), None)
+    for table in tables:
+        rows += table.leaderboard_rows(chosen, measured)
+    # The runs take their places among the published rows; a run that is not comparable with
+    # them, and rows without a score, come after the ranked ones.
+    rows.sort(
+        key=lambda r: (
+            r["state"] == "no score",
+            str(r.get("comparable", "yes")).startswith("no"),
+            -(r.get("overall") or 0.0),
+        )
+    )
     return Leaderboard(tuple(rows))
 
 
@@ -487,11 +503,13 @@ def published_rows(spec: str | Path) -> Any:
 
     factory = suite_factory(str(spec))
     if factory.PUBLISHED is not None:
-        return read_published(factory.PUBLISHED)
-    table = factory.published()
+        table = read_published(factory.PUBLISHED)
+    else:
+        table = factory.published()
     if not isinstance(table, Published):
         raise UsageError(f"{spec} ships no published rows: give a CSV or JSON file")
-    return table
+    # A suite's own table is that suite's scores, whatever its file says.
+    return replace(table, suite=factory.name or str(spec))
 
 
 def profile(
@@ -507,7 +525,7 @@ def profile(
     between(threshold, "--threshold", 0.0, 100.0)
     between(relative, "--relative", 0.0, 1.0)
     try:
-        made = model_profile([read_run(d).result for d in run_dirs], threshold, relative)
+        made = model_profile([read_run(d) for d in run_dirs], threshold, relative)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     if output is not None:

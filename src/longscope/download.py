@@ -260,7 +260,7 @@ def fetch_hub(source: HubSource, folder: Path) -> Fetched:
     except Exception as exc:  # the Hub client raises many unrelated types when offline
         raise UsageError(
             f"cannot download {source.what} from the Hub ({type(exc).__name__}): on a machine "
-            f"online, `huggingface-cli download --repo-type dataset {source.repo_id}"
+            f"online, `hf download --repo-type dataset {source.repo_id}"
             f"{' --revision ' + source.revision if source.revision else ''} --local-dir {target}`"
         ) from exc
     return Fetched(

