@@ -14,6 +14,7 @@ import hashlib
 import importlib
 import os
 import pkgutil
+import time
 import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,6 +23,10 @@ from pathlib import Path
 from longscope.errors import UsageError
 
 CHUNK = 1 << 16
+MIN_RATE = 16 * 1024
+"""Bytes per second a download must keep on average once its first `timeout` seconds are past:
+the transfer's overall deadline is `timeout` + bytes received / MIN_RATE (a file of 100 MB gets
+about 1 h 45 min), so a mirror that drips a few bytes a second ends as interrupted (resumable)."""
 
 
 @dataclass(frozen=True)
@@ -152,10 +157,20 @@ def _transfer(source: FileSource, url: str, part: Path, timeout: float) -> str:
             expected = response.headers.get("content-length")
             mode = "ab" if resumed else "wb"
             got = 0
+            started = time.monotonic()
             with part.open(mode) as out:
-                for block in response.iter_bytes(CHUNK):
+                # Each piece as it arrives: a mirror dripping bytes never trips the read timeout,
+                # so the whole transfer is bounded here by the rate it must keep on average.
+                for block in response.iter_bytes():
                     out.write(block)
                     got += len(block)
+                    late = time.monotonic() - started - timeout
+                    if late > 0 and got < late * MIN_RATE:
+                        raise _interrupted(
+                            source, part, url,
+                            f"slower than {MIN_RATE:,} bytes/s on average after the first "
+                            f"{timeout:g} s: {got:,} bytes in {late + timeout:.0f} s",
+                        )  # fmt: skip
             if expected is not None and got < int(expected):
                 raise httpx.RemoteProtocolError("the connection closed early")
     except httpx.TimeoutException as exc:

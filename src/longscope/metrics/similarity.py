@@ -114,26 +114,44 @@ class SentenceTransformerEmbedder:
 
 
 class OpenAIEmbedder:
-    """An OpenAI-compatible `/v1/embeddings` endpoint; the key comes from the environment."""
+    """An OpenAI-compatible `/v1/embeddings` endpoint; the key comes from the environment.
+
+    The answer is parsed here, not by the SDK's typed call: a malformed 200 (not JSON, no `data`,
+    a vector that is not a list of numbers, vectors of different lengths) is one line naming the
+    endpoint (`EmbedderError`), never a traceback. Its client reads at most 32 MiB and follows
+    redirects within the origin only (models/transport.py).
+    """
 
     def __init__(self, model: str, base_url: str, api_key_env: str = "OPENAI_API_KEY") -> None:
         import openai
 
+        from longscope.models.transport import sync_client
         from longscope.models.urls import endpoint_url, shown
 
         self.name = f"openai/{model}"
         self._model = model
         url = endpoint_url(base_url, "-S embed_base_url")
         self._where = shown(url)
-        self._client = openai.OpenAI(base_url=url, api_key=os.environ.get(api_key_env) or "EMPTY")
+        self._client = openai.OpenAI(
+            base_url=url,
+            api_key=os.environ.get(api_key_env) or "EMPTY",
+            max_retries=2,
+            http_client=sync_client(600.0, 10.0),
+        )
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         import openai
 
+        from longscope.models.transport import refused
+
         where = f"embedder {self.name} at {self._where}"
+        body = {"model": self._model, "input": list(texts), "encoding_format": "float"}
         try:
-            out = self._client.embeddings.create(model=self._model, input=list(texts))
-        except openai.APIConnectionError:
+            raw = self._client.post("/embeddings", cast_to=bytes, body=body)
+        except openai.APIConnectionError as exc:
+            why = refused(exc)
+            if why is not None:
+                raise EmbedderError(f"{where}: {why}") from None
             raise EmbedderError(
                 f"{where} cannot be reached: start it or fix -S embed_base_url"
             ) from None
@@ -142,10 +160,50 @@ class OpenAIEmbedder:
                 f"{where} answered HTTP {exc.status_code}: check -S embedder (the model it "
                 "serves) and -S embed_base_url"
             ) from None
-        rows = getattr(out, "data", None) or []
-        if len(rows) != len(texts) or not all(getattr(r, "embedding", None) for r in rows):
-            raise EmbedderError(f"{where} answered {len(rows)} vectors for {len(texts)} texts")
-        return _normalise(np.array([row.embedding for row in rows]))
+        except Exception as exc:  # the client's bound or redirect refusal, raised through it
+            why = refused(exc)
+            if why is None:
+                raise
+            raise EmbedderError(f"{where}: {why}") from None
+        vectors, why = _vectors(raw, len(texts))
+        if vectors is None:
+            raise EmbedderError(
+                f"{where} answered 200 without usable embeddings ({why}): check -S embedder "
+                "(the model it serves) and -S embed_base_url"
+            )
+        return _normalise(vectors)
+
+
+def _vectors(raw: bytes, count: int) -> tuple[np.ndarray | None, str]:
+    """Return the `count` vectors of an embeddings answer in input order, or None and why not."""
+    import json
+
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        return None, "the body is not JSON"
+    rows = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(rows, list) or not rows:
+        return None, "no `data` list"
+    if len(rows) != count:
+        return None, f"{len(rows)} vectors for {count} texts"
+    if not all(isinstance(r, dict) for r in rows):
+        return None, "a `data` item is not an object"
+    ordered = sorted(rows, key=lambda r: r.get("index") if isinstance(r.get("index"), int) else 0)
+    vectors = [r.get("embedding") for r in ordered]
+    ok = all(
+        isinstance(v, list) and v and all(isinstance(x, int | float) and not isinstance(x, bool)
+                                          for x in v)
+        for v in vectors
+    )  # fmt: skip
+    if not ok:
+        return None, "an `embedding` is not a list of numbers"
+    if len({len(v) for v in vectors}) != 1:  # type: ignore[arg-type]
+        return None, "vectors of different lengths"
+    array = np.array(vectors, dtype=np.float64)
+    if not np.isfinite(array).all():
+        return None, "a vector holds a value that is not finite"
+    return array, ""
 
 
 @functools.cache

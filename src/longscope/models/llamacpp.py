@@ -26,6 +26,7 @@ from longscope.models.thinking import (
     THINKING_OPTION,
     ThinkingFormat,
     ThinkingTracker,
+    answer_after_close,
     opened_by,
     reasoning_of,
     thinking_format,
@@ -451,7 +452,9 @@ class LlamaCppBackend(Backend):
             answer_tokens += out.get("usage", {}).get("completion_tokens", 0)
         elif left <= 0:
             finish = "length"
-        answer = (lead + text).strip()
+        # A thinking block the model opens again after the close is thinking, closed or not.
+        answer, again = answer_after_close(lead + text, self.thinking)
+        reasoning = "\n".join(x for x in (reasoning, again) if x)
         for marker in stop:  # a stop string the model wrote while it seemed to be thinking
             answer = answer.split(marker, 1)[0] if marker else answer
         cut = finish == "length"

@@ -244,7 +244,11 @@ async def _execute(
 
     async def start(job: Any) -> None:
         # Waiting for a free slot before making the next sample keeps memory to what is in flight.
-        await semaphore.acquire()
+        try:
+            await semaphore.acquire()
+        except BaseException:  # cancelled while waiting (Ctrl-C): the job never runs
+            job.close()  # (unclosed, Python warns "coroutine ... was never awaited" at exit)
+            raise
         if failed:
             job.close()
             raise failed[0]
