@@ -5,8 +5,11 @@ Floors (`FLOORS`, bottom first), after ../shared/design.md's layering and the fl
 (suite -> prompt builder -> runner -> backend -> store -> scorer -> analysis -> report):
 0. the shared vocabulary: `longscope` (its version; the facade's re-exports are lazy),
    `errors`, `types`, `summary`;
-1. small utilities every layer may use: `files`, `jsonl`, `hub`, `plugins`, `catalogue`;
+1. small utilities every layer may use: `files`, `jsonl`, `hub`, `catalogue`, `sources` (what a
+   suite downloads, as plain values);
 2. `text/`: tokenizers, counting, filler, safe text;
+2.5 `params` (typed plug-in options) and `plugins` (the one `Registry`), below both `models` and
+   `suites`, which share them;
 3. `models/`: backends (they know no suite);
 4. `metrics/`: pure metrics, above the backends because a semantic metric may ask an embedding
    server (its URL is checked as the backends' are);
@@ -37,8 +40,9 @@ SUITES = f"{PACKAGE}.suites"
 SUITE_CONTRACT = {SUITES, f"{SUITES}.base", f"{SUITES}.params"}
 FLOORS: tuple[tuple[str, ...], ...] = (
     (PACKAGE, f"{PACKAGE}.errors", f"{PACKAGE}.types", f"{PACKAGE}.summary"),
-    tuple(f"{PACKAGE}.{m}" for m in ("files", "jsonl", "hub", "plugins", "catalogue")),
+    tuple(f"{PACKAGE}.{m}" for m in ("files", "jsonl", "hub", "catalogue", "sources")),
     (f"{PACKAGE}.text",),
+    (f"{PACKAGE}.params", f"{PACKAGE}.plugins"),
     (f"{PACKAGE}.models",),
     (f"{PACKAGE}.metrics",),
     (f"{PACKAGE}.router",),
@@ -214,6 +218,20 @@ def test_layers_point_one_way(graph) -> None:
         if module.startswith(f"{PACKAGE}.text"):
             above = {t for t in targets if t.startswith((f"{PACKAGE}.run", SUITES))}
             assert not above, (module, above)
+
+
+def test_suites_and_models_know_nothing_of_each_other(graph) -> None:
+    """`models` imports nothing from `suites` and `suites` nothing from `models`: what they share
+    (typed options, the registry) sits below both."""
+    crossing = sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        for target in targets
+        for a, b in ((f"{PACKAGE}.models", SUITES), (SUITES, f"{PACKAGE}.models"))
+        if (module == a or module.startswith(a + "."))
+        and (target == b or target.startswith(b + "."))
+    )
+    assert not crossing, "\n".join(crossing)
 
 
 def _floor(module: str) -> int:

@@ -213,7 +213,7 @@ def list_command(
     suite: arg(str | None, "A suite or a provider: its -S / -M options") = None,
 ) -> None:
     """List suites, named models and providers, or one's options with defaults and help."""
-    terminal.print_catalogue(out, suite)
+    terminal.print_catalogue(out, api.catalogue(suite))
 
 
 def _warn(lines: list[str]) -> None:
@@ -228,9 +228,7 @@ def export_command(
     output: option(str | None, "--output", "-o", help="Folder, or mlflow's tracking URI") = None,
 ) -> None:
     """Write stored runs where results are kept: Inspect, Every Eval Ever, Hugging Face, MLflow."""
-    from longscope.export import export
-
-    for done in export(run_dirs, fmt, output):
+    for done in api.export(run_dirs, fmt, output):
         out.print(plain(done.line()))
         if done.note:
             err.print(plain(f"{done.run_dir}: exported as provisional: {done.note}", "bold red"))

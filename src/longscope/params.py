@@ -1,8 +1,10 @@
-"""Suite parameters: declared by each suite, given as `-S key=value`, typed and checked here.
+"""A plug-in's options: declared once, as typed `Param`s with their defaults, parsed and checked here.
 
-A suite declares its parameters as a tuple of `Param` (class attribute `OPTIONS`); `longscope list
-SUITE` prints them with their defaults and help, and `-S key=value` values are parsed by their
-kind before the suite sees them. A bad value is a `UsageError` naming the key: one line, exit 2.
+A suite, a backend (any plug-in of `longscope.plugins.Registry`) declares its options as a tuple of
+`Param` (class attribute `OPTIONS`); `longscope list NAME` prints them with their defaults and help,
+and `-S key=value` / `-M key=value` values are parsed by their kind before the plug-in sees them.
+A bad value is a `UsageError` naming the key: one line, exit 2. This module sits below both
+`suites` and `models`, which share it.
 """
 
 from __future__ import annotations
@@ -281,6 +283,18 @@ def defaults(declared: Sequence[Param]) -> dict[str, Any]:
     return {p.name: p.default for p in declared}
 
 
+def complete(declared: Sequence[Param], values: dict[str, Any]) -> dict[str, Any]:
+    """Return every declared parameter's value: `values` typed, each default where none is given.
+
+    A list default is handed over as a list (as a parsed value is), so a plug-in sees one type.
+    """
+    out = {}
+    for p in declared:
+        value = values.get(p.name, p.default)
+        out[p.name] = p.parse(value) if value is not None else None
+    return {**values, **out}
+
+
 def describe(declared: Sequence[Param]) -> list[tuple[str, str, str]]:
     """Return (usage, default, help) per parameter, as `longscope list SUITE` prints them."""
     rows = []
@@ -296,7 +310,9 @@ __all__ = [
     "MAX_COUNT",
     "MAX_ITEMS",
     "MAX_LENGTH_TOKENS",
+    "Kind",
     "Param",
+    "complete",
     "defaults",
     "describe",
     "items",

@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 
 from longscope.errors import UsageError
-from longscope.models.endpoints import MultiEndpointBackend, create_multi_backend, read_url_file
+from longscope.models.endpoints import MultiEndpointBackend, read_url_file
+from longscope.models.openai_api import create_multi_backend
 from longscope.run.merge import endpoint_history, record_endpoints
 from longscope.run.plan import Rates, actual_figures, make_plan
 from longscope.run.runner import RunOptions, run_async

@@ -40,8 +40,8 @@ def echo(monkeypatch: pytest.MonkeyPatch) -> type[EchoSuite]:
     from longscope import suites
     from longscope.suites import register_suite
 
-    monkeypatch.setattr(suites, "_registered", dict(suites._registered))
-    monkeypatch.setattr(suites, "_loaded", dict(suites._loaded))
+    monkeypatch.setattr(suites.REGISTRY, "_registered", dict(suites.REGISTRY._registered))
+    monkeypatch.setattr(suites.REGISTRY, "_loaded", dict(suites.REGISTRY._loaded))
     register_suite("echo", QuickEcho)
     return QuickEcho
 

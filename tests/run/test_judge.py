@@ -99,8 +99,8 @@ def test_embedded_model_as_judge_records_what_it_says(tmp_path: Path, qwen_token
     with RunStore(tmp_path, create=False) as store:
         verdicts = store.judgements("j1")
     assert len(verdicts) == 2
-    for value, judge_id, error in verdicts.values():
-        assert judge_id.startswith("gguf:") and (value is not None or error)
+    for verdict in verdicts.values():
+        assert verdict.judge.startswith("gguf:") and (verdict.value is not None or verdict.error)
 
 
 def test_a_base_model_judge_is_handed_the_verdicts_opening(tmp_path: Path, qwen_tokenizer) -> None:
@@ -119,7 +119,7 @@ def test_a_base_model_judge_is_handed_the_verdicts_opening(tmp_path: Path, qwen_
     assert first["prompt"].endswith('Verdict: {"fluency":') and first["stop"] == ["}"]
     assert first["temperature"] == 0.0 and retry["temperature"] > 0  # a retry may differ
     with RunStore(tmp_path, create=False) as store:
-        values = sorted(v for v, _, _ in store.judgements("j1").values())
+        values = sorted(j.value for j in store.judgements("j1").values())
     assert values == [0.0, 1.0]
 
 

@@ -93,8 +93,8 @@ def register(monkeypatch: pytest.MonkeyPatch) -> Any:
     from longscope import suites
     from longscope.suites import register_suite
 
-    monkeypatch.setattr(suites, "_registered", dict(suites._registered))
-    monkeypatch.setattr(suites, "_loaded", dict(suites._loaded))
+    monkeypatch.setattr(suites.REGISTRY, "_registered", dict(suites.REGISTRY._registered))
+    monkeypatch.setattr(suites.REGISTRY, "_loaded", dict(suites.REGISTRY._loaded))
 
     def use(factory: type[EchoSuite] = EchoSuite) -> type[EchoSuite]:
         register_suite("echo", factory)

@@ -4,7 +4,7 @@
   timeout, error), in the store and through a real run on the embedded model.
 - Which statuses are scored: a `length` answer (cut at max_tokens) earns its points.
 - A request whose prompt and answer equal the context length fits (`<=`, not `<`); one token more
-  does not. Checked on `_fits` and on the embedded model with n_ctx exactly at the grid length.
+  does not. Checked on `skip_reason` and on the embedded model with n_ctx exactly at the grid length.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from longscope.models.base import ModelInfo
-from longscope.run.prepared import fits as _fits
+from longscope.run.prepared import skip_reason
 from longscope.run.runner import RunOptions, run
 from longscope.run.store import RunStore
 from longscope.suites.longctx.suite import GridSpec, LongCtxSuite
@@ -55,7 +55,7 @@ def _info(context_length: int | None) -> ModelInfo:
 )
 def test_fit_decision_at_exactly_the_context_length(length, context_length, fits) -> None:
     sample = Sample("s", "needle", "en", "", "q", ("a",), length)
-    reason = _fits(sample, _info(context_length))
+    reason = skip_reason(sample, _info(context_length))
     if fits:
         assert reason == ""
     else:

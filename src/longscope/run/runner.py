@@ -247,7 +247,7 @@ async def _execute(prepared: PreparedRun, store: RunStore, done: set[tuple[str, 
                 )
                 ready: list[tuple[Sample, int, Request]] = []
                 for _, sample, repeats in unit.members:
-                    reason = prepared.fits(sample)
+                    reason = prepared.skip_reason(sample)
                     for repeat in repeats:
                         if reason:
                             generation = Generation(text="", status="skipped", error=reason)

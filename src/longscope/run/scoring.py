@@ -32,7 +32,7 @@ from longscope.summary import (
     state_of,
     statuses_of,
 )
-from longscope.types import SANITIZED, SCORABLE, Generation, Judgement, ScoredRow
+from longscope.types import SANITIZED, SCORABLE, Generation, ScoredRow
 
 SUMMARY_NAME = "summary.json"
 NOT_RUN = "not run"
@@ -105,9 +105,8 @@ def score_run(
                 continue
             score = None
             if generation.status in SCORABLE and judging:
-                stored = judgements.get((sample_id, repeat))
-                verdict = None if stored is None else Judgement(stored[0], stored[1], stored[2])
-                score = suite.score(sample, generation, judgement=verdict)  # type: ignore[call-arg]
+                verdict = judgements.get((sample_id, repeat))
+                score = suite.score(sample, generation, judgement=verdict)
             elif generation.status in SCORABLE:
                 score = suite.score(sample, generation)
             if score is not None and generation.error.startswith(SANITIZED):
@@ -131,8 +130,8 @@ def score_run(
         statuses_by_length=by_length,
         budgets=budget_record(rows),
     )
-    cluster_key = cluster_key_of(suite, documents)
-    typed = with_uncertainty(typed, rows, cluster_key, cluster_name=cluster_name(suite))
+    cluster_key = cluster_key_of(suite.cluster_key, documents)
+    typed = with_uncertainty(typed, rows, cluster_key, cluster_name=cluster_name(suite.cluster_key))
     summary = typed.to_dict()
     if persist:
         write_atomic(
