@@ -44,7 +44,7 @@ def test_a_backend_built_by_the_caller_runs_as_given(tmp_path: Path) -> None:
     backend = ScriptedBackend("mine", answer=from_pattern(NEEDLE), context_length=4096)
     said: list[str] = []
     made = api.evaluate(longctx_spec(tmp_path, model=backend), notify=said.append)
-    assert made.sent == 2 and made.result is not None and made.result.result.overall == 100.0
+    assert made.sent == 2 and made.result is not None and made.scores.summary.overall == 100.0
     assert [status for _, status, _ in _rows(tmp_path)] == ["ok", "ok"]
     assert len(backend.requests) == 2 and backend.closed
     assert said[0].startswith("plan: 2 requests (0 skipped, 0 done), ")
@@ -223,7 +223,7 @@ def test_the_evaluated_model_judges_its_own_answers_with_its_options(tmp_path: P
     assert said[0].startswith("plan: 4 requests")
     # The result is the run scored with the verdicts, as re-scoring reads it.
     again = api.score(tmp_path)
-    assert made.result.result.overall == again.result.overall == 100.0
+    assert made.scores.summary.overall == again.result.overall == 100.0
     assert made.result.completeness == again.result.completeness
 
 

@@ -75,7 +75,7 @@ def evaluate(spec: RunSpec, *, notify: Notify | None = None) -> RunResult:
         if judge_model is None:
             say("warning: no --judge-model given: the evaluated model judges its own answers")
         made = judge(result.run_dir, *judge_of(spec), notify=say)
-        result = replace(result, result=made.scored)
+        result = replace(result, scores=made.scored)
     return result
 
 
@@ -200,7 +200,7 @@ def compare(
         between(threshold, "--threshold", 0.0, 100.0)
     results = [read_run(run_dir) for run_dir in run_dirs]
     chosen = tuple(thresholds) or (RULER_THRESHOLD,)
-    rows = leaderboard([r.result for r in results], chosen)
+    rows = leaderboard([r.summary for r in results], chosen)
     attach_differences(rows, [Path(d) for d in run_dirs], results)
     if not published:
         return Leaderboard(tuple(rows))
@@ -224,7 +224,7 @@ def profile(
     between(threshold, "--threshold", 0.0, 100.0)
     between(relative, "--relative", 0.0, 1.0)
     try:
-        made = model_profile([read_run(d).result for d in run_dirs], threshold, relative)
+        made = model_profile([read_run(d).summary for d in run_dirs], threshold, relative)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     if output is not None:
@@ -289,7 +289,7 @@ def longscore(
         tuple(
             LongScoreRun(
                 Path(d),
-                at_base_lengths(read_run(d).result, base_lengths, floor),
+                at_base_lengths(read_run(d).summary, base_lengths, floor),
                 base_lengths,
                 floor,
             )

@@ -35,12 +35,12 @@ class Report:
 
     def incomplete_lines(self) -> list[str]:
         """Return one line per run whose scores are provisional, naming the run."""
-        lines = ((r.run_dir, incomplete_line(r.scored.result.completeness)) for r in self.runs)
+        lines = ((r.run_dir, incomplete_line(r.scored.summary.completeness)) for r in self.runs)
         return [f"{run_dir}: {line}" for run_dir, line in lines if line]
 
     def summaries(self) -> dict[str, Any] | list[dict[str, Any]]:
         """Return the summary dict of the run, or the list of them when there are several."""
-        made = [run.scored.summary for run in self.runs]
+        made = [run.scored.to_dict() for run in self.runs]
         return made[0] if len(made) == 1 else made
 
 

@@ -111,4 +111,4 @@ def test_register_backend_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert isinstance(backend, ReaderBackend) and backend.latency_s == 0.001
     spec = api.RunSpec.of("echo", "reader/x", suite_options=["lengths=300"], output=tmp_path)
     result = api.evaluate(spec)
-    assert result.result.result.overall == 100.0
+    assert result.scores.summary.overall == 100.0

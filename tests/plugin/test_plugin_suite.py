@@ -133,5 +133,5 @@ def test_register_suite_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         "echo", backend, suite_options=["word=door", "lengths=300"], output=tmp_path
     )
     result = api.evaluate(spec)
-    assert result.result.result.overall == 100.0 and len(backend.requests) == 2
+    assert result.scores.summary.overall == 100.0 and len(backend.requests) == 2
     assert backend.closed

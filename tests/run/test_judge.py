@@ -84,7 +84,7 @@ def test_verdicts_are_stored_resumed_and_failures_counted(tmp_path: Path, qwen_t
         assert len(server.requests) == 4  # 1 + (1 try + 2 retries)
         again = judge(tmp_path, OpenAIBackend("m", base_url=server.url))
         assert again == {"judged": 0, "failed": 0, "cached": 2} and len(server.requests) == 4
-    summary = score_run(tmp_path).summary
+    summary = score_run(tmp_path).to_dict()
     assert summary["judge_failures"] == {"single_doc_qa": {"1024": 1}}
     assert summary["by_task"]["single_doc_qa"]["1024"] == 100.0  # the failure is not a 0
 
@@ -128,4 +128,4 @@ def test_an_empty_answer_scores_0_without_asking_the_judge(tmp_path: Path, qwen_
     with FaultServer() as server:
         assert judge(tmp_path, OpenAIBackend("m", base_url=server.url))["judged"] == 2
         assert server.requests == []
-    assert score_run(tmp_path).summary["by_task"]["single_doc_qa"]["1024"] == 0.0
+    assert score_run(tmp_path).to_dict()["by_task"]["single_doc_qa"]["1024"] == 0.0

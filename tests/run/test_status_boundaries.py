@@ -98,7 +98,7 @@ def test_a_grid_length_equal_to_n_ctx_runs_and_resume_keeps_overflow(tmp_path: P
     assert status in ("ok", "length", "timeout")
     if status != "timeout":
         assert 0 < prompt_tokens <= 1024 - 16
-    points = first.result.summary["per_sample"][sample_id]["points"]
+    points = first.scores.to_dict()["per_sample"][sample_id]["points"]
     assert 0 <= points <= 5
 
     # An earlier attempt that overflowed the window is an answer about the model: kept on resume.
@@ -108,7 +108,7 @@ def test_a_grid_length_equal_to_n_ctx_runs_and_resume_keeps_overflow(tmp_path: P
     db.close()
     again = run(_suite(), backend, _fast(tmp_path))
     assert again.sent == 0 and _generations(tmp_path)[0][1] == "context_overflow"
-    assert again.result.summary["total"] == 0.0
+    assert again.scores.to_dict()["total"] == 0.0
 
 
 @pytest.mark.model
@@ -121,4 +121,4 @@ def test_a_grid_length_one_over_n_ctx_is_skipped_with_the_reason(tmp_path: Path)
     assert (result.sent, result.skipped) == (0, 1)
     [(_, status, _, _)] = _generations(tmp_path)
     assert status == "skipped"
-    assert result.result.summary["total"] == 0.0
+    assert result.scores.to_dict()["total"] == 0.0

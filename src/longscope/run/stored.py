@@ -29,7 +29,7 @@ def attach_differences(
         return
 
     def side(path: Path, result: ScoreResult) -> tuple[Any, ...]:
-        return (str(path), result.result, result.rows, result.clusters or {})
+        return (str(path), result.summary, result.rows, result.clusters or {})
 
     reference = side(run_dirs[0], results[0])
     # Rows are ranked, not in the order given: each run claims the first unclaimed row of its id.
