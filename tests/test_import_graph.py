@@ -69,20 +69,21 @@ def _modules() -> dict[str, Path]:
     return {_module_name(p): p for p in sorted((SRC / PACKAGE).rglob("*.py"))}
 
 
-def _skipped(node: ast.AST) -> bool:
-    if isinstance(node, ast.If):
+def _skipped(node: ast.AST, types: bool = False) -> bool:
+    if isinstance(node, ast.If) and not types:
         test = node.test
         name = test.id if isinstance(test, ast.Name) else getattr(test, "attr", "")
         return name == "TYPE_CHECKING"
     return isinstance(node, ast.FunctionDef) and node.name == "__getattr__"
 
 
-def _imports(tree: ast.AST, modules: set[str]) -> set[str]:
-    """Return the package modules `tree` imports (a `from M import x` names M.x when a module)."""
+def _imports(tree: ast.AST, modules: set[str], *, types: bool = False) -> set[str]:
+    """Return the package modules `tree` imports (a `from M import x` names M.x when a module);
+    with `types`, those imported only for the type checker too."""
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if _skipped(node):
+        if _skipped(node, types):
             return
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
@@ -177,6 +178,19 @@ def _path(graph: dict[str, set[str]], component: list[str]) -> str:
 def test_no_import_cycles(graph) -> None:
     cycles = _cycles(graph)
     assert not cycles, "import cycles:\n" + "\n".join(_path(graph, c) for c in cycles)
+
+
+def test_no_type_only_import_cycles() -> None:
+    """Imports under `if TYPE_CHECKING:` count too: a circle that only the type checker sees is
+    still two modules that know each other (issue 41)."""
+    modules = _modules()
+    names = set(modules)
+    every = {
+        name: _imports(ast.parse(path.read_text(encoding="utf-8")), names, types=True) - {name}
+        for name, path in modules.items()
+    }
+    cycles = _cycles(every)
+    assert not cycles, "type-only import cycles:\n" + "\n".join(_path(every, c) for c in cycles)
 
 
 def test_only_suites_know_suites(graph) -> None:
