@@ -9,7 +9,6 @@ range request. A checksum that does not match removes the file and is one line, 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import zipfile
 from collections.abc import Callable, Sequence
@@ -18,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from longscope.errors import UsageError
+from longscope.files import sha256_of
 from longscope.plugins import Registry
 from longscope.sources import FileSource, HubSource, Sources
 
@@ -76,15 +76,6 @@ def sources_of(suite: str) -> Sources:
     if made is None:  # a plug-in named here that declares nothing after all
         raise UsageError(f"suite {suite!r} has no data to download")
     return made
-
-
-def sha256_of(path: Path) -> str:
-    """Return the hex sha256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(CHUNK), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class Offline(UsageError):
