@@ -41,7 +41,7 @@ from longscope.run.plan import Plan
 from longscope.run.runner import RunResult
 from longscope.run.scoring import ScoreResult, read_run, score_run
 from longscope.run.spec import RunSpec, Scale, at_least, between, model_options
-from longscope.run.stored import attach_differences, published_rows, suite_of
+from longscope.run.stored import attach_differences, published_rows, stored_suite
 from longscope.suites import scoring_overrides
 from longscope.text.safe_text import visible
 
@@ -129,7 +129,7 @@ def score(
     e.g. `data=FILE`; the run is stored in `output`).
     """
     if Path(target).is_dir() and predictions is None:
-        overrides = scoring_overrides(suite_of(target, run_id), options)
+        overrides = scoring_overrides(stored_suite(target, run_id), options)
         return score_run(target, run_id, overrides)
     if predictions is None:
         raise UsageError(
@@ -158,7 +158,7 @@ def report(
     """
     out = []
     for run_dir in run_dirs:
-        overrides = scoring_overrides(suite_of(run_dir, run_id), options)
+        overrides = scoring_overrides(stored_suite(run_dir, run_id), options)
         out.append(ReportedRun(Path(run_dir), read_run(run_dir, run_id, overrides)))
     return Report(tuple(out))
 

@@ -124,8 +124,9 @@ class Backend:
     @classmethod
     def from_options(cls, name: str, options: dict[str, Any], **transport: Any) -> Backend:
         """Return the backend of `PROVIDER/name` from complete typed `-M` options (every declared
-        option, defaults applied by the registry). Default: the constructor, by option name."""
-        return cls(name, **options)  # type: ignore[call-arg]
+        option, defaults applied by the registry) and, for an `ENDPOINT`, the transport options.
+        Default: the constructor, by option name."""
+        return cls(name, **options, **transport)  # type: ignore[call-arg]
 
     @classmethod
     def over_endpoints(

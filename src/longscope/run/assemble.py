@@ -38,7 +38,7 @@ def build_suite(
     return suite
 
 
-def suite_of(spec: RunSpec) -> Suite:
+def assemble_suite(spec: RunSpec) -> Suite:
     """Return `spec`'s suite (or its shard of `--shard i/N`): built by name, or the one given."""
     suite = spec.suite
     if isinstance(suite, str):
@@ -113,7 +113,7 @@ class Assembled(NamedTuple):
 
 def assemble(spec: RunSpec) -> Assembled:
     """Return `spec`'s suite (or its shard), its backend, and that backend's transport."""
-    suite = suite_of(spec)
+    suite = assemble_suite(spec)
     model = spec.model
     transport = (
         model if not isinstance(model, str) else transport_of(model, spec.model_options, spec.scale)
@@ -203,13 +203,13 @@ def judge_backend(
 __all__ = [
     "Assembled",
     "assemble",
+    "assemble_suite",
     "build_backend",
     "build_suite",
     "endpoint_urls_of",
     "judge_backend",
     "judge_of",
     "routed",
-    "suite_of",
     "transport_backend",
     "transport_of",
 ]

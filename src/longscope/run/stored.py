@@ -11,7 +11,7 @@ from longscope.errors import UsageError
 from longscope.run.scoring import ScoreResult
 
 
-def suite_of(run_dir: str | Path, run_id: str | None = None) -> str:
+def stored_suite(run_dir: str | Path, run_id: str | None = None) -> str:
     """Return the name of the suite a stored run ran."""
     from longscope.run.store import RunStore
 
@@ -63,4 +63,4 @@ def published_rows(spec: str | Path) -> Any:
     return table
 
 
-__all__ = ["attach_differences", "published_rows", "suite_of"]
+__all__ = ["attach_differences", "published_rows", "stored_suite"]
