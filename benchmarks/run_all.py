@@ -61,6 +61,12 @@ SCRIPTS: tuple[Script, ...] = (
     Script("bench_portable.py", needs="other"),
     Script("bench_hf.py", needs="cuda"),
     Script("bench_devices.py", needs="torch"),
+    # Full size: a real model converted into models/smollm2 (BENCHMARKS.md, issue 46).
+    Script(
+        "bench_hf_agreement.py",
+        ("--model", "models/smollm2", "--out", "build/agreement"),
+        needs="torch",
+    ),
     Script("profile_prefill.py", needs="cuda"),
 )
 

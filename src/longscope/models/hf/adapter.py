@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from longscope.errors import UsageError
 from longscope.models.base import Backend, ModelInfo, OnResult
+from longscope.models.hf.checks import check_tokenizer
 from longscope.models.hf.engine import Engine
 from longscope.models.hf.kernels import import_torch, register_attention
 from longscope.models.hf.members import Member
@@ -74,9 +75,12 @@ def hf_tokenizer(name: str) -> HFTokenizerAdapter:
     """Return the tokenizer of the Hub model or folder `name` alone (no weights loaded)."""
     _torch, transformers = import_torch()
     try:
-        return HFTokenizerAdapter(transformers.AutoTokenizer.from_pretrained(name), name)
+        tokenizer = transformers.AutoTokenizer.from_pretrained(name)
+        kind = str(getattr(transformers.AutoConfig.from_pretrained(name), "model_type", ""))
     except OSError as exc:
         raise UsageError(f"cannot load {name!r}: {exc}") from exc
+    check_tokenizer(tokenizer, name, kind)
+    return HFTokenizerAdapter(tokenizer, name)
 
 
 class HFBackend(Backend):
@@ -174,6 +178,10 @@ class HFBackend(Backend):
                     # devices load in parallel threads); the copies to the devices overlap.
                     with _BUILDING:
                         tokenizer = transformers.AutoTokenizer.from_pretrained(self.model_name)
+                        config = transformers.AutoConfig.from_pretrained(self.model_name)
+                        # Before the weights: a wrong tokenizer fails in a second, not after a load.
+                        kind = str(getattr(config, "model_type", ""))
+                        check_tokenizer(tokenizer, self.model_name, kind, self.prompt_mode)
                         model = transformers.AutoModelForCausalLM.from_pretrained(
                             self.model_name,
                             dtype=_torch_dtype(torch, self.dtype_name),
