@@ -71,7 +71,7 @@ def variant(
         )
     )
     wall = time.perf_counter() - started
-    assert result.result is not None
+    assert result.scores is not None
     summary = result.scores.summary
     with RunStore.open_readonly(out / name) as store:
         rows = [g for _, _, g in store.generations(result.run_id)]
