@@ -12,6 +12,7 @@ import json
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
@@ -34,6 +35,18 @@ class _Files(http.server.BaseHTTPRequestHandler):
     ranges: ClassVar[list[str]] = []
 
     def do_GET(self) -> None:
+        if self.path == "/drip.bin":  # a mirror that drips 2 bytes every 0.25 s, for ever
+            self.send_response(200)
+            self.send_header("Content-Length", str(1 << 20))
+            self.end_headers()
+            try:
+                for _ in range(1 << 19):
+                    self.wfile.write(b"ab")
+                    self.wfile.flush()
+                    time.sleep(0.25)
+            except OSError:  # the client gave up
+                pass
+            return
         body = self.files.get(self.path.lstrip("/"))
         if body is None:
             self.send_error(404)
@@ -204,3 +217,19 @@ def test_hub_dataset_without_the_package_is_one_line(tmp_path, monkeypatch) -> N
     monkeypatch.setitem(sys.modules, "huggingface_hub", None)
     with pytest.raises(UsageError, match="pip install huggingface_hub"):
         fetch_hub(HubSource("org/data", "abc123", "a dataset"), Path(tmp_path))
+
+
+def test_a_dripping_mirror_meets_the_overall_deadline(server, tmp_path) -> None:
+    source = FileSource("drip.bin", f"{server}/drip.bin", None, "a dripping file")
+    started = time.perf_counter()
+    with pytest.raises(UsageError) as stopped:
+        fetch_file(source, tmp_path, timeout=1.0)
+    took = time.perf_counter() - started
+    # Each read comes within the read timeout; the rate it keeps does not: stopped just past the
+    # first second, the part kept for a resume.
+    assert 1.0 <= took < 5
+    message = str(stopped.value)
+    assert message.startswith(f"download of a dripping file from {server}/drip.bin was interrupted")
+    assert "slower than 16,384 bytes/s on average after the first 1 s" in message
+    assert "run the same command again to resume" in message
+    assert (tmp_path / "drip.bin.part").exists() and not (tmp_path / "drip.bin").exists()

@@ -41,7 +41,12 @@ from longscope.run.plan import Plan
 from longscope.run.runner import RunResult
 from longscope.run.scoring import ScoreResult, read_run, score_run
 from longscope.run.spec import RunSpec, Scale, at_least, between, model_options
-from longscope.run.stored import attach_differences, published_rows, stored_suite
+from longscope.run.stored import (
+    attach_differences,
+    published_rows,
+    stored_suite,
+    with_published,
+)
 from longscope.suites import scoring_overrides
 from longscope.text.safe_text import visible
 
@@ -204,10 +209,7 @@ def compare(
     attach_differences(rows, [Path(d) for d in run_dirs], results)
     if not published:
         return Leaderboard(tuple(rows))
-    for spec in published:
-        rows += published_rows(spec).leaderboard_rows(chosen)
-    # The runs take their places among the published rows; rows without a score stay last.
-    rows.sort(key=lambda r: (r["state"] == "no score", -(r.get("overall") or 0.0)))
+    rows = with_published(rows, [r.summary for r in results], published, chosen)
     return Leaderboard(tuple(rows))
 
 
@@ -224,7 +226,7 @@ def profile(
     between(threshold, "--threshold", 0.0, 100.0)
     between(relative, "--relative", 0.0, 1.0)
     try:
-        made = model_profile([read_run(d).summary for d in run_dirs], threshold, relative)
+        made = model_profile([read_run(d) for d in run_dirs], threshold, relative)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     if output is not None:

@@ -18,6 +18,13 @@ try:  # newer typer carries its own copy of click: its usage errors are these
     from typer._click.exceptions import UsageError as ClickUsageError
 except ImportError:  # older typer raises click's own
     from click.exceptions import UsageError as ClickUsageError
+try:  # click 8.2+ raises it for a bare command; older ones print the help and exit 0 themselves
+    from typer._click.exceptions import NoArgsIsHelpError
+except ImportError:
+    try:
+        from click.exceptions import NoArgsIsHelpError
+    except ImportError:
+        NoArgsIsHelpError = ()  # type: ignore[assignment,misc]
 
 from longscope import api
 from longscope.cli_options import EPILOG, EXIT_INCOMPLETE, EXIT_USAGE, Opt, arg, option, takes_spec
@@ -260,6 +267,11 @@ def main() -> None:
         _interrupted()
     except typer.Exit as exc:
         raise SystemExit(exc.exit_code) from None
+    except NoArgsIsHelpError as exc:
+        # Bare `longscope` asks what the tool does: the help, as `--help` prints it (stdout, exit
+        # 0), not a usage error (click's default: stderr, exit 2).
+        sys.stdout.write(exc.format_message().rstrip("\n") + "\n")
+        raise SystemExit(0) from None
     except typer.TyperException as exc:  # bad options and arguments: typer's own usage errors
         hint = ""
         if isinstance(exc, ClickUsageError) and exc.ctx is not None:

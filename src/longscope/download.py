@@ -10,6 +10,7 @@ range request. A checksum that does not match removes the file and is one line, 
 from __future__ import annotations
 
 import os
+import time
 import zipfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -22,6 +23,10 @@ from longscope.plugins import Registry
 from longscope.sources import FileSource, HubSource, Sources
 
 CHUNK = 1 << 16
+MIN_RATE = 16 * 1024
+"""Bytes per second a download must keep on average once its first `timeout` seconds are past:
+the transfer's overall deadline is `timeout` + bytes received / MIN_RATE (a file of 100 MB gets
+about 1 h 45 min), so a mirror that drips a few bytes a second ends as interrupted (resumable)."""
 
 
 @dataclass(frozen=True)
@@ -113,10 +118,20 @@ def _transfer(source: FileSource, url: str, part: Path, timeout: float) -> str:
             expected = response.headers.get("content-length")
             mode = "ab" if resumed else "wb"
             got = 0
+            started = time.monotonic()
             with part.open(mode) as out:
-                for block in response.iter_bytes(CHUNK):
+                # Each piece as it arrives: a mirror dripping bytes never trips the read timeout,
+                # so the whole transfer is bounded here by the rate it must keep on average.
+                for block in response.iter_bytes():
                     out.write(block)
                     got += len(block)
+                    late = time.monotonic() - started - timeout
+                    if late > 0 and got < late * MIN_RATE:
+                        raise _interrupted(
+                            source, part, url,
+                            f"slower than {MIN_RATE:,} bytes/s on average after the first "
+                            f"{timeout:g} s: {got:,} bytes in {late + timeout:.0f} s",
+                        )  # fmt: skip
             if expected is not None and got < int(expected):
                 raise httpx.RemoteProtocolError("the connection closed early")
     except httpx.TimeoutException as exc:
@@ -206,7 +221,7 @@ def fetch_hub(source: HubSource, folder: Path) -> Fetched:
     except Exception as exc:  # the Hub client raises many unrelated types when offline
         raise UsageError(
             f"cannot download {source.what} from the Hub ({type(exc).__name__}): on a machine "
-            f"online, `huggingface-cli download --repo-type dataset {source.repo_id}"
+            f"online, `hf download --repo-type dataset {source.repo_id}"
             f"{' --revision ' + source.revision if source.revision else ''} --local-dir {target}`"
         ) from exc
     return Fetched(

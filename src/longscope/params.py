@@ -17,7 +17,7 @@ from typing import Any, Literal
 from longscope.errors import UsageError
 
 Kind = Literal[
-    "int", "float", "bool", "str", "choice", "ints", "strs", "lengths", "depths", "pairs"
+    "int", "float", "bool", "str", "choice", "ints", "strs", "lengths", "depths", "pairs", "tokens"
 ]
 
 MAX_LENGTH_TOKENS = 1 << 24
@@ -39,6 +39,7 @@ _SHOW = {
     "lengths": "4k,16k",
     "depths": "0.1,0.5",
     "pairs": "KEY=VALUE",
+    "tokens": "N|4k|1M",
 }
 
 
@@ -60,17 +61,22 @@ def items(text: str, flag: str, example: str) -> list[str]:
     return parts
 
 
-def parse_length(part: str, flag: str) -> int:
-    """Parse one length: `4k` (k = 1024, as the tiers are counted) or a token count."""
+_UNITS = {"k": 1024, "m": 1024 * 1024}
+"""Length suffixes, binary as the tiers are counted: 4k = 4,096 and 1M = 1,048,576 tokens."""
+
+
+def parse_length(part: str, flag: str, low: float = 1) -> int:
+    """Parse one length: `4k`, `1M`/`1m` (k = 1024, M = 1024 x 1024) or a token count."""
     lower = str(part).strip().lower()
+    unit = _UNITS.get(lower[-1:], 1)
     try:
-        value = float(lower[:-1]) * 1024 if lower.endswith("k") else float(lower)
+        value = float(lower[:-1] if unit > 1 else lower) * unit
     except ValueError:
         value = math.nan
-    if not math.isfinite(value) or value < 1 or value > MAX_LENGTH_TOKENS or value % 1:
+    if not math.isfinite(value) or value < low or value > MAX_LENGTH_TOKENS or value % 1:
         raise UsageError(
-            f"bad length {_visible(part)!r} in {flag}: use whole token counts like 4k, 16k or "
-            f"32768 (at most {MAX_LENGTH_TOKENS // 1024 // 1024}M)"
+            f"bad length {_visible(part)!r} in {flag}: use whole token counts like 4k, 1M or "
+            f"32768 (at least {low:g}, at most {MAX_LENGTH_TOKENS // 1024 // 1024}M)"
         )
     return int(value)
 
@@ -168,6 +174,16 @@ class Param:
             return text
         if kind == "lengths":
             return list(parse_lengths(text, self.flag))
+        if kind == "tokens":
+            # A token length, not a count: bounded by the longest context, not by MAX_COUNT.
+            low = 1 if self.low is None else self.low
+            try:
+                return parse_length(text, self.flag, low)
+            except UsageError:
+                raise UsageError(
+                    f"bad {self.flag}={_visible(raw)}: expected a token length like 4k, 1M or "
+                    f"32768, from {low:g} to {MAX_LENGTH_TOKENS // 1024 // 1024}M"
+                ) from None
         if kind == "depths":
             return list(parse_depths(text, self.flag))
         if kind == "ints":
@@ -197,6 +213,8 @@ class Param:
             return list(value)
         if kind == "pairs" and isinstance(value, dict):
             return dict(value)
+        if kind == "tokens":
+            return self.parse(str(value))
         if (
             kind in ("int", "float")
             and isinstance(value, int | float)

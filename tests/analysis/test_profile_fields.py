@@ -202,6 +202,7 @@ def test_leaderboard_row_of_a_run_with_two_named_views_key_for_key() -> None:
         # no SE: this summary was built by hand, never scored from requests
         "AUC": 45.71,
         "AUC_SE": None,
+        "AUC_range": "2K-16K",  # the lengths the AUC covers, named beside other ranges
         # base 80 at (2048, 4096); LC -25, -50, -75 at 6144, 8192, 16384
         "LongScore": -50.0,
         "nonthinking overall": 60.0,
@@ -242,6 +243,7 @@ def test_leaderboard_row_of_a_single_unnamed_view_has_no_prefixes() -> None:
         "wAvg_dec": 50.0,
         "AUC": 50.0,  # one length measured: its own score, as lm-evaluation-harness gives
         "AUC_SE": None,
+        "AUC_range": "8K",
         # no score at a base length: no LongScore column
         "overall": 50.0,
         "kv": 50.0,

@@ -13,10 +13,26 @@ from longscope.models.registry import parse_model_options, split_model_spec
         ("<think>\na\n</think>\n\nb", "b", "a"),
         ("a</think>b", "b", "a"),  # template opened the block in the prompt
         ("<think>unfinished", "", "unfinished"),
+        # A block the model opens again after its answer and never closes is thinking, not answer.
+        ("<think>a</think>b<think>c", "b", "a\nc"),
+        ("<think>a</think>b <think>c</think> d", "b\nd", "a\nc"),
+        ("a</think>b<think>more", "b", "a\nmore"),
     ],
 )
 def test_split_reasoning(text: str, answer: str, reasoning: str) -> None:
     assert split_reasoning(text) == (answer, reasoning)
+
+
+@pytest.mark.parametrize("separator", ["", "\n\n", "\n", " "])
+def test_inline_thinking_and_a_server_reasoning_field_give_the_same_answer(separator: str) -> None:
+    # A reasoning parser (vLLM's, SGLang's, llama.cpp's) leaves what followed the close marker in
+    # the content, the separator included; inline, the same text comes with its markers.
+    answer = "abc123 The poem about tapirs.  "
+    inline = split_reasoning(f"<think>plan it</think>{separator}{answer}")
+    parsed = split_reasoning(f"{separator}{answer}", "plan it")
+    assert inline == parsed == ("abc123 The poem about tapirs.", "plan it")
+    # Without any thinking the content is the answer exactly as sent.
+    assert split_reasoning(f"{separator}{answer}") == (f"{separator}{answer}", "")
 
 
 def test_model_options_are_typed() -> None:

@@ -106,6 +106,36 @@ def test_longctx_through_real_llama_server(llama_server: str, tmp_path: Path) ->
         assert abs(seen - samples[sid]) <= 2
 
 
+def test_a_model_name_the_server_does_not_list_is_warned_about(
+    llama_server: str, tmp_path: Path
+) -> None:
+    """The commonest mistake with vLLM: --model openai/NAME with a NAME other than the one served
+    (vLLM then refuses every request). llama.cpp's server answers whatever the name, so the run
+    goes on; the warning names what the server lists."""
+    tiny = ["--lengths", "1k", "-S", "depths=0.5", "-S", "types=needle", "--max-tokens", "8",
+            "--limit", "1", "-q", "-M", "prompt_mode=completion", "-M", "context_length=8192",
+            "--base-url", llama_server]  # fmt: skip
+
+    def run_cli(model: str, out: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "longscope.cli", "run", "longctx", "--model", model, "-o",
+             str(out), *tiny],
+            capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+
+    wrong = run_cli("openai/Qwen/Qwen2.5-7B-Instruct", tmp_path / "wrong")
+    assert wrong.returncode == 0, wrong.stderr
+    warned = [line for line in wrong.stderr.splitlines() if line.startswith("warning:")]
+    assert warned == [
+        f"warning: the server at {llama_server} lists gemma3-270m, not Qwen/Qwen2.5-7B-Instruct: "
+        "a server that checks the name (vLLM, SGLang) refuses every request; pass --model "
+        "openai/gemma3-270m"
+    ]
+    right = run_cli("openai/gemma3-270m", tmp_path / "right")
+    assert right.returncode == 0, right.stderr
+    assert "warning:" not in right.stderr
+
+
 def test_a_documents_repeats_through_llama_cpp_server(llama_server: str, tmp_path: Path) -> None:
     """llama.cpp's server ignores `n`: the run asks once with it, then once per repeat; greedy
     repeats of one prompt give one answer, and every repeat is stored."""

@@ -492,10 +492,10 @@ def test_group_limit_is_the_longest_task_limit_plus_grace_for_each_member_and_ca
     own.bounds_own_deadline = True
     assert group_limit(own, [_request(10.0)]) is None
     # The router answers a long request with several calls (here 3000 tokens in a 1000-token
-    # budget: 4 parts and 2 more calls): a limit for each.
+    # budget: 4 parts, up to 3 combining calls in rounds and 2 more): a limit for each.
     routed = RoutedBackend(ScriptedBackend("inner"), length=1000)
-    assert routed.calls_for(_request(10.0, prompt_tokens=3000)) == 6
-    assert group_limit(routed, [_request(10.0, prompt_tokens=3000)]) == (10.0 + 30.0) * 6
+    assert routed.calls_for(_request(10.0, prompt_tokens=3000)) == 9
+    assert group_limit(routed, [_request(10.0, prompt_tokens=3000)]) == (10.0 + 30.0) * 9
 
 
 def test_one_request_under_the_runners_deadline(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -78,7 +78,7 @@ class ScriptedBackend(Backend):
         option("fail_every", "int", 0, "every Nth request fails (0: none)", low=0),
         option("fail_status", "choice", "error", "the status of a failed request",
                choices=STATUSES),
-        option("context_length", "int", 32768, "tokens the model holds", low=1),
+        option("context_length", "tokens", 32768, "tokens the model holds", low=1),
         option("prompt_mode", "choice", "chat", "chat or completion",
                choices=("chat", "completion")),
         option("tokenizer", "str", "qwen2.5", "tokenizer to count prompts with"),

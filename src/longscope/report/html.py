@@ -16,6 +16,7 @@ import jinja2
 
 from longscope import __version__
 from longscope.analysis.effective import RULER_THRESHOLD
+from longscope.errors import UsageError
 from longscope.report.terminal import (
     cluster_line,
     curve_rows,
@@ -46,7 +47,13 @@ def _figure_png(fig: Any) -> str:
 
 
 def _plt():  # type: ignore[no-untyped-def]
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        raise UsageError(
+            "the HTML report draws its charts with matplotlib, which is not installed: "
+            "pip install 'longscope[html]' (tables, --markdown and --json need nothing more)"
+        ) from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -218,14 +225,15 @@ def _curves_table(view: View) -> dict[str, Any] | None:
     return {"title": "Score % by length", "columns": columns, "rows": rows}
 
 
-def _view_parts(result: ScoreResult, view: View) -> dict[str, Any]:
-    """Images, facts and tables of one view, whatever the suite."""
+def _view_parts(result: ScoreResult, view: View, draw: bool = True) -> dict[str, Any]:
+    """Images (unless not `draw`: Markdown shows none, and needs no matplotlib), facts and tables
+    of one view, whatever the suite."""
     summary = result.summary
     prefix = f"{view.name}: " if view.name else ""
     images = []
-    for grid in view.grids:
+    for grid in view.grids if draw else ():
         images.append((prefix + grid.title, heatmap_png(grid, prefix + grid.title)))
-    if len(view.by_length) > 1:
+    if draw and len(view.by_length) > 1:
         lines = dict(view.curves)
         overall_name = "overall" if lines else (summary.model or "model")
         lines[overall_name] = view.by_length
@@ -250,7 +258,7 @@ def _view_parts(result: ScoreResult, view: View) -> dict[str, Any]:
         )
     for breakdown in view.breakdowns:
         values = {k: c.score for k, c in breakdown.cells.items() if c.score is not None}
-        if breakdown.plot and values:
+        if draw and breakdown.plot and values:
             title = f"{prefix}{breakdown.title}"
             whiskers = {k: c.se for k, c in breakdown.cells.items() if c.se is not None}
             images.append(
@@ -260,7 +268,7 @@ def _view_parts(result: ScoreResult, view: View) -> dict[str, Any]:
     if view.metrics is not None:
         metrics["overall"] = view.metrics
     defined = {name: m.longscore for name, m in metrics.items() if m.longscore is not None}
-    if defined and len(view.by_length) > 1 and view.curves:
+    if draw and defined and len(view.by_length) > 1 and view.curves:
         # LongScore is a relative change (%): shift to a 0-100 bar where 100 means no loss.
         images.append(
             (
@@ -327,7 +335,7 @@ def _budget_tables(summary: Any) -> list[dict[str, Any]]:
     ]
 
 
-def _section(result: ScoreResult) -> dict[str, Any]:
+def _section(result: ScoreResult, draw: bool = True) -> dict[str, Any]:
     """Return a run's section: headline, facts, images, tables; provisional or no score marked."""
     summary = result.summary
     state = summary.state
@@ -349,7 +357,7 @@ def _section(result: ScoreResult) -> dict[str, Any]:
         if view.headline.note:
             text += f", {view.headline.note}"
         headlines.append(f"{view.name}: {text}" if view.name else text)
-        parts = _view_parts(result, view)
+        parts = _view_parts(result, view, draw)
         facts += parts["facts"]
         images += parts["images"]
         tables += parts["tables"]
@@ -481,7 +489,7 @@ def render_markdown(results: list[tuple[Path, ScoreResult]]) -> str:
     md = markdown
     lines = []
     for run_dir, result in results:
-        section = _section(result)
+        section = _section(result, draw=False)
         lines += [f"## {md(result.suite)}: {md(result.summary.model or '')}", ""]
         incomplete = incomplete_line(result.summary.completeness)
         if incomplete:

@@ -465,6 +465,9 @@ def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = 
         "LongScore_SE",
         "wAvg_inc_SE",
         "wAvg_dec_SE",
+        "AUC_range",
+        "AUC_note",
+        "overall_note",
         *cell_keys,
     }
     columns = list(dict.fromkeys(k for row in rows for k in row if k not in skip))
@@ -479,20 +482,26 @@ def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = 
         "AUC",
         "AUC_ci95",
         "suite",
+        "comparable",
     )
     columns.sort(key=lambda c: first.index(c) if c in first else len(first))
     lengths = sorted({int(k) for row in rows for k in row.get("lengths", {})})
     console = console or safe_console()
+    # An AUC covers the lengths it was computed over: the column names them (or each cell does).
+    ranges = {row["AUC_range"] for row in rows if row.get("AUC_range")}
+    headers = [
+        f"AUC {next(iter(ranges))}" if c == "AUC" and len(ranges) == 1 else c for c in columns
+    ]
     print_split(
         console,
         "Leaderboard",
         ["#", "model"],
-        [*columns, *(length_label(n) for n in lengths)],
+        [*headers, *(length_label(n) for n in lengths)],
         [
             [
                 _cell(rank),
                 _cell(row.get("model")),
-                *(_column_cell(row, c) for c in columns),
+                *(_column_cell(row, c, len(ranges) > 1) for c in columns),
                 *(_length_cell(row, str(n)) for n in lengths),
             ]
             for rank, row in enumerate(rows, start=1)
@@ -520,6 +529,11 @@ def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = 
                     ]
                 )
         print_split(console, title, ["#", "model"], names, table_rows)
+    for row in rows:
+        for key in ("AUC_note", "overall_note"):
+            if row.get(key):
+                label = "AUC" if key == "AUC_note" else "overall"
+                _say(console, plain(f"{row.get('model')}: {label}: {row[key]}"))
     if any(row.get("state") == "published" for row in rows):
         _say(
             console,
@@ -531,10 +545,14 @@ def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = 
     print_differences(rows, console)
 
 
-def _column_cell(row: Mapping[str, Any], column: str) -> Text:
-    """A leaderboard cell; AUC and LongScore with their ± SE where the row has one."""
+def _column_cell(row: Mapping[str, Any], column: str, ranged: bool = False) -> Text:
+    """A leaderboard cell; AUC and LongScore with their ± SE where the row has one (an AUC with
+    its range when `ranged`: the rows cover different ones)."""
     if column in ("AUC", "LongScore", "wAvg_inc", "wAvg_dec"):
-        return _with_se(row.get(column), row.get(f"{column}_SE"))
+        made = _with_se(row.get(column), row.get(f"{column}_SE"))
+        if column == "AUC" and ranged and row.get("AUC") is not None and row.get("AUC_range"):
+            made.append(f" ({row['AUC_range']})")
+        return made
     return _cell(row.get(column))
 
 

@@ -22,6 +22,7 @@ from typing import Any
 from longscope.analysis.budgets import budget_record
 from longscope.analysis.uncertainty import cluster_key_of, cluster_name, with_uncertainty
 from longscope.files import write_atomic
+from longscope.models.base import VISIBLE_ANSWER_RULE
 from longscope.models.overflow import is_stored_overflow
 from longscope.run.store import SHARD_KEY, RunStore
 from longscope.suites import create_suite
@@ -134,6 +135,7 @@ def score_run(
         statuses_by_length=by_length,
         budgets=budget_record(rows),
     )
+    typed = replace(typed, notes=typed.notes + answer_rule_notes(rows))
     cluster_key = cluster_key_of(suite.cluster_key, documents)
     typed = with_uncertainty(typed, rows, cluster_key, cluster_name=cluster_name(suite.cluster_key))
     summary = typed.to_dict()
@@ -149,6 +151,19 @@ def score_run(
         rows=rows,
         run_dir=Path(run_dir),
         clusters={sid: cluster_key(sample) for sid, sample in samples.items()},
+    )
+
+
+def answer_rule_notes(rows: list[ScoredRow]) -> tuple[str, ...]:
+    """Return the line saying how thinking was set apart from the scored answers, when any
+    answer had thinking (the same rule for inline blocks and a server's reasoning field)."""
+    answered = [row.generation for row in rows if row.generation.status in SCORABLE]
+    thought = sum(1 for generation in answered if generation.reasoning)
+    if not thought:
+        return ()
+    return (
+        f"scored text: the visible answer; {thought} of {len(answered)} answers had thinking "
+        f"set apart ({VISIBLE_ANSWER_RULE})",
     )
 
 

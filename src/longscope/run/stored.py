@@ -4,11 +4,13 @@ each run's difference from the first (`compare`), and published rows beside them
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from longscope.errors import UsageError
 from longscope.run.scoring import ScoreResult
+from longscope.summary import Summary
 
 
 def stored_suite(run_dir: str | Path, run_id: str | None = None) -> str:
@@ -56,11 +58,43 @@ def published_rows(spec: str | Path) -> Any:
 
     factory = suite_factory(str(spec))
     if factory.PUBLISHED is not None:
-        return read_published(factory.PUBLISHED)
-    table = factory.published()
+        table = read_published(factory.PUBLISHED)
+    else:
+        table = factory.published()
     if not isinstance(table, Published):
         raise UsageError(f"{spec} ships no published rows: give a CSV or JSON file")
-    return table
+    # A suite's own table is that suite's scores, whatever its file says.
+    return replace(table, suite=factory.name or str(spec))
 
 
-__all__ = ["attach_differences", "published_rows", "stored_suite"]
+def with_published(
+    rows: list[dict[str, Any]],
+    summaries: Sequence[Summary],
+    published: Sequence[str],
+    thresholds: Sequence[float],
+) -> list[dict[str, Any]]:
+    """Return the leaderboard `rows` of the runs with the published rows of `published` beside
+    them, ranked (`compare --published`)."""
+    from longscope.analysis.published import refuse_other_suites, runs_beside
+
+    tables = [published_rows(spec) for spec in published]
+    for spec, table in zip(published, tables, strict=True):
+        refuse_other_suites(table, summaries, str(spec))
+    runs_beside(rows, summaries, tables)
+    # Published curve numbers over the lengths the (first) run measured, as its own are.
+    measured = next((sorted(s.by_length) for s in summaries if s.by_length), None)
+    for table in tables:
+        rows += table.leaderboard_rows(thresholds, measured)
+    # The runs take their places among the published rows; a run that is not comparable with
+    # them, and rows without a score, come after the ranked ones.
+    rows.sort(
+        key=lambda r: (
+            r["state"] == "no score",
+            str(r.get("comparable", "yes")).startswith("no"),
+            -(r.get("overall") or 0.0),
+        )
+    )
+    return rows
+
+
+__all__ = ["attach_differences", "published_rows", "stored_suite", "with_published"]

@@ -33,7 +33,8 @@ def _builtin() -> dict[str, Any]:
     for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
         if info.ispkg:
             module = importlib.import_module(f"{__name__}.{info.name}")
-            found.update(module.SUITES)
+            # A package may hold a suite's parts before its class is registered (no table yet).
+            found.update(vars(module).get("SUITES", {}))
     return found
 
 

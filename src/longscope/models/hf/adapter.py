@@ -35,14 +35,14 @@ if TYPE_CHECKING:
 _BUILDING = threading.Lock()
 
 HF_OPTIONS = (
-    option("context_length", "int", None, "tokens the model holds; unset: its config", low=1),
+    option("context_length", "tokens", None, "tokens the model holds; unset: its config", low=1),
     option("prompt_mode", "choice", "chat", "chat (instruct) or completion (base)",
            choices=("chat", "completion")),
     option("dtype", "str", "bfloat16", "weights' dtype: bfloat16, float16 or float32"),
     option("attn_implementation", "str", None, "transformers' attention; unset: flash-attn "
            "where installed, else longscope's SDPA"),
     option("device", "str", None, "torch device; unset: cuda where available, else cpu"),
-    option("prefill_chunk", "int", None, "tokens per prefill chunk; unset: the largest "
+    option("prefill_chunk", "tokens", None, "tokens per prefill chunk; unset: the largest "
            "multiple of 1024 the memory plan fits", low=1),
     option("max_batch", "int", 32, "rows decoding together at most", low=1),
     option("vram_gib", "float", None, "device memory longscope may hold, weights included; "

@@ -19,7 +19,11 @@ from longscope.suites.longbench_pro.official import (
     official_summary,
 )
 from longscope.suites.longbench_pro.schema import DIFFICULTIES, LENGTHS, Row, row_sample
-from longscope.suites.longbench_pro.scoring import SUMMARY_PASS, score_prediction
+from longscope.suites.longbench_pro.scoring import (
+    SUMMARY_PASS,
+    require_scoring_packages,
+    score_prediction,
+)
 from longscope.summary import Breakdown, Cell, Headline, Summary, Table, View
 from longscope.text.tokenizers import QwenTokenizer, Tokenizer
 from longscope.text.truncate import middle_truncate
@@ -236,8 +240,12 @@ class LongBenchProSuite(Suite):
         return f"longbench-pro-{generation}/{self.dataset.revision}"
 
     def prepare(self) -> None:
-        """Load and validate the data file and the filters before any model is contacted."""
-        self.rows()
+        """Load and validate the data file and the filters, and check that the packages scoring
+        the rows need are installed, before any model is contacted."""
+        rows = self.rows()
+        require_scoring_packages(
+            {row.language for row in rows}, {row.metric for row in rows}, self.embedder
+        )
 
     def rows(self) -> list[Row]:
         """Return the dataset rows that pass the suite's filters."""
