@@ -5,7 +5,12 @@ tests/fixtures/stored_runs/ holds small runs of four suites stored by the code b
 (with the scripted model: right, wrong and failed answers, repeats, skipped lengths) and what
 `report` printed for each then: the terminal table, JSON, Markdown and HTML. Each is reported
 again, from a copy, with today's code, and must match byte for byte. A change that alters a
-number on purpose re-records them (`tests/fixtures/stored_runs/make_runs.py`) and says so.
+number on purpose re-records them (`tests/fixtures/stored_runs/make_runs.py --reports-only`, the
+runs kept as first stored) and says so here:
+- re-recorded with main at f5e6782 (before issue 41's changes, after others'): the length AUC's
+  standard error (longctx 10.2 -> 12.5, RULER's) from the uncertainty work merged meanwhile, and
+  LongBench Pro's summary-task cosines in their last digits from issue 47 (embedding numerics made
+  the same on every CPU, so these bytes do not depend on the machine: bench_embedding_stability).
 """
 
 from __future__ import annotations
