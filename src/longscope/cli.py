@@ -57,7 +57,7 @@ def run_command(spec: RunSpec) -> None:
     command retries them), 2 on bad input.
     """
     result = api.evaluate(spec, notify=_note)
-    summary = result.result.result
+    summary = result.scores.summary
     print_summary(summary, out)
     if spec.routing.active:
         out.print(plain(api.routes(result), one_line=False))
@@ -92,7 +92,7 @@ def merge_command(
     merged = api.merge(output, run_dirs, run_id)
     out.print(plain(merged.describe(), one_line=False))
     if merged.result is not None:
-        print_summary(merged.result.result, out)
+        print_summary(merged.result.summary, out)
     if not merged.complete:  # gaps, unanswered or failed requests: the merged run is provisional
         raise typer.Exit(EXIT_INCOMPLETE)
 
@@ -106,7 +106,7 @@ def judge_command(
 ) -> None:
     """Judge a stored run's answers its suite asks a judge about (resumable), then re-score."""
     made = api.judge(run_dir, judge_model, judge_base_url, model_arg or [], notify=_note)
-    print_summary(made.scored.result, out)
+    print_summary(made.scored.summary, out)
 
 
 @app.command("score")
@@ -122,7 +122,7 @@ def score_command(
                        output=output)  # fmt: skip
     if predictions is not None:
         out.print(plain(f"stored in {result.run_dir}"))
-    print_summary(result.result, out)
+    print_summary(result.summary, out)
 
 
 @app.command("report")
@@ -145,7 +145,7 @@ def report_command(
         _print_json(made.summaries())
     elif html is None and markdown is None:
         for run in made.runs:
-            print_summary(run.scored.result, out)
+            print_summary(run.scored.summary, out)
 
 
 @app.command("compare")
@@ -223,7 +223,7 @@ def list_command(
     suite: arg(str | None, "A suite or a provider: its -S / -M options") = None,
 ) -> None:
     """List suites, named models and providers, or one's options with defaults and help."""
-    terminal.print_catalogue(out, suite)
+    terminal.print_catalogue(out, api.catalogue(suite))
 
 
 def _warn(lines: list[str]) -> None:
@@ -241,9 +241,9 @@ def export_command(
     provisional: option(bool, "--provisional", help="hf: export an incomplete run") = False,
 ) -> None:
     """Write stored runs where results are kept: Inspect, Every Eval Ever, Hugging Face, MLflow."""
-    from longscope.export import export
-
-    made = export(run_dirs, fmt, output, run_id=run_id, model_id=model_id, provisional=provisional)
+    made = api.export(
+        run_dirs, fmt, output, run_id=run_id, model_id=model_id, provisional=provisional
+    )
     for done in made:
         out.print(plain(done.line()))
         if done.note:

@@ -9,6 +9,7 @@ empty or half-written one. Every text file a user hands us goes through `read_us
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -117,3 +118,12 @@ def default_cache_dir() -> Path:
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "longscope"
     )
     return Path(root)
+
+
+def sha256_of(path: str | Path) -> str:
+    """Return the hex sha256 of a file, read in 1 MiB blocks (never whole into memory)."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

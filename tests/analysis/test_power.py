@@ -20,7 +20,7 @@ def test_detectable_difference_counts_clusters_not_samples() -> None:
     # 100 samples at 4K on 100 documents; 100 at 8K on 25 documents (4 questions each).
     samples = [_sample(f"a{i}", 4096, f"doc a{i}") for i in range(100)]
     samples += [_sample(f"b{i}", 8192, f"doc b{i // 4}") for i in range(100)]
-    at_4k, at_8k, every = detectable(samples, suite=object())
+    at_4k, at_8k, every = detectable(samples, None)
     # (1.96 + 0.84) x 50 x sqrt(2 / 100) = 19.81; with 25 clusters twice that.
     assert (at_4k.samples, at_4k.clusters) == (100, 100)
     assert at_4k.difference == pytest.approx(19.81, abs=0.01)

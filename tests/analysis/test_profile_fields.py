@@ -116,14 +116,14 @@ def test_profile_errors_name_what_is_wrong() -> None:
 
 def test_as_summary_reads_a_scored_run_and_refuses_anything_else() -> None:
     summary = _summary(CURVE)
-    assert as_summary(SimpleNamespace(result=summary)) is summary
-    assert length_curve(SimpleNamespace(result=summary)).scores == CURVE
+    assert as_summary(SimpleNamespace(summary=summary)) is summary
+    assert length_curve(SimpleNamespace(summary=summary)).scores == CURVE
     curve = length_curve(summary)
     assert (curve.suite, curve.model, curve.claimed, curve.scores) == ("hundred", "m", 32768, CURVE)
     with pytest.raises(TypeError, match=r"^not a summary or a scored run: int$"):
         as_summary(3)
     with pytest.raises(TypeError, match=r"^not a summary or a scored run: SimpleNamespace$"):
-        as_summary(SimpleNamespace(result={"total": 1}))
+        as_summary(SimpleNamespace(summary={"total": 1}))
 
 
 def test_longscores_per_category_and_overall_with_the_floor_given() -> None:

@@ -59,7 +59,7 @@ def test_hundred_clusters_a_real_question_across_its_lengths() -> None:
     from longscope.analysis.uncertainty import cluster_key_of
     from longscope.suites import create_suite
 
-    key = cluster_key_of(create_suite("hundred", {}))
+    key = cluster_key_of(create_suite("hundred", {}).cluster_key)
     at_2k = {"id": "single_doc_qa-2048-000", "task": "single_doc_qa", "meta": {"source_row": "q7"}}
     at_8k = {"id": "single_doc_qa-8192-000", "task": "single_doc_qa", "meta": {"source_row": "q7"}}
     other = {"id": "single_doc_qa-8192-001", "task": "single_doc_qa", "meta": {"source_row": "q8"}}

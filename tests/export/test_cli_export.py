@@ -132,7 +132,7 @@ def test_a_run_from_before_the_determinism_record_says_what_it_lacks(real_run: P
     old = {k: v for k, v in run.header.items() if k != "scheduling"}
     old["model_info"] = {**run.header["model_info"], "details": {}}
     rules = record.ExportRun(
-        run.run_dir, _with_header(run.result, old), run.created, {}
+        run.run_dir, _with_header(run.scores, old), run.created, {}
     ).determinism()
     assert rules["engine"] == rules["batching"] == rules["requests_in_flight"] == "not recorded"
     assert rules["seed"] == 0 and rules["temperature"] == 0.0  # the config was always stored

@@ -53,11 +53,11 @@ def test_model_spec_keeps_slashes_in_the_name() -> None:
 
 def test_the_limit_kind_not_the_source_text_decides_the_skip_reason() -> None:
     from longscope.models.base import ModelInfo
-    from longscope.run.prepared import fits as _fits
+    from longscope.run.prepared import skip_reason
     from longscope.types import Sample
 
     sample = Sample("a", "t", "en", "", "", (), length=9000)
     memory = ModelInfo("m", 8192, "a GPU's free memory", "chat", "t", limit="device_memory")
     context = ModelInfo("m", 8192, "host memory, said the user", "chat", "t")
-    assert _fits(sample, memory).startswith("insufficient_memory: needs 9000 tokens")
-    assert _fits(sample, context).startswith("insufficient_context: needs 9000 tokens")
+    assert skip_reason(sample, memory).startswith("insufficient_memory: needs 9000 tokens")
+    assert skip_reason(sample, context).startswith("insufficient_context: needs 9000 tokens")

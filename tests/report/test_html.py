@@ -122,7 +122,7 @@ def test_hostile_dataset_strings_and_errors_are_inert(tmp_path: Path) -> None:
             "hostile1", bad.id, 0, Generation("", "error", error="HTTP 500: \u202e" + HOSTILE)
         )
     result = score_run(tmp_path / "run", persist=False)
-    assert result.summary["completeness"]["reasons"] == {"500": 1}
+    assert result.to_dict()["completeness"]["reasons"] == {"500": 1}
     html = render_html([(tmp_path / "run", result)])  # the hostile task is a bar label too
     assert "<script" not in html and "<img src=x" not in html
     assert "\x1b" not in html and "\u202e" not in html
@@ -222,7 +222,7 @@ def test_every_suite_renders(tmp_path: Path) -> None:
             )
     hundred = score_run(tmp_path / "h")
     # base = mean(100, 100, 0) at 2K/4K/6K; 8K scores 0: LongScore (0 - base) / base = -100%
-    assert hundred.summary["longscore"]["overall"]["lc"] == {"8192": -100.0}
+    assert hundred.to_dict()["longscore"]["overall"]["lc"] == {"8192": -100.0}
     html = render_html([(tmp_path / "lbp", lbp), (tmp_path / "h", hundred)])
     assert "longbench-pro: predictions:" in html and "hundred: openai/x" in html
     assert "LongScore -100.0" in html

@@ -39,7 +39,7 @@ def test_longctx_tier1_on_embedded_model_and_big_tiers_skipped(tmp_path: Path) -
     suite = create_suite("longctx", {"tiers": [1, 4, 5]})
     backend = create_backend("llamacpp/gemma3-270m")
     result = run(suite, backend, RunOptions(output=tmp_path, quiet=True, max_tokens=ANSWER))
-    summary = result.result.summary
+    summary = result.scores.to_dict()
     rows = {r[0]: r for r in _rows(tmp_path)}
     assert len(rows) == 12
     for task in ("LCB-001", "LCB-002", "LCB-003", "LCB-004"):
@@ -219,4 +219,4 @@ def test_all_longctx_tiers_on_the_embedded_model(tmp_path: Path) -> None:
     rows = {r[0]: r for r in _rows(tmp_path)}
     assert all(rows[f"LCB-{i:03d}"][2] in ("ok", "length") for i in range(1, 13))
     assert all(rows[f"LCB-{i:03d}"][2] == "skipped" for i in range(13, 21))
-    assert result.result.summary["max_points"] == 100
+    assert result.scores.to_dict()["max_points"] == 100

@@ -38,10 +38,10 @@ class LengthCurve:
 
 
 def as_summary(value: Any) -> Summary:
-    """Return a `Summary`, or the summary of a scored run (anything whose `.result` is one)."""
+    """Return a `Summary`, or the summary of a scored run (anything whose `.summary` is one)."""
     if isinstance(value, Summary):
         return value
-    summary = getattr(value, "result", None)
+    summary = getattr(value, "summary", None)
     if isinstance(summary, Summary):
         return summary
     raise TypeError(f"not a summary or a scored run: {type(value).__name__}")

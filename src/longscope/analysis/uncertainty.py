@@ -58,14 +58,16 @@ def default_cluster_key(sample: Mapping[str, Any]) -> str:
     return str(sample["id"])
 
 
-def cluster_key_of(suite: Any, documents: Mapping[str, str] | None = None) -> ClusterKey:
-    """Return the suite's `cluster_key(sample)` when it declares one, else the document.
+def cluster_key_of(
+    hook: ClusterKey | None, documents: Mapping[str, str] | None = None
+) -> ClusterKey:
+    """Return the suite's `cluster_key` (`hook`, declared on `Suite`: None by default) when it
+    gives one, else the document.
 
     `documents`: each sample's context hash (the store's); samples reading the same document or
     haystack are one cluster, and a sample's repeats always are.
     """
-    hook = getattr(suite, "cluster_key", None)
-    if callable(hook):
+    if hook is not None:
         return hook
     if not documents:
         return default_cluster_key
@@ -73,11 +75,11 @@ def cluster_key_of(suite: Any, documents: Mapping[str, str] | None = None) -> Cl
     return lambda sample: known.get(str(sample["id"]), str(sample["id"]))
 
 
-def cluster_name(suite: Any) -> str:
-    """Return what the suite's clusters are, from its `cluster_key` docstring's first line."""
-    hook = getattr(suite, "cluster_key", None)
-    doc = (getattr(hook, "__doc__", None) or "").strip().splitlines()
-    if callable(hook) and doc:
+def cluster_name(hook: ClusterKey | None) -> str:
+    """Return what the suite's clusters are, from its `cluster_key` (`hook`) docstring's first
+    line."""
+    doc = ((hook.__doc__ or "") if hook is not None else "").strip().splitlines()
+    if doc:
         line = doc[0].rstrip(".")
         return line[:1].lower() + line[1:]
     return "the document (samples reading the same context are one cluster, with their repeats)"

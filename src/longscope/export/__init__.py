@@ -9,21 +9,30 @@ exported as final) and a determinism record (`record.ExportRun.determinism`).
 
 from __future__ import annotations
 
-import importlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from longscope.errors import UsageError
 from longscope.export.record import ExportRun, load_runs
+from longscope.plugins import Registry
 
-FORMATS = {
-    "inspect": "longscope.export.inspect_log",
-    "eee": "longscope.export.eee",
-    "hf": "longscope.export.hf",
-    "mlflow": "longscope.export.mlflow_run",
+_BUILTIN = {
+    "inspect": "longscope.export.inspect_log:write",
+    "eee": "longscope.export.eee:write",
+    "hf": "longscope.export.hf:write",
+    "mlflow": "longscope.export.mlflow_run:write",
 }
-"""Format name -> the module whose `write(run, out)` writes it."""
+FORMATS: Registry[Callable[[ExportRun, Any], Any]] = Registry(
+    "export format", "longscope.exports", lambda: _BUILTIN
+)
+"""Format name -> its `write(run, out)` (returns where it wrote): the built-in ones, the
+`longscope.exports` entry-point group, and `FORMATS.register` at run time."""
+
+FINAL_ONLY = frozenset({"hf"})
+"""Formats that show every value as final (a model page's results): a provisional run is refused
+there unless `--provisional` is given. A plug-in format of that kind refuses `not run.final` itself."""
 
 
 @dataclass(frozen=True)
@@ -63,13 +72,13 @@ def export(
     folder there becomes a local store (`sqlite:///FOLDER/mlflow.db`, artifacts beside it).
     """
     if fmt not in FORMATS:
-        raise UsageError(f"unknown --format {fmt!r}: use {', '.join(FORMATS)}")
+        raise UsageError(f"unknown --format {fmt!r}: use {', '.join(FORMATS.table())}")
     if not run_dirs:
         raise UsageError("no run directory given: longscope export RUN_DIR... --format FORMAT")
-    writer = importlib.import_module(FORMATS[fmt])
+    write = FORMATS.get(fmt)
     target = str(out) if out is not None else str(Path("exports") / fmt)
     runs = load_runs([Path(d) for d in run_dirs], run_id, model_id)
-    if getattr(writer, "FINAL_ONLY", False) and not provisional:
+    if fmt in FINAL_ONLY and not provisional:
         for run in runs:  # refused before anything is written
             if not run.final:
                 why = run.completeness()["incomplete"] or "nothing scored"
@@ -82,7 +91,7 @@ def export(
     done = []
     for run in runs:
         try:
-            where = writer.write(run, target if folder is None else folder)
+            where = write(run, target if folder is None else folder)
         except OSError as exc:  # disk full, permissions, a file in the way: one line
             raise UsageError(
                 f"cannot write the {fmt} export to {exc.filename or target}: {exc.strerror or exc}"

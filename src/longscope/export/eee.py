@@ -105,7 +105,7 @@ def instances(run: ExportRun) -> list[Any]:
     result_id = points[0].name if points else "overall"
     title = run.summary.title or run.suite
     out = []
-    for row in run.result.rows:
+    for row in run.scores.rows:
         if row.score is None:
             continue
         sample, generation = row.sample, row.generation

@@ -32,8 +32,8 @@ from longscope.export.record import ExportRun, metric_points
 from longscope.files import write_atomic
 
 FOLDER = ".eval_results"
-FINAL_ONLY = True
-"""The Hub shows every value as final: `export` refuses a provisional run unless asked."""
+# The Hub shows every value as final: `export` refuses a provisional run unless asked
+# (export.FINAL_ONLY names this format).
 
 
 def entries(run: ExportRun) -> list[Any]:

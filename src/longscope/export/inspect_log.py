@@ -38,7 +38,7 @@ def write(run: ExportRun, out: Path) -> Path:
         results=_results(run),
         stats=_stats(run),
         error=None if run.final else _error(run.completeness()["incomplete"] or run.state),
-        samples=[_sample(run, row) for row in run.result.rows],
+        samples=[_sample(run, row) for row in run.scores.rows],
         tags=["longscope", run.state],
         metadata={"longscope": _record(run)},
     )
@@ -66,8 +66,8 @@ def _spec(run: ExportRun) -> Any:
     from inspect_ai.log import EvalConfig, EvalDataset, EvalRevision, EvalSpec
 
     identity, rules = run.identity(), run.determinism()
-    samples = list(dict.fromkeys(row.sample["id"] for row in run.result.rows))
-    repeats = 1 + max((row.repeat for row in run.result.rows), default=0)
+    samples = list(dict.fromkeys(row.sample["id"] for row in run.scores.rows))
+    repeats = 1 + max((row.repeat for row in run.scores.rows), default=0)
     git = str(run.header.get("git") or "")
     return EvalSpec(
         eval_id=run.run_id,
@@ -153,7 +153,7 @@ def _stats(run: ExportRun) -> Any:
     from inspect_ai.log import EvalStats
     from inspect_ai.model import ModelUsage
 
-    rows = run.result.rows
+    rows = run.scores.rows
     prompt = sum(row.generation.prompt_tokens for row in rows)
     output = sum(row.generation.completion_tokens for row in rows)
     usage = ModelUsage(input_tokens=prompt, output_tokens=output, total_tokens=prompt + output)

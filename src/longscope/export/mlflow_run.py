@@ -211,8 +211,8 @@ def _artifacts(run: ExportRun) -> dict[str, str]:
         "final": run.final,
     }
     return {
-        "summary.json": json.dumps(run.result.summary, indent=2, ensure_ascii=False),
-        "report.html": render_html([(run.run_dir, run.result)]),
+        "summary.json": json.dumps(run.scores.to_dict(), indent=2, ensure_ascii=False),
+        "report.html": render_html([(run.run_dir, run.scores)]),
         "longscope.json": json.dumps(record, indent=2, ensure_ascii=False, default=str),
     }
 

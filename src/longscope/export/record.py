@@ -45,7 +45,7 @@ class ExportRun:
     """One stored run as the exporters read it: scores in memory, nothing written back."""
 
     run_dir: Path
-    result: ScoreResult
+    scores: ScoreResult
     created: float
     """When the run was first stored (Unix time)."""
     context_hashes: dict[str, str]
@@ -59,19 +59,19 @@ class ExportRun:
 
     @property
     def run_id(self) -> str:
-        return self.result.run_id
+        return self.scores.run_id
 
     @property
     def header(self) -> dict[str, Any]:
-        return self.result.header
+        return self.scores.header
 
     @property
     def summary(self) -> Summary:
-        return self.result.result
+        return self.scores.summary
 
     @property
     def suite(self) -> str:
-        return self.result.suite
+        return self.scores.suite
 
     @property
     def model(self) -> str:

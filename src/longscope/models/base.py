@@ -14,9 +14,10 @@ import os
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from longscope.errors import UsageError
+from longscope.params import Param
 from longscope.text.tokenizers import Tokenizer
 from longscope.types import Generation, PromptMode, Request
 
@@ -24,6 +25,7 @@ __all__ = [
     "RETRIED",
     "VISIBLE_ANSWER_RULE",
     "Backend",
+    "EndpointFlow",
     "Forwarding",
     "LimitKind",
     "ModelInfo",
@@ -60,6 +62,18 @@ class ModelInfo:
     details: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
 
+@dataclass(frozen=True)
+class EndpointFlow:
+    """How a run reaches a model spread over endpoints: requests in flight, the client timeout,
+    a cap on prompt tokens in flight, and stated prefill/decode rates (tokens/s per endpoint)."""
+
+    concurrency: int | None = None
+    request_timeout_s: float | None = None
+    token_cap: int | None = None
+    prefill_tps: float | None = None
+    decode_tps: float | None = None
+
+
 RETRIED = frozenset({"error", "timeout"})
 """Outcomes that may differ when asked again; `length`, `context_overflow` and `ok` are final."""
 
@@ -94,6 +108,33 @@ class Backend:
     name: str
     max_concurrency: int
     """Requests (or groups) the runner hands over at once."""
+
+    # -- read by the registry (longscope.models.registry.BACKENDS), on the class -----------------
+
+    OPTIONS: ClassVar[tuple[Param, ...]] = ()
+    """Its `-M` options, each once, typed, with its default (`longscope list PROVIDER`)."""
+    DESCRIPTION: ClassVar[str] = ""
+    """One line for `longscope list` (default: the first line of the class's docstring)."""
+    ENDPOINT: ClassVar[bool] = False
+    """True when it talks to a server: `from_options` then takes the transport options
+    (`base_url`, `concurrency`, `request_timeout_s`) as keywords."""
+    SPREADS: ClassVar[bool] = False
+    """True when one model may be spread over several endpoints with token-aware flow control
+    (`over_endpoints`)."""
+
+    @classmethod
+    def from_options(cls, name: str, options: dict[str, Any], **transport: Any) -> Backend:
+        """Return the backend of `PROVIDER/name` from complete typed `-M` options (every declared
+        option, defaults applied by the registry) and, for an `ENDPOINT`, the transport options.
+        Default: the constructor, by option name."""
+        return cls(name, **options, **transport)  # type: ignore[call-arg]
+
+    @classmethod
+    def over_endpoints(
+        cls, name: str, options: dict[str, Any], urls: Sequence[str], flow: EndpointFlow
+    ) -> Backend:
+        """Return one backend over several endpoints (`SPREADS`); default: refused in one line."""
+        raise UsageError(f"{cls.__name__} cannot spread over several endpoints")
 
     # -- required --------------------------------------------------------------------------------
 

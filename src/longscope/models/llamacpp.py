@@ -122,8 +122,9 @@ class LlamaCppBackend(Backend):
 
     @classmethod
     def from_options(cls, name: str, options: dict[str, Any]) -> LlamaCppBackend:
-        """Build from a model name (registry) or a `.gguf` path and typed `-M` options."""
-        options = dict(options)
+        """Build from a model name (registry) or a `.gguf` path and complete typed `-M` options."""
+        # Unset here means "the model's own" (its context, its prompt mode, llama.cpp's defaults).
+        options = {k: v for k, v in options.items() if v is not None}
         if name in KNOWN_MODELS:
             path = resolve_model_path(name)
             default_mode = KNOWN_MODELS[name].prompt_mode

@@ -19,7 +19,16 @@ import httpx
 import openai
 
 from longscope.errors import UsageError
-from longscope.models.base import Backend, ModelInfo, OnResult, RetryPolicy, split_reasoning
+from longscope.models.base import (
+    Backend,
+    EndpointFlow,
+    ModelInfo,
+    OnResult,
+    RetryPolicy,
+    split_reasoning,
+)
+from longscope.models.endpoints import MultiEndpointBackend
+from longscope.models.flow import DeadlinePolicy
 from longscope.models.overflow import is_overflow
 from longscope.models.registry import option
 from longscope.models.thinking import (
@@ -39,7 +48,7 @@ from longscope.models.transport import (
     bounded,
     refused,
 )
-from longscope.models.urls import base_url_or_env, shown
+from longscope.models.urls import base_url_or_env, endpoint_url, shown
 from longscope.text.safe_text import visible
 from longscope.text.tokenizers import DEFAULT_TOKENIZER, Tokenizer, load_tokenizer
 from longscope.types import (
@@ -109,6 +118,24 @@ class OpenAIBackend(Backend):
     )
     OPTIONS = OPENAI_OPTIONS
     ENDPOINT = True
+    SPREADS = True
+
+    @classmethod
+    def over_endpoints(
+        cls, name: str, options: dict[str, Any], urls: Sequence[str], flow: EndpointFlow
+    ) -> Backend:
+        """Return one model over several endpoints with token-aware flow control."""
+        return create_multi_backend(
+            name,
+            options,
+            list(urls) or [base_url_or_env(None)],
+            concurrency=flow.concurrency,
+            request_timeout_s=flow.request_timeout_s,
+            token_cap=flow.token_cap,
+            prefill_tps=flow.prefill_tps,
+            decode_tps=flow.decode_tps,
+        )
+
     """Takes the transport options (`--base-url`, `--concurrency`, `--request-timeout`)."""
     shares_prefill = True
     """A group's repeats go as one request with `n` choices, after its first member."""
@@ -826,3 +853,51 @@ def _retry_after(response: httpx.Response | None) -> float | None:
     if when.tzinfo is None:  # an HTTP date is GMT; `-0000` reads as naive
         when = when.replace(tzinfo=datetime.UTC)
     return max(0.0, (when - datetime.datetime.now(datetime.UTC)).total_seconds())
+
+
+def create_multi_backend(
+    name: str,
+    options: dict[str, Any],
+    base_urls: Sequence[str],
+    *,
+    concurrency: int | None = None,
+    request_timeout_s: float | None = None,
+    token_cap: int | None = None,
+    prefill_tps: float | None = None,
+    decode_tps: float | None = None,
+    **policy: Any,
+) -> MultiEndpointBackend:
+    """Return one backend over `base_urls` (same model, same `-M` options on each).
+
+    `policy` holds `MultiEndpointBackend`'s benching options (bench_after, bench_base_s, ...).
+    """
+    from longscope.models.registry import typed_options
+
+    options = typed_options("openai", options)
+    urls = [endpoint_url(u) for u in base_urls]
+    twice = [u for i, u in enumerate(urls) if u in urls[:i]]
+    if twice:
+        raise UsageError(
+            f"the same endpoint is given twice ({shown(twice[0])}, however written): "
+            "give each endpoint once"
+        )
+    endpoints = [
+        OpenAIBackend.from_options(
+            name,
+            options,
+            base_url=url,
+            concurrency=concurrency,
+            request_timeout_s=request_timeout_s,
+            # One retry on the endpoint itself; after that the request moves to another one.
+            max_retries=1,
+            backoff_base_s=0.5,
+        )
+        for url in urls
+    ]
+    return MultiEndpointBackend(
+        endpoints,
+        labels=[shown(u) for u in urls],
+        token_cap=token_cap,
+        deadlines=DeadlinePolicy(prefill_tps=prefill_tps, decode_tps=decode_tps),
+        **policy,
+    )

@@ -233,7 +233,7 @@ def _curves_table(view: View) -> dict[str, Any] | None:
 def _view_parts(result: ScoreResult, view: View, draw: bool = True) -> dict[str, Any]:
     """Images (unless not `draw`: Markdown shows none, and needs no matplotlib), facts and tables
     of one view, whatever the suite."""
-    summary = result.result
+    summary = result.summary
     prefix = f"{view.name}: " if view.name else ""
     images = []
     for grid in view.grids if draw else ():
@@ -342,7 +342,7 @@ def _budget_tables(summary: Any) -> list[dict[str, Any]]:
 
 def _section(result: ScoreResult, draw: bool = True) -> dict[str, Any]:
     """Return a run's section: headline, facts, images, tables; provisional or no score marked."""
-    summary = result.result
+    summary = result.summary
     state = summary.state
     if state == "none":
         # Plots and totals of a run that scored nothing would read as a 0 score: show none.
@@ -456,7 +456,7 @@ details{border:1px solid #ddd;margin:.2rem 0;padding:.2rem .5rem} pre{white-spac
 
 
 def _completeness_rows(result: ScoreResult) -> dict[str, dict[str, int]]:
-    record = result.result.completeness
+    record = result.summary.completeness
     if record is None:
         return {}
     rows = dict(record["by_length"])
@@ -475,10 +475,10 @@ def render_html(results: list[tuple[Path, ScoreResult]]) -> str:
         runs.append(
             {
                 "suite": result.suite,
-                "model": visible(result.summary.get("model") or ""),
+                "model": visible(result.summary.model or ""),
                 "run_id": result.run_id,
                 "run_dir": visible(run_dir),
-                "incomplete": incomplete_line(result.result.completeness),
+                "incomplete": incomplete_line(result.summary.completeness),
                 "completeness": _completeness_rows(result),
                 "section": section,
                 "samples": _drilldown(result, run_dir),
@@ -599,8 +599,8 @@ def render_markdown(results: list[tuple[Path, ScoreResult]]) -> str:
     lines = []
     for run_dir, result in results:
         section = _section(result, draw=False)
-        lines += [f"## {md(result.suite)}: {md(result.summary.get('model') or '')}", ""]
-        incomplete = incomplete_line(result.result.completeness)
+        lines += [f"## {md(result.suite)}: {md(result.summary.model or '')}", ""]
+        incomplete = incomplete_line(result.summary.completeness)
         if incomplete:
             lines += [f"**{md(incomplete)}**", ""]
         lines += [

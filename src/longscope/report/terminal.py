@@ -16,7 +16,6 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from longscope.errors import UsageError
 from longscope.summary import (
     Breakdown,
     CurveMetrics,
@@ -755,58 +754,33 @@ def print_longscores(
         console.print(plain("ranking by LongScore:    " + " > ".join(m for m, _ in by_ls)))
 
 
-def print_catalogue(console: Console, suite: str | None = None) -> None:
-    """Print the suites, named models and providers; or one suite's `-S` parameters, or one
-    provider's `-M` options (a name that is both shows both)."""
-    from longscope.catalogue import KNOWN_MODELS
-    from longscope.models.registry import (
-        provider_description,
-        provider_names,
-        provider_options,
-    )
-    from longscope.suites import suite_description, suite_names, suite_options
-    from longscope.suites.params import describe
-
-    if suite is not None:
-        name = suite
-        if name not in provider_names() and name not in suite_names():
-            raise UsageError(
-                f"unknown suite {name!r} (nor a provider): suites are "
-                f"{', '.join(suite_names())}; providers are {', '.join(provider_names())}"
-            )
-
-        def options(title: str, flag: str, params: Any, none: str) -> None:
-            console.print(plain(title, "bold"))
-            rows = describe(params)
-            if not rows:
-                console.print(plain(f"  ({none})"))
-            for usage, default, text in rows:
-                console.print(plain(f"  {flag} {usage}"))
-                console.print(plain(f"      {text} (default: {default})"))
-
-        if name in provider_names():
-            options(f"{name}/: {provider_description(name)}", "-M", provider_options(name),
-                    "no declared options: -M key=value reaches it as given")  # fmt: skip
-            if name not in suite_names():
-                return
-        options(f"{name}: {suite_description(name)}", "-S", suite_options(name),
-                "no declared parameters: -S key=value reaches it as text")  # fmt: skip
+def print_catalogue(console: Console, listed: Any) -> None:
+    """Print a `results.Catalogue`: the suites, named models and providers, or one name's
+    `-S` parameters and/or `-M` options."""
+    for options in listed.options:
+        console.print(plain(options.title, "bold"))
+        if not options.rows:
+            console.print(plain(f"  ({options.none})"))
+        for usage, default, text in options.rows:
+            console.print(plain(f"  {options.flag} {usage}"))
+            console.print(plain(f"      {text} (default: {default})"))
+    if listed.options:
         return
     console.print(Text("Suites", style="bold"))
-    for name in suite_names():
-        console.print(plain(f"  {name:<14} {suite_description(name)}"))
+    for name, text in listed.suites:
+        console.print(plain(f"  {name:<14} {text}"))
     console.print(
         Text.assemble(("Named models", "bold"), " (llamacpp/NAME; any .gguf path works too)")
     )
-    for name, known in KNOWN_MODELS.items():
-        console.print(plain(f"  {name:<14} {known.description}; prompt mode {known.prompt_mode}"))
+    for name, text in listed.models:
+        console.print(plain(f"  {name:<14} {text}"))
     console.print(
         Text.assemble(
             ("Providers", "bold"), " (--model PROVIDER/NAME; `longscope list PROVIDER`: its -M)"
         )
     )
-    for name in provider_names():
-        console.print(plain(f"  {name:<14} {provider_description(name)}"))
+    for name, text in listed.providers:
+        console.print(plain(f"  {name:<14} {text}"))
 
 
 __all__ = [

@@ -234,7 +234,7 @@ def make_plan_of(
             if (sample.id, repeat) in done:
                 already += 1
                 continue
-            if prepared.fits(sample):
+            if prepared.skip_reason(sample):
                 cell[3] += 1
                 task[3] += 1
                 continue
@@ -249,7 +249,7 @@ def make_plan_of(
     by_task = [PlanTask(name, *values) for name, values in tasks.items()]
     return _plan_of(
         prepared, cells, already, by_task, rates, price_in, price_out,
-        power=tuple(detectable(sent, prepared.suite)),
+        power=tuple(detectable(sent, prepared.suite.cluster_key)),
     )  # fmt: skip
 
 

@@ -19,7 +19,7 @@ import asyncio
 import re
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,13 +47,22 @@ _COMMIT_ROWS = 256
 
 @dataclass(frozen=True)
 class RunResult:
+    """What one run did: where it is stored, what this invocation sent, and the run's scores."""
+
     run_id: str
     run_dir: Path
     sent: int
     """Requests sent to the backend in this invocation (0 when everything was already stored)."""
     skipped: int
-    result: ScoreResult | None
+    scores: ScoreResult | None
     """The scores; None only when the caller scores later (a judged suite, after its judge)."""
+    timing: dict[str, Any] = field(default_factory=dict)
+    """This invocation's timing (seconds building, sending; requests sent and skipped)."""
+
+    @property
+    def result(self) -> ScoreResult | None:
+        """The scores under their name before issue 41 (`scores`), for code in flight."""
+        return self.scores
 
 
 def default_run_dir(suite: Suite, backend: Backend, run_id: str) -> Path:
@@ -115,10 +124,13 @@ async def run_prepared(
         timing = await _execute(prepared, store, done, plan)
         # Scored under the same lock: no second writer between the last answer and the scores.
         result = score_run(run_dir, run_id) if score else None
-    if result is not None:
-        result.summary.setdefault("timing", {}).update(timing.rounded())
     return RunResult(
-        run_id=run_id, run_dir=run_dir, sent=timing.sent, skipped=timing.skipped, result=result
+        run_id=run_id,
+        run_dir=run_dir,
+        sent=timing.sent,
+        skipped=timing.skipped,
+        scores=result,
+        timing=timing.rounded(),
     )
 
 
@@ -277,7 +289,7 @@ async def _execute(
                 )
                 ready: list[tuple[Sample, int, Request]] = []
                 for _, sample, repeats in unit.members:
-                    reason = prepared.fits(sample)
+                    reason = prepared.skip_reason(sample)
                     for repeat in repeats:
                         if reason:
                             generation = Generation(text="", status="skipped", error=reason)

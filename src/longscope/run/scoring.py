@@ -33,7 +33,7 @@ from longscope.summary import (
     state_of,
     statuses_of,
 )
-from longscope.types import SANITIZED, SCORABLE, Generation, Judgement, ScoredRow
+from longscope.types import SANITIZED, SCORABLE, Generation, ScoredRow
 
 SUMMARY_NAME = "summary.json"
 NOT_RUN = "not run"
@@ -42,22 +42,26 @@ NOT_RUN = "not run"
 
 @dataclass(frozen=True)
 class ScoreResult:
+    """A stored run's scores: its identity, header, typed summary and every scored row."""
+
     run_id: str
     suite: str
     header: dict[str, Any]
-    summary: dict[str, Any]
-    """The summary as summary.json holds it (`typed.to_dict()`)."""
+    summary: Summary
+    """The typed summary every report and analysis reads (`to_dict()`: summary.json)."""
     rows: list[ScoredRow]
-    typed: Summary | None = None
-    """The typed summary every report and analysis reads."""
     run_dir: Path | None = None
     clusters: dict[str, Any] | None = None
     """Each sample's cluster (the unit it shares with others), for paired comparisons."""
 
+    def to_dict(self) -> dict[str, Any]:
+        """Return the summary as summary.json holds it."""
+        return self.summary.to_dict()
+
     @property
     def result(self) -> Summary:
-        """Return the typed summary (built from `summary` when only the dict is known)."""
-        return self.typed if self.typed is not None else Summary.from_dict(self.summary)
+        """The typed summary under its name before issue 41 (`summary`), for code in flight."""
+        return self.summary
 
     @property
     def claimed(self) -> int | None:
@@ -67,7 +71,7 @@ class ScoreResult:
     @property
     def completeness(self) -> dict[str, Any]:
         """Return the summary's completeness record (requested, scored, skipped, failed...)."""
-        return self.summary["completeness"]
+        return self.summary.completeness or {}
 
 
 def score_run(
@@ -106,9 +110,8 @@ def score_run(
                 continue
             score = None
             if generation.status in SCORABLE and judging:
-                stored = judgements.get((sample_id, repeat))
-                verdict = None if stored is None else Judgement(stored[0], stored[1], stored[2])
-                score = suite.score(sample, generation, judgement=verdict)  # type: ignore[call-arg]
+                verdict = judgements.get((sample_id, repeat))
+                score = suite.score(sample, generation, judgement=verdict)
             elif generation.status in SCORABLE:
                 score = suite.score(sample, generation)
             if score is not None and generation.error.startswith(SANITIZED):
@@ -133,8 +136,8 @@ def score_run(
         budgets=budget_record(rows),
     )
     typed = replace(typed, notes=typed.notes + answer_rule_notes(rows))
-    cluster_key = cluster_key_of(suite, documents)
-    typed = with_uncertainty(typed, rows, cluster_key, cluster_name=cluster_name(suite))
+    cluster_key = cluster_key_of(suite.cluster_key, documents)
+    typed = with_uncertainty(typed, rows, cluster_key, cluster_name=cluster_name(suite.cluster_key))
     summary = typed.to_dict()
     if persist:
         write_atomic(
@@ -144,9 +147,8 @@ def score_run(
         run_id=run_id,
         suite=run["suite"],
         header=header,
-        summary=summary,
+        summary=typed,
         rows=rows,
-        typed=typed,
         run_dir=Path(run_dir),
         clusters={sid: cluster_key(sample) for sid, sample in samples.items()},
     )

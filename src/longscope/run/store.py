@@ -29,6 +29,7 @@ from longscope.types import (
     SANITIZED,
     BudgetUse,
     Generation,
+    Judgement,
     Sample,
     Score,
     sanitized_note,
@@ -678,14 +679,17 @@ class RunStore:
                 ),
             )
 
-    def judgements(self, run_id: str) -> dict[tuple[str, int], tuple[float | None, str, str]]:
-        """Return {(sample, repeat): (value or None, judge, error)} (the latest judge wins)."""
+    def judgements(self, run_id: str) -> dict[tuple[str, int], Judgement]:
+        """Return {(sample, repeat): Judgement} (value or None, judge, error; the latest judge
+        wins)."""
         rows = self._db.execute(
             "SELECT sample_id, repeat, value, judge, error FROM judgements WHERE run_id=? "  # pragma: no mutate
             "ORDER BY rowid",  # pragma: no mutate
             (run_id,),
         )
-        return {(sid, rep): (value, judge, error) for sid, rep, value, judge, error in rows}
+        return {
+            (sid, rep): Judgement(value, judge, error) for sid, rep, value, judge, error in rows
+        }
 
     def judgement_records(
         self, run_id: str

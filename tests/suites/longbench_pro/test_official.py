@@ -89,17 +89,17 @@ def default(tmp_path_factory):
 
 def test_summary_keys_and_nesting_equal_the_published_files(parity) -> None:
     assert KEY_TREE["files"] == 80 and KEY_TREE["models"] == 46
-    summary = parity.summary["modes"]["nonthinking"]
+    summary = parity.to_dict()["modes"]["nonthinking"]
     assert _paths(summary) == KEY_TREE["paths"]  # same keys, same nesting, same order
     # longscope's extras sit under one separate key, never among the official ones
-    assert set(parity.summary) - {"modes"} <= {
+    assert set(parity.to_dict()) - {"modes"} <= {
         "run_id",
         "suite",
         "model",
         "completeness",
         "longscope",
     }
-    extras = parity.summary["longscope"]["modes"]["nonthinking"]
+    extras = parity.to_dict()["longscope"]["modes"]["nonthinking"]
     assert not set(extras) & {p.split("/")[0] for p in KEY_TREE["paths"]} - {
         "BoN-1",
         "BoN-2",
@@ -171,7 +171,7 @@ def test_the_recorded_rows_aggregate_to_the_official_summary_to_the_last_digit(p
 
 
 def test_official_inference_file_reproduces_the_official_summary(parity) -> None:
-    summary = dict(parity.summary["modes"]["nonthinking"])
+    summary = dict(parity.to_dict()["modes"]["nonthinking"])
     assert summary.pop("date")
     _assert_official(summary, {k: v for k, v in OFFICIAL.items() if k != "date"})
     assert summary["fail_samples_num"] == 2  # "" and null
@@ -211,8 +211,8 @@ def _fix(text: str) -> str:
 
 
 def test_default_differs_from_official_only_where_the_official_code_crashes(default) -> None:
-    summary = default.summary["modes"]["nonthinking"]
-    extras = default.summary["longscope"]["modes"]["nonthinking"]
+    summary = default.to_dict()["modes"]["nonthinking"]
+    extras = default.to_dict()["longscope"]["modes"]["nonthinking"]
     assert extras["official_crash_causes"] == {
         "rouge empty hypothesis": 1,  # "..." : ROUGE raises, 0 either way
         "rouge recursion": 3,  # English and Chinese summaries past 987 steps
@@ -237,7 +237,7 @@ def test_default_differs_from_official_only_where_the_official_code_crashes(defa
 
 
 def test_longscope_counts_are_separate_fields(default) -> None:
-    extras = default.summary["longscope"]["modes"]["nonthinking"]
+    extras = default.to_dict()["longscope"]["modes"]["nonthinking"]
     # "[Answer]", "   " and "" are blank answers; "A" without a marker is unparsable;
     # the official count knows only the exact "" (and the null, which was never generated)
     assert extras["blank_answers_num"] == 3
@@ -252,11 +252,11 @@ def test_thinking_text_is_kept_and_the_file_name_gives_the_mode(tmp_path) -> Non
     named = tmp_path / "thinking_context-120000_bon-3_inference_1-of-1.jsonl"
     named.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in picked))
     result = score_predictions(str(DATA), named, tmp_path / "run")
-    assert set(result.summary["modes"]) == {"thinking"}
+    assert set(result.to_dict()["modes"]) == {"thinking"}
     reasoning = sorted(row.generation.reasoning for row in result.rows)
     assert reasoning == sorted(r["thinking"] or "" for r in picked)
     assert [row.score.value for row in result.rows] == [1.0, 1.0, 1.0]  # reasoning never scored
-    refusals = result.summary["longscope"]["modes"]["thinking"]["official_would_refuse"]
+    refusals = result.to_dict()["longscope"]["modes"]["thinking"]["official_would_refuse"]
     assert refusals[0] == "3 thinking rows are not N x 50 questions (official: AssertionError)"
 
 

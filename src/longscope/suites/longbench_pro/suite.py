@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from longscope.metrics.similarity import DEFAULT_EMBEDDER, load_embedder
+from longscope.params import Param
+from longscope.sources import Sources
 from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow, Suite
 from longscope.suites.longbench_pro.loader import Dataset, load, select
 from longscope.suites.longbench_pro.official import (
@@ -22,7 +24,6 @@ from longscope.suites.longbench_pro.scoring import (
     require_scoring_packages,
     score_prediction,
 )
-from longscope.suites.params import Param
 from longscope.summary import Breakdown, Cell, Headline, Summary, Table, View
 from longscope.text.tokenizers import QwenTokenizer, Tokenizer
 from longscope.text.truncate import middle_truncate
@@ -63,6 +64,14 @@ class LongBenchProSuite(Suite):
     default_repeats = 3
     PUBLISHED = Path(__file__).with_name("published.json")
     """The official summaries of 80 runs of 46 models (`compare --published longbench-pro`)."""
+
+    @classmethod
+    def sources(cls) -> Sources:
+        """Return the files `longscope data longbench-pro` downloads."""
+        from longscope.suites.longbench_pro.sources import sources
+
+        return sources()
+
     DESCRIPTION = "LongBench Pro: 1,500 bilingual samples, 11/25 tasks, 8K-256K (-S data=FILE|hub)"
     OPTIONS = (
         Param("data", "str", None, "the dataset: a .json/.jsonl/.parquet file, or hub (required)"),

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from longscope.errors import UsageError
+from longscope.params import Param
+from longscope.sources import Sources
 from longscope.suites.base import BuildCell, BuildContext, Suite
 from longscope.suites.mrcr.data import REVISION, Dataset, load_hub, load_local
 from longscope.suites.mrcr.grading import grade
 from longscope.suites.mrcr.schema import BINS, bin_label, bin_of, bins_of_lengths
-from longscope.suites.params import Param
 from longscope.summary import Breakdown, Cell, Headline, Summary, Table, View, percent
 from longscope.types import (
     SCORABLE,
@@ -110,6 +111,14 @@ class MrcrSuite(Suite):
     template = ChatTemplate()
     PUBLISHED = Path(__file__).with_name("published.json")
     """MRCR numbers from the Context Arena board and Google's Gemini 3 Pro table, with sources."""
+
+    @classmethod
+    def sources(cls) -> Sources:
+        """Return the files `longscope data mrcr` downloads."""
+        from longscope.suites.mrcr.data import sources
+
+        return sources()
+
     DESCRIPTION = "OpenAI MRCR: 2/4/8 identical requests in a long chat, 8K-1M (-S data=FILE|hub)"
     OPTIONS = (
         Param(
