@@ -13,7 +13,7 @@ The authors' published runs read the 1000-row set up to 32k and the 100-row set 
 (their scripts' `DATASET_NAME`; the row counts of their result files in `babilong_evals/`).
 `samples_for(length)` says which set a length reads by default.
 
-A local folder (`-S data=DIR`) holds either set in its own layout, as downloaded (`huggingface-cli
+A local folder (`-S data=DIR`) holds either set in its own layout, as downloaded (`hf
 download RMT-team/babilong --repo-type dataset --revision REV --local-dir DIR`), or both side by
 side. Only the file of a (task, length) the run sends is opened, and it is read row by row.
 sha256 of the upstream files: not pinned yet (no network where this was written); the first
