@@ -75,7 +75,7 @@ def dataset_revision(run: ExportRun) -> str:
             str(row.sample.get("question") or ""),
             [str(g) for g in row.sample.get("gold") or []],
         ]
-        for row in run.result.rows
+        for row in run.scores.rows
     }
     text = json.dumps([samples[k] for k in sorted(samples)], ensure_ascii=False)
     return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
