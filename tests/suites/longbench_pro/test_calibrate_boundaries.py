@@ -13,8 +13,6 @@ from longscope.suites.longbench_pro.calibrate import LABELS_VERSION, difficulty_
 from longscope.summary import Summary
 from longscope.types import Generation, Score, ScoredRow
 
-pytestmark = pytest.mark.cpu_sensitive  # make test runs it again as if on another CPU
-
 
 def _result(
     run_id: str, model: str, outcomes: dict[str, tuple[str, str, float | None]]

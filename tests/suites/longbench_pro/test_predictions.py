@@ -7,8 +7,6 @@ import pytest
 
 from ...lbp_helper import score_predictions
 
-pytestmark = pytest.mark.cpu_sensitive  # make test runs it again as if on another CPU
-
 FIXTURES = Path(__file__).parents[2] / "fixtures"
 DATA = FIXTURES / "longbench_pro_mini.json"
 PREDICTIONS = FIXTURES / "longbench_pro_mini_predictions.jsonl"

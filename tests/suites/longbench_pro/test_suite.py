@@ -15,8 +15,6 @@ from longscope.suites.longbench_pro.suite import SEPARATOR, LongBenchProSuite, m
 from longscope.text.tokenizers import QwenTokenizer
 from longscope.types import GenerationConfig
 
-pytestmark = pytest.mark.cpu_sensitive  # make test runs it again as if on another CPU
-
 DATA = Path(__file__).parents[2] / "fixtures" / "longbench_pro_mini.json"
 
 
