@@ -43,7 +43,7 @@ def _run(url: str, out: Path, model: str, **options: object) -> Path:
     made = run(
         create_suite("longctx", PARAMS), backend, RunOptions(output=out, max_tokens=8, quiet=True)
     )
-    assert made.result is not None and made.result.typed.state == "complete"
+    assert made.scores is not None and made.scores.summary.state == "complete"
     return out
 
 
