@@ -100,10 +100,10 @@ def device_of(path: str | Path) -> str:
             continue
         mount = _unescape(fields[4])
         tail = fields[fields.index("-", 6) + 1 :]
-        fstype, source = (tail + ["?", "?"])[:2]
-        if where == Path(mount) or Path(mount) in where.parents:
-            if best is None or len(mount) > best[0]:
-                best = (len(mount), f"{_unescape(source)} ({fstype}) mounted on {mount}")
+        fstype, source = [*tail, "?", "?"][:2]
+        inside = where == Path(mount) or Path(mount) in where.parents
+        if inside and (best is None or len(mount) > best[0]):
+            best = (len(mount), f"{_unescape(source)} ({fstype}) mounted on {mount}")
     return best[1] if best else f"the filesystem holding {where}"
 
 
@@ -149,11 +149,19 @@ def resolved(path: str | Path, what: str = "directory") -> Path:
     """Return `path` made absolute with its links resolved; a symbolic link loop is one line."""
     try:
         return Path(path).resolve()
-    except (RuntimeError, OSError) as exc:  # 3.11 says RuntimeError for a loop, 3.13 OSError
-        raise UsageError(
-            f"{what} {path} cannot be resolved ({exc.__class__.__name__}: symbolic link loop?): "
-            "give a path without a link loop"
-        ) from exc
+    except RuntimeError as exc:  # Python 3.11 and 3.12 say RuntimeError for a loop
+        raise _loop(path, what) from exc
+    except OSError as exc:  # 3.13 says ELOOP
+        if exc.errno == errno.ELOOP:
+            raise _loop(path, what) from exc
+        raise UsageError(f"{what} {path}: {exc.strerror or exc}") from exc
+
+
+def _loop(path: str | Path, what: str) -> UsageError:
+    return UsageError(
+        f"{what} {path} is a symbolic link loop (a link that leads back to itself): give a path "
+        "without a loop"
+    )
 
 
 def write_json(path: str | Path, obj: Any) -> Path:
