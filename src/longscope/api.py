@@ -283,6 +283,12 @@ def evaluate(spec: RunSpec, *, notify: Notify | None = None) -> RunResult:
     judge_model = spec.judge.model
     if judged and judge_model is None and not isinstance(spec.model, str):
         raise UsageError("this suite is scored by an LLM judge: give judge_model")
+    # The judge goes only to a host the user named: its own URL, else the evaluated model's.
+    urls = endpoint_urls_of(spec.scale)
+    judge_base_url = spec.judge.base_url
+    url = judge_base_url if judge_base_url is not None else (urls[0] if urls else None)
+    if judged:  # a judge with nowhere to go is refused before the run sends anything
+        _judge_endpoint(model_spec(judge_model or str(spec.model), "--judge-model"), url)
     # A judged suite is scored once, after its judge pass, not also before it.
     launched = launch(spec, suite, backend, transport=transport, say=say, score=not judged)
     result = launched.result
@@ -290,10 +296,6 @@ def evaluate(spec: RunSpec, *, notify: Notify | None = None) -> RunResult:
     if judged:
         if judge_model is None:
             say("warning: no --judge-model given: the evaluated model judges its own answers")
-        # The judge goes only to a host the user named: its own URL, else the evaluated model's.
-        urls = endpoint_urls_of(spec.scale)
-        judge_base_url = spec.judge.base_url
-        url = judge_base_url if judge_base_url is not None else (urls[0] if urls else None)
         opts = dict(spec.model_options) if judge_model is None else {}
         made = judge(result.run_dir, judge_model or str(spec.model), url, opts, notify=say)
         result = replace(result, result=made.scored)
@@ -517,6 +519,16 @@ def profile(
     return Profile.of(made, Path(output) if output is not None else None)
 
 
+def _judge_endpoint(spec: str, url: str | None) -> None:
+    """Refuse a judge served over HTTP with no endpoint named (one line, nothing sent)."""
+    if spec.startswith("openai/") and url is None and not os.environ.get("OPENAI_BASE_URL"):
+        # Judge prompts (and the API key) must never go to a host the user did not name.
+        raise UsageError(
+            f"judge {spec} has no endpoint: give --judge-base-url URL (or --base-url for the "
+            "evaluated model's own server); longscope sends judge prompts only where you say"
+        )
+
+
 def judge(
     run_dir: str | Path,
     judge_model: str,
@@ -529,16 +541,7 @@ def judge(
     from longscope.run.judge import judge as judge_pass
 
     spec = model_spec(judge_model, "--judge-model")
-    if (
-        spec.startswith("openai/")
-        and judge_base_url is None
-        and not os.environ.get("OPENAI_BASE_URL")
-    ):
-        # Judge prompts (and the API key) must never go to a host the user did not name.
-        raise UsageError(
-            f"judge {spec} has no endpoint: give --judge-base-url URL (or --base-url for the "
-            "evaluated model's own server); longscope sends judge prompts only where you say"
-        )
+    _judge_endpoint(spec, judge_base_url)
     options = model_options(judge_options or {})
     backend = build_backend(spec, options, base_url=judge_base_url)
     counts = judge_pass(run_dir, backend)

@@ -62,6 +62,7 @@ def _run(run_dir: Path, qwen_tokenizer) -> list[str]:
         store.put_judgement("j1", ids[1], 0, "openai:j", None, "??", 3, "no verdict")
         store.put_meta(SHARD_KEY + "j1", {"index": 1, "count": 2, "ids": [*ids, "x", "y"]})
         store.put_run("j2", "hundred", {"params": suite.params()})  # no model named
+        store.put_samples("j2", samples[:1])  # (a header alone is no run: read_run refuses it)
     return ids
 
 

@@ -23,7 +23,7 @@ from longscope.analysis.budgets import budget_record
 from longscope.analysis.uncertainty import cluster_key_of, cluster_name, with_uncertainty
 from longscope.files import write_atomic
 from longscope.models.overflow import is_stored_overflow
-from longscope.run.store import SHARD_KEY, RunStore
+from longscope.run.store import SHARD_KEY, RunStore, StoreError
 from longscope.suites import create_suite
 from longscope.summary import (
     Summary,
@@ -119,6 +119,13 @@ def score_run(
         if persist:
             store.put_scores(run_id, scores)
         shard = store.get_meta(SHARD_KEY + run_id)
+    if not samples and not shard:
+        # A header alone (a run stopped before its first sample was stored) is no result: a
+        # table of "none of 0 requests" would pass for one. A shard may hold none of many.
+        raise StoreError(
+            f"run {run_id[:12]} in {run_dir} stored no samples (it stopped before its first "
+            "request): nothing to score or report; run the same command again to send them"
+        )
     statuses, by_length = statuses_of(rows)
     typed = replace(
         as_summary(run["suite"], suite.summarize(rows)),

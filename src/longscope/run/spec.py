@@ -199,6 +199,12 @@ class Judging:
     def __post_init__(self) -> None:
         if self.model is not None:
             model_spec(self.model, "--judge-model")
+        if self.base_url is not None:
+            # Checked with the rest of the spec: a bad judge URL is refused before the run sends
+            # anything, not after its generations are paid for.
+            from longscope.models.urls import endpoint_url
+
+            endpoint_url(self.base_url, "--judge-base-url")
 
 
 @dataclass(frozen=True)
