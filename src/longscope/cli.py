@@ -258,7 +258,7 @@ def main() -> None:
     except (UsageError, StoreError) as exc:
         _one_line_error(str(exc))
         # A run the disk stopped exits 3 (`DiskFull.exit_code`): its answers so far are stored.
-        raise SystemExit(getattr(exc, "exit_code", EXIT_USAGE)) from None
+        raise SystemExit(exc.exit_code if isinstance(exc, UsageError) else EXIT_USAGE) from None
     except (KeyboardInterrupt, typer.Abort):
         _interrupted()
     except typer.Exit as exc:

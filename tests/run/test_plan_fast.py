@@ -477,3 +477,20 @@ def test_the_probe_rates_are_tokens_over_the_seconds_each_request_took(
         f"the probe request failed (timeout: {'e' * 120}): "
         "state the rates with --prefill-rate and --decode-rate instead"
     )
+
+
+def test_a_suite_built_whole_is_bounded_before_its_build() -> None:
+    import time
+
+    from tests.cli_helper import longscope
+
+    started = time.perf_counter()
+    done = longscope("plan", "hundred", "-m", "scripted/x", "-S", "samples=100000",
+                     "--repeats", "1000")  # fmt: skip
+    took = time.perf_counter() - started
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines() == [
+        "error: 1,500,000 samples x 1,000 repeats = 1,500,000,000 requests: at most 1,000,000 "
+        "per run; use fewer lengths, samples or repeats (or --limit)"
+    ]
+    assert took < 60  # refused before building 1.5M samples (minutes before the bound)
