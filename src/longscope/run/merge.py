@@ -228,6 +228,10 @@ def merge_runs(
             history = get_meta(merged, ENDPOINTS_KEY + chosen) or []
             new = [stats for stats in endpoint_runs if stats not in history]
             put_meta(merged, ENDPOINTS_KEY + chosen, [*history, *new])
+        if get_meta(merged, SHARD_KEY + chosen) is not None:
+            # A merge into a copy of one shard: the output holds the merge now, not that shard
+            # (its record would keep every number provisional). Gaps are found from the inputs.
+            merged.delete_meta(SHARD_KEY + chosen)
         if shard_count:
             put_meta(
                 merged,

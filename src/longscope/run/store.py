@@ -543,6 +543,15 @@ class RunStore:
             )
         )
 
+    def delete_meta(self, key: str) -> None:
+        """Remove the value stored under `key` (nothing when there is none)."""
+        self._write(
+            lambda: self._db.execute(
+                "DELETE FROM meta WHERE key=?",  # pragma: no mutate
+                (key,),
+            )
+        )
+
     def get_meta(self, key: str) -> Any:
         """Return the JSON value stored under `key`, or None."""
         row = self._db.execute(
