@@ -10,6 +10,7 @@ from types import TracebackType
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+from longscope.run.plan import rate
 from longscope.types import Generation
 
 # Redrawing per answer costs more than the answer itself at hundreds of answers per second; the
@@ -72,7 +73,7 @@ class RunProgress:
         self._progress.update(
             self._task,
             advance=self._unshown,
-            rate=f"{self.tokens / elapsed:,.0f}",
+            rate=rate(self.tokens / elapsed),
             retries=self.retries(),
             skipped=self.statuses["skipped"],
             failed=sum(self.statuses[s] for s in ("error", "timeout", "context_overflow")),
