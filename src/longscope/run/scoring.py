@@ -207,7 +207,11 @@ def read_run(
 
 
 _HTTP = re.compile(r"\bHTTP (\d{3})\b")
-_PREFIX = re.compile(r"^(?:gave up after \d+ attempts?: |.*?; last: )")
+_PREFIX = re.compile(
+    r"^(?:gave up after \d+ attempts?: |.*?; last: "
+    # several endpoints (models/endpoints.py): the endpoints tried, then the last error
+    r"|failed after \d+ attempt\(s\) on endpoint\(s\) .*?: )"
+)
 
 
 def failure_reason(generation: Generation) -> str:
@@ -218,10 +222,13 @@ def failure_reason(generation: Generation) -> str:
     code = _HTTP.search(text)
     if code:
         return code.group(1)
-    head = text.split(":", 1)[0].strip()
+    head = re.split(r"[:;]", text, maxsplit=1)[0].strip()
     if not head:
         return generation.status
-    return head if len(head) <= 32 else head[:31] + "…"
+    if len(head) <= 32:
+        return head
+    # Cut at a word: a label is read, not parsed (`failed after 0 attempt(s) on en…` was not).
+    return head[:31].rsplit(" ", 1)[0] + "…"
 
 
 def _cell() -> dict[str, int]:
