@@ -155,6 +155,31 @@ def test_a_merge_onto_a_full_disk_is_one_line_and_changes_no_input(tmp_path: Pat
     assert _stored(shard) == before
 
 
+@needs_tmpfs
+@pytest.mark.parametrize("fmt", ["inspect", "mlflow"])
+def test_an_export_onto_a_full_disk_is_one_line(tmp_path: Path, fmt: str) -> None:
+    pytest.importorskip("inspect_ai" if fmt == "inspect" else "mlflow")
+    run = tmp_path / "run"
+    with FaultServer(faults=("500",), rate=0.0) as server:
+        done = subprocess.run(
+            [sys.executable, "-m", "longscope.cli", *RUN_ARGS[:-3], "-S", "depths=0.5", "-q",
+             "--base-url", server.url, "-o", str(run)],
+            capture_output=True, text=True, timeout=300,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+    mount = tmp_path / "disk"
+    mount.mkdir()
+    command = ["export", str(run), "--format", fmt, "-o", str(mount / "out")]
+    proc = _on_tmpfs("4k", mount, command, None, {})
+    assert proc.returncode == 2, proc.stderr[-3000:]
+    (line,) = _error_lines(proc.stderr)
+    assert line == (
+        f"error: disk full: no space left on tmpfs (tmpfs) mounted on {mount}, 0.0 MiB free to "
+        f"write {mount / 'out'}; free space there (or write elsewhere with -o) and run the same "
+        "command again"
+    )
+
+
 class _FillingDisk:
     """A connection whose writes find the disk full `fails` times, then write (space freed)."""
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from longscope.errors import UsageError
 from longscope.export.record import ExportRun, load_runs
+from longscope.files import disk_full, is_disk_full
 
 FORMATS = {
     "inspect": "longscope.export.inspect_log",
@@ -59,7 +60,13 @@ def export(
     target = str(out) if out is not None else str(Path("exports") / fmt)
     done = []
     for run in load_runs([Path(d) for d in run_dirs]):
-        where = writer.write(run, target if fmt == "mlflow" else Path(target))
+        try:
+            where = writer.write(run, target if fmt == "mlflow" else Path(target))
+        except Exception as exc:  # each format's library reports a full disk in its own types
+            if is_disk_full(exc):
+                local = target.removeprefix("sqlite:///") if "://" in target else target
+                raise disk_full(local) from exc
+            raise
         done.append(
             Exported(
                 run.run_dir,
