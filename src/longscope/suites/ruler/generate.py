@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 from longscope.errors import UsageError
-from longscope.suites.ruler.counting import PieceCounter
+from longscope.suites.ruler.counting import PieceCounter, ruler_counting
 from longscope.suites.ruler.data import (
     NEEDLE,
     NOISE,
@@ -35,7 +35,13 @@ from longscope.suites.ruler.data import (
     cwe_words,
     pair_words,
 )
-from longscope.suites.ruler.tasks import MODEL_TEMPLATES, TEMPLATES, Generator, Task
+from longscope.suites.ruler.tasks import (
+    MODEL_TEMPLATES,
+    SINGLE_ANSWER_WORDING,
+    TEMPLATES,
+    Generator,
+    Task,
+)
 from longscope.suites.ruler.tight import WordNumberNeedles
 from longscope.text.tokenizers import Tokenizer
 from longscope.types import Sample
@@ -256,12 +262,7 @@ class Niah(Cell):
         template, type_v = self.template, self.type_v
         if a["num_needle_q"] * a["num_needle_v"] == 1:
             # RULER rewords the whole template (its model template too) for a single answer.
-            for old, new in (
-                ("Some", "A"),
-                ("are all", "is"),
-                ("are", "is"),
-                ("answers", "answer"),
-            ):
+            for old, new in SINGLE_ANSWER_WORDING:
                 template = template.replace(old, new)
             type_v = type_v[:-1]
         self.wording = template, type_v
@@ -704,6 +705,7 @@ def ruler_cell(
     task: Task, env: Env, tokenizer: Tokenizer, length: int, count: int, verify: bool = False
 ) -> Iterator[Written]:
     """Yield `count` samples of `task` at `length` as RULER's `prepare.py` writes them."""
+    tokenizer = ruler_counting(tokenizer, env.model_template)
     whole = False
     while True:
         counter = Counter(tokenizer, whole, verify)

@@ -39,6 +39,7 @@ from longscope.suites.base import (
 )
 from longscope.suites.params import Param
 from longscope.suites.ruler import generate, tight
+from longscope.suites.ruler.counting import ruler_counting
 from longscope.suites.ruler.data import (
     PUNKT_DIRS,
     SPANS_DIRS,
@@ -167,7 +168,11 @@ class RulerSuite(Suite):
               choices=("ruler", "exact")),
     )  # fmt: skip
     # ruler-2: fill=exact cwe/fwe take the word that still fits (one more at some budgets)
-    version = "ruler-2"
+    # ruler-3: fill=exact's single-answer niah wording reaches the model template as RULER's does
+    # (lwm-chat, vicuna-chat prompts changed); a model template's special tokens count one token
+    # each where the tokenizer has them (Phi3, meta-llama3, ... on their GGUFs: other haystack
+    # sizes); a resumed ruler-2 run would mix both
+    version = "ruler-3"
     default_repeats = 1
     default_config = GenerationConfig(max_tokens=128, temperature=0.0)
     template = RulerTemplate(body="{context}{question}", answer_prefix="")
@@ -380,8 +385,9 @@ class RulerSuite(Suite):
     def env(self, ctx: BuildContext) -> tight.Env:
         """Return the tight fill's shared state for one tokenizer and prompt mode (`fill=exact`)."""
         loaded = self._load()
+        wrapped = self.model_template if ctx.prompt_mode == "completion" else "base"
         return tight.Env(
-            ctx.tokenizer,
+            ruler_counting(ctx.tokenizer, wrapped),  # the template's special tokens as one each
             ctx.prompt_mode,
             self.seed,
             model_template=self.model_template,

@@ -78,6 +78,17 @@ TEMPLATES: dict[Generator, TaskTemplate] = {
 }
 
 
+# niah.py's wording for a single answer (`num_needle_q * num_needle_v == 1`), applied in this order to
+# the whole template it is handed: the model template too ("You is a helpful assistant" in lwm-chat,
+# "polite answer to the user's questions" in vicuna-chat), as RULER's own prompts read.
+SINGLE_ANSWER_WORDING: tuple[tuple[str, str], ...] = (
+    ("Some", "A"),
+    ("are all", "is"),
+    ("are", "is"),
+    ("answers", "answer"),
+)
+
+
 # RULER's model templates (scripts/data/template.py): how RULER wraps a task for a model it prompts
 # as plain text. `base` is RULER's default; the answer prefix always follows the wrapped task.
 MODEL_TEMPLATES: dict[str, str] = {

@@ -15,6 +15,7 @@ import random
 import string
 import uuid
 from bisect import bisect_right
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,11 +23,12 @@ import numpy as np
 
 from longscope.suites.ruler.counting import PieceCounter
 from longscope.suites.ruler.data import NEEDLE, NOISE, Essays, QASet, cwe_words, key_words
-from longscope.suites.ruler.tasks import MODEL_TEMPLATES, TEMPLATES, Task
+from longscope.suites.ruler.tasks import MODEL_TEMPLATES, SINGLE_ANSWER_WORDING, TEMPLATES, Task
 from longscope.text.tokenizers import Tokenizer
 from longscope.types import PromptMode
 
 _MARK = "\x00context\x00"
+_PREFIX = "\x00prefix\x00"  # where the answer prefix starts: no rewording reaches across it
 # RULER's needle depths: 40 evenly spaced percentages, rounded to integers.
 DEPTHS = [math.floor(100 * i / 39 + 0.5) for i in range(40)]
 DOCUMENT = "Document {i}:\n{document}"
@@ -94,10 +96,25 @@ class Env:
         before, after = self.wrapper
         return before + task_text + after
 
-    def frame(self, template: str, prefix: str, **fields: Any) -> tuple[str, str, str, str]:
-        """Return (head, question, answer prefix, tail as counted) of a task template."""
-        text = self.wrap(template.format(context=_MARK, **fields))
-        head, question = text.split(_MARK)
+    def frame(
+        self,
+        template: str,
+        prefix: str,
+        reword: Sequence[tuple[str, str]] = (),
+        **fields: Any,
+    ) -> tuple[str, str, str, str]:
+        """Return (head, question, answer prefix, tail as counted) of a task template.
+
+        `reword`: replacements made, in order, on the model template, the task template and the
+        answer prefix as one text before the fields are filled in (RULER's niah.py rewords the
+        template it is handed, which already holds the model template).
+        """
+        before, after = self.wrapper
+        whole = before + template + after + _PREFIX + prefix
+        for old, new in reword:
+            whole = whole.replace(old, new)
+        wrapped, prefix = whole.split(_PREFIX)
+        head, question = wrapped.format(context=_MARK, **fields).split(_MARK)
         prefix = prefix.format(**fields)
         return head, question, prefix, question + (prefix if self.mode == "completion" else "")
 
@@ -167,15 +184,17 @@ def niah(task: Task, rng: random.Random, env: Env, budget: int) -> Draft:
         values.append(value)
     random.Random(env.seed).shuffle(needles)  # RULER shuffles with a fresh Random(seed)
     template, prefix = TEMPLATES["niah"].template, TEMPLATES["niah"].answer_prefix
+    reword: tuple[tuple[str, str], ...] = ()
     if a["num_needle_q"] * a["num_needle_v"] == 1:
-        for old, new in (("Some", "A"), ("are all", "is"), ("are", "is"), ("answers", "answer")):
-            template, prefix = template.replace(old, new), prefix.replace(old, new)
+        reword = SINGLE_ANSWER_WORDING  # the model template too, as RULER's niah.py
         type_v = type_v[:-1]
     haystack = a["type_haystack"]
     # The query is drawn after the context in RULER; its rng draws come after the haystack's here.
     sep = " " if haystack == "essay" else "\n"
     counter = env.counter(sep)
-    probe_head, _, _, probe_tail = env.frame(template, prefix, type_needle_v=type_v, query="x")
+    probe_head, _, _, probe_tail = env.frame(
+        template, prefix, reword, type_needle_v=type_v, query="x"
+    )
     needle_mids = [counter.mid(n, False) for n in needles]
     if haystack == "noise":
         pieces, removable, filler = _noise(
@@ -194,7 +213,7 @@ def niah(task: Task, rng: random.Random, env: Env, budget: int) -> Draft:
     answers = [v for i in indices for v in values[i]]
     query = ", ".join(queries[:-1]) + ", and " + queries[-1] if len(queries) > 1 else queries[0]
     head, question, answer_prefix, tail = env.frame(
-        template, prefix, type_needle_v=type_v, query=query
+        template, prefix, reword, type_needle_v=type_v, query=query
     )
     mids_sum = filler + sum(needle_mids)
     total = _fit_pieces(counter, head, tail, pieces, removable, mids_sum, budget)
