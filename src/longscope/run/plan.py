@@ -21,6 +21,7 @@ from typing import Any
 from longscope.analysis.power import Detectable, detectable, detectable_lines
 from longscope.models.base import Backend, ModelInfo
 from longscope.run.prepared import PreparedRun, RunOptions
+from longscope.run.progress import rate
 from longscope.suites.base import Suite
 from longscope.types import GenerationConfig, Request, Sample, stable_hash
 
@@ -201,15 +202,6 @@ def cost_of(
 ) -> float:
     """Return the cost of tokens at prices per million input and output tokens."""
     return (prompt_tokens * (price_in or 0.0) + output_tokens * (price_out or 0.0)) / 1e6
-
-
-def rate(tokens_per_s: float) -> str:
-    """Return a rate as `1,234`, `12.5` or `0.004`: never a slow rate shown as 0."""
-    if tokens_per_s >= 100:
-        return f"{tokens_per_s:,.0f}"
-    if tokens_per_s >= 1:
-        return f"{tokens_per_s:.1f}"
-    return f"{tokens_per_s:.2g}"
 
 
 def format_duration(seconds: float) -> str:

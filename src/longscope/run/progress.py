@@ -10,12 +10,20 @@ from types import TracebackType
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-from longscope.run.plan import rate
 from longscope.types import Generation
 
 # Redrawing per answer costs more than the answer itself at hundreds of answers per second; the
 # bar refreshes at 10 Hz anyway, so its numbers are pushed at most this often (and at the end).
 _UPDATE_EVERY_S = 0.1
+
+
+def rate(tokens_per_s: float) -> str:
+    """Return a rate as `1,234`, `12.5` or `0.004`: never a slow rate shown as 0."""
+    if tokens_per_s >= 100:
+        return f"{tokens_per_s:,.0f}"
+    if tokens_per_s >= 1:
+        return f"{tokens_per_s:.1f}"
+    return f"{tokens_per_s:.2g}"
 
 
 class RunProgress:
