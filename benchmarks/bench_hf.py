@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -394,6 +395,181 @@ def profile_static_step(model: Any, ids: list[int], record: Any, path: str) -> N
     torch.cuda.empty_cache()
 
 
+def profile_step(model: Any, backend: HFBackend, ids: list[int], record: Any, path: str) -> None:
+    """Issue 46: one decode step after `ids` at batch 1, per kernel mode ("torch": the torch step,
+    "triton": `decode_ops`): kernels launched per step and their device time (profiler, the step
+    run eagerly), the captured graph's replay time (device only, back to back) and the eager
+    step's wall time; the engine's own ms per step (`decode` rows) minus the replay is the host
+    gap per step. Writes the top kernels of each mode to `path`.triton / .torch."""
+    from torch.profiler import ProfilerActivity, profile
+    from transformers import DynamicCache
+
+    from longscope.models.memory_plan import decode_capacity
+
+    for mode in ("torch", "triton"):
+        backend.engine.kernels.decode_triton = mode == "triton"
+        with torch.inference_mode():
+            cache = DynamicCache(config=model.config)
+            with backend.prefill_context():
+                backend.prefill_ids(torch.tensor(ids, device="cuda"), cache, 16384)
+            positions = torch.tensor([len(ids)], device="cuda")
+            decoder = hf.StaticDecoder(
+                torch, model, cache, len(ids), decode_capacity(len(ids) + 64), None, positions,
+                backend.engine.kernels,
+            )  # fmt: skip
+            del cache
+            decoder.tokens.fill_(5)
+            for _ in range(3):
+                decoder._forward()
+            start = sync_time()
+            for _ in range(10):
+                decoder._forward()
+            eager = (sync_time() - start) / 10
+            with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                for _ in range(4):
+                    decoder._forward()
+                torch.cuda.synchronize()
+            events = [e for e in prof.key_averages() if e.device_type.name == "CUDA"]
+            kernels = sum(e.count for e in events) / 4
+            device_ms = sum(e.self_device_time_total for e in events) / 4 / 1e3
+            if path:
+                table = prof.key_averages().table(sort_by="cuda_time_total", row_limit=30)
+                Path(f"{path}.{mode}").write_text(table)
+            decoder.step(decoder.tokens.clone())  # captures the graph
+            graph = decoder.graph
+            replay = None
+            if graph is not None:
+                for _ in range(3):
+                    graph.replay()
+                start = sync_time()
+                for _ in range(50):
+                    graph.replay()
+                replay = (sync_time() - start) / 50
+            record(
+                kind="step_profile",
+                context=len(ids),
+                kernels=mode,
+                used=decoder.kernels,
+                why=decoder.kernels_why,
+                launches_per_step=round(kernels, 1),
+                kernel_ms_per_step=round(device_ms, 3),
+                eager_ms_per_step=round(eager * 1e3, 3),
+                graph_replay_ms=round(replay * 1e3, 3) if replay else None,
+            )
+            decoder.close()
+        torch.cuda.empty_cache()
+    backend.engine.kernels.decode_triton = True
+
+
+def decode_lengths(
+    backend: HFBackend, lengths: list[int], record: Any, weight_bytes: int, reading: float
+) -> None:
+    """Issue 46: decode at batch 1 after each prompt length, Triton step against the torch step,
+    by the engine's own decode clock (capture left out) against the bandwidth bound (weights but
+    the input embedding, plus the KV cache at the answer's mean length, over the read rate)."""
+    new_tokens = 256
+    for n in lengths:
+        ids = prompt_ids(n)
+        for mode in ("triton", "torch"):
+            backend.engine.kernels.decode_triton = mode == "triton"
+            longscope_group(backend, ids, 1, new_tokens)
+            stats = backend.engine.last_decode
+            step = (stats["decode_s"] - stats.get("capture_ms", 0) / 1e3) / max(1, stats["steps"])
+            kv = (n + new_tokens // 2) * backend.engine.shape.kv_bytes_per_token
+            bound = (weight_bytes + kv) / (reading * 1e9)
+            record(
+                kind="decode_length",
+                context=n,
+                batch=1,
+                kernels=stats.get("kernels"),
+                why=stats.get("kernels_why"),
+                steps=stats["steps"],
+                ms_per_step=round(step * 1e3, 3),
+                bound_ms=round(bound * 1e3, 3),
+                ratio=round(step / bound, 3),
+            )
+            torch.cuda.empty_cache()
+    backend.engine.kernels.decode_triton = True
+
+
+def decode_batched(
+    backend: HFBackend,
+    rows_list: list[int],
+    record: Any,
+    weight_bytes: int,
+    reading: float,
+    peak: float,
+    flops_per_token: float,
+    prompt: int = 1024,
+    longest: int = 8192,
+) -> None:
+    """Issue 46: batched decode of long answers, rows finishing at different times: `rows`
+    answers as documents of 8 (one prompt each), answer j of all asking for `longest` - j *
+    (`longest` / 2) / rows tokens, handed over at once. Per step against the roofline: the larger
+    of bytes (weights once, plus each row's KV at its length) over the read rate and FLOPs (2 x
+    non-embedding parameters per row, plus attention) over the matmul peak, summed over the
+    steps the engine took with the rows it held."""
+    kv_token = backend.engine.shape.kv_bytes_per_token
+    layers, heads = QWEN25_7B["num_hidden_layers"], QWEN25_7B["num_attention_heads"]
+    for rows in rows_list:
+        backend.engine.max_batch = max(32, rows)
+        docs = []
+        for d in range(rows // 8):
+            ids = prompt_ids(prompt, seed=100 + d)
+            text = " ".join(map(str, ids))
+            docs.append(
+                [
+                    Request(
+                        f"doc{d}", r, "completion", prompt=text,
+                        config=GenerationConfig(
+                            max_tokens=longest - (d * 8 + r) * (longest // 2) // rows
+                        ),
+                    )
+                    for r in range(8)
+                ]
+            )  # fmt: skip
+        before = dict(backend.engine.stats)
+        elapsed = run_documents(backend, docs, together=True)
+        stats = backend.engine.stats
+        steps = stats["steps"] - before["steps"]
+        row_steps = stats["row_steps"] - before["row_steps"]
+        # A document's rows step until its longest answer ends (its unit leaves then).
+        seconds_bound = 0.0
+        for doc in docs:
+            span = max(r.config.max_tokens for r in doc)
+            kv_tokens = len(doc) * (span * prompt + span * span / 2)
+            seconds_bound += kv_tokens * kv_token / (reading * 1e9)
+        weight_s = steps * weight_bytes / (reading * 1e9)
+        flops = row_steps * flops_per_token + sum(
+            4 * layers * heads * 128 * len(doc) * (span * prompt + span * span / 2)
+            for doc in docs
+            for span in [max(r.config.max_tokens for r in doc)]
+        )
+        byte_bound = weight_s + seconds_bound
+        flop_bound = flops / (peak * 1e12)
+        last = backend.engine.last_decode
+        decode_s = last.get("decode_s", elapsed)
+        record(
+            kind="decode_batched",
+            rows=rows,
+            prompt=prompt,
+            longest_answer=longest,
+            kernels=last.get("kernels"),
+            steps=steps,
+            rows_per_step=round(row_steps / max(1, steps), 2),
+            wall_s=round(elapsed, 2),
+            decode_s=round(decode_s, 2),
+            ms_per_step=round(decode_s / max(1, steps) * 1e3, 3),
+            bytes_bound_ms=round(byte_bound / max(1, steps) * 1e3, 3),
+            flops_bound_ms=round(flop_bound / max(1, steps) * 1e3, 3),
+            ratio=round(decode_s / max(byte_bound, flop_bound), 3),
+            captures=last.get("captures"),
+            joined=stats["joined"] - before["joined"],
+        )
+        torch.cuda.empty_cache()
+    backend.engine.max_batch = 32
+
+
 def attention_checks(record: Any) -> None:
     """cuDNN's cost for a new shape (it builds a graph per shape), and attention error against
     float64 for flash (lower-right causal) and longscope's two-call cuDNN path, 7B-like heads."""
@@ -444,12 +620,17 @@ def main() -> None:
     parser.add_argument(
         "--skip",
         default="",
-        help="parts to leave out: continuous,table,decode,step,attention,bare,prefill",
+        help="parts to leave out: continuous,table,decode,step,attention,bare,prefill,"
+        "lengths,batched,profile46",
     )
+    parser.add_argument("--decode-lengths", default="8192,32768,131072")
+    parser.add_argument("--batched-rows", default="8,32,64")
+    parser.add_argument("--batched-longest", type=int, default=8192)
     parser.add_argument("--smoke", action="store_true", help="table and prefill at 2K only")
     args = parser.parse_args()
     if args.smoke:
-        args.lengths, args.skip = "2048", "continuous,decode,step,attention,bare"
+        args.lengths, args.skip = "2048", "continuous,decode,step,attention,bare,batched,profile46"
+        args.decode_lengths = "2048"
         args.out = "/dev/null"
     lengths = [int(x) for x in args.lengths.split(",")]
     skip = set(args.skip.split(","))
@@ -570,6 +751,19 @@ def main() -> None:
         torch.cuda.empty_cache()
     backend.engine.cuda_graph = True
     backend.engine.kernels.fused_norm = backend.engine.kernels.fast_rope = True
+
+    # Issue 46: where a step's time goes, decode at batch 1 after 8K-128K, batched long answers.
+    if "profile46" not in skip:
+        profile_step(model, backend, prompt_ids(32768), record, args.profile)
+    if "lengths" not in skip:
+        decode = [int(x) for x in args.decode_lengths.split(",")]
+        decode_lengths(backend, decode, record, step_weight_bytes, reading)
+    if "batched" not in skip:
+        rows = [int(x) for x in args.batched_rows.split(",")]
+        decode_batched(
+            backend, rows, record, step_weight_bytes, reading, peak, 2 * (params - embed),
+            longest=args.batched_longest,
+        )  # fmt: skip
 
     if "step" not in skip:
         profile_static_step(model, prompt_ids(32768), record, args.profile)

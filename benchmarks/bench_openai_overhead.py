@@ -113,7 +113,7 @@ def _measure(port: int, requests: int, concurrency: int, quiet: bool, profile: b
             profiler.disable()
     assert backend.first is not None
     assert result.sent == repeats * len(depths), (result.sent, repeats * len(depths))
-    assert result.result.summary["statuses"] == {"ok": result.sent}, "every answer must be ok"
+    assert result.scores.to_dict()["statuses"] == {"ok": result.sent}, "every answer must be ok"
     assert backend.last > backend.first, "no time passed between the first and last answer"
     wall = backend.last - backend.first
     cpu = backend.last_cpu - backend.first_cpu

@@ -73,7 +73,9 @@ def main() -> None:
         total = time.perf_counter() - started
     requests = len(depths) * len(lengths)
     assert len(backend.calls) == requests == result.sent, (len(backend.calls), requests)
-    assert result.result.summary["statuses"] == {"ok": requests}, result.result.summary["statuses"]
+    assert result.scores.to_dict()["statuses"] == {"ok": requests}, result.scores.to_dict()[
+        "statuses"
+    ]
     gaps = [b - a for a, b in zip(backend.calls, backend.calls[1:], strict=False)]
     print(
         f"# {platform.node()} {platform.machine()}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}"
@@ -84,7 +86,7 @@ def main() -> None:
         f"p90 {1000 * statistics.quantiles(gaps, n=10)[-1]:.2f} ms"
     )
     print(
-        f"sample build: {result.result.summary['timing']['build_s']:.2f} s for {requests} samples; "
+        f"sample build: {result.timing['build_s']:.2f} s for {requests} samples; "
         f"whole run incl. build and scoring: {total:.2f} s"
     )
 

@@ -129,7 +129,7 @@ def run_variant(job: dict[str, Any]) -> dict[str, Any]:
             max_tokens=job["max_tokens"],
             request_timeout=job["request_timeout"],
         )
-        result = evaluate(spec).result
+        result = evaluate(spec).scores
     wall = time.perf_counter() - started
     with RunStore(out, create=False) as store:
         routes = store.routes(result.run_id)
@@ -161,7 +161,7 @@ def run_variant(job: dict[str, Any]) -> dict[str, Any]:
         "suite": job["label"],
         "strategy": strategy,
         "budget": next(iter(routes.values()), {}).get("budget", "-"),
-        "summary": result.summary,
+        "summary": result.to_dict(),
         "rows": len(result.rows),
         "calls": calls,
         "tokens": tokens,

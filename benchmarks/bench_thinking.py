@@ -71,8 +71,8 @@ def variant(
         )
     )
     wall = time.perf_counter() - started
-    assert result.result is not None
-    summary = result.result.result
+    assert result.scores is not None
+    summary = result.scores.summary
     with RunStore.open_readonly(out / name) as store:
         rows = [g for _, _, g in store.generations(result.run_id)]
     answered = [g for g in rows if g.status in ("ok", "length")]

@@ -38,6 +38,7 @@ class Script:
 
 SCRIPTS: tuple[Script, ...] = (
     Script("bench_longbench_pro.py"),
+    Script("bench_embedding_stability.py"),
     Script("bench_prompts.py"),
     Script("bench_overhead.py"),
     Script("bench_openai_overhead.py"),
@@ -56,11 +57,19 @@ SCRIPTS: tuple[Script, ...] = (
     # thinking runs; the recorded table used this deadline.
     Script("bench_thinking.py", ("--deadline", "1800")),
     Script("bench_thinking_hf.py", needs="cuda"),
+    # Installs from PyPI into fresh venvs (as `make install` does, the network is PyPI only).
+    Script("bench_install.py"),
     Script("bench_ruler.py", needs="ruler"),
     Script("bench_ruler_gpu.py", needs="cuda"),
     Script("bench_portable.py", needs="other"),
     Script("bench_hf.py", needs="cuda"),
     Script("bench_devices.py", needs="torch"),
+    # Full size: a real model converted into models/smollm2 (BENCHMARKS.md, issue 46).
+    Script(
+        "bench_hf_agreement.py",
+        ("--model", "models/smollm2", "--out", "build/agreement"),
+        needs="torch",
+    ),
     Script("profile_prefill.py", needs="cuda"),
 )
 

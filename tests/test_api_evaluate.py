@@ -45,7 +45,7 @@ def test_a_backend_built_by_the_caller_runs_as_given(tmp_path: Path) -> None:
     backend = ScriptedBackend("mine", answer=from_pattern(NEEDLE), context_length=4096)
     said: list[str] = []
     made = api.evaluate(longctx_spec(tmp_path, model=backend), notify=said.append)
-    assert made.sent == 2 and made.result is not None and made.result.result.overall == 100.0
+    assert made.sent == 2 and made.result is not None and made.scores.summary.overall == 100.0
     assert [status for _, status, _ in _rows(tmp_path)] == ["ok", "ok"]
     assert len(backend.requests) == 2 and backend.closed
     assert said[0].startswith("plan: 2 requests (0 skipped, 0 done), ")
@@ -143,7 +143,7 @@ def test_max_tokens_the_models_context_cannot_hold_are_refused_before_anything_i
 
 
 def test_the_routing_options_put_the_router_in_front(tmp_path: Path) -> None:
-    _, backend, transport = api._prepared(
+    _, backend, transport = api.assemble(
         longctx_spec(
             tmp_path,
             router_length="1536",
@@ -152,19 +152,19 @@ def test_the_routing_options_put_the_router_in_front(tmp_path: Path) -> None:
             max_tokens=100,
         )
     )
-    routed = backend.inner  # type: ignore[attr-defined]
+    # the router is the outermost layer (the --max-tokens check is the prepared run's)
+    routed = backend
     assert isinstance(routed, RoutedBackend) and routed.inner is transport
     assert (routed.length, routed.strategy, routed.basis) == (1536, "truncate", "relative")
     profile = tmp_path / "profile.json"
     profile.write_text(json.dumps({"model": "scripted/x", "effective_context": 3072}))
-    _, by_profile, _ = api._prepared(longctx_spec(tmp_path, router=profile))
-    # No --max-tokens: no output-budget check, the router is the outermost layer.
+    _, by_profile, _ = api.assemble(longctx_spec(tmp_path, router=profile))
     assert isinstance(by_profile, RoutedBackend) and by_profile.length == 3072
 
 
 def test_the_scale_options_reach_the_backend_that_sends(tmp_path: Path) -> None:
     a, b = "http://127.0.0.1:9/v1", "http://127.0.0.1:10/v1"
-    _, backend, transport = api._prepared(
+    _, backend, transport = api.assemble(
         RunSpec.of(
             "longctx",
             "openai/m",
@@ -181,7 +181,7 @@ def test_the_scale_options_reach_the_backend_that_sends(tmp_path: Path) -> None:
             output=tmp_path,
         )
     )
-    assert isinstance(transport, MultiEndpointBackend) and backend.inner is transport  # type: ignore[attr-defined]
+    assert isinstance(transport, MultiEndpointBackend) and backend is transport
     assert [e.base_url for e in transport.endpoints] == [a, b]
     assert {(e.max_concurrency, e.request_timeout_s) for e in transport.endpoints} == {(3, 7.0)}
     assert {e.stated_context_length for e in transport.endpoints} == {8192}
@@ -224,7 +224,7 @@ def test_the_evaluated_model_judges_its_own_answers_with_its_options(tmp_path: P
     assert said[0].startswith("plan: 4 requests")
     # The result is the run scored with the verdicts, as re-scoring reads it.
     again = api.score(tmp_path)
-    assert made.result.result.overall == again.result.overall == 100.0
+    assert made.scores.summary.overall == again.result.overall == 100.0
     assert made.result.completeness == again.result.completeness
 
 

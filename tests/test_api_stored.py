@@ -290,11 +290,11 @@ def test_calibrate_labels_by_the_papers_rule_and_writes_them(
     run = tiers["low"][0]
     (plain,) = api.report([run]).runs
     (relabelled,) = api.report([run], options=[f"difficulty_labels={labels}"]).runs
-    assert relabelled.scored.summary["modes"]["nonthinking"]["average_difficulty_metric"] == {
+    assert relabelled.scored.to_dict()["modes"]["nonthinking"]["average_difficulty_metric"] == {
         "Extreme": 0.25
     }
-    assert plain.scored.summary["longscope"]["difficulty_source"] != str(labels)
-    assert relabelled.scored.summary["longscope"]["difficulty_source"] == str(labels)
+    assert plain.scored.to_dict()["longscope"]["difficulty_source"] != str(labels)
+    assert relabelled.scored.to_dict()["longscope"]["difficulty_source"] == str(labels)
 
 
 def test_calibrate_refusals_are_one_line_and_write_nothing(
@@ -363,12 +363,12 @@ def test_scoring_options_apply_to_the_run_named_in_a_directory_of_two_suites(
     option = [f"difficulty_labels={labels}"]
     scored = api.score(run_dir, lbp.run_id, options=option)
     (reported,) = api.report([run_dir], lbp.run_id, options=option).runs
-    for summary in (scored.summary, reported.scored.summary):
+    for summary in (scored.to_dict(), reported.scored.to_dict()):
         assert summary["modes"]["nonthinking"]["average_difficulty_metric"] == {"Extreme": 0.25}
         assert summary["longscope"]["difficulty_source"] == str(labels)
     assert scored.run_id == reported.scored.run_id == lbp.run_id
     plain = api.score(run_dir, lbp.run_id)
-    assert plain.summary["longscope"]["difficulty_source"] == "dataset"
+    assert plain.to_dict()["longscope"]["difficulty_source"] == "dataset"
     assert api.score(run_dir).run_id == latest.run_id
 
 

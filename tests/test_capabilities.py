@@ -33,6 +33,18 @@ def _probes(path: Path) -> list[str]:
 def test_no_capability_is_probed_by_name_in_run_or_api() -> None:
     found = [p for path in sorted((SRC / "run").rglob("*.py")) for p in _probes(path)]
     found += _probes(SRC / "api.py")
+    # what reads the registries (issue 41): only `plugins.py` loads a target by its name
+    for module in (
+        "download.py",
+        "export/__init__.py",
+        "models/registry.py",
+        "suites/__init__.py",
+        "suites/base.py",
+        "models/base.py",
+        "analysis/uncertainty.py",
+        "results.py",
+    ):
+        found += _probes(SRC / module)  # fmt: skip
     assert not found, "probing by name (declare the member on the base class):\n" + "\n".join(found)
 
 
@@ -70,7 +82,17 @@ def _declared(base: type) -> set[str]:
 def test_the_backend_wrapper_forwards_every_declared_member() -> None:
     """A member added to `Backend` must be forwarded by `Forwarding` too (or a wrapper would hide
     it behind the default)."""
-    missing = sorted(_declared(Backend) - set(vars(Forwarding)) - {"name", "max_concurrency"})
+    # what the registry reads on the class (its options, what it can be built as)
+    of_the_class = {
+        "OPTIONS",
+        "DESCRIPTION",
+        "ENDPOINT",
+        "SPREADS",
+        "from_options",
+        "over_endpoints",
+    }
+    copied = {"name", "max_concurrency"}
+    missing = sorted(_declared(Backend) - set(vars(Forwarding)) - copied - of_the_class)
     assert not missing, f"Forwarding does not forward {missing}"
     # `name` and `max_concurrency` are copied when the wrapper is made
     wrapped = Forwarding(ScriptedBackend("x", max_concurrency=3))
@@ -80,7 +102,8 @@ def test_the_backend_wrapper_forwards_every_declared_member() -> None:
 def test_the_shard_forwards_every_declared_suite_member() -> None:
     own = {"shard", "all_ids", "record", "describe", "build"}
     # hooks of the suite's class, read from the registry's factory, never from a built suite
-    of_the_class = {"PUBLISHED", "published", "import_predictions", "calibrate"}
+    of_the_class = {"PUBLISHED", "published", "import_predictions", "calibrate", "OPTIONS",
+                    "DESCRIPTION", "from_options", "from_params", "sources"}  # fmt: skip
     missing = sorted(_declared(Suite) - set(vars(ShardedSuite)) - own - of_the_class)
     assert not missing, f"ShardedSuite does not forward {missing}"
 
@@ -109,14 +132,14 @@ def test_a_factory_not_derived_from_the_base_is_refused_in_one_line(
 
         from_options = from_params
 
-    for module in (suites, registry):
-        monkeypatch.setattr(module, "_registered", dict(module._registered))
-        monkeypatch.setattr(module, "_loaded", dict(module._loaded))
+    for plugins in (suites.REGISTRY, registry.BACKENDS):
+        monkeypatch.setattr(plugins, "_registered", dict(plugins._registered))
+        monkeypatch.setattr(plugins, "_loaded", dict(plugins._loaded))
     suites.register_suite("loose", Loose)
     registry.register_backend("loose", Loose)
     with pytest.raises(UsageError, match=r"^suite 'loose' .* longscope\.suites\.base\.Suite"):
         suites.suite_factory("loose")
-    with pytest.raises(UsageError, match=r"^backend 'loose' .* longscope\.models\.base\.Backend"):
+    with pytest.raises(UsageError, match=r"^provider 'loose' .* longscope\.models\.base\.Backend"):
         registry.provider_factory("loose")
 
 
@@ -133,9 +156,8 @@ def _request(sample: str = "s", repeat: int = 0) -> Request:
 
 
 def test_declared_members_reach_through_every_wrapper() -> None:
-    """The CLI's chain: retries around the model, the router, the output-budget check. What the
-    runner reads on the outermost is what each layer declares."""
-    from longscope.api import _OutputBudgetCheck
+    """The CLI's chain: retries around the model, the router, and any forwarding wrapper
+    around them. What the runner reads on the outermost is what each layer declares."""
     from longscope.router import with_router
 
     scripted = ScriptedBackend(
@@ -143,7 +165,7 @@ def test_declared_members_reach_through_every_wrapper() -> None:
     )
     retried = with_retries(scripted)
     routed = with_router(retried, None, strategy="map-reduce", length=1024)
-    outer = _OutputBudgetCheck(routed, max_tokens=8)
+    outer = Forwarding(routed)
     # the router asks its parts one by one (no shared prefill) and names how many calls it takes
     assert retried.shares_prefill and not routed.shares_prefill and not outer.shares_prefill
     assert outer.calls_for(_request()) == routed.calls_for(_request()) > 1

@@ -306,3 +306,18 @@ def test_help_shows_its_brackets() -> None:
     assert "3 `run` finished with failed or unanswered requests" in " ".join(
         main_help.stdout.split()
     )
+
+
+def test_bare_longscope_prints_its_help_as_help_does() -> None:
+    """`longscope` alone prints the same lines as `longscope --help`, on stdout, and exits 0
+    (click's own answer is the help as one usage error: stderr, exit 2; ours wrote it as one line
+    of literal `\\n`)."""
+    from .cli_helper import longscope
+
+    bare, helped = longscope(), longscope("--help")
+    assert (bare.returncode, bare.stderr) == (0, "")
+    assert bare.stdout == helped.stdout
+    lines = bare.stdout.splitlines()
+    assert lines[0].startswith("Usage: ") and lines[0].endswith(" [OPTIONS] COMMAND [ARGS]...")
+    assert "\\n" not in bare.stdout
+    assert any(line.split()[:1] == ["data"] for line in lines)

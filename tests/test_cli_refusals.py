@@ -187,3 +187,28 @@ def test_ctrl_c_exits_130_with_its_message(tmp_path: Path) -> None:
         _, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err[-2000:]
     assert "interrupted: stored generations are kept" in err
+
+
+def test_ctrl_c_while_requests_wait_for_a_slot_prints_no_warning(tmp_path: Path) -> None:
+    # One slot, two requests: the second waits for the slot when Ctrl-C comes. Its unstarted job
+    # was left unawaited: "RuntimeWarning: coroutine '_execute.<locals>.group' was never awaited".
+    with FaultServer() as server:
+        server.script.extend([("sleep", 30.0)] * 4)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "longscope.cli", "run", "longctx", "--model", "openai/m",
+             "--base-url", server.url, "-M", "context_length=8192", "--concurrency", "1",
+             "-S", "lengths=1k,2k", "-S", "depths=0.5", "-S", "types=needle", "-q",
+             "-o", str(tmp_path / "run")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        )  # fmt: skip
+        deadline = time.time() + 60
+        while not server.requests and time.time() < deadline:
+            time.sleep(0.1)
+        assert server.requests, "the run never sent its request"
+        time.sleep(0.3)
+        os.kill(proc.pid, signal.SIGINT)
+        _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err[-2000:]
+    assert len(server.requests) == 1 and "Warning" not in err, err[-2000:]
+    assert err.splitlines()[-1].startswith("interrupted: stored generations are kept")

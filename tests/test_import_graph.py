@@ -5,8 +5,11 @@ Floors (`FLOORS`, bottom first), after ../shared/design.md's layering and the fl
 (suite -> prompt builder -> runner -> backend -> store -> scorer -> analysis -> report):
 0. the shared vocabulary: `longscope` (its version; the facade's re-exports are lazy),
    `errors`, `types`, `summary`;
-1. small utilities every layer may use: `files`, `jsonl`, `hub`, `plugins`, `catalogue`;
+1. small utilities every layer may use: `files`, `jsonl`, `hub`, `catalogue`, `sources` (what a
+   suite downloads, as plain values);
 2. `text/`: tokenizers, counting, filler, safe text;
+2.5 `params` (typed plug-in options) and `plugins` (the one `Registry`), below both `models` and
+   `suites`, which share them;
 3. `models/`: backends (they know no suite);
 4. `metrics/`: pure metrics, above the backends because a semantic metric may ask an embedding
    server (its URL is checked as the backends' are);
@@ -37,8 +40,9 @@ SUITES = f"{PACKAGE}.suites"
 SUITE_CONTRACT = {SUITES, f"{SUITES}.base", f"{SUITES}.params"}
 FLOORS: tuple[tuple[str, ...], ...] = (
     (PACKAGE, f"{PACKAGE}.errors", f"{PACKAGE}.types", f"{PACKAGE}.summary"),
-    tuple(f"{PACKAGE}.{m}" for m in ("files", "jsonl", "hub", "plugins", "catalogue")),
+    tuple(f"{PACKAGE}.{m}" for m in ("files", "jsonl", "hub", "catalogue", "sources")),
     (f"{PACKAGE}.text",),
+    (f"{PACKAGE}.params", f"{PACKAGE}.plugins"),
     (f"{PACKAGE}.models",),
     (f"{PACKAGE}.metrics",),
     (f"{PACKAGE}.router",),
@@ -65,20 +69,21 @@ def _modules() -> dict[str, Path]:
     return {_module_name(p): p for p in sorted((SRC / PACKAGE).rglob("*.py"))}
 
 
-def _skipped(node: ast.AST) -> bool:
-    if isinstance(node, ast.If):
+def _skipped(node: ast.AST, types: bool = False) -> bool:
+    if isinstance(node, ast.If) and not types:
         test = node.test
         name = test.id if isinstance(test, ast.Name) else getattr(test, "attr", "")
         return name == "TYPE_CHECKING"
     return isinstance(node, ast.FunctionDef) and node.name == "__getattr__"
 
 
-def _imports(tree: ast.AST, modules: set[str]) -> set[str]:
-    """Return the package modules `tree` imports (a `from M import x` names M.x when a module)."""
+def _imports(tree: ast.AST, modules: set[str], *, types: bool = False) -> set[str]:
+    """Return the package modules `tree` imports (a `from M import x` names M.x when a module);
+    with `types`, those imported only for the type checker too."""
     found: set[str] = set()
 
     def visit(node: ast.AST) -> None:
-        if _skipped(node):
+        if _skipped(node, types):
             return
         if isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names)
@@ -175,6 +180,19 @@ def test_no_import_cycles(graph) -> None:
     assert not cycles, "import cycles:\n" + "\n".join(_path(graph, c) for c in cycles)
 
 
+def test_no_type_only_import_cycles() -> None:
+    """Imports under `if TYPE_CHECKING:` count too: a circle that only the type checker sees is
+    still two modules that know each other (issue 41)."""
+    modules = _modules()
+    names = set(modules)
+    every = {
+        name: _imports(ast.parse(path.read_text(encoding="utf-8")), names, types=True) - {name}
+        for name, path in modules.items()
+    }
+    cycles = _cycles(every)
+    assert not cycles, "type-only import cycles:\n" + "\n".join(_path(every, c) for c in cycles)
+
+
 def test_only_suites_know_suites(graph) -> None:
     """Outside suites/, no module imports a suite's package nor names a suite in a string."""
     import importlib
@@ -214,6 +232,20 @@ def test_layers_point_one_way(graph) -> None:
         if module.startswith(f"{PACKAGE}.text"):
             above = {t for t in targets if t.startswith((f"{PACKAGE}.run", SUITES))}
             assert not above, (module, above)
+
+
+def test_suites_and_models_know_nothing_of_each_other(graph) -> None:
+    """`models` imports nothing from `suites` and `suites` nothing from `models`: what they share
+    (typed options, the registry) sits below both."""
+    crossing = sorted(
+        f"{module} -> {target}"
+        for module, targets in graph.items()
+        for target in targets
+        for a, b in ((f"{PACKAGE}.models", SUITES), (SUITES, f"{PACKAGE}.models"))
+        if (module == a or module.startswith(a + "."))
+        and (target == b or target.startswith(b + "."))
+    )
+    assert not crossing, "\n".join(crossing)
 
 
 def _floor(module: str) -> int:

@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -49,7 +50,7 @@ NOT_HERE: tuple[tuple[str, str], ...] = (
     (r"\bsglang", "needs SGLang and a GPU"),
     (r"--model hf/", "needs a CUDA GPU and the model's weights from the Hub"),
     (r"^(pip install|python -m venv)\b", "needs the network (PyPI)"),
-    (r"\bhuggingface-cli download\b", "needs the network (the Hugging Face Hub)"),
+    (r"\bhf download\b", "needs the network (the Hugging Face Hub)"),
     (r"^longscope data\b", "needs the network (RULER's sources, the Hugging Face Hub)"),
 )
 
@@ -378,3 +379,87 @@ def _unchanged(example: Example) -> bool:
     changed = substituted(command, ("{url}", "{url2}")) != command
     data = any(name in command for name in DATA_FILES)
     return not changed and not data and "$SLURM" not in command and "runs/demo" not in command
+
+
+def test_hub_downloads_name_the_cli_the_hub_library_installs() -> None:
+    """huggingface_hub 1.x ships `hf` and no `huggingface-cli`: a page or a message naming the old
+    command sends a user to a command not found."""
+    pages = [*PAGES, *(ROOT / "src").rglob("*.py")]
+    naming = [str(p.relative_to(ROOT)) for p in pages if "huggingface-cli" in p.read_text("utf-8")]
+    assert naming == []
+    assert (Path(sys.executable).parent / "hf").is_file()
+    assert any("hf download" in p.read_text("utf-8") for p in PAGES)
+
+
+# Figures the pages state for a command of theirs, checked against what `longscope plan` counts.
+PLANNED_FIGURES: tuple[tuple[str, str], ...] = (
+    ("README.md", r"100-LongBench sweep above: (\d+) requests, ([\d,]+) prompt tokens"),
+    ("docs/suites/hundred.md", r"The sweep above is (\d+) requests and ([\d,]+) prompt tokens"),
+)
+
+
+@pytest.mark.model
+@pytest.mark.parametrize(("page", "figure"), PLANNED_FIGURES, ids=[p for p, _ in PLANNED_FIGURES])
+def test_a_stated_sweep_cost_is_what_plan_counts(page: str, figure: str, tmp_path: Path) -> None:
+    """The page's first `longscope run hundred` command, planned: its requests and prompt tokens
+    are the ones the page states (docs/suites/hundred.md said 219,121 where plan counts 219,298)."""
+    text = " ".join((ROOT / page).read_text("utf-8").split())  # a figure may wrap across lines
+    stated = re.search(figure, text)
+    assert stated, f"{page}: no figure matching {figure!r}"
+    command = next(e.text for e in EXAMPLES if e.page == page and "run hundred" in e.text)
+    planned = re.sub(r"\s-o \S+", "", command.replace("longscope run ", "longscope plan ", 1))
+    done = subprocess.run(
+        ["bash", "-c", f"{planned} --json"],
+        cwd=tmp_path,
+        env={
+            **os.environ,
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        },
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    plan = json.loads(done.stdout)
+    assert (plan["requests"], f"{plan['prompt_tokens']:,}") == (
+        int(stated.group(1)),
+        stated.group(2),
+    )
+
+
+def test_the_router_page_states_the_committed_profiles_bars() -> None:
+    """docs/router.md's bars are the committed profile's: 0.9 and 0.95 of its shortest length's
+    score (it said 41.2 where the profile records 41.13)."""
+    import json as _json
+
+    profile = _json.loads((ROOT / "docs" / "gemma3-270m-profile.json").read_text("utf-8"))
+    (measured,) = profile["measured"]
+    first = measured["scores"][min(measured["scores"], key=int)]
+    page = " ".join((ROOT / "docs" / "router.md").read_text("utf-8").split())
+    assert f"the bar is {0.9 * first:.1f}" in page
+    assert f"`--relative 0.95` sets the bar at {measured['relative_threshold']:.1f}" in page
+    assert round(0.95 * first, 2) == pytest.approx(measured["relative_threshold"])
+
+
+@pytest.mark.model
+def test_the_scale_out_page_states_what_an_empty_ruler_shard_plans(tmp_path: Path) -> None:
+    """RULER is split by whole cells: a shard beyond the cells plans nothing, as the page says."""
+    page = " ".join((ROOT / "docs" / "scale-out.md").read_text("utf-8").split())
+    stated = re.search(r"`(longscope plan ruler [^`]+)` says `([^`]+)`", page)
+    assert stated, "docs/scale-out.md: no `longscope plan ruler ...` says `...`"
+    done = subprocess.run(
+        ["bash", "-c", stated.group(1)],
+        cwd=tmp_path,
+        env={
+            **os.environ,
+            "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}",
+        },
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert stated.group(2) in done.stdout + done.stderr
+    assert "plan: 0 requests" in done.stdout + done.stderr

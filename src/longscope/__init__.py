@@ -2,7 +2,7 @@
 
 from longscope import RunSpec, evaluate
 result = evaluate(RunSpec.of("longctx", "llamacpp/gemma3-270m", suite_options=["tiers=1"]))
-print(result.result.typed.headline.text())
+print(result.scores.summary.headline.text())
 
 The library API (`longscope.api`): `evaluate`, `plan`, `merge`, `score`, `report`, `compare`,
 `profile`, `judge`, `calibrate`, each returning a small typed result; `run` and `plan` take one

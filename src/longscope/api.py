@@ -1,29 +1,23 @@
-"""The library's front door: one call per command (`evaluate`, `score`, `report`, `compare`,
-`profile`, `judge`, `calibrate`, `longscore`). The CLI parses options, calls these and prints.
-
-Every value is checked here, so the library refuses what the command line refuses: a bad value is a
-`UsageError` naming the option, raised before anything is sent or stored.
-
-    from longscope import RunSpec, evaluate
-    result = evaluate(RunSpec.of("longctx", "llamacpp/gemma3-270m", suite_options=["tiers=1"]))
-    result.result.typed.headline.text()
-
-`run` and `plan` take one checked `RunSpec` (run/spec.py); every command returns a small typed
-result (`longscope.results`, or the run's own `RunResult`, `Plan`, `MergeReport`, `ScoreResult`).
+"""The library's front door, a thin facade: one call per command (`evaluate`, `plan`, `score`,
+`report`, `compare`, `profile`, `judge`, `calibrate`, `longscore`, `export`, `catalogue`, ...).
+The CLI parses options, calls these and prints; a bad value is a `UsageError` naming the option,
+raised before anything is sent or stored. `run` and `plan` take one checked `RunSpec`
+(run/spec.py), assembled into a suite and a backend in `run.assemble`; every command returns a
+small typed result (`longscope.results`, or `RunResult`, `Plan`, `MergeReport`, `ScoreResult`).
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from longscope.errors import UsageError
-from longscope.models.base import Backend, Forwarding, ModelInfo
+from longscope.params import parse_lengths
 from longscope.results import (
     Calibration,
+    Catalogue,
     Downloaded,
     Judged,
     Leaderboard,
@@ -33,235 +27,31 @@ from longscope.results import (
     Report,
     ReportedRun,
 )
+from longscope.run.assemble import (
+    assemble,
+    build_backend,
+    build_suite,
+    endpoint_urls_of,
+    judge_backend,
+    judge_endpoint,
+    judge_of,
+    transport_backend,
+)
 from longscope.run.merge import MergeReport
 from longscope.run.plan import Plan
 from longscope.run.runner import RunResult
 from longscope.run.scoring import ScoreResult, read_run, score_run
-from longscope.run.spec import (
-    RunSpec,
-    Scale,
-    at_least,
-    between,
-    model_options,
-    model_spec,
+from longscope.run.spec import RunSpec, Scale, at_least, between, model_options
+from longscope.run.stored import (
+    attach_differences,
+    published_rows,
+    stored_suite,
+    with_published,
 )
-from longscope.suites import (
-    create_suite,
-    refuse_scoring_options,
-    scoring_overrides,
-    suite_from_options,
-)
-from longscope.suites.base import Suite
-from longscope.suites.params import parse_lengths
+from longscope.suites import scoring_overrides
 from longscope.text.safe_text import visible
 
 Notify = Callable[[str], None]
-
-
-class _OutputBudgetCheck(Forwarding):
-    """A backend seen through `--max-tokens`: refuses a budget its context cannot hold.
-
-    The context length is known only once the backend answers `info()` (a server's /models, a
-    loaded GGUF), before anything is built or stored; every other declared member is forwarded.
-    """
-
-    def __init__(self, backend: Backend, max_tokens: int) -> None:
-        super().__init__(backend)
-        self._max_tokens = max_tokens
-
-    async def info(self) -> ModelInfo:
-        info = await self.inner.info()
-        if info.context_length is not None and self._max_tokens >= info.context_length:
-            raise UsageError(
-                f"--max-tokens {self._max_tokens} does not fit {visible(self.inner.name)}: it "
-                f"holds {info.context_length} tokens ({info.context_source}) for prompt and "
-                "answer together; use a smaller --max-tokens"
-            )
-        return info
-
-
-# --- run ----------------------------------------------------------------------------------------
-
-
-def build_suite(
-    name: str,
-    options: Sequence[str] = (),
-    *,
-    params: dict[str, Any] | None = None,
-    lengths: str | None = None,
-    seed: int | None = None,
-) -> Suite:
-    """Return suite `name` from `-S key=value` pairs (or typed `params`) and the common options."""
-    if params is not None:
-        suite = create_suite(name, params)
-    else:
-        suite = suite_from_options(name, options, {"lengths": lengths, "seed": seed})
-    refuse_scoring_options(suite, params if params is not None else options)
-    return suite
-
-
-def build_backend(
-    model: str,
-    options: Sequence[str] | dict[str, Any] | None = None,
-    *,
-    base_url: str | Sequence[str] | None = None,
-    concurrency: int | None = None,
-    request_timeout: float | None = None,
-    router: str | Path | None = None,
-    router_strategy: str = "map-reduce",
-    router_basis: str = "absolute",
-    router_length: str | int | None = None,
-    max_tokens: int | None = None,
-    max_tokens_in_flight: int | None = None,
-    prefill_rate: float | None = None,
-    decode_rate: float | None = None,
-) -> Backend:
-    """Return the backend for `provider/name`, behind the router and the output-budget check.
-
-    Several `base_url`s (or a token cap, or stated rates) give one openai/ model over several
-    endpoints with token-aware flow control (`models/endpoints.py`).
-    """
-    return _wrapped(
-        transport_backend(
-            model,
-            options,
-            base_url=base_url,
-            concurrency=concurrency,
-            request_timeout=request_timeout,
-            max_tokens_in_flight=max_tokens_in_flight,
-            prefill_rate=prefill_rate,
-            decode_rate=decode_rate,
-        ),
-        router=router,
-        router_strategy=router_strategy,
-        router_basis=router_basis,
-        router_length=router_length,
-        max_tokens=max_tokens,
-    )
-
-
-def transport_backend(
-    model: str,
-    options: Sequence[str] | dict[str, Any] | None = None,
-    *,
-    base_url: str | Sequence[str] | None = None,
-    concurrency: int | None = None,
-    request_timeout: float | None = None,
-    max_tokens_in_flight: int | None = None,
-    prefill_rate: float | None = None,
-    decode_rate: float | None = None,
-) -> Backend:
-    """Return the backend that talks to the model (one endpoint or several), before any wrapper."""
-    from longscope.models.registry import create_backend, split_model_spec
-    from longscope.models.retry import with_retries
-    from longscope.models.urls import base_url_or_env
-
-    # The checks of these options are Scale's (one place for the library and the command line).
-    Scale(
-        concurrency=concurrency,
-        request_timeout=request_timeout,
-        max_tokens_in_flight=max_tokens_in_flight,
-        prefill_rate=prefill_rate,
-        decode_rate=decode_rate,
-    )
-    spec = model_spec(model)
-    parsed = model_options(options)
-    urls = [base_url] if isinstance(base_url, str) else list(base_url or [])
-    provider, name = split_model_spec(spec)
-    flow = max_tokens_in_flight is not None or prefill_rate is not None or decode_rate is not None
-    if provider == "openai" and (len(urls) > 1 or flow):
-        from longscope.models.endpoints import create_multi_backend
-
-        return create_multi_backend(
-            name,
-            parsed,
-            urls or [base_url_or_env(None)],
-            concurrency=concurrency,
-            request_timeout_s=request_timeout,
-            token_cap=max_tokens_in_flight,
-            prefill_tps=prefill_rate,
-            decode_tps=decode_rate,
-        )
-    if len(urls) > 1 or max_tokens_in_flight is not None:
-        what = "several --base-url apply" if len(urls) > 1 else "--max-tokens-in-flight applies"
-        raise UsageError(
-            f"{what} only to openai/ models served by OpenAI-compatible endpoints, "
-            f"not {visible(provider)}/"
-        )
-    backend = create_backend(
-        spec,
-        parsed,
-        base_url=urls[0] if urls else None,
-        concurrency=concurrency,
-        request_timeout_s=request_timeout,
-    )
-    # One retry policy around every backend that does not retry inside its transport.
-    return with_retries(backend)
-
-
-def _wrapped(
-    backend: Backend,
-    *,
-    router: str | Path | None = None,
-    router_strategy: str = "map-reduce",
-    router_basis: str = "absolute",
-    router_length: str | int | None = None,
-    max_tokens: int | None = None,
-) -> Backend:
-    if router is not None or router_length is not None:
-        from longscope.router import with_router
-
-        length = router_length
-        if isinstance(length, str):
-            length = parse_lengths(length, "--router-length")[0]
-        backend = with_router(
-            backend,
-            str(router) if router is not None else None,
-            strategy=router_strategy,  # type: ignore[arg-type]
-            basis=router_basis,  # type: ignore[arg-type]
-            length=length,
-        )
-    if max_tokens is not None:
-        backend = _OutputBudgetCheck(backend, max_tokens)  # type: ignore[assignment]
-    return backend
-
-
-def _prepared(spec: RunSpec) -> tuple[Suite, Backend, Backend]:
-    """Return `spec`'s suite (or its shard), its backend, and that backend's transport."""
-    from longscope.run.launch import sharded
-
-    gen, scale, routing = spec.generation, spec.scale, spec.routing
-    if isinstance(spec.suite, str):
-        params = dict(spec.suite_params) if spec.suite_params is not None else None
-        suite = build_suite(
-            spec.suite, spec.suite_options, params=params, lengths=gen.lengths, seed=gen.seed
-        )
-    else:
-        suite = spec.suite
-    suite = sharded(suite, scale.shard)
-    if isinstance(spec.model, str):
-        transport = transport_backend(
-            spec.model,
-            dict(spec.model_options),
-            base_url=endpoint_urls_of(scale),
-            concurrency=scale.concurrency,
-            request_timeout=scale.request_timeout,
-            max_tokens_in_flight=scale.max_tokens_in_flight,
-            prefill_rate=scale.prefill_rate,
-            decode_rate=scale.decode_rate,
-        )
-        max_tokens = gen.max_tokens
-    else:  # a backend built by the caller: its context is the caller's to size
-        transport, max_tokens = spec.model, None
-    backend = _wrapped(
-        transport,
-        router=routing.profile,
-        router_strategy=routing.strategy,
-        router_basis=routing.basis,
-        router_length=routing.length,
-        max_tokens=max_tokens,
-    )
-    return suite, backend, transport
 
 
 def evaluate(spec: RunSpec, *, notify: Notify | None = None) -> RunResult:
@@ -278,17 +68,13 @@ def evaluate(spec: RunSpec, *, notify: Notify | None = None) -> RunResult:
     from longscope.run.launch import launch
 
     say = notify or (lambda _: None)
-    suite, backend, transport = _prepared(spec)
+    suite, backend, transport = assemble(spec)
     judged = uses_judge(suite)
     judge_model = spec.judge.model
     if judged and judge_model is None and not isinstance(spec.model, str):
         raise UsageError("this suite is scored by an LLM judge: give judge_model")
-    # The judge goes only to a host the user named: its own URL, else the evaluated model's.
-    urls = endpoint_urls_of(spec.scale)
-    judge_base_url = spec.judge.base_url
-    url = judge_base_url if judge_base_url is not None else (urls[0] if urls else None)
     if judged:  # a judge with nowhere to go is refused before the run sends anything
-        _judge_endpoint(model_spec(judge_model or str(spec.model), "--judge-model"), url)
+        judge_endpoint(*judge_of(spec)[:2])
     # A judged suite is scored once, after its judge pass, not also before it.
     launched = launch(spec, suite, backend, transport=transport, say=say, score=not judged)
     result = launched.result
@@ -296,17 +82,9 @@ def evaluate(spec: RunSpec, *, notify: Notify | None = None) -> RunResult:
     if judged:
         if judge_model is None:
             say("warning: no --judge-model given: the evaluated model judges its own answers")
-        opts = dict(spec.model_options) if judge_model is None else {}
-        made = judge(result.run_dir, judge_model or str(spec.model), url, opts, notify=say)
-        result = replace(result, result=made.scored)
+        made = judge(result.run_dir, *judge_of(spec), notify=say)
+        result = replace(result, scores=made.scored)
     return result
-
-
-def endpoint_urls_of(scale: Scale) -> list[str]:
-    """Return the endpoints `scale` names (`--base-url` repeated, then `--base-urls FILE`)."""
-    from longscope.run.launch import endpoint_urls
-
-    return endpoint_urls(scale.base_url, scale.base_urls_file)
 
 
 def plan(spec: RunSpec) -> Plan:
@@ -319,7 +97,7 @@ def plan(spec: RunSpec) -> Plan:
     from longscope.run.launch import launch
 
     spec = replace(spec, routing=replace(spec.routing, profile=None, length=None), quiet=True)
-    suite, backend, transport = _prepared(spec)
+    suite, backend, transport = assemble(spec)
     return launch(spec, suite, backend, transport=transport, plan_only=True).plan
 
 
@@ -344,13 +122,6 @@ def routes(result: RunResult) -> str:
 # --- stored runs ---------------------------------------------------------------------------------
 
 
-def _suite_of(run_dir: str | Path, run_id: str | None = None) -> str:
-    from longscope.run.store import RunStore
-
-    with RunStore.open_readonly(run_dir) as store:
-        return str(store.run(run_id)["suite"])
-
-
 def score(
     target: str | Path,
     run_id: str | None = None,
@@ -366,16 +137,16 @@ def score(
     e.g. `data=FILE`; the run is stored in `output`).
     """
     if Path(target).is_dir() and predictions is None:
-        overrides = scoring_overrides(_suite_of(target, run_id), options)
+        overrides = scoring_overrides(stored_suite(target, run_id), options)
         return score_run(target, run_id, overrides)
     if predictions is None:
         raise UsageError(
             f"{visible(target)!r} is not a run directory; to score predictions made elsewhere "
             "give a suite name and --predictions FILE"
         )
+    from longscope.params import parse_options
     from longscope.run.predictions import import_predictions
     from longscope.suites import suite_factory, suite_options
-    from longscope.suites.params import parse_options
 
     name = str(target)
     suite_factory(name)  # an unknown suite: one line naming the known ones
@@ -395,7 +166,7 @@ def report(
     """
     out = []
     for run_dir in run_dirs:
-        overrides = scoring_overrides(_suite_of(run_dir, run_id), options)
+        overrides = scoring_overrides(stored_suite(run_dir, run_id), options)
         out.append(ReportedRun(Path(run_dir), read_run(run_dir, run_id, overrides)))
     return Report(tuple(out))
 
@@ -410,16 +181,12 @@ def write_reports(
     from longscope.files import write_atomic
     from longscope.report.html import render_html, render_markdown
 
-    if isinstance(results, Report):
-        results = results.pairs()
-    written = []
-    if html is not None:
-        write_atomic(Path(html), render_html(results))
-        written.append(Path(html))
-    if markdown is not None:
-        write_atomic(Path(markdown), render_markdown(results))
-        written.append(Path(markdown))
-    return written
+    pairs = results.pairs() if isinstance(results, Report) else results
+    asked = ((html, render_html), (markdown, render_markdown))
+    chosen = [(Path(file), render) for file, render in asked if file is not None]
+    for path, render in chosen:
+        write_atomic(path, render(pairs))
+    return [path for path, _ in chosen]
 
 
 def compare(
@@ -427,8 +194,11 @@ def compare(
     *,
     thresholds: Sequence[float] = (),
     published: Sequence[str] = (),
+    html: str | Path | None = None,
 ) -> Leaderboard:
     """Leaderboard rows across runs (and published rows beside them).
+
+    `html`: also write the runs side by side as one self-contained page there.
 
     `thresholds`: effective length at each (default RULER's 85.6; `effective@N` columns).
     `published`: files (CSV or JSON with a source line) or names of data sets shipped with a
@@ -441,59 +211,17 @@ def compare(
         between(threshold, "--threshold", 0.0, 100.0)
     results = [read_run(run_dir) for run_dir in run_dirs]
     chosen = tuple(thresholds) or (RULER_THRESHOLD,)
-    rows = leaderboard([r.result for r in results], chosen)
-    _attach_differences(rows, [Path(d) for d in run_dirs], results)
-    if not published:
-        return Leaderboard(tuple(rows))
-    for spec in published:
-        rows += published_rows(spec).leaderboard_rows(chosen)
-    # The runs take their places among the published rows; rows without a score stay last.
-    rows.sort(key=lambda r: (r["state"] == "no score", -(r.get("overall") or 0.0)))
+    rows = leaderboard([r.summary for r in results], chosen)
+    attach_differences(rows, [Path(d) for d in run_dirs], results)
+    if published:
+        rows = with_published(rows, [r.summary for r in results], published, chosen)
+    if html is not None:
+        from longscope.files import write_atomic
+        from longscope.report.html import render_compare_html
+
+        pairs = [(Path(d), r) for d, r in zip(run_dirs, results, strict=True)]
+        write_atomic(Path(html), render_compare_html(rows, pairs))
     return Leaderboard(tuple(rows))
-
-
-def _attach_differences(
-    rows: list[dict[str, Any]], run_dirs: Sequence[Path], results: Sequence[ScoreResult]
-) -> None:
-    """Give each run's row after the first its difference from the first run (`vs_reference`)."""
-    from longscope.analysis.compare import compare_runs
-
-    if len(results) < 2:
-        return
-
-    def side(path: Path, result: ScoreResult) -> tuple[Any, ...]:
-        return (str(path), result.result, result.rows, result.clusters or {})
-
-    reference = side(run_dirs[0], results[0])
-    # Rows are ranked, not in the order given: each run claims the first unclaimed row of its id.
-    claimed = {next(i for i, r in enumerate(rows) if r.get("run_id") == results[0].run_id)}
-    for path, result in zip(run_dirs[1:], results[1:], strict=True):
-        made = compare_runs(reference, side(path, result))  # type: ignore[arg-type]
-        for index, row in enumerate(rows):
-            if index not in claimed and row.get("run_id") == result.run_id:
-                row["vs_reference"] = made.as_dict()
-                claimed.add(index)
-                break
-
-
-def published_rows(spec: str | Path) -> Any:
-    """Return published rows (`analysis.published.Published`) from a file, or a suite's own
-    shipped table by the suite's name (its `PUBLISHED` file or `published()`)."""
-    from longscope.analysis.published import Published, read_published
-
-    path = Path(spec)
-    # A folder named like a suite (`ruler/` in the working folder) is not a table file.
-    if path.suffix.lower() in (".json", ".csv") or path.is_file():
-        return read_published(path)
-    from longscope.suites import suite_factory
-
-    factory = suite_factory(str(spec))
-    if factory.PUBLISHED is not None:
-        return read_published(factory.PUBLISHED)
-    table = factory.published()
-    if not isinstance(table, Published):
-        raise UsageError(f"{spec} ships no published rows: give a CSV or JSON file")
-    return table
 
 
 def profile(
@@ -509,7 +237,7 @@ def profile(
     between(threshold, "--threshold", 0.0, 100.0)
     between(relative, "--relative", 0.0, 1.0)
     try:
-        made = model_profile([read_run(d).result for d in run_dirs], threshold, relative)
+        made = model_profile([read_run(d) for d in run_dirs], threshold, relative)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     if output is not None:
@@ -517,16 +245,6 @@ def profile(
 
         write_json(Path(output), made)
     return Profile.of(made, Path(output) if output is not None else None)
-
-
-def _judge_endpoint(spec: str, url: str | None) -> None:
-    """Refuse a judge served over HTTP with no endpoint named (one line, nothing sent)."""
-    if spec.startswith("openai/") and url is None and not os.environ.get("OPENAI_BASE_URL"):
-        # Judge prompts (and the API key) must never go to a host the user did not name.
-        raise UsageError(
-            f"judge {spec} has no endpoint: give --judge-base-url URL (or --base-url for the "
-            "evaluated model's own server); longscope sends judge prompts only where you say"
-        )
 
 
 def judge(
@@ -540,10 +258,7 @@ def judge(
     """Judge a stored run's answers that its suite asks a judge about (resumable); re-score it."""
     from longscope.run.judge import judge as judge_pass
 
-    spec = model_spec(judge_model, "--judge-model")
-    _judge_endpoint(spec, judge_base_url)
-    options = model_options(judge_options or {})
-    backend = build_backend(spec, options, base_url=judge_base_url)
+    backend = judge_backend(judge_model, judge_base_url, judge_options)
     counts = judge_pass(run_dir, backend)
     made = Judged(counts["judged"], counts["failed"], counts["cached"], score_run(run_dir))
     if notify is not None:
@@ -587,7 +302,7 @@ def longscore(
         tuple(
             LongScoreRun(
                 Path(d),
-                at_base_lengths(read_run(d).result, base_lengths, floor),
+                at_base_lengths(read_run(d).summary, base_lengths, floor),
                 base_lengths,
                 floor,
             )
@@ -602,9 +317,12 @@ __all__ = [
     "build_backend",
     "build_suite",
     "calibrate",
+    "catalogue",
     "compare",
     "download_data",
+    "endpoint_urls_of",
     "evaluate",
+    "export",
     "judge",
     "longscore",
     "merge",
@@ -624,13 +342,26 @@ def download_data(
     suite: str, folder: str | Path | None = None, *, mirror: str | None = None
 ) -> Downloaded:
     """Download `suite`'s inputs (see `longscope.download`); return one line per file."""
-    from longscope import download
+    from longscope.download import download_lines
 
-    sources = download.sources_of(suite)
-    done = download.fetch(sources, Path(folder) if folder else None, mirror=mirror)
-    lines = [
-        f"{f.state}: {f.path} (sha256 {f.sha256}{'' if f.pinned else ', not pinned'})" for f in done
-    ]
-    target = Path(folder) if folder else download.suite_cache(sources.suite)
-    lines += [f"by hand: {text} (into {target})" for text in sources.by_hand]
-    return Downloaded(tuple(lines))
+    return Downloaded(tuple(download_lines(suite, folder, mirror=mirror)))
+
+
+def catalogue(name: str | None = None) -> Catalogue:
+    """Return what plugs in (suites, named models, providers), or the options of `name`."""
+    return Catalogue.of(name)
+
+
+def export(
+    run_dirs: Sequence[str | Path],
+    fmt: str,
+    out: str | Path | None = None,
+    *,
+    run_id: str | None = None,
+    model_id: str | None = None,
+    provisional: bool = False,
+) -> list[Any]:
+    """Write stored runs in export format `fmt` (`longscope.export.FORMATS`); one `Exported` each."""
+    from longscope.export import export as write
+
+    return write(run_dirs, fmt, out, run_id=run_id, model_id=model_id, provisional=provisional)

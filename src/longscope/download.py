@@ -1,64 +1,32 @@
 """Downloading a suite's input files into a cache, with pinned checksums and resumable transfers.
 
-A suite package declares its downloads in its `__init__.py`: `DATA = {"suite": "module:attr"}`, the
-attribute returning a `Sources` (files from URLs, or a Hub dataset at a revision). Nothing here
-knows any suite. A file is written as `NAME.part` while it arrives and renamed only once its
+A suite declares its downloads by its `sources()` (files from URLs, or a Hub dataset at a
+revision: `longscope.sources`), so a plug-in suite gets `longscope data` with nothing else to
+register; the data-source registry (`DATA`) finds them. Nothing here knows any suite. A file is written as `NAME.part` while it arrives and renamed only once its
 sha256 matches the pinned one; a `.part` left by an interrupted transfer is resumed with an HTTP
 range request. A checksum that does not match removes the file and is one line, exit 2.
 """
 
 from __future__ import annotations
 
-import functools
-import hashlib
-import importlib
 import os
-import pkgutil
+import time
 import zipfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from longscope.errors import UsageError
-from longscope.files import is_disk_full, open_nofollow, write_atomic
+from longscope.files import is_disk_full, open_nofollow, sha256_of, write_atomic
+from longscope.plugins import Registry
+from longscope.sources import FileSource, HubSource, Sources
 
 CHUNK = 1 << 16
-
-
-@dataclass(frozen=True)
-class FileSource:
-    """One file: where it comes from, its pinned sha256 (None: not pinned) and how to unpack it."""
-
-    name: str
-    """The file's name in the cache folder (what the suite looks for)."""
-    url: str
-    sha256: str | None
-    what: str
-    """What the file is, for messages (`SQuAD v2 dev`)."""
-    unzip: tuple[str, str] | None = None
-    """(member prefix in the zip, folder under the cache) to extract after the download."""
-
-
-@dataclass(frozen=True)
-class HubSource:
-    """A Hugging Face Hub dataset at a revision, downloaded by `huggingface_hub`."""
-
-    repo_id: str
-    revision: str | None
-    """None: the Hub's current `main` (not pinned)."""
-    what: str
-    folder: str = "hub"
-
-
-@dataclass(frozen=True)
-class Sources:
-    """A suite's downloads and how to make them by hand when this machine is offline."""
-
-    suite: str
-    files: tuple[FileSource, ...] = ()
-    hub: tuple[HubSource, ...] = ()
-    by_hand: tuple[str, ...] = ()
-    """Inputs no URL gives as one file (how to build them, and where to put them)."""
+MIN_RATE = 16 * 1024
+"""Bytes per second a download must keep on average once its first `timeout` seconds are past:
+the transfer's overall deadline is `timeout` + bytes received / MIN_RATE (a file of 100 MB gets
+about 1 h 45 min), so a mirror that drips a few bytes a second ends as interrupted (resumable)."""
 
 
 @dataclass(frozen=True)
@@ -85,37 +53,34 @@ def suite_cache(suite: str) -> Path:
     return cache_root() / suite
 
 
-@functools.cache
-def _tables() -> dict[str, str]:
-    import longscope.suites as suites
+def _suite_sources() -> dict[str, Any]:
+    """Every suite that declares downloads (`Suite.sources()`), as its `sources` method."""
+    from longscope.suites import REGISTRY as SUITES
 
-    found: dict[str, str] = {}
-    for info in sorted(pkgutil.iter_modules(suites.__path__), key=lambda i: i.name):
-        if info.ispkg:
-            module = importlib.import_module(f"{suites.__name__}.{info.name}")
-            found.update(getattr(module, "DATA", {}) or {})
+    found = {}
+    for name in SUITES.names():
+        suite = SUITES.get(name)
+        if suite.sources() is not None:
+            found[name] = suite.sources
     return found
+
+
+DATA: Registry[Callable[[], Sources]] = Registry(
+    "data source", "longscope.data", _suite_sources, cached=False
+)
+"""Name -> a callable returning `Sources`: every suite that declares some (`Suite.sources()`), the
+`longscope.data` entry-point group, and `DATA.register` at run time."""
 
 
 def sources_of(suite: str) -> Sources:
     """Return the downloads `suite` declares (one line naming those that have some, if none)."""
-    tables = _tables()
-    target = tables.get(suite)
-    if target is None:
-        known = ", ".join(sorted(tables)) or "none"
+    if suite not in DATA:
+        known = ", ".join(DATA.names()) or "none"
         raise UsageError(f"suite {suite!r} has no data to download: suites with data are {known}")
-    module, _, attr = target.partition(":")
-    made = getattr(importlib.import_module(module), attr)
-    return made() if callable(made) else made
-
-
-def sha256_of(path: Path) -> str:
-    """Return the hex sha256 of a file, read in chunks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(CHUNK), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    made = DATA.get(suite)()
+    if made is None:  # a plug-in named here that declares nothing after all
+        raise UsageError(f"suite {suite!r} has no data to download")
+    return made
 
 
 class Offline(UsageError):
@@ -155,10 +120,20 @@ def _transfer(source: FileSource, url: str, part: Path, timeout: float) -> str:
             # Never through a link planted as the part file: it would be written in its target.
             flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if resumed else os.O_TRUNC)
             got = 0
+            started = time.monotonic()
             with os.fdopen(open_nofollow(part, flags), "wb") as out:
-                for block in response.iter_bytes(CHUNK):
+                # Each piece as it arrives: a mirror dripping bytes never trips the read timeout,
+                # so the whole transfer is bounded here by the rate it must keep on average.
+                for block in response.iter_bytes():
                     out.write(block)
                     got += len(block)
+                    late = time.monotonic() - started - timeout
+                    if late > 0 and got < late * MIN_RATE:
+                        raise _interrupted(
+                            source, part, url,
+                            f"slower than {MIN_RATE:,} bytes/s on average after the first "
+                            f"{timeout:g} s: {got:,} bytes in {late + timeout:.0f} s",
+                        )  # fmt: skip
             if expected is not None and got < int(expected):
                 raise httpx.RemoteProtocolError("the connection closed early")
     except httpx.TimeoutException as exc:
@@ -185,16 +160,9 @@ def _discard(part: Path) -> None:
 
 def _interrupted(source: FileSource, part: Path, url: str, why: str) -> UsageError:
     size = part.stat().st_size if part.exists() else 0
-    if source.sha256 is None:
-        # Without a pin, a resumed file could not be told from a spliced one: start over.
-        _discard(part)
-        return UsageError(
-            f"download of {source.what} from {url} was interrupted after {size} bytes ({why}); "
-            "the partial file was removed: run the same command again"
-        )
     return UsageError(
         f"download of {source.what} from {url} was interrupted after {size} bytes ({why}): run "
-        "the same command again to resume (the whole file is checked against its sha256)"
+        "the same command again to resume"
     )
 
 
@@ -267,7 +235,7 @@ def fetch_hub(source: HubSource, folder: Path) -> Fetched:
     except Exception as exc:  # the Hub client raises many unrelated types when offline
         raise UsageError(
             f"cannot download {source.what} from the Hub ({type(exc).__name__}): on a machine "
-            f"online, `huggingface-cli download --repo-type dataset {source.repo_id}"
+            f"online, `hf download --repo-type dataset {source.repo_id}"
             f"{' --revision ' + source.revision if source.revision else ''} --local-dir {target}`"
         ) from exc
     return Fetched(
@@ -306,3 +274,17 @@ def fetch(
         )
     done += [fetch_hub(h, folder) for h in sources.hub if not only]
     return done
+
+
+def download_lines(
+    suite: str, folder: str | Path | None = None, *, mirror: str | None = None
+) -> list[str]:
+    """Download `suite`'s inputs into `folder` (default: its cache); return one line per file,
+    then one per input made by hand."""
+    sources = sources_of(suite)
+    done = fetch(sources, Path(folder) if folder else None, mirror=mirror)
+    lines = [
+        f"{f.state}: {f.path} (sha256 {f.sha256}{'' if f.pinned else ', not pinned'})" for f in done
+    ]
+    target = Path(folder) if folder else suite_cache(sources.suite)
+    return lines + [f"by hand: {text} (into {target})" for text in sources.by_hand]

@@ -15,6 +15,7 @@ the device, its free space and the fix.
 from __future__ import annotations
 
 import errno
+import hashlib
 import json
 import os
 import re
@@ -233,3 +234,12 @@ def default_cache_dir() -> Path:
         os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "longscope"
     )
     return Path(root)
+
+
+def sha256_of(path: str | Path) -> str:
+    """Return the hex sha256 of a file, read in 1 MiB blocks (never whole into memory)."""
+    digest = hashlib.sha256()
+    with Path(path).open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()

@@ -35,12 +35,12 @@ class Report:
 
     def incomplete_lines(self) -> list[str]:
         """Return one line per run whose scores are provisional, naming the run."""
-        lines = ((r.run_dir, incomplete_line(r.scored.result.completeness)) for r in self.runs)
+        lines = ((r.run_dir, incomplete_line(r.scored.summary.completeness)) for r in self.runs)
         return [f"{run_dir}: {line}" for run_dir, line in lines if line]
 
     def summaries(self) -> dict[str, Any] | list[dict[str, Any]]:
         """Return the summary dict of the run, or the list of them when there are several."""
-        made = [run.scored.summary for run in self.runs]
+        made = [run.scored.to_dict() for run in self.runs]
         return made[0] if len(made) == 1 else made
 
 
@@ -160,3 +160,59 @@ class Downloaded:
     """`data`: one line per file fetched or found, then the files to fetch by hand."""
 
     lines: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Options:
+    """One plug-in's options as `list NAME` shows them: a title line, the flag (`-S`, `-M`),
+    (usage, default, help) per option, and what to say when it declares none."""
+
+    title: str
+    flag: str
+    rows: tuple[tuple[str, str, str], ...]
+    none: str
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """`list`: the suites, named models and providers (name, description); or, for one name,
+    the options of the provider and/or suite of that name."""
+
+    suites: tuple[tuple[str, str], ...] = ()
+    models: tuple[tuple[str, str], ...] = ()
+    providers: tuple[tuple[str, str], ...] = ()
+    options: tuple[Options, ...] = ()
+
+    @classmethod
+    def of(cls, name: str | None = None) -> Catalogue:
+        """Return everything that plugs in (`name` None), or the options of `name`."""
+        from longscope.catalogue import KNOWN_MODELS
+        from longscope.errors import UsageError
+        from longscope.models.registry import BACKENDS
+        from longscope.params import describe
+        from longscope.suites import REGISTRY as SUITES
+
+        if name is None:
+            return cls(
+                tuple(SUITES.listed()),
+                tuple(
+                    (n, f"{m.description}; prompt mode {m.prompt_mode}")
+                    for n, m in KNOWN_MODELS.items()
+                ),
+                tuple(BACKENDS.listed()),
+            )
+        if name not in BACKENDS and name not in SUITES:
+            raise UsageError(
+                f"unknown suite {name!r} (nor a provider): suites are "
+                f"{', '.join(SUITES.names())}; providers are {', '.join(BACKENDS.names())}"
+            )
+        found = []
+        if name in BACKENDS:
+            found.append(Options(f"{name}/: {BACKENDS.description(name)}", "-M",
+                                 tuple(describe(BACKENDS.options(name))),
+                                 "no declared options: -M key=value reaches it as given"))  # fmt: skip
+        if name in SUITES:
+            found.append(Options(f"{name}: {SUITES.description(name)}", "-S",
+                                 tuple(describe(SUITES.options(name))),
+                                 "no declared parameters: -S key=value reaches it as text"))  # fmt: skip
+        return cls(options=tuple(found))

@@ -20,7 +20,7 @@ def test_coverage_benchmark_smoke() -> None:
     assert done.returncode == 0, done.stderr
     rows = [line.split("|") for line in done.stdout.splitlines() if line.startswith("| ")][1:]
     coverage = {(r[1].strip(), r[2].strip()): float(r[4].strip().rstrip("%")) for r in rows}
-    assert len(coverage) == 11
+    assert len(coverage) == 13  # with the small-cells scenario (stratified and before)
     # Seeded: the smoke size gives these every time; the clustered interval covers more than
     # the plain one where questions share documents.
     clustered = coverage[("clustered: 30 documents x 5 questions, rho 0.3", "clustered")]

@@ -58,7 +58,7 @@ def test_report_uses_calibrated_labels(tmp_path: Path) -> None:
             }
         )
     )
-    summary = score_run(run, scoring={"difficulty_labels": str(labels)}).summary
+    summary = score_run(run, scoring={"difficulty_labels": str(labels)}).to_dict()
     assert summary["modes"]["nonthinking"]["average_difficulty_metric"] == {"Extreme": 0.25}
     assert summary["longscope"]["difficulty_source"] == str(labels)
 

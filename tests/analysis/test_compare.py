@@ -53,9 +53,10 @@ def test_paired_difference_per_length_by_hand() -> None:
     assert made.overall.se == pytest.approx(math.sqrt(2666.666 / 6), abs=1e-2)
     # Length AUC over 4K and 8K weighs each length's mean difference 1/2: 33.3 at each -> 33.3.
     # Each request weighs 1/6; residuals from its length's mean: 4K -33.3 +66.7 -33.3, 8K +66.7
-    # -33.3 -33.3: (4 x 33.3^2 + 2 x 66.7^2) / 36 = 370.4, x 6/5 -> SE 21.08.
+    # -33.3 -33.3: (4 x 33.3^2 + 2 x 66.7^2) / 36 = 370.4. Lengths are strata of 3 samples each:
+    # x 3/2 -> 555.6, SE 23.57 (sum_n a_n^2 s_n^2 / n_n = 2 x 0.25 x 3333.3 / 3).
     assert made.auc is not None and made.auc.value == pytest.approx(100 / 3)
-    assert made.auc.se == pytest.approx(math.sqrt(13333.33 / 36 * 6 / 5), abs=1e-2)
+    assert made.auc.se == pytest.approx(math.sqrt(2 * 0.25 * (20000 / 6) / 3), abs=1e-2)
     assert made.as_dict()["auc"]["within_noise"]
 
 

@@ -83,8 +83,10 @@ def test_auc_se_is_the_sandwich_of_the_linear_combination_with_clusters_across_l
     fitted = Fitted("length", None, {4096: (), 8192: ()}, {})
     se, plain = combination_se(Columns(units), fitted, auc_weights([4096, 8192]))
     assert se == pytest.approx(math.sqrt(429.6875 * 4 / 3))
-    # As if the 8 requests were independent: sum of squares 0.125^2 x (4 x 2500 + 5625 + 3 x 625)
-    assert plain == pytest.approx(math.sqrt(0.015625 * (10000 + 5625 + 1875) * 8 / 7))
+    # As if the 8 requests were independent, each length a stratum of 4: sum of squares
+    # 0.125^2 x (4 x 2500 + 5625 + 3 x 625) x 4/3 = sum_n a_n^2 s_n^2 / n_n.
+    assert plain == pytest.approx(math.sqrt(0.015625 * (10000 + 5625 + 1875) * 4 / 3))
+    assert plain == pytest.approx(math.sqrt(0.25 * (10000 / 3) / 4 + 0.25 * 2500 / 4))
 
 
 def test_longscore_gradient() -> None:
@@ -106,13 +108,13 @@ def _rows(values: dict[int, list[float]]) -> list[ScoredRow]:
 
 def test_a_scored_summary_carries_auc_with_its_se_and_bootstrap_interval() -> None:
     # 4K: 1 1 0 0 (50%), 8K: 1 0 0 0 (25%), every sample its own cluster: AUC 37.5, and its SE
-    # is sqrt(0.25 se_4K^2 + 0.25 se_8K^2) with the G/(G-1) of all 8 clusters.
+    # is sqrt(0.25 se_4K^2 + 0.25 se_8K^2), each length a stratum of 4 clusters (4/3 each).
     values = {4096: [1, 1, 0, 0], 8192: [1, 0, 0, 0]}
     view = View(overall=37.5, by_length={4096: 50.0, 8192: 25.0})
     made = with_uncertainty(Summary("x", "X", (view,)), _rows(values))
     metrics = made.view.metrics
     assert metrics is not None and metrics.auc == 37.5
-    expected = math.sqrt(0.015625 * (10000 + 5625 + 1875) * 8 / 7)
+    expected = math.sqrt(0.25 * (10000 / 3) / 4 + 0.25 * 2500 / 4)
     assert metrics.auc_se == pytest.approx(expected, abs=1e-3)
     [auc] = [i for i in made.view.intervals if i.name == "length AUC"]
     assert auc.estimate == "37.5" and auc.se == metrics.auc_se
@@ -125,17 +127,18 @@ def test_longscore_se_is_the_delta_method_on_the_clustered_sandwich() -> None:
     # Base lengths 2K 4K 6K: 100, 100, 50 (Base 83.33); 8K: 50. LongScore = 100 (50 / 83.33 - 1)
     # = -40. Gradient: 8K 100 / 83.33 = 1.2; each base length -100 x 50 / (83.33^2 x 3) = -0.24.
     # Two samples per length (own clusters), weights gradient / 2; residuals +-50 only at 6K and
-    # 8K: SE^2 = 8/7 x 2 x 50^2 x (0.6^2 + 0.12^2) = 2139.4.
+    # 8K; each length a stratum of 2 (2/1): SE^2 = 2 x 2 x 50^2 x (0.6^2 + 0.12^2) = 3744.
     values = {2048: [1, 1], 4096: [1, 1], 6144: [1, 0], 8192: [1, 0]}
     view = View(overall=75.0, by_length={2048: 100.0, 4096: 100.0, 6144: 50.0, 8192: 50.0})
     made = with_uncertainty(Summary("x", "X", (view,)), _rows(values)).view.metrics
     assert made is not None and made.longscore == -40.0
     g_long, g_base = 100 / 83.33, -100 * 50 / (83.33**2 * 3)
-    expected = math.sqrt(8 / 7 * 2 * 50**2 * ((g_long / 2) ** 2 + (g_base / 2) ** 2))
+    expected = math.sqrt(2 * 2 * 50**2 * ((g_long / 2) ** 2 + (g_base / 2) ** 2))
     assert made.longscore_se == pytest.approx(expected, abs=2e-3)
-    # Base: the mean of three lengths' scores (1/6 per request); only 6K varies; the 6 clusters
-    # behind Base give G/(G-1) = 6/5: 6/5 x 2 x (50/6)^2 = 166.7
-    assert made.base_se == pytest.approx(math.sqrt(6 / 5 * 2 * (50 / 6) ** 2), abs=1e-3)
+    # Base: the mean of three lengths' scores (1/6 per request); only 6K varies, a stratum of 2:
+    # 2/1 x 2 x (50/6)^2 = 277.8 = (1/3)^2 x 5000 / 2.
+    assert made.base_se == pytest.approx(math.sqrt(2 * 2 * (50 / 6) ** 2), abs=1e-3)
+    assert made.base_se == pytest.approx(math.sqrt((1 / 3) ** 2 * 5000 / 2), abs=1e-3)
     assert made.lc_se[8192] == pytest.approx(made.longscore_se, abs=1e-3)  # one longer length
 
 

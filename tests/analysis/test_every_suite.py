@@ -64,11 +64,11 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 def test_every_summary_is_typed_and_round_trips_through_summary_json(runs) -> None:
     for name, run_dir in runs.items():
         result = read_run(run_dir)
-        assert isinstance(result.typed, Summary) and result.typed.suite == name
+        assert isinstance(result.summary, Summary) and result.summary.suite == name
         stored = json.loads((run_dir / "summary.json").read_text(encoding="utf-8"))
         back = Summary.from_dict(stored)
-        assert back.views == result.typed.views and back.overall == result.typed.overall
-        assert back.completeness == result.typed.completeness
+        assert back.views == result.summary.views and back.overall == result.summary.overall
+        assert back.completeness == result.summary.completeness
 
 
 def test_compare_on_all_three_suites(runs) -> None:

@@ -116,14 +116,14 @@ def test_profile_errors_name_what_is_wrong() -> None:
 
 def test_as_summary_reads_a_scored_run_and_refuses_anything_else() -> None:
     summary = _summary(CURVE)
-    assert as_summary(SimpleNamespace(result=summary)) is summary
-    assert length_curve(SimpleNamespace(result=summary)).scores == CURVE
+    assert as_summary(SimpleNamespace(summary=summary)) is summary
+    assert length_curve(SimpleNamespace(summary=summary)).scores == CURVE
     curve = length_curve(summary)
     assert (curve.suite, curve.model, curve.claimed, curve.scores) == ("hundred", "m", 32768, CURVE)
     with pytest.raises(TypeError, match=r"^not a summary or a scored run: int$"):
         as_summary(3)
     with pytest.raises(TypeError, match=r"^not a summary or a scored run: SimpleNamespace$"):
-        as_summary(SimpleNamespace(result={"total": 1}))
+        as_summary(SimpleNamespace(summary={"total": 1}))
 
 
 def test_longscores_per_category_and_overall_with_the_floor_given() -> None:
@@ -202,6 +202,7 @@ def test_leaderboard_row_of_a_run_with_two_named_views_key_for_key() -> None:
         # no SE: this summary was built by hand, never scored from requests
         "AUC": 45.71,
         "AUC_SE": None,
+        "AUC_range": "2K-16K",  # the lengths the AUC covers, named beside other ranges
         # base 80 at (2048, 4096); LC -25, -50, -75 at 6144, 8192, 16384
         "LongScore": -50.0,
         "nonthinking overall": 60.0,
@@ -242,6 +243,7 @@ def test_leaderboard_row_of_a_single_unnamed_view_has_no_prefixes() -> None:
         "wAvg_dec": 50.0,
         "AUC": 50.0,  # one length measured: its own score, as lm-evaluation-harness gives
         "AUC_SE": None,
+        "AUC_range": "8K",
         # no score at a base length: no LongScore column
         "overall": 50.0,
         "kv": 50.0,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import pytest
@@ -12,6 +13,7 @@ from longscope.analysis.stats import (
     paired_difference,
     stratified_weights,
     t975,
+    t_quantile,
     unpaired_difference,
 )
 from longscope.analysis.uncertainty import Unit, curve_intervals
@@ -27,9 +29,9 @@ def test_clustered_se_by_the_formula_on_three_documents_of_two_questions() -> No
     assert est.se == pytest.approx(math.sqrt(2500 / 3))
     assert est.se_plain == pytest.approx(math.sqrt(500))
     assert (est.n, est.clusters) == (6, 3)
-    # The interval is t(2 df) = 4.303 clustered SEs either side.
+    # The interval is t(2 df) = 4.30265 clustered SEs either side (exact; tables print 4.303).
     low, high = est.interval()
-    assert (low, high) == pytest.approx((50 - 4.303 * 28.8675, 50 + 4.303 * 28.8675), abs=1e-3)
+    assert (low, high) == pytest.approx((50 - 4.30265 * 28.8675, 50 + 4.30265 * 28.8675), abs=1e-3)
 
 
 def test_questions_that_agree_within_a_document_widen_the_error() -> None:
@@ -50,13 +52,14 @@ def test_a_mean_of_task_means_weights_each_task_equally() -> None:
     est = estimate([100, 0, 100], ["1", "2", "3"], [["A", "A", "B"]])
     assert est.value == pytest.approx(75.0)
     # Residuals from each task's mean: +50, -50; task B has one cluster, so its residual is
-    # taken from the whole estimate: 100 - 75 = 25. Weighted: 12.5, -12.5, 12.5;
-    # 3/2 * 3 * 12.5^2 = 703.125.
-    assert est.se == pytest.approx(math.sqrt(703.125))
-    # With two clusters in B, its own mean is the centre again: residuals +50, -50, 0, 0.
-    # Weights 1/4 each, G = 4 clusters: 4/3 * 2 * 12.5^2 = 416.67.
+    # taken from the whole estimate: 100 - 75 = 25. Weighted: 12.5, -12.5, 12.5. Tasks are strata:
+    # A's two clusters get 2/1, lonely B the G/(G-1) = 3/2: 2 * 2 * 12.5^2 + 3/2 * 12.5^2 = 859.375
+    # (one 3/2 for all, 703.125, left out half of A's variance).
+    assert est.se == pytest.approx(math.sqrt(859.375))
+    # With two clusters in B, its own mean is the centre again: residuals +50, -50, 0, 0. The
+    # stratified formula sum_h w_h^2 s_h^2 / n_h: 1/4 * 5000 / 2 + 0 = 625.
     two = estimate([100, 0, 100, 100], ["1", "2", "3", "4"], [["A", "A", "B", "B"]])
-    assert two.se == pytest.approx(math.sqrt(4 / 3 * 2 * 12.5**2))
+    assert two.se == pytest.approx(math.sqrt(0.25 * 5000 / 2))
 
 
 def test_one_cluster_has_no_standard_error() -> None:
@@ -70,7 +73,7 @@ def test_paired_difference_and_its_unpaired_fallback() -> None:
     diff = paired_difference([10, 20, 30], ["a", "b", "c"])
     assert diff.value == pytest.approx(20.0) and diff.paired
     assert diff.se == pytest.approx(10 / math.sqrt(3))
-    assert diff.low == pytest.approx(20 - 4.303 * 10 / math.sqrt(3))
+    assert diff.low == pytest.approx(20 - 4.30265 * 10 / math.sqrt(3), abs=1e-4)
     # 4.303 x 5.77 = 24.8 > 20: with three documents a 20-point gain is within noise.
     assert diff.within_noise
     assert not paired_difference([18, 20, 22], ["a", "b", "c"]).within_noise  # 20 +- 4.97
@@ -84,8 +87,34 @@ def test_paired_difference_and_its_unpaired_fallback() -> None:
     assert unpaired.se == pytest.approx(math.sqrt(a.se**2 + b.se**2))
 
 
+# Student's t 0.975 quantiles from published tables (NIST/SEMATECH e-Handbook 1.3.6.7.2, and
+# scipy.stats.t.ppf(0.975, df) to 4 decimals): the interval's width at every df, including those
+# past 30 where a normal quantile is 2-4% short.
+T975_TABLE = [
+    (1, 12.7062), (2, 4.3027), (3, 3.1824), (4, 2.7764), (5, 2.5706), (7, 2.3646),
+    (10, 2.2281), (20, 2.0860), (30, 2.0423), (31, 2.0395), (40, 2.0211), (45, 2.0141),
+    (60, 2.0003), (100, 1.9840), (120, 1.9799), (250, 1.9695), (301, 1.9679), (500, 1.9647),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("df", "expected"), T975_TABLE)
+def test_t975_is_the_exact_quantile_at_every_df(df: int, expected: float) -> None:
+    assert t975(df) == pytest.approx(expected, abs=1e-4)
+
+
+def test_t_quantile_other_levels_and_edges() -> None:
+    # df 1 is the Cauchy: tan(pi (p - 1/2)); df 2: (2p - 1) / sqrt(2 p (1 - p)).
+    assert t_quantile(0.9, 1) == pytest.approx(math.tan(math.pi * 0.4), abs=1e-9)
+    assert t_quantile(0.95, 2) == pytest.approx(0.9 / math.sqrt(2 * 0.95 * 0.05), abs=1e-9)
+    assert t_quantile(0.5, 7) == pytest.approx(0.0, abs=1e-9)
+    assert t975(0) == math.inf
+    # The interval widens as df shrinks: it never jumps down past a table's end.
+    values = [t975(df) for df in range(1, 400)]
+    assert all(a > b for a, b in itertools.pairwise(values))
+
+
 def test_t_quantiles_and_detectable_difference() -> None:
-    assert t975(1) == 12.706 and t975(30) == 2.042 and t975(1000) == pytest.approx(1.96, abs=1e-3)
+    assert t975(1000) == pytest.approx(1.9623, abs=1e-4)
     # (1.96 + 0.8416) * 50 * sqrt(2 / 100) = 19.81 points with 100 samples per length.
     assert detectable_difference(100) == pytest.approx(19.81, abs=0.01)
     assert detectable_difference(400) == pytest.approx(19.81 / 2, abs=0.01)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import pytest
@@ -58,7 +59,7 @@ def test_hundred_clusters_a_real_question_across_its_lengths() -> None:
     from longscope.analysis.uncertainty import cluster_key_of
     from longscope.suites import create_suite
 
-    key = cluster_key_of(create_suite("hundred", {}))
+    key = cluster_key_of(create_suite("hundred", {}).cluster_key)
     at_2k = {"id": "single_doc_qa-2048-000", "task": "single_doc_qa", "meta": {"source_row": "q7"}}
     at_8k = {"id": "single_doc_qa-8192-000", "task": "single_doc_qa", "meta": {"source_row": "q7"}}
     other = {"id": "single_doc_qa-8192-001", "task": "single_doc_qa", "meta": {"source_row": "q8"}}
@@ -66,8 +67,6 @@ def test_hundred_clusters_a_real_question_across_its_lengths() -> None:
 
 
 def test_rulers_mean_of_task_means_is_found_and_its_error_is_by_the_formula() -> None:
-    import math
-
     from longscope.analysis.uncertainty import with_uncertainty
     from longscope.suites.ruler.suite import ruler_summary, summarize_ruler
     from longscope.types import Generation, Score, ScoredRow
@@ -90,8 +89,9 @@ def test_rulers_mean_of_task_means_is_found_and_its_error_is_by_the_formula() ->
     assert summary.by_length[4096] == 75.0
     assert summary.uncertainty["unmatched"] == 0
     # Weights 1/4, 1/4, 1/2; residuals +50, -50 (task A's mean) and 100 - 75 = 25 (task B holds
-    # one sample: centred on the estimate). 3/2 * (12.5^2 + 12.5^2 + 12.5^2) = 703.125.
-    assert summary.view.length_errors[4096].se == pytest.approx(math.sqrt(703.125), abs=1e-3)
+    # one sample: centred on the estimate). Tasks are strata: A's 2 clusters 2/1, lonely B the
+    # G/(G-1) = 3/2: 2 * (12.5^2 + 12.5^2) + 3/2 * 12.5^2 = 859.375.
+    assert summary.view.length_errors[4096].se == pytest.approx(math.sqrt(859.375), abs=1e-3)
 
 
 def test_profile_and_leaderboard_carry_the_intervals(runs: dict[str, Path]) -> None:  # noqa: F811
@@ -138,3 +138,69 @@ def test_every_renderer_shows_the_errors(runs: dict[str, Path], tmp_path: Path) 
     text = md.read_text(encoding="utf-8")
     assert f"± {se:.1f}" in text and "| score % | ± SE | n |" in text
     assert "Score vs length (band: overall" in html.read_text(encoding="utf-8")
+
+
+def test_rulers_headline_its_length_and_its_average_row_carry_one_standard_error() -> None:
+    from longscope.analysis.uncertainty import with_uncertainty
+    from longscope.suites.ruler.suite import ruler_summary, summarize_ruler
+    from longscope.types import Generation, Score, ScoredRow
+
+    def row(sid: str, task: str, value: float) -> ScoredRow:
+        meta = {"target_length": 4096, "achieved_length": 4046}
+        sample = {"id": sid, "task": task, "gold": ["a"], "length": 4096, "meta": meta}
+        return ScoredRow(sample, 0, Generation("x", "ok"), Score(value, 1.0))
+
+    # Task A right twice, task B wrong twice: RULER's 50.00 is the mean of the task means, and
+    # the plain mean of the four requests is 50 too. Tasks are strata whose samples agree: the
+    # mean of task means has no spread left (the plain mean's 28.9 was printed as the headline's
+    # ± while the table's average row said 0.0).
+    rows = [row("a1", "A", 1.0), row("a2", "A", 1.0), row("b1", "B", 0.0), row("b2", "B", 0.0)]
+    summary = with_uncertainty(ruler_summary(summarize_ruler(rows, {}, [])), rows)
+    view = summary.view
+    (scores, *_) = view.tables
+    average = scores.errors[-1][1]
+    assert view.overall == view.by_length[4096] == 50.0
+    assert view.overall_error.se == view.length_errors[4096].se == average == 0.0
+    # With spread inside the tasks the three agree too, on the stratified formula:
+    # A (1, 0), B (1, 1, 0, 0): 1/4 * 5000 / 2 + 1/4 * (10000 / 3) / 4 = 833.3.
+    rows = [
+        row("a1", "A", 1.0), row("a2", "A", 0.0),
+        row("b1", "B", 1.0), row("b2", "B", 1.0), row("b3", "B", 0.0), row("b4", "B", 0.0),
+    ]  # fmt: skip
+    summary = with_uncertainty(ruler_summary(summarize_ruler(rows, {}, [])), rows)
+    view = summary.view
+    (scores, *_) = view.tables
+    expected = math.sqrt(0.25 * 5000 / 2 + 0.25 * (10000 / 3) / 4)
+    assert view.overall_error.se == pytest.approx(expected, abs=1e-3)
+    assert view.length_errors[4096].se == scores.errors[-1][1] == view.overall_error.se
+
+
+def test_profile_draws_its_intervals_at_the_relative_fraction_and_threshold_asked(
+    runs: dict[str, Path],  # noqa: F811
+) -> None:
+    from longscope import api
+    from longscope.analysis.uncertainty import cluster_key_of, intervals_at
+    from longscope.suites import create_suite
+
+    run_dir = runs["hundred"]
+    stored = api.profile([run_dir]).data["measured"][0]
+    assert "effective length (>= 90% of the 2048 score)" in stored["intervals"]
+    made = api.profile([run_dir], threshold=50.0, relative=0.5).data["measured"][0]
+    names = set(made["intervals"])
+    # Written at the bars asked, never the 0.9 / 85.6 ones copied under the new threshold.
+    assert made["relative_threshold"] == 50.0 and made["threshold"] == 50.0
+    assert "effective length (>= 50% of the 2048 score)" in names
+    assert "effective length (>= 50)" in names
+    assert not any("90%" in n or "85.6" in n for n in names)
+    relative = made["intervals"]["effective length (>= 50% of the 2048 score)"]
+    assert relative["estimate"] == made["relative_label"]
+    # The same draw as the library's, with the run's recorded seed and replicates.
+    scored = read_run(run_dir)
+    again = intervals_at(
+        scored.result,
+        scored.rows,
+        cluster_key_of(create_suite("hundred", {})),
+        threshold=50.0,
+        fraction=0.5,
+    )
+    assert {i.name: i.low for i in again} == {n: v["low"] for n, v in made["intervals"].items()}

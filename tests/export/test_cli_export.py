@@ -59,10 +59,17 @@ def test_every_format_from_the_command_line_leaves_the_run_untouched(
 def test_a_provisional_run_exits_0_and_says_so_on_stderr(
     provisional_run: Path, tmp_path: Path
 ) -> None:
-    done = _cli(str(provisional_run), "--format", "hf", "-o", "out", cwd=tmp_path)
+    done = _cli(str(provisional_run), "--format", "inspect", "-o", "out", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "(provisional) -> out/" in done.stdout
     assert "exported as provisional: incomplete: 1 of 2 requests were not answered" in done.stderr
+    # The Hub shows values as final: hf refuses it in one line unless asked.
+    done = _cli(str(provisional_run), "--format", "hf", "-o", "hf", cwd=tmp_path)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "is provisional (incomplete: 1 of 2 requests were not answered" in done.stderr
+    assert "pass --provisional" in done.stderr and not (tmp_path / "hf").exists()
+    done = _cli(str(provisional_run), "--format", "hf", "-o", "hf", "--provisional", cwd=tmp_path)
+    assert done.returncode == 0 and "(provisional) -> hf/" in done.stdout, done.stderr
 
 
 @pytest.mark.parametrize(
@@ -125,7 +132,7 @@ def test_a_run_from_before_the_determinism_record_says_what_it_lacks(real_run: P
     old = {k: v for k, v in run.header.items() if k != "scheduling"}
     old["model_info"] = {**run.header["model_info"], "details": {}}
     rules = record.ExportRun(
-        run.run_dir, _with_header(run.result, old), run.created, {}
+        run.run_dir, _with_header(run.scores, old), run.created, {}
     ).determinism()
     assert rules["engine"] == rules["batching"] == rules["requests_in_flight"] == "not recorded"
     assert rules["seed"] == 0 and rules["temperature"] == 0.0  # the config was always stored

@@ -4,15 +4,29 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 import yaml
 
+from longscope.errors import UsageError
 from longscope.export import export
 from longscope.run.scoring import read_run
 
 pytestmark = pytest.mark.model
+
+
+def _stored(run_dir: Path) -> tuple[float, float]:
+    """Return when the run was stored and when its last answer arrived (Unix time)."""
+    db = sqlite3.connect(run_dir / "longscope.sqlite")
+    try:
+        created = db.execute("SELECT created FROM runs").fetchone()[0]
+        last = db.execute("SELECT MAX(created) FROM generations").fetchone()[0]
+    finally:
+        db.close()
+    return created, last
 
 
 def _scores(run_dir: Path) -> tuple[float, dict[int, float], dict[tuple[str, int], float]]:
@@ -39,10 +53,19 @@ def test_inspect_log_reads_back_with_the_runs_samples_scores_and_header(
     assert log.eval.model_generate_config.max_tokens == 16
     assert log.eval.model_generate_config.temperature == 0.0
     metrics = log.results.scores[0].metrics
-    assert metrics["overall"].value == pytest.approx(overall)
+    # Inspect's scale (0-1, as its `mean()` gives) and its `stderr` metric.
+    error = read_run(real_run).result.view.overall_error
+    assert metrics["mean"].value == pytest.approx(overall / 100)
+    assert metrics["stderr"].value == pytest.approx(error.se / 100)
     assert {k: m.value for k, m in metrics.items() if k.startswith("length.")} == {
-        f"length.{n}": pytest.approx(v) for n, v in by_length.items()
+        f"length.{n}": pytest.approx(v / 100) for n, v in by_length.items()
     }
+    # Started when the run was stored, completed when its last answer arrived.
+    started = datetime.fromisoformat(log.stats.started_at)
+    completed = datetime.fromisoformat(log.stats.completed_at)
+    assert started.timestamp() == pytest.approx(_stored(real_run)[0], abs=1)
+    assert completed.timestamp() == pytest.approx(_stored(real_run)[1], abs=1)
+    assert completed > started
     assert log.results.total_samples == log.results.completed_samples == len(rows)
     assert {(s.id, s.epoch - 1): s.scores["longscope"].value for s in log.samples} == rows
     for sample in log.samples:
@@ -70,7 +93,8 @@ def test_eee_record_and_samples_pass_the_every_eval_ever_validator(
     path = Path(done.where)
     samples = path.with_name(f"{path.stem}_samples.jsonl")
     repo = path.relative_to(tmp_path).as_posix()
-    assert re.fullmatch(r"data/longscope_longctx/llamacpp/gemma3-270m/[0-9a-f-]{36}\.json", repo)
+    # Filed under the model's own name, not longscope's provider spec.
+    assert re.fullmatch(r"data/longscope_longctx/google/gemma-3-270m/[0-9a-f-]{36}\.json", repo)
     repos = frozenset({repo, samples.relative_to(tmp_path).as_posix()})
 
     def check(name: str) -> object:
@@ -93,7 +117,10 @@ def test_eee_record_and_samples_pass_the_every_eval_ever_validator(
         assert results[f"length.{length}"].score_details.score == pytest.approx(value)
     assert log.source_metadata.additional_details["state"] == "complete"
     assert log.source_metadata.additional_details["run.run_id"] == done.run_id
+    assert log.model_info.id == "google/gemma-3-270m" and log.model_info.developer == "google"
+    assert log.model_info.name == "llamacpp/gemma3-270m"
     assert log.model_info.inference_engine.name == "llama-cpp-python"
+    assert re.fullmatch(r"\d+\.\d+\.\d+", log.model_info.inference_engine.version)
     assert log.model_info.additional_details["determinism.requests_in_flight"] == "1"
     assert not any("provisional" in r.evaluation_name for r in log.evaluation_results)
     answers = [
@@ -117,11 +144,21 @@ DATASET_KEYS = {"id", "task_id", "revision"}
 
 
 def test_hf_eval_results_parse_to_the_documented_shape(real_run: Path, tmp_path: Path) -> None:
+    from huggingface_hub import parse_eval_result_entries
+
     (done,) = export([real_run], "hf", tmp_path)
     path = Path(done.where)
     assert path.parent.name == ".eval_results" and path.suffix == ".yaml"
+    assert path.parent.parent.name == "gemma-3-270m"  # the model repository's name
     entries = yaml.safe_load(path.read_text())
     assert isinstance(entries, list)
+    # Read back by the Hub library's own parser, every entry names the data's revision: a
+    # generated suite's is the checksum of the samples the run asked.
+    parsed = parse_eval_result_entries(entries)
+    assert len(parsed) == len(entries)
+    revision = {e.dataset_revision for e in parsed}
+    assert len(revision) == 1 and re.fullmatch(r"sha256:[0-9a-f]{64}", revision.pop())
+    assert {e.dataset_id for e in parsed} == {"longscope/longctx"}
     overall, by_length, _ = _scores(real_run)
     values = {}
     for entry in entries:
@@ -152,6 +189,15 @@ def test_mlflow_client_reads_the_runs_metrics_params_and_artifacts(
     overall, by_length, rows = _scores(real_run)
     assert got.info.status == "FINISHED"
     assert got.data.metrics["score.overall"] == pytest.approx(overall)
+    error = read_run(real_run).result.view
+    assert got.data.metrics["score.overall.se"] == pytest.approx(error.overall_error.se)
+    for length, value in error.length_errors.items():
+        if value.se is not None:
+            assert got.data.metrics[f"score.length.{length}.se"] == pytest.approx(value.se)
+    # The run's own times, not the export's.
+    first, last = _stored(real_run)
+    assert got.info.start_time == pytest.approx(first * 1000, abs=1000)
+    assert got.info.end_time == pytest.approx(last * 1000, abs=1000)
     for length, value in by_length.items():
         assert got.data.metrics[f"score.length.{length}"] == pytest.approx(value)
     assert got.data.metrics["requests.scored"] == len(rows)
@@ -192,7 +238,11 @@ def test_a_provisional_run_is_exported_as_provisional_in_every_format(
     assert record.source_metadata.additional_details["final"] == "false"
     assert all(r.evaluation_name.endswith("(provisional)") for r in record.evaluation_results)
 
-    (hf,) = export([provisional_run], "hf", tmp_path / "hf")
+    # The Hub shows values as final: refused, nothing written, unless asked for.
+    with pytest.raises(UsageError, match=r"is provisional .*pass --provisional"):
+        export([provisional_run], "hf", tmp_path / "hf")
+    assert not list((tmp_path / "hf").rglob("*.yaml"))
+    (hf,) = export([provisional_run], "hf", tmp_path / "hf", provisional=True)
     for entry in yaml.safe_load(Path(hf.where).read_text()):
         assert f"longscope run {hf.run_id} (PROVISIONAL, not final" in entry["notes"]
 

@@ -3,7 +3,8 @@
 Two ways to drive it:
 - a script: each POST takes the next scripted action (`("ok", text)`, `("status", (code, message,
   headers))`, `("drop", None)`, `("sleep", seconds)`, `("trickle", (text, seconds_per_chunk))`,
-  `("raw", (code, content_type, body_bytes))`, or `("fault", kind)` for any kind in `FAULTS`);
+  `("raw", (code, content_type, body_bytes))`, `("endless", chunk_bytes)` (a chunked 200 body that
+  never ends), or `("fault", kind)` for any kind in `FAULTS`);
 - a seeded fault rate: when the script is empty, each POST fails with one of `faults` with
   probability `rate`, and otherwise answers `answer_for(prompt)`, a deterministic function of the
   prompt, so the stored answers of a faulty run can be compared with a clean run's.
@@ -117,6 +118,10 @@ class FaultServer:
         self.faults, self.rate, self.latency_s = faults, rate, latency_s
         self.hang_s, self.trickle_s = hang_s, trickle_s
         self.injected: list[str] = []
+        self.get_redirect = ""
+        """Where a GET (the model listing) is redirected, when set."""
+        self.written = 0
+        """Body bytes an `endless` answer wrote before the client hung up."""
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
         server = self
@@ -142,6 +147,9 @@ class FaultServer:
                 self._send_bytes(code, json.dumps(body).encode(), "application/json", headers)
 
             def do_GET(self) -> None:
+                if server.get_redirect:
+                    self._send(307, {}, {"Location": server.get_redirect})
+                    return
                 extra = {"max_model_len": server.max_model_len} if server.max_model_len else {}
                 self._send(
                     200,
@@ -185,6 +193,19 @@ class FaultServer:
                 if kind == "ok":
                     arg = completion_body(arg) if isinstance(arg, str) else arg
                     self._send(200, arg if arg is not None else completion_body("default"))
+                elif kind == "endless":  # a 200 whose body never ends (chunked, no length)
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Transfer-Encoding", "chunked")
+                    self.end_headers()
+                    chunk = b"[" * arg
+                    try:
+                        while True:
+                            self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                            with server._lock:
+                                server.written += len(chunk)
+                    except OSError:  # the client stopped reading and closed
+                        self.close_connection = True
                 elif kind == "raw":
                     code, content_type, data = arg
                     self._send_bytes(code, data, content_type, None)

@@ -11,11 +11,11 @@ from longscope.models.endpoints import (
     QUEUE_DEPTH,
     MultiEndpointBackend,
     check_same_model,
-    create_multi_backend,
     describe_endpoints,
     endpoint_failed,
     read_url_file,
 )
+from longscope.models.openai_api import create_multi_backend
 from longscope.types import Generation
 
 # -- check_same_model ----------------------------------------------------------------------------

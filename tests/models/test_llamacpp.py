@@ -88,7 +88,7 @@ async def test_context_is_lowered_to_what_host_memory_holds() -> None:
     """The seed's cascade on the CPU: with 0.6 GiB free, Gemma's 32K context (1.1 GiB with its
     weights) is lowered before loading; a 4K sample runs, a 16K one is skipped naming memory."""
     from longscope.models.memory_plan import HOST_CONTEXT_QUANTUM, host_context
-    from longscope.run.prepared import fits as _fits
+    from longscope.run.prepared import skip_reason
     from longscope.types import Sample
 
     backend = create_backend("llamacpp/gemma3-270m", {"ram_gib": 0.6})
@@ -115,8 +115,8 @@ async def test_context_is_lowered_to_what_host_memory_holds() -> None:
         assert info.limit == "host_memory"
         short = Sample("a", "t", "en", "", "", (), length=4096)
         long = Sample("b", "t", "en", "", "", (), length=16384)
-        assert _fits(short, info) == ""
-        assert _fits(long, info) == (
+        assert skip_reason(short, info) == ""
+        assert skip_reason(long, info) == (
             "insufficient_memory: needs 16384 tokens (prompt and answer), backend holds 6144 "
             "(host memory: needs 1.1 GiB for 32768 tokens, 0.6 GiB free)"
         )

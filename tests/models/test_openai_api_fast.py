@@ -11,6 +11,7 @@ its ceiling (the policy's draw itself is tested in test_retry_fast.py).
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import random
 import threading
@@ -350,7 +351,25 @@ async def test_info_reports_the_server_and_its_listing() -> None:
         "batching": "the server's own (continuous batching on vLLM and SGLang); "
         "not reported over the API",
         "prefix_cache": "the server's own; not reported over the API",
+        "warnings": [],
     }
+
+
+def test_a_name_the_server_does_not_list_gets_one_warning_line() -> None:
+    from longscope.models.openai_api import unlisted_model_warning
+
+    url = "http://gpu1:8000/v1"
+    assert unlisted_model_warning("m", ["a", "m"], url) == []
+    assert unlisted_model_warning("m", [], url) == []  # a server that lists nothing: no verdict
+    many = [f"model-{i}" for i in range(7)]
+    (line,) = unlisted_model_warning("Qwen/Qwen2.5-7B", many, "http://u:pw@gpu1:8000/v1")
+    assert line == (
+        "the server at http://***@gpu1:8000/v1 lists model-0, model-1, model-2, model-3, model-4 "
+        "..., not Qwen/Qwen2.5-7B: a server that checks the name (vLLM, SGLang) refuses every "
+        "request; pass --model openai/NAME with a listed NAME"
+    )
+    (hostile,) = unlisted_model_warning("m", ["evil\n[red]x"], url)
+    assert "\n" not in hostile and "evil\\n[red]x" in hostile and "openai/evil" in hostile
 
 
 async def test_info_without_a_length_anywhere_says_unknown() -> None:
@@ -425,6 +444,20 @@ async def test_a_429_waits_as_retry_after_says(clock: Clock, header: str, pause:
     # A number is honoured (never below 0, at most 4 x the 30 s cap); anything else: the policy.
     assert clock.pauses == [pause]
     assert (gen.status, gen.text, gen.latency_s, backend.retries_done) == ("ok", "x", pause, 1)
+
+
+@pytest.mark.parametrize(("ahead", "pause"), [(45, 45.0), (-60, 0.0), (600, 120.0)])
+async def test_a_429_waits_until_a_retry_after_date(clock: Clock, ahead: int, pause: float) -> None:
+    import email.utils
+    from datetime import UTC, datetime, timedelta
+
+    when = email.utils.format_datetime(datetime.now(UTC) + timedelta(seconds=ahead), usegmt=True)
+    with FaultServer() as server:
+        server.script.extend([("status", (429, "slow down", {"Retry-After": when})), ("ok", "x")])
+        gen = await _backend(server, max_retries=1).generate(_chat())
+    # The date's whole seconds, read a moment after it was written (at most 4 x the 30 s cap).
+    (taken,) = clock.pauses
+    assert pause - 2 <= taken <= pause and gen.status == "ok"
 
 
 async def test_a_pause_that_would_reach_the_task_limit_ends_the_request(clock: Clock) -> None:
@@ -1003,7 +1036,7 @@ async def test_a_server_budget_is_one_request_and_its_use_is_read_back(
     other = {"thinking_token_budget", "custom_params"} - {field}
     assert sent[field] == value and sent["max_tokens"] == 32 and not other & set(sent)
     # 23 thinking tokens of 24: within max(2, 1%) of the budget, so the server closed it.
-    assert (gen.text, gen.reasoning) == ("forty two", "x " * 23)
+    assert (gen.text, gen.reasoning) == ("forty two", ("x " * 23).strip())
     assert gen.budget == openai_api.BudgetUse(24, 23, True, 7, False)
 
 
@@ -1059,3 +1092,46 @@ def test_the_repeat_key_ignores_only_the_seed() -> None:
     assert key(_chat(seed=1)) == key(_chat(seed=2))
     assert key(_chat(stop=("x",))) != key(_chat())
     assert json.loads(key(_chat()))[-1] == []
+
+
+async def test_a_key_variable_named_but_unset_is_said_once(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.delenv("LONGSCOPE_UNSET_KEY", raising=False)
+    monkeypatch.setattr(openai_api, "_SAID", set())
+    with FaultServer() as server:
+        for _ in range(2):  # two endpoints of one run: one line
+            await _backend(server, api_key_env="LONGSCOPE_UNSET_KEY").generate(_chat())
+    assert [r["auth"] for r in server.requests] == ["Bearer EMPTY"] * 2
+    assert capsys.readouterr().err == (
+        "warning: -M api_key_env=LONGSCOPE_UNSET_KEY: that variable is not set, so no API key is "
+        "sent (`Authorization: Bearer EMPTY`); set it, or leave api_key_env out for a server "
+        "without keys\n"
+    )
+    monkeypatch.setenv("LONGSCOPE_UNSET_KEY", "")
+    assert openai_api.auth_notes("http://h/v1", "LONGSCOPE_UNSET_KEY", False)[0].startswith(
+        "warning: -M api_key_env=LONGSCOPE_UNSET_KEY: that variable is empty"
+    )
+    # The default variable unset (a local server without keys) is no surprise: nothing said.
+    assert openai_api.auth_notes("http://h/v1", openai_api.DEFAULT_API_KEY_ENV, False) == []
+
+
+async def test_a_url_with_credentials_says_basic_auth_is_sent_never_the_password(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-set")
+    monkeypatch.setattr(openai_api, "_SAID", set())
+    with FaultServer() as server:
+        port = server.httpd.server_address[1]
+        url = f"http://alice:s3cret@127.0.0.1:{port}/v1"
+        await _backend(server, base_url=url).generate(_chat())
+    # What the note says is what went: Basic auth with the URL's credentials, not the key.
+    (sent,) = [r["auth"] for r in server.requests]
+    assert sent == "Basic " + base64.b64encode(b"alice:s3cret").decode()
+    err = capsys.readouterr().err
+    assert err == (
+        f"warning: http://***@127.0.0.1:{port}/v1 holds a user name and password: the "
+        "server gets HTTP Basic auth as user 'alice', not a Bearer key ($OPENAI_API_KEY is not "
+        "sent)\n"
+    )
+    assert "s3cret" not in err

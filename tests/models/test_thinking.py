@@ -173,3 +173,22 @@ async def test_without_a_budget_an_unclosed_thinking_the_template_opened_is_no_a
     gen = await thinker.generate(_chat(QUESTION, max_tokens=6))
     # One budget for both, spent thinking: the answer is empty (scored 0), the thought kept.
     assert gen.status == "length" and gen.text == "" and gen.reasoning and gen.budget is None
+
+
+def test_token_budget_keeps_thinking_reopened_after_the_forced_close_out_of_the_answer() -> None:
+    from longscope.models.thinking import TokenBudget
+
+    # One character per token: the decode loop's bookkeeping, without a model.
+    def decode(ids: list[int]) -> str:
+        return "".join(map(chr, ids))
+
+    forced = [ord(c) for c in THINK.forced]
+    budget = TokenBudget(THINK, 3, 40, forced, decode, opened=True)
+    generated: list[int] = []
+    for char in "abc":
+        generated.append(ord(char))
+        budget.accepted(generated)
+    assert budget.forced
+    generated += [budget.next_forced() or 0 for _ in forced]
+    generated += [ord(c) for c in "42 <think>no wait"]
+    assert budget.split(generated) == ("42", "abc\nno wait")

@@ -66,6 +66,35 @@ async def test_thinking_that_runs_out_is_closed_by_a_continuation_request() -> N
     assert not use.answer_cut and gen.completion_tokens == 34
 
 
+@pytest.mark.parametrize("closed", [False, True])
+async def test_thinking_reopened_after_the_forced_close_is_never_the_answer(closed: bool) -> None:
+    again = "<think>wait, let me reconsider everything" + ("</think> 43" if closed else "")
+    with FaultServer() as server:
+        server.script.extend(
+            [_chat_body("<think>still going", "length", 32), _chat_body(f"42\n{again}", "stop", 9)]
+        )
+        gen = await _backend(server).generate(_chat(thinking_budget=32))
+    assert gen.text == ("42\n43" if closed else "42")
+    assert gen.reasoning == "still going\nwait, let me reconsider everything"
+
+
+async def test_thinking_reopened_after_the_models_own_close_is_never_the_answer() -> None:
+    with FaultServer() as server:
+        server.script.extend(
+            [_chat_body("<think>a</think>The ans", "length", 12),
+             _chat_body("wer<think>no, hmm", "length", 8)]
+        )  # fmt: skip
+        gen = await _backend(server).generate(_chat(thinking_budget=12))
+    assert (gen.text, gen.reasoning) == ("The answer", "a\nno, hmm")
+
+
+async def test_without_a_budget_reopened_thinking_is_never_the_answer() -> None:
+    with FaultServer() as server:
+        server.script.append(_chat_body("<think>a</think>b\n<think>c", "stop", 5))
+        gen = await _backend(server).generate(_chat())
+    assert (gen.text, gen.reasoning) == ("b", "a\nc")
+
+
 async def test_a_continued_answer_times_both_requests() -> None:
     # Each request takes at least 0.15 s at the server: the answer's latency spans both, not only
     # the continuation (and is never left at zero).
@@ -204,3 +233,30 @@ async def test_without_a_budget_a_thought_the_prompt_opened_and_never_closed_is_
         closed = await backend.generate(request)
     assert (unclosed.text, unclosed.reasoning, unclosed.status) == ("", "still thinking", "length")
     assert (closed.text, closed.reasoning) == ("b", "a")
+
+
+@pytest.mark.model
+async def test_llama_cpp_server_continues_a_chat_through_the_rendered_template(
+    smol_server: str,
+) -> None:
+    # llama-cpp-python's server renders only the GGUF's own template (no --jinja, no template
+    # file): the first request is a chat; DeepSeek-R1's template drops past thinking, so the
+    # forced continuation goes to /v1/completions as that template renders it, to the real server.
+    template = Path(__file__).parent.parent / "fixtures" / "chat_templates"
+    backend = OpenAIBackend.from_options(
+        "smol",
+        {"chat_template": str(template / "deepseek-ai-DeepSeek-R1-Distill-Qwen-32B.jinja"),
+         "thinking_opened": True, "context_length": 2048},
+        base_url=smol_server,
+    )  # fmt: skip
+    request = Request("s", 0, "chat", messages=(Message("user", "Name a colour."),),
+                      config=GenerationConfig(max_tokens=6, temperature=0.0,
+                                              thinking_budget=4))  # fmt: skip
+    gen = await backend.generate(request)
+    await backend.aclose()
+    use = gen.budget
+    assert use is not None and use.forced and use.thinking_tokens == 4
+    # An answer came back from the completion of the rendered prompt (or, had it been empty, an
+    # error: never an empty answer scored).
+    assert (gen.status in ("ok", "length") and gen.text) or gen.status == "error"
+    assert gen.reasoning and "<think>" not in gen.text

@@ -2,7 +2,9 @@
 
 Each sample hides a key in filler text; the answer is right when it names the key. It plugs in
 through the `longscope.suites` entry-point group (tests/plugin/test_plugin_suite.py) or
-`register_suite`, and every command works on it with no change anywhere else.
+`register_suite`, and every command works on it with no change anywhere else: its options are
+declared once (`OPTIONS`, defaults included) and reach the constructor complete and typed;
+`longscope data echo` reads its `sources()`; `longscope list echo` its options.
 """
 
 from __future__ import annotations
@@ -10,8 +12,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from longscope.params import Param
+from longscope.sources import Sources
 from longscope.suites.base import BuildContext, PromptTemplate, Suite
-from longscope.suites.params import Param
 from longscope.summary import Summary, simple_summary
 from longscope.types import Generation, GenerationConfig, Sample, Score, ScoredRow
 
@@ -35,15 +38,12 @@ class EchoSuite(Suite):
     default_repeats = 1
 
     def __init__(self, lengths: Sequence[int], samples: int, word: str) -> None:
+        # The registry hands every option, typed, its default applied: nothing to restate here.
         self.lengths, self.samples, self.word = tuple(lengths), samples, word
 
     @classmethod
-    def from_params(cls, params: dict[str, Any]) -> EchoSuite:
-        return cls(
-            params.get("lengths") or (256, 512),
-            int(params.get("samples") or 2),
-            params.get("word") or "key",
-        )
+    def sources(cls) -> Sources:
+        return Sources("echo", by_hand=("nothing to download: echo writes its own filler",))
 
     def params(self) -> dict[str, Any]:
         return {"lengths": list(self.lengths), "samples": self.samples, "word": self.word}

@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import re
 import time
-from typing import Any
 
 from longscope.models.base import Backend, ModelInfo
 from longscope.models.registry import option
@@ -53,22 +52,12 @@ class ReaderBackend(Backend):
         latency_s: float,
         shout: bool,
     ) -> None:
+        # The registry hands every -M option, typed, its default applied: nothing restated here.
         self.name = f"reader/{name}"
         self.context_length = context_length
         self.prompt_mode = prompt_mode
         self.latency_s = latency_s
         self.shout = shout
-
-    @classmethod
-    def from_options(cls, name: str, options: dict[str, Any]) -> ReaderBackend:
-        """Build from the options the registry typed (only those given; the rest default)."""
-        return cls(
-            name,
-            context_length=options.get("context_length", 100_000),
-            prompt_mode=options.get("prompt_mode", "chat"),
-            latency_s=options.get("latency_s", 0.0),
-            shout=options.get("shout", False),
-        )
 
     async def info(self) -> ModelInfo:
         return ModelInfo(

@@ -101,9 +101,9 @@ def test_register_backend_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyP
     from .echo_suite import EchoSuite
     from .reader_backend import ReaderBackend
 
-    for module in (suites, registry):
-        monkeypatch.setattr(module, "_registered", dict(module._registered))
-        monkeypatch.setattr(module, "_loaded", dict(module._loaded))
+    for plugins in (suites.REGISTRY, registry.BACKENDS):
+        monkeypatch.setattr(plugins, "_registered", dict(plugins._registered))
+        monkeypatch.setattr(plugins, "_loaded", dict(plugins._loaded))
     register_backend("reader", ReaderBackend)
     register_suite("echo", EchoSuite)
     assert "reader" in provider_names()
@@ -111,4 +111,4 @@ def test_register_backend_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert isinstance(backend, ReaderBackend) and backend.latency_s == 0.001
     spec = api.RunSpec.of("echo", "reader/x", suite_options=["lengths=300"], output=tmp_path)
     result = api.evaluate(spec)
-    assert result.result.result.overall == 100.0
+    assert result.scores.summary.overall == 100.0

@@ -57,6 +57,13 @@ def test_every_command_on_a_plugged_in_suite(site, tmp_path: Path) -> None:
     assert listed.returncode == 0 and "echo" in listed.stdout, listed.stderr
     params = cli(site, "list", "echo")
     assert "-S samples=N" in params.stdout and "(default: 2)" in params.stdout
+    assert "-S word=TEXT" in params.stdout and "(default: key)" in params.stdout
+    # `data` asks the suite for its sources: nothing registered beside the suite itself
+    data = cli(site, "data", "echo", str(tmp_path / "data"))
+    assert data.returncode == 0, data.stderr
+    assert data.stdout.strip() == (
+        f"by hand: nothing to download: echo writes its own filler (into {tmp_path / 'data'})"
+    )
     run_dir = tmp_path / "run"
     # 256-token samples fit the scripted model's 400 tokens; 512-token ones are skipped (0).
     made = cli(site, "run", "echo", *MODEL, "-S", "samples=3", "-o", str(run_dir), "-q")
@@ -86,6 +93,29 @@ def test_every_command_on_a_plugged_in_suite(site, tmp_path: Path) -> None:
     )
 
 
+def test_the_plugins_restate_no_option_and_register_nothing_else() -> None:
+    """One file each: the options are declared once (their defaults included) and reach the
+    constructor complete; no factory restates them, no other table names the plug-ins."""
+    from .echo_suite import EchoSuite
+    from .reader_backend import ReaderBackend
+
+    assert not {"from_params", "from_options"} & set(vars(EchoSuite))
+    assert "from_options" not in vars(ReaderBackend)
+    assert {p.name: p.default for p in EchoSuite.OPTIONS} == {
+        "lengths": (256, 512),
+        "samples": 2,
+        "word": "key",
+    }
+    built = EchoSuite.from_options({"lengths": [300], "samples": 1, "word": "door"})
+    assert (built.lengths, built.samples, built.word) == ((300,), 1, "door")
+    # stored parameters read back through the same defaults
+    assert EchoSuite.from_params({"samples": 5}).params() == {
+        "lengths": [256, 512],
+        "samples": 5,
+        "word": "key",
+    }
+
+
 def test_register_suite_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from longscope import api, suites
     from longscope.models.scripted import ScriptedBackend, from_pattern
@@ -94,8 +124,8 @@ def test_register_suite_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPat
     from .echo_suite import EchoSuite
 
     # The registration lasts for this test only: later tests (the CLI reference) list the suites.
-    monkeypatch.setattr(suites, "_registered", dict(suites._registered))
-    monkeypatch.setattr(suites, "_loaded", dict(suites._loaded))
+    monkeypatch.setattr(suites.REGISTRY, "_registered", dict(suites.REGISTRY._registered))
+    monkeypatch.setattr(suites.REGISTRY, "_loaded", dict(suites.REGISTRY._loaded))
     register_suite("echo", EchoSuite)
     assert "echo" in suite_names()
     backend = ScriptedBackend("reader", answer=from_pattern(r"The door is (\w+)"))
@@ -103,5 +133,5 @@ def test_register_suite_in_process(tmp_path: Path, monkeypatch: pytest.MonkeyPat
         "echo", backend, suite_options=["word=door", "lengths=300"], output=tmp_path
     )
     result = api.evaluate(spec)
-    assert result.result.result.overall == 100.0 and len(backend.requests) == 2
+    assert result.scores.summary.overall == 100.0 and len(backend.requests) == 2
     assert backend.closed

@@ -52,13 +52,14 @@ def test_rulers_task_by_length_table_shows_each_cells_se() -> None:
     [table] = [t for t in summary.view.tables if t.where]
     # A at 4K: 1, 0 (two clusters): weights 1/2, residuals +-50: 2/1 x (25^2 + 25^2) -> SE 50.
     # B at 4K: one sample: no spread to measure. Average at 4K: RULER's mean of task means 75,
-    # weights 1/4 1/4 1/2, B's lonely sample centred on 75: 3/2 x 3 x 12.5^2 = 703.125.
+    # weights 1/4 1/4 1/2, B's lonely sample centred on 75; tasks are strata: A's two clusters
+    # 2/1, lonely B the G/(G-1) = 3/2: 2 x 2 x 12.5^2 + 3/2 x 12.5^2 = 859.375 (SE 29.3).
     # B at 8K: 0, 1 -> SE 50; A at 8K: 1, 1 -> SE 0.
     assert table.errors[0] == (None, pytest.approx(50.0), pytest.approx(0.0))
     assert table.errors[1] == (None, None, pytest.approx(50.0))
-    assert table.errors[2][1] == pytest.approx(math.sqrt(703.125), abs=1e-3)
+    assert table.errors[2][1] == pytest.approx(math.sqrt(859.375), abs=1e-3)
     text = _printed(summary)
-    assert "50.00 ±50.0" in text and "100.00 ±n/a" in text and "75.00 ±26.5" in text
+    assert "50.00 ±50.0" in text and "100.00 ±n/a" in text and "75.00 ±29.3" in text
     # summary.json keeps them, cell for cell
     stored = Summary.from_dict(json.loads(json.dumps(summary.to_dict())))
     assert [t.errors for t in stored.view.tables] == [t.errors for t in summary.view.tables]

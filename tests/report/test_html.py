@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from longscope.report.html import render_html, render_markdown
+from longscope.report.html import curve_png, render_html, render_markdown
 from longscope.run.scoring import score_run
 from longscope.run.store import RunStore
 from longscope.suites import create_suite
@@ -122,7 +122,7 @@ def test_hostile_dataset_strings_and_errors_are_inert(tmp_path: Path) -> None:
             "hostile1", bad.id, 0, Generation("", "error", error="HTTP 500: \u202e" + HOSTILE)
         )
     result = score_run(tmp_path / "run", persist=False)
-    assert result.summary["completeness"]["reasons"] == {"500": 1}
+    assert result.to_dict()["completeness"]["reasons"] == {"500": 1}
     html = render_html([(tmp_path / "run", result)])  # the hostile task is a bar label too
     assert "<script" not in html and "<img src=x" not in html
     assert "\x1b" not in html and "\u202e" not in html
@@ -222,7 +222,91 @@ def test_every_suite_renders(tmp_path: Path) -> None:
             )
     hundred = score_run(tmp_path / "h")
     # base = mean(100, 100, 0) at 2K/4K/6K; 8K scores 0: LongScore (0 - base) / base = -100%
-    assert hundred.summary["longscore"]["overall"]["lc"] == {"8192": -100.0}
+    assert hundred.to_dict()["longscore"]["overall"]["lc"] == {"8192": -100.0}
     html = render_html([(tmp_path / "lbp", lbp), (tmp_path / "h", hundred)])
     assert "longbench-pro: predictions:" in html and "hundred: openai/x" in html
     assert "LongScore -100.0" in html
+
+
+def _line_pixels(level: float) -> int:
+    """Return how many pixels of a score-by-length line (matplotlib's first colour) one curve at
+    `level` puts on the image."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    png = curve_png({"model": {1024: level, 2048: level, 4096: level}}, 85.6, "t")
+    image = Image.open(io.BytesIO(base64.b64decode(png.split(",", 1)[1]))).convert("RGB")
+    blue = (0x1F, 0x77, 0xB4)
+    return sum(
+        n
+        for n, rgb in image.getcolors(maxcolors=1 << 20)
+        if all(abs(a - b) <= 12 for a, b in zip(rgb, blue, strict=True))
+    )
+
+
+def test_a_line_at_100_is_drawn_whole_not_under_the_frame() -> None:
+    # Before: the line at 100 lay under the top edge, its markers cut in half (~half the pixels).
+    middle, top, bottom = _line_pixels(50.0), _line_pixels(100.0), _line_pixels(0.0)
+    assert middle > 500
+    assert top >= 0.9 * middle and bottom >= 0.9 * middle
+
+
+def _bound_run(run_dir: Path, status: str) -> None:
+    """A stored LongCtx run answered right everywhere; `status` "length": every answer hit its
+    budget (a budget-bound run)."""
+    params = {"lengths": [1024], "depths": [0.5], "types": ["needle"], "seed": 0}
+    suite = create_suite("longctx", params)
+    samples = suite.build(BuildContext(QwenTokenizer(), "chat", GenerationConfig()))
+    with RunStore(run_dir) as store:
+        store.put_run("bound1", "longctx", {"params": suite.params(), "model": "openai/m"})
+        store.put_samples("bound1", samples)
+        for sample in samples:
+            store.put_generation("bound1", sample.id, 0, Generation(sample.gold[0], status))
+
+
+def test_a_budget_bound_run_shows_no_level(tmp_path: Path) -> None:
+    from longscope.report.terminal import headline_text
+
+    _bound_run(tmp_path / "free", "ok")
+    _bound_run(tmp_path / "bound", "length")
+    free, bound = score_run(tmp_path / "free"), score_run(tmp_path / "bound")
+    level = free.result.headline.level
+    assert level and bound.result.headline.level == level  # the suite gives both a level
+    assert bound.result.overall == free.result.overall > 0
+    free_html = render_html([(tmp_path / "free", free)])
+    bound_html = render_html([(tmp_path / "bound", bound)])
+    assert f"({level})" in free_html
+    assert f"({level})" not in bound_html and "(no level: budget-bound at 1K)" in bound_html
+    terminal = headline_text(bound.result, bound.result.view).plain
+    assert level not in terminal and "no level: budget-bound at 1K" in terminal
+    assert level in headline_text(free.result, free.result.view).plain
+
+
+def test_compare_html_sets_runs_side_by_side(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from longscope.cli import app
+
+    _grid_run(tmp_path / "a")
+    _bound_run(tmp_path / "b", "ok")
+    page = tmp_path / "compare.html"
+    done = CliRunner().invoke(
+        app, ["compare", str(tmp_path / "a"), str(tmp_path / "b"), "--html", str(page)]
+    )
+    assert done.exit_code == 0, done.output
+    html = page.read_text(encoding="utf-8")
+    assert "<title>longscope comparison</title>" in html and "2 run(s) side by side" in html
+    # Both runs, their leaderboard rows and the difference of the second from the first.
+    assert "<h2>Leaderboard</h2>" in html and "openai/m" in html
+    assert "Difference from" in html
+    a, b = score_run(tmp_path / "a"), score_run(tmp_path / "b")
+    for result in (a, b):
+        assert result.run_id[:12] in html
+        assert f"{result.result.overall:.1f}" in html
+    # One plot of both runs' curves (the grid run has two lengths; the other one).
+    assert html.count('src="data:image/png;base64,') == 1
+    # The hostile model name is text, never markup.
+    assert "<img src=x" not in html and "&lt;img src=x" in html
+    assert "<script" not in html

@@ -160,12 +160,13 @@ def test_profile_gives_the_budget_and_bad_profiles_are_one_line(tmp_path: Path) 
         )
 
 
-def test_a_budget_the_question_alone_fills_is_an_error_not_a_crash(qwen_tokenizer) -> None:
+def test_a_budget_the_question_alone_fills_is_refused_in_one_line_not_a_crash(
+    qwen_tokenizer,
+) -> None:
     request = _request(150)
     request = replace(request, config=GenerationConfig(max_tokens=240))
-    generation, prompts = _route(request, [" violet"], length=256)
-    assert prompts == [] and generation.status == "error"
-    assert generation.route["decision"] == "refused" and "budget" in generation.error
+    with pytest.raises(UsageError, match=r"too small for this prompt: .* give --router-length \d+"):
+        _route(request, [" violet"], length=256)
 
 
 def test_routes_are_described_in_one_line() -> None:

@@ -76,6 +76,7 @@ def test_the_least_budget_holds_the_frame_the_note_and_64_tokens(qwen_tokenizer)
         "budget": least - 1,
         "decision": "refused",
         "error": f"router: the prompt's frame takes {frame} of a {least - 1}-token budget",
+        "needs": least,  # the least budget that holds it, named in the refusal
     }
 
 

@@ -20,6 +20,8 @@ from longscope.suites.base import PromptTemplate
 from longscope.text.filler import filler_sentences
 from longscope.types import Sample
 
+pytestmark = pytest.mark.cpu_sensitive  # make test runs it again as if on another CPU
+
 TEMPLATE = PromptTemplate(
     body="Read the document.\n\nDocument:\n{context}\n\nQuestion: {question}",
     answer_prefix="\nAnswer:",

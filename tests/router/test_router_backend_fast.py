@@ -120,21 +120,22 @@ def test_calls_for_counts_the_parts_and_the_combining_call(qwen_tokenizer) -> No
     routed = with_router(inner, None, length=1016)  # prompt budget 1000 with 16 to answer
     at = replace(_request(20), prompt_tokens=1000)
     assert routed.calls_for(at) == 1
-    assert routed.calls_for(replace(at, prompt_tokens=1001)) == 2 + 2
-    assert routed.calls_for(replace(at, prompt_tokens=3000)) == 3 + 2
-    assert routed.calls_for(replace(at, prompt_tokens=3001)) == 4 + 2
+    # The parts, at most one combining call fewer than the parts (rounds of pairs), one spare.
+    assert routed.calls_for(replace(at, prompt_tokens=1001)) == 2 + 1 + 2
+    assert routed.calls_for(replace(at, prompt_tokens=3000)) == 3 + 2 + 2
+    assert routed.calls_for(replace(at, prompt_tokens=3001)) == 4 + 3 + 2
     thinking = replace(at, config=GenerationConfig(max_tokens=16, thinking_budget=500))
-    assert routed.calls_for(thinking) == 2 + 2  # 1000 tokens against a budget of 500
+    assert routed.calls_for(thinking) == 2 + 1 + 2  # 1000 tokens against a budget of 500
     # Without a count, about 3 characters a token.
     uncounted = replace(at, prompt="x" * 3000, prompt_tokens=0)
     assert routed.calls_for(uncounted) == 1
     assert routed.calls_for(replace(uncounted, prompt="x" * 3002)) == 1  # 1000 whole tokens
-    assert routed.calls_for(replace(uncounted, prompt="x" * 3003)) == 4
+    assert routed.calls_for(replace(uncounted, prompt="x" * 3003)) == 5
     for strategy in ("truncate", "retrieve"):
         one = with_router(inner, None, length=1016, strategy=strategy)
         assert one.calls_for(replace(at, prompt_tokens=9000)) == 1
     tiny = with_router(inner, None, length=256)
-    assert tiny.calls_for(replace(at, config=GenerationConfig(max_tokens=300))) == 1000 + 2
+    assert tiny.calls_for(replace(at, config=GenerationConfig(max_tokens=300))) == 2 * 1000 + 1
 
 
 # -- construction ------------------------------------------------------------------------------
@@ -243,15 +244,23 @@ def test_info_names_the_router_and_keeps_the_inner_models_facts(qwen_tokenizer, 
 # -- what is sent ------------------------------------------------------------------------------
 
 
-def test_a_refused_prompt_sends_nothing_and_is_an_error(qwen_tokenizer) -> None:
+def test_a_budget_too_small_for_the_frame_is_refused_before_sending(qwen_tokenizer) -> None:
     inner = _scripted(" violet", qwen_tokenizer)
     request = _request(150, max_tokens=240)
-    generation = _generate(with_router(inner, None, length=256), request)
+    with pytest.raises(UsageError) as caught:
+        _generate(with_router(inner, None, length=256), request)
     assert inner.requests == []
-    assert generation.status == "error" and generation.text == ""
-    assert generation.error == generation.route["error"]
-    assert generation.error.startswith("router: the prompt's frame takes ")
-    assert generation.route["decision"] == "refused" and generation.route["budget"] == 16
+    message = str(caught.value)
+    assert "\n" not in message
+    assert message.startswith("the router's budget of 256 tokens is too small for this prompt: ")
+    assert "of a 16-token budget left beside 240 answer tokens" in message
+    # The length it names holds the frame: the same request passes through it.
+    need = int(message.split("--router-length ")[1].split()[0])
+    routed = with_router(inner, None, length=need)
+    generation = _generate(routed, request)
+    assert generation.status == "ok" and generation.route["decision"] == "map-reduce"
+    with pytest.raises(UsageError):
+        _generate(with_router(inner, None, length=need - 1), request)
 
 
 @pytest.mark.parametrize("mode", ["completion", "chat"])
@@ -480,3 +489,83 @@ def test_retrieve_scores_with_the_scorer_asked(qwen_tokenizer) -> None:
     (sent,) = inner.requests
     assert generation.route["retrieval"]["scorer"] == "bm25" and "55102" in sent.prompt
     assert len(qwen_tokenizer.encode(sent.prompt)) <= 400 - 16
+
+
+# -- the combining call within the budget (issue 39.2) -------------------------------------------
+
+
+def test_many_partial_answers_are_combined_within_the_budget_in_rounds(qwen_tokenizer) -> None:
+    request = _request(400, max_tokens=64)
+
+    def answer(r: Request) -> str:
+        part = _part(r)
+        if part:
+            return f" in part {part} the counts were " + " ".join(["seven"] * 50)
+        return " combined: seven"  # every combining call
+
+    inner = _scripted(answer, qwen_tokenizer)
+    routed = with_router(inner, None, length=700)
+    generation = _generate(routed, request)
+    plan = generation.route
+    budget = asyncio.run(routed.budget_for(request))
+    parts = len(plan["chunks"])
+    combining = [r for r in inner.requests if _part(r) == 0]
+    # One call over every partial answer would not fit: it was combined in rounds instead.
+    one_call = (
+        HEAD
+        + REDUCE_INTRO
+        + "\n".join(
+            f"Part {i}: {answer(r).strip()}" for i, r in enumerate(inner.requests[:parts], start=1)
+        )
+        + TAIL
+    )
+    assert len(qwen_tokenizer.encode(one_call)) > budget
+    assert parts >= 8 and len(combining) >= 3 and plan["reduce_rounds"]
+    assert all(len(qwen_tokenizer.encode(r.prompt)) <= budget for r in inner.requests)
+    assert generation.status == "ok" and generation.text == " combined: seven"
+    assert plan["calls"] == len(inner.requests) == parts + len(combining)
+    assert plan["reduce"].endswith("partial answers") and "round(s) of combining" in plan["reduce"]
+
+
+def test_a_refused_combining_call_is_a_failure_never_a_skip(qwen_tokenizer) -> None:
+    request = _request(150)
+
+    def fault(r: Request, number: int) -> Failure | None:
+        return Failure("context_overflow", "prompt too long") if _part(r) == 0 else None
+
+    inner = _scripted(lambda r: f" part {_part(r)} says violet", qwen_tokenizer, fault=fault)
+    generation = _generate(with_router(inner, None, length=1024), request)
+    assert generation.status == "error"  # counted as failed (the run exits 3), not skipped
+    assert generation.error == (
+        "router: the combining call failed (context_overflow: prompt too long)"
+    )
+    assert generation.route["reduce"].startswith("failed: router: the combining call failed")
+    assert generation.route["calls"] == len(inner.requests)
+
+
+def test_a_partial_answer_too_long_to_combine_fails_without_sending_it(qwen_tokenizer) -> None:
+    request = _request(150, max_tokens=3000)
+    inner = _scripted(
+        lambda r: " " + "violet " * 2000 if _part(r) else " never sent", qwen_tokenizer
+    )
+    generation = _generate(with_router(inner, None, length=4096), request)
+    assert generation.status == "error"
+    assert generation.error.startswith("router: partial answer 1 does not fit the ")
+    assert all(_part(r) for r in inner.requests)  # no combining call was sent
+
+
+def test_the_cli_refuses_a_router_length_below_the_frame_in_one_line(tmp_path: Path) -> None:
+    from longscope.run.store import RunStore
+
+    from ..cli_helper import longscope
+
+    done = longscope(
+        "run", "longctx", "--model", "scripted/m", "--router-length", "300",
+        "-o", str(tmp_path), "-q",
+    )  # fmt: skip
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    errors = [line for line in lines if line.startswith("error:")]
+    assert done.returncode == 2 and errors == lines[-1:], done.stderr  # the plan, then one line
+    assert "Traceback" not in done.stderr and "give --router-length 349 or more" in errors[0]
+    with RunStore(tmp_path, create=False, readonly=True) as store:
+        assert all(store.count_generations(run["run_id"]) == 0 for run in store.runs())

@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 
 from longscope.errors import UsageError
-from longscope.models.endpoints import MultiEndpointBackend, create_multi_backend, read_url_file
+from longscope.models.endpoints import MultiEndpointBackend, read_url_file
+from longscope.models.openai_api import create_multi_backend
 from longscope.run.merge import endpoint_history, record_endpoints
 from longscope.run.plan import Rates, actual_figures, make_plan
 from longscope.run.runner import RunOptions, run_async
@@ -101,7 +102,7 @@ def test_three_servers_serve_one_run_with_affinity_and_plan_counts(servers, tmp_
         rows = store.generations(result.run_id)
     assert len(rows) == len({(s, r) for s, r, _ in rows}) == 6
     assert all(g.status in ("ok", "length") for _, _, g in rows)
-    assert result.result.summary["completeness"]["complete"] is True
+    assert result.scores.to_dict()["completeness"]["complete"] is True
     # a document's two repeats went to one endpoint (its prefix cache), the work to all three
     for sample in {s for s, _, _ in rows}:
         assert backend.served[(sample, 0)] == backend.served[(sample, 1)]
@@ -337,7 +338,7 @@ def test_when_every_endpoint_fails_every_request_is_stored_with_its_reason(tmp_p
     assert all("HTTP 503: overloaded" in g.error for _, _, g in rows)
     assert any(g.error.endswith("every endpoint is down") for _, _, g in rows)
     assert all(e["down"] for e in backend.stats())
-    assert result.result.summary["completeness"]["complete"] is False
+    assert result.scores.to_dict()["completeness"]["complete"] is False
 
 
 def test_nothing_lost_when_one_server_is_killed_mid_run(servers, tmp_path: Path) -> None:

@@ -100,7 +100,7 @@ def test_every_answer_unusable_ends_the_run_with_every_reason_recorded(tmp_path:
     assert all(
         e.startswith("gave up after 2 attempts: unusable answer: ") for *_, e in rows.values()
     )
-    assert result.result.summary["statuses"]["error"] == len(DEPTHS)
+    assert result.scores.to_dict()["statuses"]["error"] == len(DEPTHS)
 
 
 def test_all_503_records_every_request_as_an_error(tmp_path: Path) -> None:

@@ -84,7 +84,7 @@ def test_verdicts_are_stored_resumed_and_failures_counted(tmp_path: Path, qwen_t
         assert len(server.requests) == 4  # 1 + (1 try + 2 retries)
         again = judge(tmp_path, OpenAIBackend("m", base_url=server.url))
         assert again == {"judged": 0, "failed": 0, "cached": 2} and len(server.requests) == 4
-    summary = score_run(tmp_path).summary
+    summary = score_run(tmp_path).to_dict()
     assert summary["judge_failures"] == {"single_doc_qa": {"1024": 1}}
     assert summary["by_task"]["single_doc_qa"]["1024"] == 100.0  # the failure is not a 0
 
@@ -99,8 +99,8 @@ def test_embedded_model_as_judge_records_what_it_says(tmp_path: Path, qwen_token
     with RunStore(tmp_path, create=False) as store:
         verdicts = store.judgements("j1")
     assert len(verdicts) == 2
-    for value, judge_id, error in verdicts.values():
-        assert judge_id.startswith("gguf:") and (value is not None or error)
+    for verdict in verdicts.values():
+        assert verdict.judge.startswith("gguf:") and (verdict.value is not None or verdict.error)
 
 
 def test_a_base_model_judge_is_handed_the_verdicts_opening(tmp_path: Path, qwen_tokenizer) -> None:
@@ -119,7 +119,7 @@ def test_a_base_model_judge_is_handed_the_verdicts_opening(tmp_path: Path, qwen_
     assert first["prompt"].endswith('Verdict: {"fluency":') and first["stop"] == ["}"]
     assert first["temperature"] == 0.0 and retry["temperature"] > 0  # a retry may differ
     with RunStore(tmp_path, create=False) as store:
-        values = sorted(v for v, _, _ in store.judgements("j1").values())
+        values = sorted(j.value for j in store.judgements("j1").values())
     assert values == [0.0, 1.0]
 
 
@@ -128,4 +128,4 @@ def test_an_empty_answer_scores_0_without_asking_the_judge(tmp_path: Path, qwen_
     with FaultServer() as server:
         assert judge(tmp_path, OpenAIBackend("m", base_url=server.url))["judged"] == 2
         assert server.requests == []
-    assert score_run(tmp_path).summary["by_task"]["single_doc_qa"]["1024"] == 0.0
+    assert score_run(tmp_path).to_dict()["by_task"]["single_doc_qa"]["1024"] == 0.0

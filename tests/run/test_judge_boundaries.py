@@ -60,9 +60,9 @@ def test_real_judge_prompts_storage_resume_and_score(tmp_path: Path, qwen_tokeni
         asyncio.run(model.aclose())
     with RunStore(tmp_path, create=False) as store:
         verdicts = store.judgements("j1")
-    values = [v for v, _, _ in verdicts.values() if v is not None]
+    values = [j.value for j in verdicts.values() if j.value is not None]
     assert all(0.0 <= v <= 1.0 for v in values)
-    cell = score_run(tmp_path).summary["by_task"]["single_doc_qa"].get("1024")
+    cell = score_run(tmp_path).to_dict()["by_task"]["single_doc_qa"].get("1024")
     if values:
         assert cell == pytest.approx(round(100 * sum(values) / len(values), 2), abs=0.01)
     else:

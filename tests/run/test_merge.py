@@ -76,7 +76,7 @@ def test_merge_equals_the_unsharded_run_and_is_idempotent(runs, tmp_path: Path) 
     assert report.missing_samples == [] and report.unfinished == 0
     merged = report.result
     assert merged is not None
-    assert _volatile_free(merged.summary) == _volatile_free(whole.result.summary)
+    assert _volatile_free(merged.to_dict()) == _volatile_free(whole.scores.to_dict())
     with RunStore.open_readonly(out) as a, RunStore.open_readonly(whole_dir) as b:
         # every stored field of every sample, in build order
         assert list(a.samples(whole.run_id).items()) == list(b.samples(whole.run_id).items())
@@ -86,7 +86,7 @@ def test_merge_equals_the_unsharded_run_and_is_idempotent(runs, tmp_path: Path) 
     assert endpoint_history(out, whole.run_id) == []
     again = merge_runs(out, [runs["shard0"][0], runs["shard1"][0]])
     assert again.added == 0 and again.generations == 2
-    assert _volatile_free(score_run(out).summary) == _volatile_free(whole.result.summary)
+    assert _volatile_free(score_run(out).to_dict()) == _volatile_free(whole.scores.to_dict())
 
 
 def test_merge_reports_gaps_and_overlaps(runs, tmp_path: Path) -> None:

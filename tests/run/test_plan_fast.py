@@ -389,7 +389,7 @@ def test_a_plan_with_nothing_left_to_send_says_so() -> None:
 
 
 def test_slow_rates_are_never_shown_as_zero() -> None:
-    from longscope.run.progress import rate
+    from longscope.run.plan import rate
 
     assert [rate(x) for x in (12345.6, 250.0, 12.34, 1.0, 0.5, 0.004, 0.001)] == [
         "12,346", "250", "12.3", "1.0", "0.5", "0.004", "0.001",

@@ -39,7 +39,7 @@ def test_longctx_tier1_on_embedded_model_and_big_tiers_skipped(tmp_path: Path) -
     suite = create_suite("longctx", {"tiers": [1, 4, 5]})
     backend = create_backend("llamacpp/gemma3-270m")
     result = run(suite, backend, RunOptions(output=tmp_path, quiet=True, max_tokens=ANSWER))
-    summary = result.result.summary
+    summary = result.scores.to_dict()
     rows = {r[0]: r for r in _rows(tmp_path)}
     assert len(rows) == 12
     for task in ("LCB-001", "LCB-002", "LCB-003", "LCB-004"):
@@ -104,6 +104,36 @@ def test_longctx_through_real_llama_server(llama_server: str, tmp_path: Path) ->
     assert counted, "the fitting sample was not answered"
     for sid, seen in counted.items():
         assert abs(seen - samples[sid]) <= 2
+
+
+def test_a_model_name_the_server_does_not_list_is_warned_about(
+    llama_server: str, tmp_path: Path
+) -> None:
+    """The commonest mistake with vLLM: --model openai/NAME with a NAME other than the one served
+    (vLLM then refuses every request). llama.cpp's server answers whatever the name, so the run
+    goes on; the warning names what the server lists."""
+    tiny = ["--lengths", "1k", "-S", "depths=0.5", "-S", "types=needle", "--max-tokens", "8",
+            "--limit", "1", "-q", "-M", "prompt_mode=completion", "-M", "context_length=8192",
+            "--base-url", llama_server]  # fmt: skip
+
+    def run_cli(model: str, out: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "longscope.cli", "run", "longctx", "--model", model, "-o",
+             str(out), *tiny],
+            capture_output=True, text=True, timeout=300, check=False,
+        )  # fmt: skip
+
+    wrong = run_cli("openai/Qwen/Qwen2.5-7B-Instruct", tmp_path / "wrong")
+    assert wrong.returncode == 0, wrong.stderr
+    warned = [line for line in wrong.stderr.splitlines() if line.startswith("warning:")]
+    assert warned == [
+        f"warning: the server at {llama_server} lists gemma3-270m, not Qwen/Qwen2.5-7B-Instruct: "
+        "a server that checks the name (vLLM, SGLang) refuses every request; pass --model "
+        "openai/gemma3-270m"
+    ]
+    right = run_cli("openai/gemma3-270m", tmp_path / "right")
+    assert right.returncode == 0, right.stderr
+    assert "warning:" not in right.stderr
 
 
 def test_a_documents_repeats_through_llama_cpp_server(llama_server: str, tmp_path: Path) -> None:
@@ -189,4 +219,4 @@ def test_all_longctx_tiers_on_the_embedded_model(tmp_path: Path) -> None:
     rows = {r[0]: r for r in _rows(tmp_path)}
     assert all(rows[f"LCB-{i:03d}"][2] in ("ok", "length") for i in range(1, 13))
     assert all(rows[f"LCB-{i:03d}"][2] == "skipped" for i in range(13, 21))
-    assert result.result.summary["max_points"] == 100
+    assert result.scores.to_dict()["max_points"] == 100

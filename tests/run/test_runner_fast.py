@@ -93,8 +93,8 @@ def register(monkeypatch: pytest.MonkeyPatch) -> Any:
     from longscope import suites
     from longscope.suites import register_suite
 
-    monkeypatch.setattr(suites, "_registered", dict(suites._registered))
-    monkeypatch.setattr(suites, "_loaded", dict(suites._loaded))
+    monkeypatch.setattr(suites.REGISTRY, "_registered", dict(suites.REGISTRY._registered))
+    monkeypatch.setattr(suites.REGISTRY, "_loaded", dict(suites.REGISTRY._loaded))
 
     def use(factory: type[EchoSuite] = EchoSuite) -> type[EchoSuite]:
         register_suite("echo", factory)
@@ -179,7 +179,7 @@ def test_a_run_stores_every_answer_its_samples_positions_and_its_header(
     assert (config["max_tokens"], config["seed"]) == (16, 0)
     assert header["scheduling"] == {"requests_in_flight": 3, "grouped_by_prefix": False}
     # The summary says how long making samples took and when the first request left.
-    timing = result.result.summary["timing"]
+    timing = result.timing
     assert set(timing) == {"build_s", "first_request_s"}
     assert 0 <= timing["first_request_s"] < 30 and 0 <= timing["build_s"] < 30
     assert result.result.run_id == result.run_id and result.result.completeness["scored"] == 4
@@ -492,10 +492,10 @@ def test_group_limit_is_the_longest_task_limit_plus_grace_for_each_member_and_ca
     own.bounds_own_deadline = True
     assert group_limit(own, [_request(10.0)]) is None
     # The router answers a long request with several calls (here 3000 tokens in a 1000-token
-    # budget: 4 parts and 2 more calls): a limit for each.
+    # budget: 4 parts, up to 3 combining calls in rounds and 2 more): a limit for each.
     routed = RoutedBackend(ScriptedBackend("inner"), length=1000)
-    assert routed.calls_for(_request(10.0, prompt_tokens=3000)) == 6
-    assert group_limit(routed, [_request(10.0, prompt_tokens=3000)]) == (10.0 + 30.0) * 6
+    assert routed.calls_for(_request(10.0, prompt_tokens=3000)) == 9
+    assert group_limit(routed, [_request(10.0, prompt_tokens=3000)]) == (10.0 + 30.0) * 9
 
 
 def test_one_request_under_the_runners_deadline(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -558,7 +558,7 @@ def test_samples_made_in_the_worker_thread_count_as_build_time(
         "echo-512-1",
     ]
     assert [r[2] for r in _rows(tmp_path, result.run_id)] == ["ok"] * 4
-    assert 0.2 <= result.result.summary["timing"]["build_s"] < 30
+    assert 0.2 <= result.timing["build_s"] < 30
 
 
 def test_samples_are_made_at_most_two_ahead_of_what_is_sent(tmp_path: Path, register: Any) -> None:

@@ -103,9 +103,9 @@ def test_rescoring_stores_scores_summary_and_reclassified_refusals(
     assert [row.sample["id"] for row in result.rows] == ids[:3]
     assert result.rows[2].generation.status == "context_overflow"
     text = (tmp_path / SUMMARY_NAME).read_text(encoding="utf-8")
-    assert text == json.dumps(result.summary, indent=2, ensure_ascii=False)
+    assert text == json.dumps(result.to_dict(), indent=2, ensure_ascii=False)
     summary = json.loads(text)
-    assert summary == result.summary and result.run_dir == tmp_path
+    assert summary == result.to_dict() and result.run_dir == tmp_path
     assert (summary["run_id"], summary["suite"], summary["model"]) == (
         "j1",
         "hundred",
@@ -128,7 +128,7 @@ def test_rescoring_stores_scores_summary_and_reclassified_refusals(
     with RunStore.open_readonly(tmp_path) as store:
         samples = store.samples("j1")
     assert result.clusters == {sid: suite.cluster_key(samples[sid]) for sid in ids}
-    assert read_run(tmp_path, "j2").summary["model"] == ""
+    assert read_run(tmp_path, "j2").to_dict()["model"] == ""
 
 
 def test_repeats_of_one_source_question_are_one_cluster(tmp_path: Path, qwen_tokenizer) -> None:
@@ -139,7 +139,7 @@ def test_repeats_of_one_source_question_are_one_cluster(tmp_path: Path, qwen_tok
         samples = store.samples("j1")
     suite = create_suite("hundred", read_run(tmp_path, "j1").header["params"])
     assert suite.cluster_key(samples[ids[0]]) == suite.cluster_key(samples[ids[3]])
-    uncertainty = score_run(tmp_path, "j1").summary["longscope"]["uncertainty"]
+    uncertainty = score_run(tmp_path, "j1").to_dict()["longscope"]["uncertainty"]
     assert (uncertainty["requests"], uncertainty["clusters"]) == (3, 2)
     assert uncertainty["cluster"] == "the source question (task and row), asked at every length"
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from longscope.errors import UsageError
+from longscope.params import MAX_LENGTH_TOKENS
 from longscope.run.prepared import MAX_REQUESTS, RunOptions
 from longscope.run.spec import (
     MAX_CONCURRENCY,
@@ -27,7 +28,6 @@ from longscope.run.spec import (
     model_spec,
     run_directory,
 )
-from longscope.suites.params import MAX_LENGTH_TOKENS
 
 NEEDLE = ("longctx", "scripted/x")
 

@@ -4,7 +4,7 @@
   timeout, error), in the store and through a real run on the embedded model.
 - Which statuses are scored: a `length` answer (cut at max_tokens) earns its points.
 - A request whose prompt and answer equal the context length fits (`<=`, not `<`); one token more
-  does not. Checked on `_fits` and on the embedded model with n_ctx exactly at the grid length.
+  does not. Checked on `skip_reason` and on the embedded model with n_ctx exactly at the grid length.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from longscope.models.base import ModelInfo
-from longscope.run.prepared import fits as _fits
+from longscope.run.prepared import skip_reason
 from longscope.run.runner import RunOptions, run
 from longscope.run.store import RunStore
 from longscope.suites.longctx.suite import GridSpec, LongCtxSuite
@@ -55,7 +55,7 @@ def _info(context_length: int | None) -> ModelInfo:
 )
 def test_fit_decision_at_exactly_the_context_length(length, context_length, fits) -> None:
     sample = Sample("s", "needle", "en", "", "q", ("a",), length)
-    reason = _fits(sample, _info(context_length))
+    reason = skip_reason(sample, _info(context_length))
     if fits:
         assert reason == ""
     else:
@@ -98,7 +98,7 @@ def test_a_grid_length_equal_to_n_ctx_runs_and_resume_keeps_overflow(tmp_path: P
     assert status in ("ok", "length", "timeout")
     if status != "timeout":
         assert 0 < prompt_tokens <= 1024 - 16
-    points = first.result.summary["per_sample"][sample_id]["points"]
+    points = first.scores.to_dict()["per_sample"][sample_id]["points"]
     assert 0 <= points <= 5
 
     # An earlier attempt that overflowed the window is an answer about the model: kept on resume.
@@ -108,7 +108,7 @@ def test_a_grid_length_equal_to_n_ctx_runs_and_resume_keeps_overflow(tmp_path: P
     db.close()
     again = run(_suite(), backend, _fast(tmp_path))
     assert again.sent == 0 and _generations(tmp_path)[0][1] == "context_overflow"
-    assert again.result.summary["total"] == 0.0
+    assert again.scores.to_dict()["total"] == 0.0
 
 
 @pytest.mark.model
@@ -121,4 +121,4 @@ def test_a_grid_length_one_over_n_ctx_is_skipped_with_the_reason(tmp_path: Path)
     assert (result.sent, result.skipped) == (0, 1)
     [(_, status, _, _)] = _generations(tmp_path)
     assert status == "skipped"
-    assert result.result.summary["total"] == 0.0
+    assert result.scores.to_dict()["total"] == 0.0

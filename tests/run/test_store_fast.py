@@ -24,6 +24,7 @@ from longscope.types import (
     RETRYABLE,
     BudgetUse,
     Generation,
+    Judgement,
     Sample,
     Score,
     sanitized_note,
@@ -407,11 +408,11 @@ def test_judgements_per_judge_and_the_latest_judge_wins(tmp_path: Path) -> None:
         assert store.judged_keys("r1", "judge/b") == {("s1", 0)}
         assert store.judged_keys("r1", "judge/c") == set()
         assert store.judgements("r1") == {
-            ("s1", 0): (0.0, "judge/b", ""),
-            ("s2", 0): (None, "judge/a", "timeout"),
+            ("s1", 0): Judgement(0.0, "judge/b", ""),
+            ("s2", 0): Judgement(None, "judge/a", "timeout"),
         }
         store.put_judgement("r1", "s1", 0, "judge/a", 0.5, "again", 4, "")  # judge/a rules last
-        assert store.judgements("r1")[("s1", 0)] == (0.5, "judge/a", "")
+        assert store.judgements("r1")[("s1", 0)] == Judgement(0.5, "judge/a", "")
         assert store.judgement_records("r1")[-1] == ("s1", 0, "judge/a", 0.5, "again", 4, "")
         assert ("s1", 0, "judge/b", 0.0, "no\ufffd", 2, "") in store.judgement_records("r1")
         assert store.judgement_records("r2") == [("s9", 0, "judge/a", 1.0, "", 1, "")]

@@ -60,15 +60,15 @@ def test_every_generation_stores_what_its_budget_did(thought_run: Path) -> None:
 
 def test_reports_show_the_forced_share_and_flag_the_length(thought_run: Path) -> None:
     result = read_run(thought_run)
-    record = result.typed.budgets
+    record = result.summary.budgets
     cell = record["by_length"]["512"]
     assert record["thinking_budget"] == THINKING
     assert cell["answered"] >= 1 and cell["forced_share"] == 1.0 and cell["bound"]
     # JSON
-    assert result.summary["longscope"]["budgets"]["by_length"]["512"]["bound"] is True
+    assert result.to_dict()["longscope"]["budgets"]["by_length"]["512"]["bound"] is True
     # terminal
     console = Console(file=io.StringIO(), width=200)
-    print_summary(result.typed, console)
+    print_summary(result.summary, console)
     text = console.file.getvalue()
     assert "Budgets by length" in text and "budget-bound at 512" in text
     assert "100.0" in text

@@ -30,6 +30,20 @@ def test_unknown_tokenizer_is_refused() -> None:
         load_tokenizer("nope")
 
 
+def test_a_gguf_tokenizer_loads_without_a_word_on_stderr() -> None:
+    """`-M tokenizer=gemma3-270m` loads the GGUF's vocabulary only; llama.cpp then warned
+    `n_ctx_seq (512) > n_ctx_train (0)` on stderr at every run, past `verbose=False`."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", "from longscope.text.tokenizers import load_tokenizer\n"
+         "print(len(load_tokenizer('gemma3-270m').encode('hello world')))"],
+        capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert (done.returncode, done.stdout.strip(), done.stderr) == (0, "2", "")
+
+
 def test_encode_special_reads_special_token_strings_as_the_tokens(qwen_tokenizer, tmp_path):
     # What a completion endpoint and RULER's hf path read: the control token, not its characters.
     text = "before <|im_end|> after"

@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from longscope.analysis.stats import WORST_SD, detectable_difference, score_halfwidth
-from longscope.analysis.uncertainty import cluster_key_of
+from longscope.analysis.uncertainty import ClusterKey, cluster_key_of
 from longscope.types import Sample, stable_hash
 
 
@@ -34,13 +34,16 @@ class Detectable:
         return asdict(self)
 
 
-def detectable(samples: Sequence[Sample], suite: Any, sd: float = WORST_SD) -> list[Detectable]:
+def detectable(
+    samples: Sequence[Sample], cluster_key: ClusterKey | None, sd: float = WORST_SD
+) -> list[Detectable]:
     """Return per length (and overall) the samples, clusters and the detectable difference
-    (empty when nothing would be sent: every sample done, skipped or not fitting)."""
+    (empty when nothing would be sent: every sample done, skipped or not fitting).
+    `cluster_key`: the suite's (`Suite.cluster_key`), None for the document."""
     if not samples:
         return []
     documents = {s.id: stable_hash(s.context, 32) for s in samples}
-    key = cluster_key_of(suite, documents)
+    key = cluster_key_of(cluster_key, documents)
     by_length: dict[int | None, tuple[set[str], set[Any]]] = {}
     for sample in samples:
         cluster = key(sample.public())

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from longscope.analysis.budgets import leaderboard_columns
-from longscope.analysis.curves import curve_metrics
+from longscope.analysis.curves import RELATIVE_FRACTION, curve_metrics
 from longscope.analysis.effective import (
     RULER_THRESHOLD,
     effective_length,
@@ -22,6 +22,7 @@ from longscope.analysis.effective import (
     weighted_averages,
 )
 from longscope.analysis.longscore import DEFAULT_BASE_LENGTHS, DEFAULT_FLOOR, LongScore, longscore
+from longscope.analysis.published import range_label
 from longscope.summary import CurveMetrics, Summary, View, request_counts, shard_text
 
 PROFILE_VERSION = 1
@@ -37,10 +38,10 @@ class LengthCurve:
 
 
 def as_summary(value: Any) -> Summary:
-    """Return a `Summary`, or the summary of a scored run (anything whose `.result` is one)."""
+    """Return a `Summary`, or the summary of a scored run (anything whose `.summary` is one)."""
     if isinstance(value, Summary):
         return value
-    summary = getattr(value, "result", None)
+    summary = getattr(value, "summary", None)
     if isinstance(summary, Summary):
         return summary
     raise TypeError(f"not a summary or a scored run: {type(value).__name__}")
@@ -87,11 +88,13 @@ def model_profile(
     summaries = [as_summary(r) for r in runs]
     if not summaries:
         raise ValueError("a profile needs at least one scored run")
+    scored = dict(zip(map(id, summaries), runs, strict=True))
     models = {s.model for s in summaries}
     if len(models) > 1:
         raise ValueError(f"runs are of different models: {', '.join(sorted(models))}")
     measurements = []
     for summary in summaries:
+        run = scored[id(summary)]
         scores = summary.by_length
         if not scores or summary.state == "none":
             continue  # a run that scored nothing measures nothing, not an effective length of 0
@@ -128,11 +131,13 @@ def model_profile(
                 "requests": request_counts(summary.completeness),
             }
         )
-        if summary.view.intervals:
-            # The bootstrap's 95% intervals (analysis.uncertainty): both rules and LongScore.
+        intervals = _intervals(run, summary, threshold, relative)
+        if intervals:
+            # The bootstrap's 95% intervals (analysis.uncertainty): both rules at the threshold
+            # and fraction asked, and LongScore.
             measurements[-1]["intervals"] = {
                 i.name: {"estimate": i.estimate, "median": i.median, "low": i.low, "high": i.high}
-                for i in summary.view.intervals
+                for i in intervals
             }
     known = [m["effective_length"] for m in measurements if m["effective_length"]]
     return {
@@ -143,6 +148,28 @@ def model_profile(
         "measured": measurements,
         "date": dt.date.today().isoformat(),
     }
+
+
+def _intervals(run: Any, summary: Summary, threshold: float, relative: float) -> tuple[Any, ...]:
+    """Return the run's curve intervals at `threshold` and `relative`: as stored when those are
+    the defaults they were drawn at, else drawn again from the run's rows (a summary alone, with
+    other settings, has none: its stored ones are at other bars)."""
+    stored = summary.view.intervals
+    if threshold == RULER_THRESHOLD and relative == RELATIVE_FRACTION:
+        return stored
+    rows = getattr(run, "rows", None)
+    if not stored or not rows:
+        return ()
+    from longscope.analysis.uncertainty import intervals_at
+
+    clusters = getattr(run, "clusters", None) or {}
+    return intervals_at(
+        summary,
+        rows,
+        lambda sample: clusters.get(str(sample["id"]), str(sample["id"])),
+        threshold=threshold,
+        fraction=relative,
+    )
 
 
 def leaderboard(
@@ -190,6 +217,8 @@ def leaderboard(
         if made is not None:
             row["AUC"] = made.auc
             row["AUC_SE"] = made.auc_se
+            # An AUC covers the lengths measured: beside another range it reads differently.
+            row["AUC_range"] = range_label(sorted(scores))
             if "length AUC" in intervals:
                 row["AUC_ci95"] = [intervals["length AUC"].low, intervals["length AUC"].high]
             row.update(wAvg_inc=made.wavg_inc, wAvg_dec=made.wavg_dec)

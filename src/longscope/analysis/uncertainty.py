@@ -58,14 +58,16 @@ def default_cluster_key(sample: Mapping[str, Any]) -> str:
     return str(sample["id"])
 
 
-def cluster_key_of(suite: Any, documents: Mapping[str, str] | None = None) -> ClusterKey:
-    """Return the suite's `cluster_key(sample)` when it declares one, else the document.
+def cluster_key_of(
+    hook: ClusterKey | None, documents: Mapping[str, str] | None = None
+) -> ClusterKey:
+    """Return the suite's `cluster_key` (`hook`, declared on `Suite`: None by default) when it
+    gives one, else the document.
 
     `documents`: each sample's context hash (the store's); samples reading the same document or
     haystack are one cluster, and a sample's repeats always are.
     """
-    hook = getattr(suite, "cluster_key", None)
-    if callable(hook):
+    if hook is not None:
         return hook
     if not documents:
         return default_cluster_key
@@ -73,11 +75,11 @@ def cluster_key_of(suite: Any, documents: Mapping[str, str] | None = None) -> Cl
     return lambda sample: known.get(str(sample["id"]), str(sample["id"]))
 
 
-def cluster_name(suite: Any) -> str:
-    """Return what the suite's clusters are, from its `cluster_key` docstring's first line."""
-    hook = getattr(suite, "cluster_key", None)
-    doc = (getattr(hook, "__doc__", None) or "").strip().splitlines()
-    if callable(hook) and doc:
+def cluster_name(hook: ClusterKey | None) -> str:
+    """Return what the suite's clusters are, from its `cluster_key` (`hook`) docstring's first
+    line."""
+    doc = ((hook.__doc__ or "") if hook is not None else "").strip().splitlines()
+    if doc:
         line = doc[0].rstrip(".")
         return line[:1].lower() + line[1:]
     return "the document (samples reading the same context are one cluster, with their repeats)"
@@ -284,12 +286,23 @@ def errors_of_view(view: View, units: Sequence[Unit], tally: _Tally) -> tuple[Vi
     lengths = [str(n) for n in view.by_length]
     length_field = find_field(table, "length", lengths)
     category_field = find_field(table, "task", list(view.curves)) if view.curves else None
+    # The averaging a suite's own table declares (`@mean_of`, RULER's mean of task means) is
+    # tried first: the same number then has the same standard error wherever it is shown.
+    declared = list(
+        dict.fromkeys(
+            tuple(f for f in where["@mean_of"].split(",") if f)
+            for shown_table in view.tables
+            for row in shown_table.where
+            for where in row
+            if where and where.get("@mean_of")
+        )
+    )
     length_specs: dict[int, tuple[str, ...]] = {}
     length_errors: dict[int, Error] = {}
     if length_field:
         for length, shown in view.by_length.items():
             index = table.where(**{length_field: str(length)})
-            found = _fit(shown, table, index, [(), ("id",), (category_field or "",)])
+            found = _fit(shown, table, index, [*declared, (), ("id",), (category_field or "",)])
             tally.count(found)
             if found:
                 length_errors[length] = _error(found[0])
@@ -310,6 +323,7 @@ def errors_of_view(view: View, units: Sequence[Unit], tally: _Tally) -> tuple[Vi
     if length_field and view.by_length:
         in_curve = np.flatnonzero(np.isin(table.column(length_field), lengths))
     overall_specs = [
+        *((length_field or "", *spec) for spec in declared),
         (),
         ("id",),
         (length_field or "",),
@@ -851,6 +865,33 @@ def with_uncertainty(
     return replace(summary, views=tuple(views), uncertainty=record)
 
 
+def intervals_at(
+    summary: Summary,
+    rows: Sequence[ScoredRow],
+    cluster_key: ClusterKey,
+    *,
+    threshold: float,
+    fraction: float,
+) -> tuple[Interval, ...]:
+    """Return the first view's bootstrap intervals at another `threshold` and relative `fraction`
+    (`profile --threshold/--relative`), drawn with the run's recorded seed and replicates."""
+    drawn = summary.uncertainty.get("bootstrap") or {}
+    view = summary.view
+    units = view_units(view, units_of(rows, cluster_key), len(summary.views))
+    filled, fitted = errors_of_view(view_metrics(view), units, _Tally())
+    made = curve_intervals(
+        filled,
+        units,
+        fitted.length_field,
+        fitted.lengths,
+        seed=int(drawn.get("seed", DEFAULT_SEED)),
+        replicates=int(drawn.get("replicates", DEFAULT_REPLICATES)),
+        threshold=threshold,
+        fraction=fraction,
+    )
+    return _with_se(made, filled.metrics)
+
+
 __all__ = [
     "DEFAULT_REPLICATES",
     "DEFAULT_SEED",
@@ -867,6 +908,7 @@ __all__ = [
     "default_cluster_key",
     "errors_of_view",
     "find_field",
+    "intervals_at",
     "labels_of",
     "longscore_gradient",
     "units_of",

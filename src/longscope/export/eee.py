@@ -55,7 +55,8 @@ def record(run: ExportRun, retrieved: float | None = None, detail: Any = None) -
 
     rules, counts = run.determinism(), run.completeness()
     state = {"state": run.state, "final": str(run.final).lower()}
-    engine_name, _, engine_version = str(rules["engine"]).partition(" ")
+    engine_name, engine_version = run.engine()
+    provider = run.model.split("/", 1)[0]
     return eee.EvaluationLog(
         schema_version=SCHEMA_VERSION,
         evaluation_id=evaluation_id(run),
@@ -79,12 +80,14 @@ def record(run: ExportRun, retrieved: float | None = None, detail: Any = None) -
         ),
         model_info=eee.ModelInfo(
             name=run.model,
-            id=run.model,
-            inference_platform=run.model.split("/", 1)[0],
-            inference_engine=eee.InferenceEngine(
-                name=engine_name or None, version=engine_version or None
-            ),
-            additional_details=flat_strings(rules, "determinism"),
+            id=run.served_id,
+            developer=run.developer,
+            inference_platform=_PLATFORMS.get(provider, provider),
+            inference_engine=eee.InferenceEngine(name=engine_name, version=engine_version),
+            additional_details={
+                **flat_strings(rules, "determinism"),
+                **_deployment(provider, engine_name),
+            },
         ),
         evaluation_results=[_result(run, point, state) for point in metric_points(run.summary)],
         detailed_evaluation_results=detail,
@@ -102,7 +105,7 @@ def instances(run: ExportRun) -> list[Any]:
     result_id = points[0].name if points else "overall"
     title = run.summary.title or run.suite
     out = []
-    for row in run.result.rows:
+    for row in run.scores.rows:
         if row.score is None:
             continue
         sample, generation = row.sample, row.generation
@@ -115,7 +118,7 @@ def instances(run: ExportRun) -> list[Any]:
             eee.InstanceLevelEvaluationLog(
                 schema_version=SCHEMA_VERSION,
                 evaluation_id=evaluation_id(run),
-                model_id=run.model,
+                model_id=run.served_id,
                 evaluation_name=f"{title} {sample.get('length')} tokens",
                 evaluation_result_id=result_id,
                 sample_id=f"{sample['id']}#{row.repeat}" if row.repeat else str(sample["id"]),
@@ -161,8 +164,8 @@ def instances(run: ExportRun) -> list[Any]:
 
 
 def evaluation_id(run: ExportRun) -> str:
-    """Return the record's id, `COLLECTION/MODEL/RUN_ID`: one per longscope run."""
-    return f"{collection(run)}/{run.model}/{run.run_id}"
+    """Return the record's id, `COLLECTION/MODEL_ID/RUN_ID`: one per longscope run."""
+    return f"{collection(run)}/{run.served_id}/{run.run_id}"
 
 
 def _result(run: ExportRun, point: Point, state: dict[str, str]) -> Any:
@@ -193,7 +196,7 @@ def _result(run: ExportRun, point: Point, state: dict[str, str]) -> Any:
             additional_details={
                 "suite": run.suite,
                 "suite_version": str(run.header.get("suite_version") or "unknown"),
-                "params": json.dumps(run.header.get("params") or {}, sort_keys=True),
+                "params": json.dumps(run.identity()["params"], sort_keys=True),
             },
         ),
         evaluation_timestamp=run.created_iso,
@@ -237,10 +240,16 @@ def repo_path(run: ExportRun) -> str:
 
     seed = hashlib.sha256(run.run_id.encode()).digest()[:16]
     name = f"{uuid.UUID(bytes=seed, version=4)}.json"
+    if run.developer is None:
+        raise UsageError(
+            f"the run names its model {run.served_id!r}, without its developer: Every Eval Ever "
+            "files records by DEVELOPER/MODEL; give it with --model-id ORG/NAME "
+            "(e.g. Qwen/Qwen2.5-7B-Instruct)"
+        )
     try:
-        return datastore_repo_file_path(collection(run), run.model, None, name)
+        return datastore_repo_file_path(collection(run), run.served_id, None, name)
     except ValueError as exc:
-        raise UsageError(f"{run.model!r} names no Every Eval Ever path: {exc}") from exc
+        raise UsageError(f"{run.served_id!r} names no Every Eval Ever path: {exc}") from exc
 
 
 def validate(root: Path, repos: list[str]) -> list[str]:
@@ -293,6 +302,21 @@ def write(run: ExportRun, out: Path) -> Path:
             (out / name).unlink(missing_ok=True)
         raise RuntimeError(f"every-eval-ever rejects the export: {'; '.join(errors[:3])}")
     return out / repo
+
+
+_PLATFORMS = {"llamacpp": "local", "hf": "local", "openai": "OpenAI-compatible API"}
+"""Where each provider runs the model, in the schema's words (`inference_platform`)."""
+_SELF_RUN = {"llama-cpp-python", "vLLM", "SGLang", "llama.cpp", "transformers"}
+
+
+def _deployment(provider: str, engine: str | None) -> dict[str, str]:
+    """Return the schema's `deployment_type` and `model_availability`: a model this machine or
+    a known open engine ran has its weights at hand; a bare API says nothing."""
+    own = provider in ("llamacpp", "hf") or engine in _SELF_RUN
+    return {
+        "deployment_type": "self_deployed" if own else "unknown",
+        "model_availability": "open_weights" if own else "unknown",
+    }
 
 
 def _number(value: Any) -> float | None:

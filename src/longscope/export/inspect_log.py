@@ -17,10 +17,12 @@ import re
 from pathlib import Path
 from typing import Any
 
-from longscope.export.record import ExportRun, metric_points, require
+from longscope.export.record import ExportRun, metric_points, require, without_local_paths
 from longscope.types import SCORABLE
 
 SCORER = "longscope"
+SCALE = 100.0
+"""longscope scores on 0-100; Inspect's scorers and metrics on 0-1 (what `mean()` gives)."""
 
 
 def write(run: ExportRun, out: Path) -> Path:
@@ -36,7 +38,7 @@ def write(run: ExportRun, out: Path) -> Path:
         results=_results(run),
         stats=_stats(run),
         error=None if run.final else _error(run.completeness()["incomplete"] or run.state),
-        samples=[_sample(run, row) for row in run.result.rows],
+        samples=[_sample(run, row) for row in run.scores.rows],
         tags=["longscope", run.state],
         metadata={"longscope": _record(run)},
     )
@@ -64,8 +66,8 @@ def _spec(run: ExportRun) -> Any:
     from inspect_ai.log import EvalConfig, EvalDataset, EvalRevision, EvalSpec
 
     identity, rules = run.identity(), run.determinism()
-    samples = list(dict.fromkeys(row.sample["id"] for row in run.result.rows))
-    repeats = 1 + max((row.repeat for row in run.result.rows), default=0)
+    samples = list(dict.fromkeys(row.sample["id"] for row in run.scores.rows))
+    repeats = 1 + max((row.repeat for row in run.scores.rows), default=0)
     git = str(run.header.get("git") or "")
     return EvalSpec(
         eval_id=run.run_id,
@@ -79,7 +81,7 @@ def _spec(run: ExportRun) -> Any:
         dataset=EvalDataset(name=run.suite, samples=len(samples), sample_ids=samples),
         model=run.model,
         model_generate_config=_generate_config(rules),
-        model_args={"model_info": run.header.get("model_info") or {}},
+        model_args={"model_info": without_local_paths(run.header.get("model_info") or {})},
         config=EvalConfig(epochs=repeats),
         revision=EvalRevision(type="git", origin="longscope", commit=git) if git else None,
         packages={"longscope": str(run.header.get("longscope") or "")},
@@ -117,21 +119,27 @@ def _results(run: ExportRun) -> Any:
     from inspect_ai.log import EvalMetric, EvalResults, EvalScore
 
     counts = run.completeness()
-    metrics = {
-        point.name: EvalMetric(
-            name=point.name,
-            value=point.value,
-            params={} if point.se is None else {"se": point.se, "n": point.n},
-        )
-        for point in metric_points(run.summary, breakdowns=False)
-    }
+    points = metric_points(run.summary, breakdowns=False)
+    metrics = {}
+    # The headline as Inspect's own scorers give it: `mean` and its `stderr` (0-1); then each
+    # view's overall and each length, with their standard errors as the metric's params.
+    head = next((p for p in points if p.kind == "overall"), None)
+    if head is not None:
+        metrics["mean"] = EvalMetric(name="mean", value=head.value / SCALE)
+        if head.se is not None:
+            metrics["stderr"] = EvalMetric(name="stderr", value=head.se / SCALE)
+    for point in points:
+        if point is head:
+            continue
+        params = {} if point.se is None else {"stderr": point.se / SCALE, "n": point.n}
+        metrics[point.name] = EvalMetric(name=point.name, value=point.value / SCALE, params=params)
     score = EvalScore(
         name=SCORER,
         scorer=run.suite,
         scored_samples=counts["scored"],
         unscored_samples=counts["requested"] - counts["scored"],
         metrics=metrics,
-        metadata={"scale": "0-100", "headline": run.summary.headline.text()},
+        metadata={"scale": "0-1", "headline": run.summary.headline.text()},
     )
     return EvalResults(
         total_samples=counts["requested"],
@@ -145,11 +153,15 @@ def _stats(run: ExportRun) -> Any:
     from inspect_ai.log import EvalStats
     from inspect_ai.model import ModelUsage
 
-    rows = run.result.rows
+    rows = run.scores.rows
     prompt = sum(row.generation.prompt_tokens for row in rows)
     output = sum(row.generation.completion_tokens for row in rows)
     usage = ModelUsage(input_tokens=prompt, output_tokens=output, total_tokens=prompt + output)
-    return EvalStats(started_at=run.created_iso, model_usage={run.model: usage})
+    return EvalStats(
+        started_at=run.created_iso,
+        completed_at=run.finished_iso or run.created_iso,
+        model_usage={run.model: usage},
+    )
 
 
 def _sample(run: ExportRun, row: Any) -> Any:

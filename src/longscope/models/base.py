@@ -14,15 +14,18 @@ import os
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 from longscope.errors import UsageError
+from longscope.params import Param
 from longscope.text.tokenizers import Tokenizer
 from longscope.types import Generation, PromptMode, Request
 
 __all__ = [
     "RETRIED",
+    "VISIBLE_ANSWER_RULE",
     "Backend",
+    "EndpointFlow",
     "Forwarding",
     "LimitKind",
     "ModelInfo",
@@ -59,6 +62,18 @@ class ModelInfo:
     details: dict[str, Any] = field(default_factory=dict, hash=False, compare=False)
 
 
+@dataclass(frozen=True)
+class EndpointFlow:
+    """How a run reaches a model spread over endpoints: requests in flight, the client timeout,
+    a cap on prompt tokens in flight, and stated prefill/decode rates (tokens/s per endpoint)."""
+
+    concurrency: int | None = None
+    request_timeout_s: float | None = None
+    token_cap: int | None = None
+    prefill_tps: float | None = None
+    decode_tps: float | None = None
+
+
 RETRIED = frozenset({"error", "timeout"})
 """Outcomes that may differ when asked again; `length`, `context_overflow` and `ok` are final."""
 
@@ -93,6 +108,33 @@ class Backend:
     name: str
     max_concurrency: int
     """Requests (or groups) the runner hands over at once."""
+
+    # -- read by the registry (longscope.models.registry.BACKENDS), on the class -----------------
+
+    OPTIONS: ClassVar[tuple[Param, ...]] = ()
+    """Its `-M` options, each once, typed, with its default (`longscope list PROVIDER`)."""
+    DESCRIPTION: ClassVar[str] = ""
+    """One line for `longscope list` (default: the first line of the class's docstring)."""
+    ENDPOINT: ClassVar[bool] = False
+    """True when it talks to a server: `from_options` then takes the transport options
+    (`base_url`, `concurrency`, `request_timeout_s`) as keywords."""
+    SPREADS: ClassVar[bool] = False
+    """True when one model may be spread over several endpoints with token-aware flow control
+    (`over_endpoints`)."""
+
+    @classmethod
+    def from_options(cls, name: str, options: dict[str, Any], **transport: Any) -> Backend:
+        """Return the backend of `PROVIDER/name` from complete typed `-M` options (every declared
+        option, defaults applied by the registry) and, for an `ENDPOINT`, the transport options.
+        Default: the constructor, by option name."""
+        return cls(name, **options, **transport)  # type: ignore[call-arg]
+
+    @classmethod
+    def over_endpoints(
+        cls, name: str, options: dict[str, Any], urls: Sequence[str], flow: EndpointFlow
+    ) -> Backend:
+        """Return one backend over several endpoints (`SPREADS`); default: refused in one line."""
+        raise UsageError(f"{cls.__name__} cannot spread over several endpoints")
 
     # -- required --------------------------------------------------------------------------------
 
@@ -239,23 +281,55 @@ class Forwarding(Backend):
         await self.inner.aclose()
 
 
-def split_reasoning(text: str, reasoning: str = "") -> tuple[str, str]:
-    """Return (answer, reasoning): `<think>...</think>` moves out of the answer.
+VISIBLE_ANSWER_RULE = (
+    "the scored answer is the text outside every thinking block: inline <think>...</think> "
+    "blocks (one the model re-opens and never closes runs to the end) and the server's "
+    "reasoning_content / reasoning field are set apart the same way; when any thinking was set "
+    "apart, the whitespace around the answer is removed"
+)
+"""The one rule that makes a model's visible answer out of what a backend received, so that an
+answer scores the same whether its thinking came inline or through a server's reasoning parser."""
 
-    An unclosed think block means the model never reached its answer: the answer is empty and the
-    whole block is reasoning (scoring the half-finished thought as an answer would be wrong).
+
+def split_reasoning(
+    text: str,
+    reasoning: str = "",
+    open_marker: str = "<think>",
+    close_marker: str = "</think>",
+    *,
+    answering: bool = False,
+    set_apart: bool = False,
+) -> tuple[str, str]:
+    """Return (answer, reasoning) under `VISIBLE_ANSWER_RULE`: every thinking block moves out of
+    the answer into the reasoning, after the `reasoning` a server's parser set apart.
+
+    Text before a close marker with no opening one was thinking the template opened, unless
+    `answering` (the text goes on after a close already seen: a continuation's answer). A block
+    that is opened and never closed means the model did not reach (or left) its answer: the rest
+    of the text is reasoning (scoring a half-finished thought as an answer would be wrong).
+    `set_apart`: a server's parser set a thinking block apart, even an empty one (its reasoning
+    field is present, maybe "").
     """
-    start = text.find("<think>")
-    end = text.find("</think>")
-    if end != -1 and (start == -1 or start < end):
-        inner_start = start + len("<think>") if start != -1 else 0
-        thought = text[inner_start:end].strip()
-        answer = (text[:start] if start != -1 else "") + text[end + len("</think>") :]
-        return answer.strip(), "\n".join(x for x in (reasoning, thought) if x)
-    if start != -1:
-        thought = text[start + len("<think>") :].strip()
-        return "", "\n".join(x for x in (reasoning, thought) if x)
-    return text, reasoning
+    first_open, first_close = text.find(open_marker), text.find(close_marker)
+    if first_open == -1 and (first_close == -1 or answering):
+        # No marker: the content is the answer; a parser that set thinking apart leaves the
+        # separator after its close marker in the content, which the inline path strips.
+        if reasoning or set_apart:
+            return text.strip(), reasoning.strip()
+        return text, reasoning
+    inside = not answering and first_close != -1 and (first_open == -1 or first_close < first_open)
+    answer: list[str] = []
+    thought = [reasoning.strip()]
+    at = 0
+    while True:
+        marker = close_marker if inside else open_marker
+        found = text.find(marker, at)
+        piece = text[at:] if found == -1 else text[at:found]
+        (thought if inside else answer).append(piece.strip())
+        if found == -1:
+            break
+        at, inside = found + len(marker), not inside
+    return "\n".join(p for p in answer if p), "\n".join(p for p in thought if p)
 
 
 def available_host_bytes() -> int:

@@ -13,15 +13,20 @@ and exits 2 with one line when the library would crash.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import importlib.metadata
 import importlib.util
 import json
+import os
 import signal
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO
 
 from longscope.errors import UsageError
 from longscope.files import default_cache_dir, write_json
@@ -62,7 +67,9 @@ def library_files() -> list[Path]:
     spec = importlib.util.find_spec("llama_cpp")
     if spec is None or not spec.submodule_search_locations:
         raise UsageError(
-            "llama-cpp-python is not installed: run `make install` (it builds it portably)"
+            "the llama.cpp engine (llamacpp/ models, .gguf tokenizers) needs llama-cpp-python, "
+            "which is not installed: pip install 'longscope[embedded]' (or `make install` in a "
+            "checkout, which builds it with portable CPU flags)"
         )
     root = Path(next(iter(spec.submodule_search_locations)))
     return sorted(p for p in root.rglob("*") if p.suffix in (".so", ".dylib", ".dll"))
@@ -173,6 +180,26 @@ def _embedded_model() -> Path | None:
         return resolve_model_path("gemma3-270m")
     except UsageError:
         return None
+
+
+@contextlib.contextmanager
+def engine_log() -> Iterator[IO[str]]:
+    """Send what llama.cpp prints to stderr meanwhile into a temporary file (read on failure).
+
+    Some of its load-time notices bypass llama-cpp-python's `verbose=False`: a vocabulary-only
+    load (a GGUF tokenizer) prints `n_ctx_seq (512) > n_ctx_train (0)` on every run.
+    """
+    with tempfile.TemporaryFile("w+") as log:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        os.dup2(log.fileno(), 2)
+        try:
+            yield log
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            log.seek(0)
 
 
 def main() -> None:

@@ -26,7 +26,7 @@ from longscope.models.flow import (
     split_cap,
 )
 from longscope.models.groups import prefix_key
-from longscope.models.urls import endpoint_url, shown
+from longscope.models.urls import endpoint_url
 from longscope.text.safe_text import visible
 from longscope.text.tokenizers import Tokenizer
 from longscope.types import Generation, Request
@@ -308,55 +308,6 @@ def describe_endpoints(stats: list[dict[str, Any]]) -> str:
             f"tokens, {health}"
         )
     return "\n".join(lines)
-
-
-def create_multi_backend(
-    name: str,
-    options: dict[str, Any],
-    base_urls: Sequence[str],
-    *,
-    concurrency: int | None = None,
-    request_timeout_s: float | None = None,
-    token_cap: int | None = None,
-    prefill_tps: float | None = None,
-    decode_tps: float | None = None,
-    **policy: Any,
-) -> MultiEndpointBackend:
-    """Return one backend over `base_urls` (same model, same `-M` options on each).
-
-    `policy` holds `MultiEndpointBackend`'s benching options (bench_after, bench_base_s, ...).
-    """
-    from longscope.models.openai_api import OpenAIBackend
-    from longscope.models.registry import typed_options
-
-    options = typed_options("openai", options)
-    urls = [endpoint_url(u) for u in base_urls]
-    twice = [u for i, u in enumerate(urls) if u in urls[:i]]
-    if twice:
-        raise UsageError(
-            f"the same endpoint is given twice ({shown(twice[0])}, however written): "
-            "give each endpoint once"
-        )
-    endpoints = [
-        OpenAIBackend.from_options(
-            name,
-            options,
-            base_url=url,
-            concurrency=concurrency,
-            request_timeout_s=request_timeout_s,
-            # One retry on the endpoint itself; after that the request moves to another one.
-            max_retries=1,
-            backoff_base_s=0.5,
-        )
-        for url in urls
-    ]
-    return MultiEndpointBackend(
-        endpoints,
-        labels=[shown(u) for u in urls],
-        token_cap=token_cap,
-        deadlines=DeadlinePolicy(prefill_tps=prefill_tps, decode_tps=decode_tps),
-        **policy,
-    )
 
 
 def read_url_file(text: str) -> list[str]:

@@ -3,22 +3,18 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import hashlib
 import os
-import sys
-import tempfile
 import threading
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from longscope.catalogue import KNOWN_MODELS, resolve_model_path
 from longscope.errors import UsageError
 from longscope.models.base import Backend, ModelInfo, available_host_bytes, split_reasoning
-from longscope.models.cpu_check import check_library
+from longscope.models.cpu_check import check_library, engine_log
 from longscope.models.memory_plan import (
     GIB,
     HOST_CONTEXT_QUANTUM,
@@ -30,6 +26,7 @@ from longscope.models.thinking import (
     THINKING_OPTION,
     ThinkingFormat,
     ThinkingTracker,
+    answer_after_close,
     opened_by,
     reasoning_of,
     thinking_format,
@@ -56,9 +53,9 @@ _ENGINE_OPTIONS = (
 )
 """`-M` options handed to llama-cpp-python's `Llama` as they are."""
 LLAMACPP_OPTIONS = (
-    option("context_length", "int", None, "context to allocate; unset: the model's, lowered "
+    option("context_length", "tokens", None, "context to allocate; unset: the model's, lowered "
            "to what host memory holds", low=1),
-    option("n_ctx", "int", None, "the same as context_length (llama.cpp's name)", low=1),
+    option("n_ctx", "tokens", None, "the same as context_length (llama.cpp's name)", low=1),
     option("prompt_mode", "choice", None, "chat or completion; unset: the named model's, "
            "else chat", choices=("chat", "completion")),
     option("chat_format", "str", None, "llama-cpp-python chat format; unset: the GGUF's "
@@ -70,8 +67,8 @@ LLAMACPP_OPTIONS = (
            low=0),
     option("n_threads", "int", None, "threads for decode; unset: all cores", low=1),
     option("n_threads_batch", "int", None, "threads for prefill; unset: all cores", low=1),
-    option("n_batch", "int", None, "llama.cpp's logical batch", low=1),
-    option("n_ubatch", "int", None, "llama.cpp's physical batch", low=1),
+    option("n_batch", "tokens", None, "llama.cpp's logical batch", low=1),
+    option("n_ubatch", "tokens", None, "llama.cpp's physical batch", low=1),
     option("n_gpu_layers", "int", None, "layers offloaded to a GPU (-1: all)", low=-1),
     option("flash_attn", "bool", True, "llama.cpp's flash attention"),
     option("seed", "int", None, "llama.cpp's sampling seed"),
@@ -125,8 +122,9 @@ class LlamaCppBackend(Backend):
 
     @classmethod
     def from_options(cls, name: str, options: dict[str, Any]) -> LlamaCppBackend:
-        """Build from a model name (registry) or a `.gguf` path and typed `-M` options."""
-        options = dict(options)
+        """Build from a model name (registry) or a `.gguf` path and complete typed `-M` options."""
+        # Unset here means "the model's own" (its context, its prompt mode, llama.cpp's defaults).
+        options = {k: v for k, v in options.items() if v is not None}
         if name in KNOWN_MODELS:
             path = resolve_model_path(name)
             default_mode = KNOWN_MODELS[name].prompt_mode
@@ -176,7 +174,7 @@ class LlamaCppBackend(Backend):
                 from llama_cpp import Llama
 
                 n_ctx = self._planned_context(Llama)
-                with _engine_log() as log:
+                with engine_log() as log:
                     try:
                         llama = Llama(
                             model_path=str(self.model_path),
@@ -210,7 +208,7 @@ class LlamaCppBackend(Backend):
         the reason instead of the process being killed for memory."""
         if int(self.engine_options.get("n_gpu_layers", 0) or 0) != 0:
             return self.requested_n_ctx  # weights and cache live on the GPU: not host memory
-        with _engine_log():
+        with engine_log():
             try:
                 probe = llama_class(model_path=str(self.model_path), vocab_only=True, verbose=False)
             except ValueError:
@@ -455,7 +453,9 @@ class LlamaCppBackend(Backend):
             answer_tokens += out.get("usage", {}).get("completion_tokens", 0)
         elif left <= 0:
             finish = "length"
-        answer = (lead + text).strip()
+        # A thinking block the model opens again after the close is thinking, closed or not.
+        answer, again = answer_after_close(lead + text, self.thinking)
+        reasoning = "\n".join(x for x in (reasoning, again) if x)
         for marker in stop:  # a stop string the model wrote while it seemed to be thinking
             answer = answer.split(marker, 1)[0] if marker else answer
         cut = finish == "length"
@@ -591,21 +591,3 @@ def _system_info() -> str:
 
     info = llama_cpp.llama_print_system_info()
     return (info.decode("utf-8", "replace") if isinstance(info, bytes) else str(info)).strip()
-
-
-@contextlib.contextmanager
-def _engine_log() -> Iterator[IO[str]]:
-    """Send what llama.cpp prints to stderr while loading into a temporary file (read on failure).
-
-    Some of its load-time notices bypass llama-cpp-python's `verbose=False`.
-    """
-    with tempfile.TemporaryFile("w+") as log:
-        sys.stderr.flush()
-        saved = os.dup(2)
-        os.dup2(log.fileno(), 2)
-        try:
-            yield log
-        finally:
-            os.dup2(saved, 2)
-            os.close(saved)
-            log.seek(0)

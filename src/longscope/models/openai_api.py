@@ -3,28 +3,53 @@
 from __future__ import annotations
 
 import asyncio
+import datetime
+import email.utils
 import json
 import os
+import sys
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
+from urllib.parse import unquote, urlsplit
 
 import httpx
 import openai
 
 from longscope.errors import UsageError
-from longscope.models.base import Backend, ModelInfo, OnResult, RetryPolicy, split_reasoning
+from longscope.models.base import (
+    Backend,
+    EndpointFlow,
+    ModelInfo,
+    OnResult,
+    RetryPolicy,
+    split_reasoning,
+)
+from longscope.models.endpoints import MultiEndpointBackend
+from longscope.models.flow import DeadlinePolicy
 from longscope.models.overflow import is_overflow
 from longscope.models.registry import option
 from longscope.models.thinking import (
     THINKING_OPTION,
     ThinkingFormat,
+    answer_after_close,
+    continuation,
     opened_by,
     read_first,
     thinking_format,
 )
-from longscope.models.urls import base_url_or_env, shown
+from longscope.models.transport import (
+    BodyTooLarge,
+    CrossOriginRedirect,
+    async_client,
+    body_limit,
+    bounded,
+    refused,
+)
+from longscope.models.urls import base_url_or_env, endpoint_url, shown
+from longscope.text.safe_text import visible
 from longscope.text.tokenizers import DEFAULT_TOKENIZER, Tokenizer, load_tokenizer
 from longscope.types import (
     BudgetUse,
@@ -39,13 +64,15 @@ from longscope.types import (
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 THINKING_VIA = ("continue", "vllm", "sglang")
 OPENAI_OPTIONS = (
-    option("context_length", "int", None, "tokens the model holds; unset: the server's "
+    option("context_length", "tokens", None, "tokens the model holds; unset: the server's "
            "max_model_len where it reports one", low=1),
     option("prompt_mode", "choice", "chat", "chat (/v1/chat/completions) or completion "
            "(/v1/completions)", choices=("chat", "completion")),
     option("tokenizer", "str", DEFAULT_TOKENIZER, "tokenizer to count prompts with: a name or "
            "a tokenizer.json path"),
     option("api_key_env", "str", DEFAULT_API_KEY_ENV, "environment variable holding the API key"),
+    option("model_id", "str", None, "the model's Hub id for exports (e.g. "
+           "Qwen/Qwen2.5-7B-Instruct) when the server serves it under another name"),
     THINKING_OPTION,
     option("thinking_budget_via", "choice", "continue", "how --thinking-budget reaches the "
            "server: continue (ask for the thinking budget, then a continuation request with the "
@@ -54,6 +81,9 @@ OPENAI_OPTIONS = (
            "--enable-strict-thinking)", choices=THINKING_VIA),
     option("thinking_opened", "bool", False, "chat mode: the server's chat template opens the "
            "think block itself (the answer starts inside it)"),
+    option("chat_template", "str", None, "chat mode with --thinking-budget: the server's Jinja "
+           "chat template (a file); a template that drops or reformats past reasoning (DeepSeek-R1, "
+           "gpt-oss) gets the forced continuation on /v1/completions, rendered with it"),
 )  # fmt: skip
 _CONNECT_TIMEOUT_S = 10.0
 _CONNECTIONS_PER_CLIENT = 8
@@ -65,6 +95,21 @@ class UnusableAnswer(Exception):
     """A 200 answer the harness cannot use (not JSON, an error object, no choices, no text)."""
 
 
+def unlisted_model_warning(model: str, served: Sequence[str], base_url: str) -> list[str]:
+    """Return the warning for a model name the server's `/v1/models` does not list ([] when it
+    lists it, or lists nothing). vLLM and SGLang refuse such a request (404); llama.cpp's server
+    answers with whatever it serves. The commonest mistake with vLLM is a name other than the one
+    it was started with (`vllm serve NAME` or its --served-model-name)."""
+    if not served or model in served:
+        return []
+    listed = ", ".join(visible(name) for name in served[:5]) + (" ..." if len(served) > 5 else "")
+    use = f"openai/{visible(served[0])}" if len(served) == 1 else "openai/NAME with a listed NAME"
+    return [
+        f"the server at {shown(base_url)} lists {listed}, not {visible(model)}: a server that "
+        f"checks the name (vLLM, SGLang) refuses every request; pass --model {use}"
+    ]
+
+
 class OpenAIBackend(Backend):
     """Chat or completion requests to an OpenAI-compatible endpoint through the official async SDK."""
 
@@ -73,6 +118,24 @@ class OpenAIBackend(Backend):
     )
     OPTIONS = OPENAI_OPTIONS
     ENDPOINT = True
+    SPREADS = True
+
+    @classmethod
+    def over_endpoints(
+        cls, name: str, options: dict[str, Any], urls: Sequence[str], flow: EndpointFlow
+    ) -> Backend:
+        """Return one model over several endpoints with token-aware flow control."""
+        return create_multi_backend(
+            name,
+            options,
+            list(urls) or [base_url_or_env(None)],
+            concurrency=flow.concurrency,
+            request_timeout_s=flow.request_timeout_s,
+            token_cap=flow.token_cap,
+            prefill_tps=flow.prefill_tps,
+            decode_tps=flow.decode_tps,
+        )
+
     """Takes the transport options (`--base-url`, `--concurrency`, `--request-timeout`)."""
     shares_prefill = True
     """A group's repeats go as one request with `n` choices, after its first member."""
@@ -96,8 +159,11 @@ class OpenAIBackend(Backend):
         thinking: str | None = None,
         thinking_via: str = "continue",
         thinking_opened: bool = False,
+        chat_template: str | None = None,
+        model_id: str | None = None,
     ) -> None:
         self.name = f"openai/{model}"
+        self.stated_model_id = model_id
         self.model = model
         # Only a host the user named (`--base-url`, or a non-empty OPENAI_BASE_URL): never a default.
         self.base_url = base_url_or_env(base_url)
@@ -113,15 +179,20 @@ class OpenAIBackend(Backend):
         self.retries_done = 0
         # The key is read here and kept only inside the client: never stored, logged or reported.
         api_key = os.environ.get(api_key_env) or "EMPTY"
+        for line in auth_notes(self.base_url, api_key_env, api_key != "EMPTY"):
+            say_once(line)
         # httpx's connection pool scans every connection it holds for each request it places, so
         # its cost grows with the requests in flight; a few clients of ~8 connections each keep
         # that scan short (at 64 in flight it was a third of the client's CPU).
+        timeout = httpx.Timeout(request_timeout_s, connect=_CONNECT_TIMEOUT_S)
+        # Under the SDK: bodies read up to a bound, redirects followed within the origin only.
         self._clients = [
             openai.AsyncOpenAI(
                 base_url=self.base_url,
                 api_key=api_key,
                 max_retries=0,
-                timeout=httpx.Timeout(request_timeout_s, connect=_CONNECT_TIMEOUT_S),
+                timeout=timeout,
+                http_client=async_client(request_timeout_s, _CONNECT_TIMEOUT_S),
             )
             for _ in range(max(1, -(-concurrency // _CONNECTIONS_PER_CLIENT)))
         ]
@@ -135,6 +206,8 @@ class OpenAIBackend(Backend):
         self.thinking: ThinkingFormat = thinking_format(thinking)
         self.thinking_via = thinking_via
         self.thinking_opened = thinking_opened
+        self.chat_template = chat_template
+        """The server's chat template (its text), for continuations it cannot carry in chat."""
 
     @classmethod
     def from_options(cls, name: str, options: dict[str, Any], **transport: Any) -> OpenAIBackend:
@@ -152,6 +225,8 @@ class OpenAIBackend(Backend):
             thinking=options.get("thinking_format"),
             thinking_via=str(options.get("thinking_budget_via", "continue")),
             thinking_opened=bool(options.get("thinking_opened", False)),
+            chat_template=_template_text(options.get("chat_template")),
+            model_id=options.get("model_id"),
             **transport,
         )
 
@@ -161,7 +236,11 @@ class OpenAIBackend(Backend):
             return self._info
         try:
             listing = await self._client.models.list()
+        except (BodyTooLarge, CrossOriginRedirect) as exc:
+            raise UsageError(f"server at {shown(self.base_url)}: {exc}") from None
         except openai.APIConnectionError as exc:
+            if (why := refused(exc)) is not None:
+                raise UsageError(f"server at {shown(self.base_url)}: {why}") from None
             raise UsageError(
                 f"cannot reach server at {shown(self.base_url)}: start it or fix --base-url"
             ) from exc
@@ -193,6 +272,9 @@ class OpenAIBackend(Backend):
                 "batching": "the server's own (continuous batching on vLLM and SGLang); "
                 "not reported over the API",
                 "prefix_cache": "the server's own; not reported over the API",
+                "warnings": unlisted_model_warning(self.model, sorted(served), self.base_url),
+                # A label for exports (`-M model_id=`): never part of the run's identity.
+                **({"model_id": self.stated_model_id} if self.stated_model_id else {}),
             },
         )
         return self._info
@@ -239,20 +321,25 @@ class OpenAIBackend(Backend):
         budget, answer_budget = config.thinking_budget or 0, config.max_tokens
         started = time.perf_counter()
         first = (await self._generate(_with(request, budget), 1, raw=True))[0]
-        if first.status != "length":
-            # Done within the thinking budget (or failed): the answer is what the model wrote.
-            text, reasoning = split_reasoning(first.text, first.reasoning)
-            if first.status != "ok":
-                return first
-            answer_tokens = self._count(text)
-            thought = max(0, (first.completion_tokens or self._count(first.text)) - answer_tokens)
-            use = BudgetUse(budget, thought, False, answer_tokens, False)
-            return replace(first, text=text, reasoning=reasoning, budget=use)
         opened = (
             opened_by(request.prompt, self.thinking)
             if request.mode == "completion"
             else self.thinking_opened
         )
+        if first.status != "length":
+            # Done within the thinking budget (or failed): the answer is what the model wrote.
+            if first.status != "ok":
+                return first
+            # A template that opened the thinking leaves the marker out of the text (a parser
+            # that set the thinking apart took it away with the rest).
+            fmt, lead = self.thinking, self.thinking.open * (opened and not first.reasoning)
+            text, reasoning = split_reasoning(
+                lead + first.text, first.reasoning, fmt.open, fmt.close
+            )
+            answer_tokens = self._count(text)
+            thought = max(0, (first.completion_tokens or self._count(first.text)) - answer_tokens)
+            use = BudgetUse(budget, thought, False, answer_tokens, False)
+            return replace(first, text=text, reasoning=reasoning, budget=use)
         read = read_first(first.text, first.reasoning, self.thinking, opened=opened)
         spent = first.completion_tokens or self._count(first.text + first.reasoning)
         if read.thinking:
@@ -270,15 +357,30 @@ class OpenAIBackend(Backend):
             prefix, left, thought = read.prefix, whole - written, max(0, spent - written)
         text, status, answer_tokens, error = "", "length", written, ""
         if left > 0:
-            second = (await self._generate(_continued(request, prefix, left), 1, raw=True))[0]
+            continued = _continued(request, prefix, left, self.chat_template, self.thinking)
+            second = (await self._generate(continued, 1, raw=True))[0]
             if second.status not in ("ok", "length"):
                 return replace(second, latency_s=time.perf_counter() - started)
             text, status, error = second.text, second.status, second.error
             answer_tokens += second.completion_tokens or self._count(second.text)
-        answer = (read.answer + text).strip() if not read.thinking else text.strip()
+            if read.thinking and not text.strip():
+                # A forced close answered by nothing: a template that dropped the thinking (or
+                # closed the turn) is the likely cause; never scored as an empty answer.
+                return replace(
+                    second,
+                    status="error",
+                    latency_s=time.perf_counter() - started,
+                    error="the continuation after the forced close answered nothing: the "
+                    "server's chat template may drop or reformat the assistant's text; give it "
+                    "as -M chat_template=FILE (or use -M prompt_mode=completion)",
+                )
+        # What follows the close (forced or the model's own) is the answer, except a thinking
+        # block the model opens again: that is thinking, closed or not.
+        answer, again = answer_after_close(text if read.thinking else read.answer + text,
+                                           self.thinking)  # fmt: skip
         return Generation(
             text=answer,
-            reasoning=read.reasoning,
+            reasoning="\n".join(x for x in (read.reasoning, again) if x),
             status=status,  # type: ignore[arg-type]
             prompt_tokens=first.prompt_tokens,
             completion_tokens=thought + answer_tokens,
@@ -409,7 +511,12 @@ class OpenAIBackend(Backend):
                 message = _error_message(exc)
                 status = "context_overflow" if is_overflow(400, exc.body, message) else "error"
                 return failed(status, f"HTTP 400: {message}")
+            except (BodyTooLarge, CrossOriginRedirect) as exc:
+                # The same request would meet the same bound or redirect: no other attempt.
+                return failed("error", _refusal(exc, request, n))
             except openai.APIConnectionError as exc:
+                if (why := refused(exc)) is not None:
+                    return failed("error", _refusal(why, request, n))
                 last_status, last_error = "error", f"connection error: {_snippet(str(exc))}"
             except openai.APIStatusError as exc:
                 if exc.status_code != 429 and exc.status_code < 500:
@@ -476,14 +583,15 @@ class OpenAIBackend(Backend):
         # the typed parameters nor builds response models, the two largest costs per request.
         # The answer is parsed here, where a malformed 200 body can become a recorded reason.
         self._next_client = (self._next_client + 1) % len(self._clients)
-        body = await self._clients[self._next_client].post(
-            path,
-            cast_to=bytes,
-            body=payload,
-            options={
-                "timeout": httpx.Timeout(timeout_s, connect=min(timeout_s, _CONNECT_TIMEOUT_S))
-            },
-        )
+        with bounded(body_limit(payload["max_tokens"], n)):
+            body = await self._clients[self._next_client].post(
+                path,
+                cast_to=bytes,
+                body=payload,
+                options={
+                    "timeout": httpx.Timeout(timeout_s, connect=min(timeout_s, _CONNECT_TIMEOUT_S))
+                },
+            )
         # A completion prompt that ends inside a think block: the text goes on inside it.
         opened = request.mode == "completion" and opened_by(request.prompt, self.thinking)
         return parse_choices(body, request.mode, raw=raw, opened=self.thinking.open * opened)
@@ -493,20 +601,90 @@ class OpenAIBackend(Backend):
             await client.close()
 
 
+def auth_notes(base_url: str, api_key_env: str, has_key: bool) -> list[str]:
+    """Return what to tell the user about the authorization the server will get, when it is not
+    what they asked for: a key variable named but unset (no key is sent: `Bearer EMPTY`), or a
+    URL holding a user name and password (httpx sends HTTP Basic auth with them, in place of the
+    key). The password is never shown."""
+    notes = []
+    parts = urlsplit(base_url)
+    user = parts.username
+    if user is not None:
+        held = "a user name and password" if parts.password is not None else "a user name"
+        notes.append(
+            f"warning: {shown(base_url)} holds {held}: the server gets HTTP "
+            f"Basic auth as user {visible(unquote(user))!r}, not a Bearer key"
+            + (f" (${api_key_env} is not sent)" if has_key else "")
+        )
+    elif not has_key and api_key_env != DEFAULT_API_KEY_ENV:
+        state = "is empty" if os.environ.get(api_key_env) == "" else "is not set"
+        notes.append(
+            f"warning: -M api_key_env={visible(api_key_env)}: that variable {state}, so no API "
+            "key is sent (`Authorization: Bearer EMPTY`); set it, or leave api_key_env out for a "
+            "server without keys"
+        )
+    return notes
+
+
+_SAID: set[str] = set()
+
+
+def say_once(line: str) -> None:
+    """Write a warning line to stderr once per process (several endpoints share one)."""
+    if line not in _SAID:
+        _SAID.add(line)
+        sys.stderr.write(line + "\n")
+
+
 def _with(request: Request, max_tokens: int) -> Request:
     """Return `request` asking for `max_tokens` and no thinking budget of its own."""
     return replace(request, config=replace(request.config, max_tokens=max_tokens,
                                            thinking_budget=None))  # fmt: skip
 
 
-def _continued(request: Request, prefix: str, max_tokens: int) -> Request:
+def _continued(
+    request: Request,
+    prefix: str,
+    max_tokens: int,
+    template: str | None = None,
+    fmt: ThinkingFormat | None = None,
+) -> Request:
     """Return the request that goes on from `prefix`, the assistant's text so far: the prompt
-    plus it (completion mode), or it as a final assistant message to continue (chat mode)."""
+    plus it (completion mode), it as a final assistant message to continue (chat mode), or, when
+    the server's chat `template` cannot continue a turn, the conversation rendered with it plus
+    `prefix` as a completion prompt (models/thinking.py's `continuation`)."""
     asked = _with(request, max_tokens)
     if request.mode == "completion":
         return replace(asked, prompt=request.prompt + prefix, prompt_tokens=0)
+    if template is not None and fmt is not None:
+        chat = [{"role": m.role, "content": m.content} for m in request.messages]
+        plan = continuation(template, chat, prefix, fmt)
+        if plan.mode == "completion":
+            return replace(asked, mode="completion", prompt=plan.prompt, messages=(),
+                           prompt_tokens=0)  # fmt: skip
     messages = (*request.messages, Message("assistant", prefix))
     return replace(asked, messages=messages, prompt_tokens=0)
+
+
+def _template_text(path: str | None) -> str | None:
+    """Return the chat template file's text, or raise UsageError (one line) when unreadable."""
+    if path is None:
+        return None
+    try:
+        return Path(path).expanduser().read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(
+            f"-M chat_template={path}: cannot read it as a UTF-8 Jinja template "
+            f"({exc.__class__.__name__}); give the path of a template file"
+        ) from None
+
+
+def _refusal(exc: BodyTooLarge | CrossOriginRedirect, request: Request, n: int) -> str:
+    """Return the recorded reason of a body past its bound or a redirect not followed."""
+    if isinstance(exc, CrossOriginRedirect):
+        return str(exc)
+    choices = f" x {n} choices" if n > 1 else ""
+    return f"{exc} (bound set by max_tokens {request.config.output_ceiling()}{choices})"
 
 
 def _check_truncation(
@@ -608,15 +786,17 @@ def _choice(
     opened: str,
 ) -> Generation:
     if mode == "completion":
-        text, reasoning = choice.get("text"), ""
+        text, reasoning, set_apart = choice.get("text"), "", False
         if not isinstance(text, str):
             raise UnusableAnswer(f"no text in the answer's choice: {_body_snippet(body)}")
     else:
         message = choice.get("message")
         if not isinstance(message, dict):
             raise UnusableAnswer(f"no message in the answer's choice: {_body_snippet(body)}")
-        reasoning = message.get("reasoning_content") or message.get("reasoning") or ""
-        reasoning = reasoning if isinstance(reasoning, str) else ""
+        fields = [message.get(k) for k in ("reasoning_content", "reasoning")]
+        # A parser that found an empty think block still says so with "" (vLLM does).
+        set_apart = any(isinstance(f, str) for f in fields)
+        reasoning = next((f for f in fields if isinstance(f, str) and f), "")
         text = message.get("content")
         if ("content" not in message and not reasoning) or not isinstance(text, str | None):
             raise UnusableAnswer(f"no content in the answer's message: {_body_snippet(body)}")
@@ -626,7 +806,7 @@ def _choice(
     (text, bad_text), (reasoning, bad_reasoning) = storable_text(text), storable_text(reasoning)
     if not raw:  # `raw`: the text as written, markers kept (a thinking budget reads them)
         # `opened`: the prompt opened the thinking; a thought never closed is no answer.
-        text, reasoning = split_reasoning(opened + text, reasoning)
+        text, reasoning = split_reasoning(opened + text, reasoning, set_apart=set_apart)
     replaced = bad_text + bad_reasoning
     return Generation(
         text=text,
@@ -655,10 +835,69 @@ def _prompt_key(request: Request) -> str:
 
 
 def _retry_after(response: httpx.Response | None) -> float | None:
+    """Return the seconds a server's Retry-After asks for: delay-seconds or an HTTP date (RFC
+    9110 allows both), never below 0; None when there is none or it is neither."""
     if response is None:
         return None
     raw = response.headers.get("retry-after")
-    try:
-        return max(0.0, float(raw)) if raw is not None else None
-    except ValueError:
+    if raw is None:
         return None
+    try:
+        return max(0.0, float(raw))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(raw)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:  # an HTTP date is GMT; `-0000` reads as naive
+        when = when.replace(tzinfo=datetime.UTC)
+    return max(0.0, (when - datetime.datetime.now(datetime.UTC)).total_seconds())
+
+
+def create_multi_backend(
+    name: str,
+    options: dict[str, Any],
+    base_urls: Sequence[str],
+    *,
+    concurrency: int | None = None,
+    request_timeout_s: float | None = None,
+    token_cap: int | None = None,
+    prefill_tps: float | None = None,
+    decode_tps: float | None = None,
+    **policy: Any,
+) -> MultiEndpointBackend:
+    """Return one backend over `base_urls` (same model, same `-M` options on each).
+
+    `policy` holds `MultiEndpointBackend`'s benching options (bench_after, bench_base_s, ...).
+    """
+    from longscope.models.registry import typed_options
+
+    options = typed_options("openai", options)
+    urls = [endpoint_url(u) for u in base_urls]
+    twice = [u for i, u in enumerate(urls) if u in urls[:i]]
+    if twice:
+        raise UsageError(
+            f"the same endpoint is given twice ({shown(twice[0])}, however written): "
+            "give each endpoint once"
+        )
+    endpoints = [
+        OpenAIBackend.from_options(
+            name,
+            options,
+            base_url=url,
+            concurrency=concurrency,
+            request_timeout_s=request_timeout_s,
+            # One retry on the endpoint itself; after that the request moves to another one.
+            max_retries=1,
+            backoff_base_s=0.5,
+        )
+        for url in urls
+    ]
+    return MultiEndpointBackend(
+        endpoints,
+        labels=[shown(u) for u in urls],
+        token_cap=token_cap,
+        deadlines=DeadlinePolicy(prefill_tps=prefill_tps, decode_tps=decode_tps),
+        **policy,
+    )

@@ -1,34 +1,37 @@
 """Backend (provider) registry: `provider/name` plus typed `-M key=value` options to a backend.
 
-Providers are found in three places, later ones winning on a name clash, as suites are:
+`BACKENDS` (a `plugins.Registry`) finds providers in three places, later ones winning on a name
+clash, as suites are:
 1. the built-in table below (`llamacpp`, `openai`, `hf`, `scripted`);
 2. the `longscope.backends` entry-point group, so a backend in another package plugs in:
    `[project.entry-points."longscope.backends"] myengine = "mypackage.backend:MyBackend"`;
 3. `register_backend(name, factory)` at run time (tests, notebooks).
 
-A factory is a class deriving from `models.base.Backend` with `from_options(name, options)`, and
-optionally `OPTIONS` (its `-M` parameters as `Param`s: typed and checked here, in one place, before
-the factory sees them, and listed by `longscope list PROVIDER`), `DESCRIPTION`, and
-`ENDPOINT = True` when it talks to a server and takes the transport options (`--base-url`, `--concurrency`, `--request-timeout`) as
-keyword arguments of `from_options`.
+A backend is a class deriving from `models.base.Backend`; it declares its `-M` options once, as
+`Param`s with their defaults (`OPTIONS`, made with `option`): the registry types and checks them
+in one place, applies the defaults and hands the complete values to `from_options` (by default
+the constructor). What it can do beyond that is declared on the class (`ENDPOINT`, `SPREADS`).
 """
 
 from __future__ import annotations
 
-import functools
+from collections.abc import Sequence
 from typing import Any
 
 from longscope.catalogue import KNOWN_MODELS, KnownModel, resolve_model_path
 from longscope.errors import UsageError
-from longscope.models.base import Backend
-from longscope.plugins import load_target
-from longscope.suites.params import Kind, Param
+from longscope.models.base import Backend, EndpointFlow
+from longscope.params import Kind, Param
+from longscope.plugins import Registry
+from longscope.text.safe_text import visible
 
 __all__ = [
+    "BACKENDS",
     "ENTRY_POINT_GROUP",
     "KNOWN_MODELS",
     "PROVIDERS",
     "KnownModel",
+    "complete_options",
     "create_backend",
     "option",
     "parse_model_options",
@@ -39,6 +42,7 @@ __all__ = [
     "register_backend",
     "resolve_model_path",
     "split_model_spec",
+    "spread_backend",
     "typed_options",
 ]
 
@@ -51,8 +55,14 @@ _BUILTIN = {
 }
 PROVIDERS = tuple(_BUILTIN)
 """The built-in providers (`provider_names()` adds those plugged in)."""
-_registered: dict[str, Any] = {}
-_loaded: dict[str, Any] = {}
+BACKENDS: Registry[type[Backend]] = Registry(
+    "provider",
+    ENTRY_POINT_GROUP,
+    lambda: _BUILTIN,
+    base=Backend,
+    base_path="longscope.models.base.Backend",
+    flag="-M",
+)
 
 
 def option(
@@ -72,62 +82,28 @@ def option(
 
 
 def register_backend(name: str, factory: Any) -> None:
-    """Register a backend factory (a class with `from_options`, or `"module:attr"`)."""
-    _registered[name] = factory
-    _loaded.pop(name, None)
-
-
-def _tables() -> dict[str, Any]:
-    return {**_BUILTIN, **_entry_points(), **_registered}
-
-
-@functools.cache
-def _entry_points() -> dict[str, Any]:
-    from importlib.metadata import entry_points
-
-    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+    """Register a backend (a `Backend` class, or `"module:attr"`)."""
+    BACKENDS.register(name, factory)
 
 
 def provider_names() -> list[str]:
     """Return every known provider's name, sorted."""
-    return sorted(_tables())
+    return BACKENDS.names()
 
 
-def provider_factory(provider: str) -> Any:
-    """Return the factory of `provider` (a class with `from_options`)."""
-    if provider in _loaded:
-        return _loaded[provider]
-    tables = _tables()
-    target = tables.get(provider)
-    if target is None:
-        raise UsageError(
-            f"unknown provider {provider!r}: available are {', '.join(sorted(tables))}"
-        )
-    loaded = load_target(target)
-    if not (isinstance(loaded, type) and issubclass(loaded, Backend)):
-        raise UsageError(
-            f"backend {provider!r} ({target}) is not a class deriving from "
-            "longscope.models.base.Backend: derive it, so that every capability has its default"
-        )
-    if not callable(getattr(loaded, "from_options", None)):
-        raise UsageError(f"backend {provider!r} ({target}) has no from_options(name, options)")
-    _loaded[provider] = loaded
-    return loaded
+def provider_factory(provider: str) -> type[Backend]:
+    """Return the class of `provider`."""
+    return BACKENDS.get(provider)
 
 
 def provider_options(provider: str) -> tuple[Param, ...]:
     """Return the `-M` parameters `provider` declares (empty when it declares none)."""
-    return tuple(getattr(provider_factory(provider), "OPTIONS", ()) or ())
+    return BACKENDS.options(provider)
 
 
 def provider_description(provider: str) -> str:
     """Return a provider's one-line description."""
-    factory = provider_factory(provider)
-    text = getattr(factory, "DESCRIPTION", None)
-    if isinstance(text, str) and text:
-        return text
-    doc = (getattr(factory, "__doc__", None) or "").strip()
-    return doc.splitlines()[0] if doc else ""
+    return BACKENDS.description(provider)
 
 
 def parse_model_options(pairs: list[str]) -> dict[str, Any]:
@@ -165,16 +141,15 @@ def typed_options(provider: str, options: dict[str, Any]) -> dict[str, Any]:
     by_name = {p.name: p for p in declared}
     unknown = sorted(set(options) - set(by_name))
     if unknown:
-        from longscope.text.safe_text import visible
-
         raise UsageError(
             f"unknown {provider} option(s) {', '.join(visible(k) for k in unknown)}: {provider} "
             f"takes {', '.join(by_name)} (see `longscope list {provider}`)"
         )
     # Values come as text (command line) or typed (library, `parse_model_options`); both are
     # read as text by the parameter, so `True` for a count is refused as `-M n=true` would be.
+    # None is "unset" (a complete set of options holds it for every option without a default).
     return {
-        key: by_name[key].parse(value if isinstance(value, str) else str(value))
+        key: by_name[key].parse(value if isinstance(value, str | None) else str(value))
         for key, value in options.items()
     }
 
@@ -182,7 +157,7 @@ def typed_options(provider: str, options: dict[str, Any]) -> dict[str, Any]:
 def split_model_spec(spec: str) -> tuple[str, str]:
     """Split `provider/name` (the name may itself contain slashes, as in `openai/org/model`)."""
     provider, sep, name = spec.partition("/")
-    if not sep or not name or provider not in _tables():
+    if not sep or not name or provider not in BACKENDS:
         raise UsageError(
             f"bad model spec {spec!r}: expected PROVIDER/NAME with PROVIDER one of "
             f"{', '.join(provider_names())} (e.g. llamacpp/gemma3-270m, openai/my-model)"
@@ -190,12 +165,36 @@ def split_model_spec(spec: str) -> tuple[str, str]:
     return provider, name
 
 
+def complete_options(provider: str, options: dict[str, Any]) -> dict[str, Any]:
+    """Return every `-M` option `provider` declares: `options` checked and typed, each default
+    where none is given (a provider that declares none gets `options` unchecked)."""
+    typed = typed_options(provider, options)
+    return BACKENDS.complete(provider, typed) if provider_options(provider) else typed
+
+
 def create_backend(spec: str, options: dict[str, Any] | None = None, **transport: Any) -> Backend:
-    """Return a backend for `provider/name` with backend options (`-M`) and transport kwargs
-    (passed to providers that declare `ENDPOINT`, ignored by the others)."""
+    """Return a backend for `provider/name` from its `-M` options, complete and typed, and the
+    transport keywords (passed to providers that declare `ENDPOINT`, ignored by the others)."""
     provider, name = split_model_spec(spec)
     factory = provider_factory(provider)
-    typed = typed_options(provider, dict(options or {}))
-    if getattr(factory, "ENDPOINT", False):
-        return factory.from_options(name, typed, **transport)  # type: ignore[no-any-return]
-    return factory.from_options(name, typed)  # type: ignore[no-any-return]
+    complete = complete_options(provider, dict(options or {}))
+    if factory.ENDPOINT:
+        return factory.from_options(name, complete, **transport)
+    return factory.from_options(name, complete)
+
+
+def spread_backend(
+    spec: str, options: dict[str, Any], urls: Sequence[str], flow: EndpointFlow
+) -> Backend:
+    """Return `provider/name` spread over `urls` with flow control, where the provider declares
+    it can (`Backend.SPREADS`); else one line naming what applies only to those that can."""
+    provider, name = split_model_spec(spec)
+    factory = provider_factory(provider)
+    if not factory.SPREADS:
+        what = "several --base-url apply" if len(urls) > 1 else "--max-tokens-in-flight applies"
+        able = ", ".join(f"{p}/" for p in provider_names() if provider_factory(p).SPREADS)
+        raise UsageError(
+            f"{what} only to {able} models served by OpenAI-compatible endpoints, "
+            f"not {visible(provider)}/"
+        )
+    return factory.over_endpoints(name, complete_options(provider, options), urls, flow)

@@ -78,7 +78,7 @@ class ScriptedBackend(Backend):
         option("fail_every", "int", 0, "every Nth request fails (0: none)", low=0),
         option("fail_status", "choice", "error", "the status of a failed request",
                choices=STATUSES),
-        option("context_length", "int", 32768, "tokens the model holds", low=1),
+        option("context_length", "tokens", 32768, "tokens the model holds", low=1),
         option("prompt_mode", "choice", "chat", "chat or completion",
                choices=("chat", "completion")),
         option("tokenizer", "str", "qwen2.5", "tokenizer to count prompts with"),
@@ -121,35 +121,32 @@ class ScriptedBackend(Backend):
         self.closed = False
 
     @classmethod
-    def from_options(cls, name: str, options: dict[str, Any]) -> ScriptedBackend:
-        """Build from `scripted/NAME` and typed `-M` options (`OPTIONS`)."""
-        if "answer" in options and "pattern" in options:
+    def from_options(cls, name: str, options: dict[str, Any], **transport: Any) -> ScriptedBackend:
+        """Build from `scripted/NAME` and complete typed `-M` options (`OPTIONS`)."""
+        if options["answer"] is not None and options["pattern"] is not None:
             raise UsageError(
                 "give the scripted backend -M answer=TEXT or -M pattern=REGEX, not both"
             )
-        answer: str | Rule = str(options.get("answer", ""))
-        if "pattern" in options:
+        answer: str | Rule = options["answer"] or ""
+        if options["pattern"] is not None:
             try:
-                answer = from_pattern(str(options["pattern"]))
+                answer = from_pattern(options["pattern"])
             except re.error as exc:
                 raise UsageError(f"bad -M pattern: {exc}") from exc
-        status = options.get("fail_status", "error")
-        mode = options.get("prompt_mode", "chat")
-        fail_every = options.get("fail_every", 0)
+        fail_every = options["fail_every"]
         return cls(
             name,
             answer=answer,
-            latency_s=float(options.get("latency_s", 0.0)),
-            fault=every(fail_every, status) if fail_every else None,  # type: ignore[arg-type]
-            context_length=int(options["context_length"]) if "context_length" in options else 32768,
-            prompt_mode=mode,  # type: ignore[arg-type]
-            tokenizer=str(options.get("tokenizer", "qwen2.5")),
-            max_concurrency=int(options.get("max_concurrency", 8)),
+            latency_s=options["latency_s"],
+            fault=every(fail_every, options["fail_status"]) if fail_every else None,
+            context_length=options["context_length"],
+            prompt_mode=options["prompt_mode"],
+            tokenizer=options["tokenizer"],
+            max_concurrency=options["max_concurrency"],
             retry_policy=RetryPolicy(
-                max_retries=int(options.get("retries", 0)),
-                backoff_base_s=float(options.get("backoff_s", 0.01)),
+                max_retries=options["retries"], backoff_base_s=options["backoff_s"]
             ),
-            grouped=bool(options.get("grouped", False)),
+            grouped=options["grouped"],
         )
 
     async def info(self) -> ModelInfo:

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from longscope.errors import UsageError
+from longscope.models.base import split_reasoning
 from longscope.models.registry import option
 from longscope.types import BudgetUse
 
@@ -32,8 +33,12 @@ __all__ = [
     "THINKING_FORMATS",
     "THINKING_OPTION",
     "BudgetUse",
+    "Continuation",
     "ThinkingFormat",
     "ThinkingTracker",
+    "answer_after_close",
+    "continuation",
+    "render_chat",
     "thinking_format",
 ]
 
@@ -163,6 +168,13 @@ def reasoning_of(thought: str, fmt: ThinkingFormat) -> str:
     return text.strip()
 
 
+def answer_after_close(text: str, fmt: ThinkingFormat) -> tuple[str, str]:
+    """Return (answer, reasoning) of text written after the thinking was closed (by the model or
+    forced): a block the model opens again is thinking, never answer, closed or not."""
+    answer, reasoning = split_reasoning(text, "", fmt.open, fmt.close, answering=True)
+    return answer.strip(), reasoning
+
+
 @dataclass(frozen=True)
 class FirstAnswer:
     """What a first answer, asked with the thinking budget as its `max_tokens`, says.
@@ -280,6 +292,88 @@ class TokenBudget:
         if self.answer_start is None:
             return "", reasoning_of(self.decode(generated), self.fmt)
         thought = generated[: self.answer_start - (len(self.forced_ids) if self.forced else 0)]
-        return self.decode(generated[self.answer_start :]), reasoning_of(
-            self.decode(thought), self.fmt
-        )
+        answer, again = answer_after_close(self.decode(generated[self.answer_start :]), self.fmt)
+        reasoning = reasoning_of(self.decode(thought), self.fmt)
+        return answer, "\n".join(x for x in (reasoning, again) if x)
+
+
+@dataclass(frozen=True)
+class Continuation:
+    """How a chat continuation (the assistant's text so far, then more) reaches the server."""
+
+    mode: Literal["chat", "completion"]
+    """`chat`: a final assistant message to continue (the template keeps its text whole);
+    `completion`: the prompt below, rendered here, to `/v1/completions`."""
+    prompt: str = ""
+    """`completion`: the conversation rendered with its generation prompt, then the text so far."""
+    reason: str = ""
+    """`completion`: why the chat continuation would not carry the text (what the template does)."""
+
+
+def render_chat(
+    template: str, messages: list[dict[str, str]], *, add_generation_prompt: bool
+) -> str:
+    """Return `messages` rendered by a chat template as a server renders it (Hugging Face's
+    sandboxed Jinja environment: trim_blocks, lstrip_blocks, `raise_exception`, `strftime_now`,
+    `tojson`). `bos_token` is empty: a completion endpoint adds the model's own when it tokenizes."""
+    import datetime
+    import json
+
+    from jinja2 import TemplateError
+    from jinja2.ext import loopcontrols
+    from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+    def raise_exception(message: str) -> None:
+        raise TemplateError(message)
+
+    env = ImmutableSandboxedEnvironment(
+        trim_blocks=True, lstrip_blocks=True, extensions=[loopcontrols]
+    )
+    env.filters["tojson"] = lambda value, indent=None: json.dumps(
+        value, ensure_ascii=False, indent=indent
+    )
+    env.globals["raise_exception"] = raise_exception
+    env.globals["strftime_now"] = lambda fmt: datetime.datetime.now().strftime(fmt)
+    return env.from_string(template).render(
+        messages=messages, add_generation_prompt=add_generation_prompt, bos_token="", eos_token=""
+    )
+
+
+def continuation(
+    template: str, messages: list[dict[str, str]], prefix: str, fmt: ThinkingFormat
+) -> Continuation:
+    """Return how to continue `prefix` (what the assistant wrote, the forced close included) after
+    `messages` under a chat template.
+
+    A server continues a final assistant message by rendering it and cutting the prompt after its
+    text (Hugging Face's `continue_final_message`, vLLM's and SGLang's): that holds only when the
+    template writes the text whole. Templates that drop past reasoning (DeepSeek-R1's keeps what
+    follows `</think>`), reformat it (Qwen3 strips the newlines around it, which a cut still finds)
+    or refuse markers in content (gpt-oss's `raise_exception`) cannot continue the turn: the prompt
+    is then rendered here with the generation prompt and the text appended, for the completion
+    endpoint. A template that cannot render the conversation at all is one line (UsageError).
+    """
+    from jinja2 import TemplateError
+
+    whole = [*messages, {"role": "assistant", "content": prefix}]
+    try:
+        rendered = render_chat(template, whole, add_generation_prompt=False)
+        if prefix.strip() and prefix.strip() in rendered:
+            return Continuation("chat")
+        reason = "the chat template does not write the assistant's text whole"
+    except TemplateError as exc:
+        reason = f"the chat template refuses it ({' '.join(str(exc).split())[:120]})"
+    try:
+        prompt = render_chat(template, messages, add_generation_prompt=True)
+    except TemplateError as exc:
+        raise UsageError(
+            f"-M chat_template: the template cannot render the conversation "
+            f"({' '.join(str(exc).split())[:120]}): give the template the server uses"
+        ) from None
+    tail = prefix
+    # A generation prompt that opens the thinking itself (DeepSeek-R1's `<think>\n`): the text
+    # goes on inside it, without a second opening marker.
+    if prompt.rstrip().endswith(fmt.open) and tail.lstrip().startswith(fmt.open):
+        tail = tail.lstrip()[len(fmt.open) :].lstrip("\n")
+        prompt += "" if prompt.endswith("\n") else "\n"
+    return Continuation("completion", prompt + tail, reason)

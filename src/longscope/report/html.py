@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +17,14 @@ import jinja2
 
 from longscope import __version__
 from longscope.analysis.effective import RULER_THRESHOLD
+from longscope.errors import UsageError
 from longscope.report.terminal import (
     cluster_line,
     curve_rows,
     error_text,
     grid_cell,
     length_label,
+    level_text,
     measured,
     plus_minus,
     se_text,
@@ -46,7 +49,13 @@ def _figure_png(fig: Any) -> str:
 
 
 def _plt():  # type: ignore[no-untyped-def]
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        raise UsageError(
+            "the HTML report draws its charts with matplotlib, which is not installed: "
+            "pip install 'longscope[html]' (tables, --markdown and --json need nothing more)"
+        ) from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -115,7 +124,10 @@ def curve_png(
     ax.set_xscale("log", base=2)
     all_x = sorted({x for points in curves.values() for x in points})
     ax.set_xticks(all_x, [f"{x // 1024}K" if x >= 1024 else str(x) for x in all_x])
-    ax.set_ylim(0, 100)
+    # A margin past 0 and 100: a line at 100% (or 0%) is drawn whole, never hidden under the
+    # frame's edge with its markers cut in half.
+    ax.set_ylim(-4, 104)
+    ax.set_yticks(range(0, 101, 20))
     ax.set_xlabel("context length (tokens)")
     ax.set_ylabel("score %")
     ax.set_title(mpl(title))
@@ -218,14 +230,15 @@ def _curves_table(view: View) -> dict[str, Any] | None:
     return {"title": "Score % by length", "columns": columns, "rows": rows}
 
 
-def _view_parts(result: ScoreResult, view: View) -> dict[str, Any]:
-    """Images, facts and tables of one view, whatever the suite."""
-    summary = result.result
+def _view_parts(result: ScoreResult, view: View, draw: bool = True) -> dict[str, Any]:
+    """Images (unless not `draw`: Markdown shows none, and needs no matplotlib), facts and tables
+    of one view, whatever the suite."""
+    summary = result.summary
     prefix = f"{view.name}: " if view.name else ""
     images = []
-    for grid in view.grids:
+    for grid in view.grids if draw else ():
         images.append((prefix + grid.title, heatmap_png(grid, prefix + grid.title)))
-    if len(view.by_length) > 1:
+    if draw and len(view.by_length) > 1:
         lines = dict(view.curves)
         overall_name = "overall" if lines else (summary.model or "model")
         lines[overall_name] = view.by_length
@@ -250,7 +263,7 @@ def _view_parts(result: ScoreResult, view: View) -> dict[str, Any]:
         )
     for breakdown in view.breakdowns:
         values = {k: c.score for k, c in breakdown.cells.items() if c.score is not None}
-        if breakdown.plot and values:
+        if draw and breakdown.plot and values:
             title = f"{prefix}{breakdown.title}"
             whiskers = {k: c.se for k, c in breakdown.cells.items() if c.se is not None}
             images.append(
@@ -260,7 +273,7 @@ def _view_parts(result: ScoreResult, view: View) -> dict[str, Any]:
     if view.metrics is not None:
         metrics["overall"] = view.metrics
     defined = {name: m.longscore for name, m in metrics.items() if m.longscore is not None}
-    if defined and len(view.by_length) > 1 and view.curves:
+    if draw and defined and len(view.by_length) > 1 and view.curves:
         # LongScore is a relative change (%): shift to a 0-100 bar where 100 means no loss.
         images.append(
             (
@@ -327,9 +340,9 @@ def _budget_tables(summary: Any) -> list[dict[str, Any]]:
     ]
 
 
-def _section(result: ScoreResult) -> dict[str, Any]:
+def _section(result: ScoreResult, draw: bool = True) -> dict[str, Any]:
     """Return a run's section: headline, facts, images, tables; provisional or no score marked."""
-    summary = result.result
+    summary = result.summary
     state = summary.state
     if state == "none":
         # Plots and totals of a run that scored nothing would read as a 0 score: show none.
@@ -343,13 +356,15 @@ def _section(result: ScoreResult) -> dict[str, Any]:
         }
     headlines, facts, images, tables = [], [], [], []
     for view in summary.views:
-        text = (
-            f"{view.headline.label} {view.headline.text()}{error_text(view, view.headline.digits)}"
-        )
+        head = view.headline
+        score = "no score" if head.score is None else f"{head.score:.{head.digits}f}{head.scale}"
+        level = level_text(summary, head)
+        text = f"{head.label} {score}{' (' + level + ')' if level else ''}"
+        text += error_text(view, head.digits)
         if view.headline.note:
             text += f", {view.headline.note}"
         headlines.append(f"{view.name}: {text}" if view.name else text)
-        parts = _view_parts(result, view)
+        parts = _view_parts(result, view, draw)
         facts += parts["facts"]
         images += parts["images"]
         tables += parts["tables"]
@@ -441,7 +456,7 @@ details{border:1px solid #ddd;margin:.2rem 0;padding:.2rem .5rem} pre{white-spac
 
 
 def _completeness_rows(result: ScoreResult) -> dict[str, dict[str, int]]:
-    record = result.result.completeness
+    record = result.summary.completeness
     if record is None:
         return {}
     rows = dict(record["by_length"])
@@ -460,16 +475,118 @@ def render_html(results: list[tuple[Path, ScoreResult]]) -> str:
         runs.append(
             {
                 "suite": result.suite,
-                "model": visible(result.summary.get("model") or ""),
+                "model": visible(result.summary.model or ""),
                 "run_id": result.run_id,
                 "run_dir": visible(run_dir),
-                "incomplete": incomplete_line(result.result.completeness),
+                "incomplete": incomplete_line(result.summary.completeness),
                 "completeness": _completeness_rows(result),
                 "section": section,
                 "samples": _drilldown(result, run_dir),
             }
         )
     return _TEMPLATE.render(version=__version__, runs=runs)
+
+
+_COMPARE = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined).from_string(
+    """<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:; style-src 'unsafe-inline'">
+<title>longscope comparison</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:2rem;max-width:1400px;color:#222}
+h1{margin-bottom:0} .sub{color:#666;margin-top:.2rem}
+table{border-collapse:collapse;margin:.5rem 0 1rem} td,th{border:1px solid #ccc;padding:.2rem .5rem;text-align:left}
+td.num{text-align:right} .fig{display:inline-block;margin:.5rem 1rem .5rem 0;vertical-align:top}
+.incomplete{color:#c33;font-weight:bold} .wide{overflow-x:auto} td.num{white-space:nowrap}
+</style></head><body>
+<h1>longscope comparison</h1>
+<p class="sub">longscope {{ version }} &middot; {{ runs|length }} run(s) side by side</p>
+<h2>Runs</h2>
+<table><tr><th>#</th><th>suite</th><th>model</th><th>headline</th><th>run</th><th>folder</th></tr>
+{% for run in runs %}<tr><td class="num">{{ loop.index }}</td><td>{{ run.suite }}</td><td>{{ run.model }}</td><td>{{ run.headline }}{% if run.incomplete %} <span class="incomplete">{{ run.incomplete }}</span>{% endif %}</td><td>{{ run.run_id }}</td><td>{{ run.run_dir }}</td></tr>{% endfor %}
+</table>
+{% for caption, src in images %}<figure class="fig"><img alt="{{ caption }}" src="{{ src }}"><figcaption>{{ caption }}</figcaption></figure>{% endfor %}
+{% for table in tables %}
+<h2>{{ table.title }}</h2>
+<div class="wide"><table><tr>{% for column in table.columns %}<th>{{ column }}</th>{% endfor %}</tr>
+{% for row in table.rows %}<tr>{% for cell in row %}<td{% if loop.index > table.fixed %} class="num"{% endif %}>{{ cell }}</td>{% endfor %}</tr>{% endfor %}
+</table></div>
+{% endfor %}
+{% for note in notes %}<p>{{ note }}</p>{% endfor %}
+</body></html>
+"""
+)
+
+
+def render_compare_html(
+    rows: Sequence[dict[str, Any]], results: Sequence[tuple[Path, ScoreResult]]
+) -> str:
+    """Return one self-contained page with runs side by side: each run's headline, their scores
+    by length on one plot (each with its 95% band), the leaderboard and breakdown tables
+    `compare` prints, and each run's difference from the first."""
+    from longscope.report.terminal import (
+        NOISE_NOTE,
+        difference_table,
+        leaderboard_notes,
+        leaderboard_tables,
+    )
+
+    runs, curves, bands = [], {}, {}
+    for run_dir, result in results:
+        summary = result.result
+        view = summary.view
+        runs.append(
+            {
+                "suite": result.suite,
+                "model": visible(summary.model or ""),
+                "headline": visible(_section(result)["headline"]),
+                "incomplete": visible(incomplete_line(summary.completeness)),
+                "run_id": result.run_id[:12],
+                "run_dir": visible(run_dir),
+            }
+        )
+        if len(view.by_length) > 1:
+            name = f"{summary.model} ({result.run_id[:8]})"
+            curves[name] = view.by_length
+            bands[name] = {
+                n: (e.low, e.high)
+                for n, e in view.length_errors.items()
+                if e.low is not None and e.high is not None
+            }
+    images = []
+    if curves:
+        images.append(
+            (
+                "Score vs length, one line per run (bands: 95% intervals)",
+                curve_png(curves, RULER_THRESHOLD, "score by length", bands),
+            )
+        )
+    parts = leaderboard_tables(rows)
+    made = difference_table(rows)
+    if made is not None:
+        parts.append(made)
+    tables = [
+        {
+            "title": visible(t.title),
+            "fixed": len(t.keys),
+            "columns": [visible(c) for c in (*t.keys, *t.columns)],
+            "rows": [[visible(cell.plain) for cell in row] for row in t.rows],
+        }
+        for t in parts
+    ]
+    notes = leaderboard_notes(rows)
+    notes += [
+        f"{r.get('model')}: {r['vs_reference']['note']}" for r in rows if r.get("vs_reference")
+    ]
+    if made is not None:
+        notes.append(NOISE_NOTE)
+    return _COMPARE.render(
+        version=__version__,
+        runs=runs,
+        images=images,
+        tables=tables,
+        notes=[visible(n) for n in notes],
+    )
 
 
 def render_markdown(results: list[tuple[Path, ScoreResult]]) -> str:
@@ -481,9 +598,9 @@ def render_markdown(results: list[tuple[Path, ScoreResult]]) -> str:
     md = markdown
     lines = []
     for run_dir, result in results:
-        section = _section(result)
-        lines += [f"## {md(result.suite)}: {md(result.summary.get('model') or '')}", ""]
-        incomplete = incomplete_line(result.result.completeness)
+        section = _section(result, draw=False)
+        lines += [f"## {md(result.suite)}: {md(result.summary.model or '')}", ""]
+        incomplete = incomplete_line(result.summary.completeness)
         if incomplete:
             lines += [f"**{md(incomplete)}**", ""]
         lines += [

@@ -9,18 +9,19 @@ as text, never as rich markup, with control characters made visible.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from longscope.errors import UsageError
 from longscope.summary import (
     Breakdown,
     CurveMetrics,
     Error,
     Grid,
+    Headline,
     Summary,
     View,
     incomplete_line,
@@ -125,7 +126,8 @@ def headline_text(summary: Summary, view: View) -> Text:
     head = view.headline
     if head.score is None:
         return _headline((summary.title,), start + f"{head.label} -")
-    level = f"  ({head.level})" if head.level else ""
+    level = level_text(summary, head)
+    level = f"  ({level})" if level else ""
     note = f"  {head.note}" if head.note else ""
     why = shard_text(summary.completeness) or "incomplete run"
     provisional = f" provisional ({why})" if summary.state == "provisional" else ""
@@ -137,6 +139,20 @@ def headline_text(summary: Summary, view: View) -> Text:
         provisional,
         level + note,
     )
+
+
+def level_text(summary: Summary, head: Headline) -> str:
+    """Return the headline's level (`Functional Retention`), or why a level is not given: where
+    a budget ended too many answers (`analysis.budgets`), the score measures the budget."""
+    from longscope.analysis.budgets import bound_lengths
+
+    if not head.level:
+        return ""
+    bound = bound_lengths(summary.budgets or {})
+    if bound:
+        where = ", ".join(length_label(n) if str(n).isdigit() else str(n) for n in bound)
+        return f"no level: budget-bound at {where}"
+    return head.level
 
 
 def error_text(view: View, digits: int = 1) -> str:
@@ -447,10 +463,22 @@ def completeness_table(summary: Summary) -> Table | None:
     return table
 
 
-def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = None) -> None:
-    """Print `compare`'s rows: the leaderboard (scores, effective length, lengths), then one table
-    per breakdown dimension and view (models as rows, groups as columns), each split into parts
-    where the terminal is narrower than the table."""
+@dataclass(frozen=True)
+class TableParts:
+    """One table of `compare`, as the terminal splits it and the HTML page shows it whole."""
+
+    title: str
+    keys: list[str]
+    """The columns every part repeats (rank, model)."""
+    columns: list[str]
+    rows: list[list[Text]]
+    """Each row: the key cells, then one cell per column."""
+    right: bool = True
+
+
+def leaderboard_tables(rows: Sequence[dict[str, Any]]) -> list[TableParts]:
+    """Return `compare`'s tables: the leaderboard (scores, effective length, lengths), then one
+    per breakdown dimension and view (models as rows, groups as columns)."""
     cell_keys = {f"{v} {g}" if v else g for row in rows for _, v, g, _ in row.get("cells", [])}
     skip = {
         "lengths",
@@ -466,6 +494,9 @@ def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = 
         "LongScore_SE",
         "wAvg_inc_SE",
         "wAvg_dec_SE",
+        "AUC_range",
+        "AUC_note",
+        "overall_note",
         *cell_keys,
     }
     columns = list(dict.fromkeys(k for row in rows for k in row if k not in skip))
@@ -480,26 +511,32 @@ def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = 
         "AUC",
         "AUC_ci95",
         "suite",
+        "comparable",
     )
     columns.sort(key=lambda c: first.index(c) if c in first else len(first))
     lengths = sorted({int(k) for row in rows for k in row.get("lengths", {})})
-    console = console or safe_console()
-    print_split(
-        console,
-        "Leaderboard",
-        ["#", "model"],
-        [*columns, *(length_label(n) for n in lengths)],
-        [
+    # An AUC covers the lengths it was computed over: the column names them (or each cell does).
+    ranges = {row["AUC_range"] for row in rows if row.get("AUC_range")}
+    headers = [
+        f"AUC {next(iter(ranges))}" if c == "AUC" and len(ranges) == 1 else c for c in columns
+    ]
+    tables = [
+        TableParts(
+            "Leaderboard",
+            ["#", "model"],
+            [*headers, *(length_label(n) for n in lengths)],
             [
-                _cell(rank),
-                _cell(row.get("model")),
-                *(_column_cell(row, c) for c in columns),
-                *(_length_cell(row, str(n)) for n in lengths),
-            ]
-            for rank, row in enumerate(rows, start=1)
-        ],
-        right=False,
-    )
+                [
+                    _cell(rank),
+                    _cell(row.get("model")),
+                    *(_column_cell(row, c, len(ranges) > 1) for c in columns),
+                    *(_length_cell(row, str(n)) for n in lengths),
+                ]
+                for rank, row in enumerate(rows, start=1)
+            ],
+            right=False,
+        )
+    ]
     groups: dict[tuple[str, str], list[str]] = {}
     for row in rows:
         for dimension, view, group, _ in row.get("cells", []):
@@ -520,32 +557,59 @@ def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = 
                         *(_with_se(values.get(n), errors.get(n)) for n in names),
                     ]
                 )
-        print_split(console, title, ["#", "model"], names, table_rows)
+        tables.append(TableParts(title, ["#", "model"], list(names), table_rows))
+    return tables
+
+
+PUBLISHED_SE_NOTE = (
+    "published rows carry no standard error (their sources print none): their SE "
+    "reads `not published` and their cells have no ±; runs' cells show ± SE"
+)
+NOISE_NOTE = "noise: the 95% interval holds 0; the runs do not differ measurably there"
+
+
+def leaderboard_notes(rows: Sequence[dict[str, Any]]) -> list[str]:
+    """Return the lines printed under the leaderboard: each row's AUC and overall notes, and
+    what a published row's missing standard errors mean."""
+    notes = []
+    for row in rows:
+        for key in ("AUC_note", "overall_note"):
+            if row.get(key):
+                label = "AUC" if key == "AUC_note" else "overall"
+                notes.append(f"{row.get('model')}: {label}: {row[key]}")
     if any(row.get("state") == "published" for row in rows):
-        _say(
-            console,
-            plain(
-                "published rows carry no standard error (their sources print none): their SE "
-                "reads `not published` and their cells have no ±; runs' cells show ± SE"
-            ),
-        )
+        notes.append(PUBLISHED_SE_NOTE)
+    return notes
+
+
+def print_leaderboard(rows: Sequence[dict[str, Any]], console: Console | None = None) -> None:
+    """Print `compare`'s rows (`leaderboard_tables`), each table split into parts where the
+    terminal is narrower than the table, their notes, then the differences from the first run."""
+    console = console or safe_console()
+    for table in leaderboard_tables(rows):
+        print_split(console, table.title, table.keys, table.columns, table.rows, right=table.right)
+    for note in leaderboard_notes(rows):
+        _say(console, plain(note))
     print_differences(rows, console)
 
 
-def _column_cell(row: Mapping[str, Any], column: str) -> Text:
-    """A leaderboard cell; AUC and LongScore with their ± SE where the row has one."""
+def _column_cell(row: Mapping[str, Any], column: str, ranged: bool = False) -> Text:
+    """A leaderboard cell; AUC and LongScore with their ± SE where the row has one (an AUC with
+    its range when `ranged`: the rows cover different ones)."""
     if column in ("AUC", "LongScore", "wAvg_inc", "wAvg_dec"):
-        return _with_se(row.get(column), row.get(f"{column}_SE"))
+        made = _with_se(row.get(column), row.get(f"{column}_SE"))
+        if column == "AUC" and ranged and row.get("AUC") is not None and row.get("AUC_range"):
+            made.append(f" ({row['AUC_range']})")
+        return made
     return _cell(row.get(column))
 
 
-def print_differences(rows: Sequence[dict[str, Any]], console: Console | None = None) -> None:
-    """Print each run minus the first run given: overall and per length, with 95% intervals;
-    a difference whose interval holds 0 is marked `noise`."""
+def difference_table(rows: Sequence[dict[str, Any]]) -> TableParts | None:
+    """Return each run minus the first run given: overall, AUC and per length, with 95%
+    intervals (None when there is no second run)."""
     compared = [row for row in rows if row.get("vs_reference")]
     if not compared:
-        return
-    console = console or safe_console()
+        return None
     lengths = sorted({int(k) for r in compared for k in r["vs_reference"]["by_length"]})
     reference = compared[0]["vs_reference"]["reference"]
     table_rows = []
@@ -560,16 +624,26 @@ def print_differences(rows: Sequence[dict[str, Any]], console: Console | None = 
                 *(difference_text(made["by_length"].get(str(n))) for n in lengths),
             ]
         )
-    print_split(
-        console,
+    return TableParts(
         f"Difference from {reference} (run - reference, points; 95% interval)",
         ["model", "pairing"],
         ["overall", "AUC", *(length_label(n) for n in lengths)],
         table_rows,
     )
-    for row in compared:
-        _say(console, plain(f"{row.get('model')}: {row['vs_reference']['note']}"))
-    _say(console, plain("noise: the 95% interval holds 0; the runs do not differ measurably there"))
+
+
+def print_differences(rows: Sequence[dict[str, Any]], console: Console | None = None) -> None:
+    """Print each run minus the first run given: overall and per length, with 95% intervals;
+    a difference whose interval holds 0 is marked `noise`."""
+    table = difference_table(rows)
+    if table is None:
+        return
+    console = console or safe_console()
+    print_split(console, table.title, table.keys, table.columns, table.rows)
+    for row in rows:
+        if row.get("vs_reference"):
+            _say(console, plain(f"{row.get('model')}: {row['vs_reference']['note']}"))
+    _say(console, plain(NOISE_NOTE))
 
 
 def difference_text(made: Mapping[str, Any] | None) -> Text:
@@ -680,58 +754,33 @@ def print_longscores(
         console.print(plain("ranking by LongScore:    " + " > ".join(m for m, _ in by_ls)))
 
 
-def print_catalogue(console: Console, suite: str | None = None) -> None:
-    """Print the suites, named models and providers; or one suite's `-S` parameters, or one
-    provider's `-M` options (a name that is both shows both)."""
-    from longscope.catalogue import KNOWN_MODELS
-    from longscope.models.registry import (
-        provider_description,
-        provider_names,
-        provider_options,
-    )
-    from longscope.suites import suite_description, suite_names, suite_options
-    from longscope.suites.params import describe
-
-    if suite is not None:
-        name = suite
-        if name not in provider_names() and name not in suite_names():
-            raise UsageError(
-                f"unknown suite {name!r} (nor a provider): suites are "
-                f"{', '.join(suite_names())}; providers are {', '.join(provider_names())}"
-            )
-
-        def options(title: str, flag: str, params: Any, none: str) -> None:
-            console.print(plain(title, "bold"))
-            rows = describe(params)
-            if not rows:
-                console.print(plain(f"  ({none})"))
-            for usage, default, text in rows:
-                console.print(plain(f"  {flag} {usage}"))
-                console.print(plain(f"      {text} (default: {default})"))
-
-        if name in provider_names():
-            options(f"{name}/: {provider_description(name)}", "-M", provider_options(name),
-                    "no declared options: -M key=value reaches it as given")  # fmt: skip
-            if name not in suite_names():
-                return
-        options(f"{name}: {suite_description(name)}", "-S", suite_options(name),
-                "no declared parameters: -S key=value reaches it as text")  # fmt: skip
+def print_catalogue(console: Console, listed: Any) -> None:
+    """Print a `results.Catalogue`: the suites, named models and providers, or one name's
+    `-S` parameters and/or `-M` options."""
+    for options in listed.options:
+        console.print(plain(options.title, "bold"))
+        if not options.rows:
+            console.print(plain(f"  ({options.none})"))
+        for usage, default, text in options.rows:
+            console.print(plain(f"  {options.flag} {usage}"))
+            console.print(plain(f"      {text} (default: {default})"))
+    if listed.options:
         return
     console.print(Text("Suites", style="bold"))
-    for name in suite_names():
-        console.print(plain(f"  {name:<14} {suite_description(name)}"))
+    for name, text in listed.suites:
+        console.print(plain(f"  {name:<14} {text}"))
     console.print(
         Text.assemble(("Named models", "bold"), " (llamacpp/NAME; any .gguf path works too)")
     )
-    for name, known in KNOWN_MODELS.items():
-        console.print(plain(f"  {name:<14} {known.description}; prompt mode {known.prompt_mode}"))
+    for name, text in listed.models:
+        console.print(plain(f"  {name:<14} {text}"))
     console.print(
         Text.assemble(
             ("Providers", "bold"), " (--model PROVIDER/NAME; `longscope list PROVIDER`: its -M)"
         )
     )
-    for name in provider_names():
-        console.print(plain(f"  {name:<14} {provider_description(name)}"))
+    for name, text in listed.providers:
+        console.print(plain(f"  {name:<14} {text}"))
 
 
 __all__ = [

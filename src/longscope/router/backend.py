@@ -116,12 +116,14 @@ class RoutedBackend(Forwarding):
         return limit - request.config.output_ceiling()  # thinking budget and answer
 
     def calls_for(self, request: Request) -> int:
-        """About how many model calls a request takes (its parts, and one to combine them)."""
+        """At most how many model calls a request takes: its parts, the combining calls (at
+        most one fewer than the parts when they are combined in rounds of pairs), and one spare."""
         tokens = request.prompt_tokens or len(request.text) // 3
         budget = max(self.length - request.config.output_ceiling(), 1)
         if tokens <= budget or self.strategy in ("truncate", "retrieve"):
             return 1
-        return -(-tokens // budget) + 2
+        parts = -(-tokens // budget)
+        return 2 * parts + 1
 
     async def generate(self, request: Request) -> Generation:
         tokenizer = self.tokenizer()
@@ -132,8 +134,15 @@ class RoutedBackend(Forwarding):
             strategy=self.strategy, scorer_name=self.scorer,
         )  # fmt: skip
         if route.action == "refused":
-            error = route.plan["error"]
-            return Generation(text="", status="error", error=error, route=route.plan)
+            # A budget that cannot hold the prompt's frame fails every request alike: the run
+            # stops before this one is sent, saying which length would do.
+            ceiling = request.config.output_ceiling()
+            raise UsageError(
+                f"the router's budget of {self.length} tokens is too small for this prompt: its "
+                f"frame (template and question) takes {route.plan['error'].split(' takes ')[1]} "
+                f"left beside {ceiling} answer tokens; give --router-length "
+                f"{route.plan['needs'] + ceiling} or more"
+            )
         if route.action == "pass":
             return _with_route(await self.inner.generate(request), route.plan)
         if not route.reduce:
@@ -167,15 +176,97 @@ class RoutedBackend(Forwarding):
         listed = answered or [
             (i, g.text.strip()) for i, g in enumerate(calls, start=1) if g.status in SCORABLE
         ]
-        body = REDUCE_INTRO + "\n".join(f"Part {i}: {answer}" for i, answer in listed)
-        final = await self.inner.generate(_retext(request, parts.head + body + parts.tail))
+        return await self._reduce(request, [(str(i), a) for i, a in listed], calls, plan)
+
+    async def _reduce(
+        self,
+        request: Request,
+        listed: list[tuple[str, str]],
+        calls: list[Generation],
+        plan: dict[str, Any],
+    ) -> Generation:
+        """Combine partial answers within the budget: one call when their list fits, else a
+        combining call per group that fits and the same again over the groups' answers.
+
+        A combination that cannot be sent within the budget (one partial answer alone is too
+        long) or that the model refuses is a failed request (`error`), never a skipped one.
+        """
+        parts = request.parts
+        assert parts is not None
+        budget = await self.budget_for(request)
+        tokenizer = self.tokenizer()
+
+        def prompt(group: Sequence[tuple[str, str]]) -> str:
+            body = REDUCE_INTRO + "\n".join(f"Part {i}: {answer}" for i, answer in group)
+            return parts.head + body + parts.tail
+
+        def fits(group: Sequence[tuple[str, str]]) -> bool:
+            return len(tokenizer.encode(prompt(group))) <= budget
+
+        rounds = 0
+        while True:
+            groups: list[list[tuple[str, str]]] = []
+            for item in listed:
+                if groups and fits([*groups[-1], item]):
+                    groups[-1].append(item)
+                elif fits([item]):
+                    groups.append([item])
+                else:
+                    return self._failed(
+                        calls, plan, f"router: partial answer {item[0]} does not fit the "
+                        f"{budget}-token budget beside the prompt's frame: nothing combines it",
+                    )  # fmt: skip
+            if len(groups) == 1:
+                break
+            if len(groups) >= len(listed):
+                return self._failed(
+                    calls, plan, f"router: {len(listed)} partial answers cannot be combined in "
+                    f"pairs within the {budget}-token budget",
+                )  # fmt: skip
+            rounds += 1
+            combined = []
+            for number, group in enumerate(groups, start=1):
+                made = await self.inner.generate(_retext(request, prompt(group)))
+                calls.append(made)
+                if made.status not in SCORABLE or not made.text.strip():
+                    return self._failed(
+                        calls, plan, f"router: combining step {rounds}.{number} failed "
+                        f"({made.status}: {made.error or 'no answer'})",
+                    )  # fmt: skip
+                combined.append((str(number), _cut_echo(made.text)[0].strip()))
+            plan.setdefault("reduce_rounds", []).append(
+                {"groups": len(groups), "partial_answers": len(listed)}
+            )
+            listed = combined
+        final = await self.inner.generate(_retext(request, prompt(listed)))
+        calls.append(final)
+        if final.status not in SCORABLE:
+            # The server refused or failed the combining call: the request failed (counts 0),
+            # it was sent and is never "skipped".
+            return self._failed(
+                calls, plan, f"router: the combining call failed ({final.status}: "
+                f"{final.error or 'no answer'})",
+            )  # fmt: skip
         plan["reduce"] = f"one call over {len(listed)} partial answers"
-        echo = _ECHO.search(final.text)
-        if echo:
+        if rounds:
+            plan["reduce"] = (
+                f"{rounds} round(s) of combining within the {budget}-token budget, then "
+                + plan["reduce"]
+            )
+        text, echoed = _cut_echo(final.text)
+        if echoed:
             # The model went on listing "Part N: ..." lines: that is the prompt's list, not its answer.
             plan["reduce"] += "; the answer's echo of the partial answers was cut"
-            final = replace(final, text=final.text[: echo.start()])
-        return _total(final, [*calls, final], plan)
+            final = replace(final, text=text)
+        return _total(final, calls, plan)
+
+    @staticmethod
+    def _failed(calls: list[Generation], plan: dict[str, Any], reason: str) -> Generation:
+        """The request failed in its combining step: an `error` with the reason, every call's
+        tokens and time counted."""
+        plan["reduce"] = f"failed: {reason}"
+        failed = Generation(text="", status="error", error=reason)
+        return _total(failed, calls or [failed], plan)
 
 
 def with_router(
@@ -203,6 +294,12 @@ def describe_routes(routes: dict[Any, dict[str, Any]]) -> str:
     budget = next(iter(routes.values()))["budget"]
     said = ", ".join(f"{name} {count}" for name, count in sorted(decisions.items()))
     return f"router (prompt budget {budget} tokens): {said}; {calls} model calls for {len(routes)} requests"
+
+
+def _cut_echo(text: str) -> tuple[str, bool]:
+    """Return `text` cut before a "Part N:" line it echoes from the prompt, and whether it was."""
+    echo = _ECHO.search(text)
+    return (text[: echo.start()], True) if echo else (text, False)
 
 
 def _retext(request: Request, text: str) -> Request:

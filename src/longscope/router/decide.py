@@ -83,6 +83,8 @@ def decide(
         # The template and question alone nearly fill the budget: nothing useful fits beside.
         plan["decision"] = "refused"
         plan["error"] = f"router: the prompt's frame takes {frame} of a {budget}-token budget"
+        # The smallest prompt budget that holds the frame, the part note and some context.
+        plan["needs"] = frame + note + _MIN_CHUNK
         return Route("refused", (), plan)
     if strategy == "truncate":
         kept, kept_tokens, _ = middle_truncate(parts.context, room, tokenizer)

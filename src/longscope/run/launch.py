@@ -101,6 +101,8 @@ async def _launch(
         )
     try:
         prepared = await PreparedRun.create(suite, backend, options)
+        for line in prepared.info.details.get("warnings", ()):
+            say(f"warning: {line}")
         if rates is None and probe:
             rates = await probe_rates(backend, prepared.info, PROBE_PROMPT_TOKENS)
         priced = {"rates": rates, "price_in": prices[0], "price_out": prices[1]}
@@ -116,7 +118,7 @@ async def _launch(
             return Launched(plan, None, 0.0, [])
         say(plan.forecast())
         started = time.perf_counter()
-        result = await run_prepared(prepared, score=score)
+        result = await run_prepared(prepared, score=score, plan=plan)
         wall = time.perf_counter() - started
     finally:
         await backend.aclose()

@@ -21,7 +21,6 @@ from typing import Any
 from longscope.analysis.power import Detectable, detectable, detectable_lines
 from longscope.models.base import Backend, ModelInfo
 from longscope.run.prepared import PreparedRun, RunOptions
-from longscope.run.progress import rate
 from longscope.suites.base import Suite
 from longscope.types import GenerationConfig, Request, Sample, stable_hash
 
@@ -204,6 +203,15 @@ def cost_of(
     return (prompt_tokens * (price_in or 0.0) + output_tokens * (price_out or 0.0)) / 1e6
 
 
+def rate(tokens_per_s: float) -> str:
+    """Return a rate as `1,234`, `12.5` or `0.004`: never a slow rate shown as 0."""
+    if tokens_per_s >= 100:
+        return f"{tokens_per_s:,.0f}"
+    if tokens_per_s >= 1:
+        return f"{tokens_per_s:.1f}"
+    return f"{tokens_per_s:.2g}"
+
+
 def format_duration(seconds: float) -> str:
     """Return `1h 02m`, `3m 05s` or `12s`."""
     seconds = max(0, round(seconds))
@@ -239,7 +247,7 @@ def make_plan_of(
             if (sample.id, repeat) in done:
                 already += 1
                 continue
-            if prepared.fits(sample):
+            if prepared.skip_reason(sample):
                 cell[3] += 1
                 task[3] += 1
                 continue
@@ -254,7 +262,7 @@ def make_plan_of(
     by_task = [PlanTask(name, *values) for name, values in tasks.items()]
     return _plan_of(
         prepared, cells, already, by_task, rates, price_in, price_out,
-        power=tuple(detectable(sent, prepared.suite)),
+        power=tuple(detectable(sent, prepared.suite.cluster_key)),
     )  # fmt: skip
 
 

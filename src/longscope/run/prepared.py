@@ -18,6 +18,7 @@ from typing import Any, NamedTuple
 from longscope.errors import UsageError
 from longscope.models.base import Backend, ModelInfo
 from longscope.suites.base import BuildCell, BuildContext, SampleSource, Suite
+from longscope.text.safe_text import visible
 from longscope.types import GenerationConfig, Request, Sample, stable_hash
 
 MAX_REQUESTS = 1_000_000
@@ -78,7 +79,18 @@ def run_identity(suite: Suite, info: ModelInfo, config: GenerationConfig) -> str
     return stable_hash(identity)
 
 
-def fits(sample: Sample, info: ModelInfo, thinking_budget: int | None = None) -> str:
+def check_output_budget(max_tokens: int | None, info: ModelInfo, model: str) -> None:
+    """Refuse (one line, before anything is built or stored) a `--max-tokens` the model's context
+    cannot hold beside any prompt; known only once the backend has answered `info()`."""
+    held = info.context_length
+    if max_tokens is not None and held is not None and max_tokens >= held:
+        raise UsageError(
+            f"--max-tokens {max_tokens} does not fit {visible(model)}: it holds {held} tokens "
+            f"({info.context_source}) for prompt and answer together; use a smaller --max-tokens"
+        )
+
+
+def skip_reason(sample: Sample, info: ModelInfo, thinking_budget: int | None = None) -> str:
     """Return why `sample` cannot fit the backend, or "" when it fits or nothing tells us.
 
     `sample.length` counts the prompt and the answer's budget; a thinking budget comes on top
@@ -231,6 +243,7 @@ class PreparedRun:
         if least:
             check_samples(suite, least, options.repeats)
         info = await backend.info()
+        check_output_budget(options.max_tokens, info, backend.name)
         config = resolve_config(suite, info, options)
         ctx = BuildContext(
             backend.tokenizer(),
@@ -257,12 +270,12 @@ class PreparedRun:
         return {p.cell.task: p.cell.skipped for p in self.cells if p.cell.skipped}
 
     def request(self, sample: Sample, repeat: int) -> Request:
-        """Return the request that sends `sample` (see `fits` for whether it may be sent)."""
+        """Return the request that sends `sample` (see `skip_reason` for whether it may be sent)."""
         return build_request(self.suite, sample, repeat, self.info, self.config)
 
-    def fits(self, sample: Sample) -> str:
+    def skip_reason(self, sample: Sample) -> str:
         """Return why `sample` cannot be sent to this model, or "" when it can."""
-        return fits(sample, self.info, thinking_of(sample, self.config))
+        return skip_reason(sample, self.info, thinking_of(sample, self.config))
 
     def cell_done(self, planned: PlannedCell, done: set[tuple[str, int]]) -> bool:
         """Return True when every repeat of every sample of `planned` is done (known unbuilt)."""

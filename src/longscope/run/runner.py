@@ -19,9 +19,9 @@ import asyncio
 import re
 import time
 from collections.abc import AsyncIterator, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from longscope.errors import DiskFull
 from longscope.files import disk_full
@@ -29,11 +29,14 @@ from longscope.models.base import Backend, OnResult
 from longscope.models.groups import group_by_prefix
 from longscope.run.header import run_header
 from longscope.run.prepared import PreparedRun, RunOptions, Unit
-from longscope.run.progress import RunProgress
+from longscope.run.progress import RunProgress, TokenEta
 from longscope.run.scoring import ScoreResult, reclassify_overflows, score_run
 from longscope.run.store import RunLock, RunStore
 from longscope.suites.base import Suite
 from longscope.types import Generation, Request, Sample
+
+if TYPE_CHECKING:
+    from longscope.run.plan import Plan
 
 # A backend that overruns the suite's own deadline by this much is cut off from the harness side.
 _TIMEOUT_GRACE_S = 30.0
@@ -46,13 +49,22 @@ _COMMIT_ROWS = 256
 
 @dataclass(frozen=True)
 class RunResult:
+    """What one run did: where it is stored, what this invocation sent, and the run's scores."""
+
     run_id: str
     run_dir: Path
     sent: int
     """Requests sent to the backend in this invocation (0 when everything was already stored)."""
     skipped: int
-    result: ScoreResult | None
+    scores: ScoreResult | None
     """The scores; None only when the caller scores later (a judged suite, after its judge)."""
+    timing: dict[str, Any] = field(default_factory=dict)
+    """This invocation's timing (seconds building, sending; requests sent and skipped)."""
+
+    @property
+    def result(self) -> ScoreResult | None:
+        """The scores under their name before issue 41 (`scores`), for code in flight."""
+        return self.scores
 
 
 def default_run_dir(suite: Suite, backend: Backend, run_id: str) -> Path:
@@ -67,9 +79,12 @@ async def run_async(suite: Suite, backend: Backend, options: RunOptions | None =
     return await run_prepared(await PreparedRun.create(suite, backend, options or RunOptions()))
 
 
-async def run_prepared(prepared: PreparedRun, *, score: bool = True) -> RunResult:
+async def run_prepared(
+    prepared: PreparedRun, *, score: bool = True, plan: Plan | None = None
+) -> RunResult:
     """Send what `prepared` holds and is not stored yet, store every answer; score unless told not
-    to (a judged suite is scored once, after its judge pass)."""
+    to (a judged suite is scored once, after its judge pass). `plan` (the forecast printed before)
+    gives the progress bar's ETA the prompt tokens still to send."""
     suite, backend, info, options = (
         prepared.suite,
         prepared.backend,
@@ -108,13 +123,16 @@ async def run_prepared(prepared: PreparedRun, *, score: bool = True) -> RunResul
         # A length refusal stored as `error` before its wording was known is final: not re-sent.
         reclassify_overflows(store, run_id)
         done = store.done_keys(run_id)
-        timing = await _execute(prepared, store, done)
+        timing = await _execute(prepared, store, done, plan)
         # Scored under the same lock: no second writer between the last answer and the scores.
         result = score_run(run_dir, run_id) if score else None
-    if result is not None:
-        result.summary.setdefault("timing", {}).update(timing.rounded())
     return RunResult(
-        run_id=run_id, run_dir=run_dir, sent=timing.sent, skipped=timing.skipped, result=result
+        run_id=run_id,
+        run_dir=run_dir,
+        sent=timing.sent,
+        skipped=timing.skipped,
+        scores=result,
+        timing=timing.rounded(),
     )
 
 
@@ -195,15 +213,34 @@ class _GenerationWriter:
         return disk_full(self.store.path, exit_code=3, done=done)
 
 
-async def _execute(prepared: PreparedRun, store: RunStore, done: set[tuple[str, int]]) -> _Timing:
+async def _execute(
+    prepared: PreparedRun, store: RunStore, done: set[tuple[str, int]], plan: Plan | None = None
+) -> _Timing:
     backend, options, run_id = prepared.backend, prepared.options, prepared.run_id
     concurrency = 1 if options.serial else (options.concurrency or backend.max_concurrency)
     semaphore = asyncio.Semaphore(max(1, concurrency))
+    total = prepared.to_send(done)
     progress = RunProgress(
-        total=prepared.to_send(done),
+        total=total,
         quiet=options.quiet,
         retries=lambda: backend.retries_done,
+        eta=TokenEta(
+            total,
+            planned_tokens=None if plan is None else plan.prompt_tokens,
+            decode_per_prefill=None
+            if plan is None or plan.rates is None
+            else plan.rates.prefill_tps / plan.rates.decode_tps,
+        ),
     )
+    bounded = plan is not None and plan.bounded
+
+    def planned(sample: Sample, request: Request | None) -> int:
+        # What the plan counted for this request: its cell's length (a forecast from the cells),
+        # else the counted prompt of a request sent and nothing for one skipped.
+        if bounded:
+            return sample.length
+        return 0 if request is None else request.prompt_tokens or sample.counted_prompt()
+
     timing = _Timing(build_s=prepared.made_s)
     started = time.perf_counter()
     writer = _GenerationWriter(store, run_id)
@@ -217,6 +254,7 @@ async def _execute(prepared: PreparedRun, store: RunStore, done: set[tuple[str, 
             failed.append(task.exception())  # type: ignore[arg-type]
 
     def leaving(count: int) -> None:
+        progress.sending()
         timing.sent += count
         if timing.first_request_s is None:
             timing.first_request_s = time.perf_counter() - started
@@ -230,9 +268,9 @@ async def _execute(prepared: PreparedRun, store: RunStore, done: set[tuple[str, 
 
         def arrived(position: int, generation: Generation) -> None:
             stored.add(position)
-            sample, repeat, _ = members[position]
+            sample, repeat, request = members[position]
             writer.add(sample.id, repeat, generation)
-            progress.advance(generation)
+            progress.advance(generation, planned(sample, request))
 
         requests = [m[2] for m in members]
         try:
@@ -246,7 +284,11 @@ async def _execute(prepared: PreparedRun, store: RunStore, done: set[tuple[str, 
 
     async def start(job: Any) -> None:
         # Waiting for a free slot before making the next sample keeps memory to what is in flight.
-        await semaphore.acquire()
+        try:
+            await semaphore.acquire()
+        except BaseException:  # cancelled while waiting (Ctrl-C): the job never runs
+            job.close()  # (unclosed, Python warns "coroutine ... was never awaited" at exit)
+            raise
         if failed:
             job.close()
             raise failed[0]
@@ -286,13 +328,13 @@ async def _execute(prepared: PreparedRun, store: RunStore, done: set[tuple[str, 
                     break
                 ready: list[tuple[Sample, int, Request]] = []
                 for _, sample, repeats in unit.members:
-                    reason = prepared.fits(sample)
+                    reason = prepared.skip_reason(sample)
                     for repeat in repeats:
                         if reason:
                             generation = Generation(text="", status="skipped", error=reason)
                             timing.skipped += 1
                             writer.add(sample.id, repeat, generation)
-                            progress.advance(generation)
+                            progress.advance(generation, planned(sample, None))
                         else:
                             ready.append((sample, repeat, prepared.request(sample, repeat)))
                 if grouped:

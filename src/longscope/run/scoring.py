@@ -22,6 +22,7 @@ from typing import Any
 from longscope.analysis.budgets import budget_record
 from longscope.analysis.uncertainty import cluster_key_of, cluster_name, with_uncertainty
 from longscope.files import write_atomic
+from longscope.models.base import VISIBLE_ANSWER_RULE
 from longscope.models.overflow import is_stored_overflow
 from longscope.run.store import SHARD_KEY, RunStore, StoreError
 from longscope.suites import create_suite
@@ -32,7 +33,7 @@ from longscope.summary import (
     state_of,
     statuses_of,
 )
-from longscope.types import SANITIZED, SCORABLE, Generation, Judgement, ScoredRow
+from longscope.types import SANITIZED, SCORABLE, Generation, ScoredRow
 
 SUMMARY_NAME = "summary.json"
 NOT_RUN = "not run"
@@ -41,22 +42,26 @@ NOT_RUN = "not run"
 
 @dataclass(frozen=True)
 class ScoreResult:
+    """A stored run's scores: its identity, header, typed summary and every scored row."""
+
     run_id: str
     suite: str
     header: dict[str, Any]
-    summary: dict[str, Any]
-    """The summary as summary.json holds it (`typed.to_dict()`)."""
+    summary: Summary
+    """The typed summary every report and analysis reads (`to_dict()`: summary.json)."""
     rows: list[ScoredRow]
-    typed: Summary | None = None
-    """The typed summary every report and analysis reads."""
     run_dir: Path | None = None
     clusters: dict[str, Any] | None = None
     """Each sample's cluster (the unit it shares with others), for paired comparisons."""
 
+    def to_dict(self) -> dict[str, Any]:
+        """Return the summary as summary.json holds it."""
+        return self.summary.to_dict()
+
     @property
     def result(self) -> Summary:
-        """Return the typed summary (built from `summary` when only the dict is known)."""
-        return self.typed if self.typed is not None else Summary.from_dict(self.summary)
+        """The typed summary under its name before issue 41 (`summary`), for code in flight."""
+        return self.summary
 
     @property
     def claimed(self) -> int | None:
@@ -66,7 +71,7 @@ class ScoreResult:
     @property
     def completeness(self) -> dict[str, Any]:
         """Return the summary's completeness record (requested, scored, skipped, failed...)."""
-        return self.summary["completeness"]
+        return self.summary.completeness or {}
 
 
 def score_run(
@@ -105,9 +110,8 @@ def score_run(
                 continue
             score = None
             if generation.status in SCORABLE and judging:
-                stored = judgements.get((sample_id, repeat))
-                verdict = None if stored is None else Judgement(stored[0], stored[1], stored[2])
-                score = suite.score(sample, generation, judgement=verdict)  # type: ignore[call-arg]
+                verdict = judgements.get((sample_id, repeat))
+                score = suite.score(sample, generation, judgement=verdict)
             elif generation.status in SCORABLE:
                 score = suite.score(sample, generation)
             if score is not None and generation.error.startswith(SANITIZED):
@@ -138,8 +142,9 @@ def score_run(
         statuses_by_length=by_length,
         budgets=budget_record(rows),
     )
-    cluster_key = cluster_key_of(suite, documents)
-    typed = with_uncertainty(typed, rows, cluster_key, cluster_name=cluster_name(suite))
+    typed = replace(typed, notes=typed.notes + answer_rule_notes(rows))
+    cluster_key = cluster_key_of(suite.cluster_key, documents)
+    typed = with_uncertainty(typed, rows, cluster_key, cluster_name=cluster_name(suite.cluster_key))
     summary = typed.to_dict()
     if persist:
         write_atomic(
@@ -149,11 +154,23 @@ def score_run(
         run_id=run_id,
         suite=run["suite"],
         header=header,
-        summary=summary,
+        summary=typed,
         rows=rows,
-        typed=typed,
         run_dir=Path(run_dir),
         clusters={sid: cluster_key(sample) for sid, sample in samples.items()},
+    )
+
+
+def answer_rule_notes(rows: list[ScoredRow]) -> tuple[str, ...]:
+    """Return the line saying how thinking was set apart from the scored answers, when any
+    answer had thinking (the same rule for inline blocks and a server's reasoning field)."""
+    answered = [row.generation for row in rows if row.generation.status in SCORABLE]
+    thought = sum(1 for generation in answered if generation.reasoning)
+    if not thought:
+        return ()
+    return (
+        f"scored text: the visible answer; {thought} of {len(answered)} answers had thinking "
+        f"set apart ({VISIBLE_ANSWER_RULE})",
     )
 
 

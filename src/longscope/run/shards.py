@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import heapq
 import os
-from collections.abc import Callable, Hashable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,12 +22,12 @@ from longscope.suites.base import (
     BuildContext,
     PromptTemplate,
     Suite,
-    declares_lazy_build,
 )
 from longscope.summary import Summary
 from longscope.types import (
     Generation,
     GenerationConfig,
+    Judgement,
     JudgeTask,
     Sample,
     Score,
@@ -206,15 +206,19 @@ class ShardedSuite(Suite):
         self.shard = shard
         self.all_ids: list[str] = []
         self.assignment: dict[str, int] = {}
-        if declares_lazy_build(suite):
-            # A suite built by cells is split by whole cells: a shard makes only its own cells
-            # (a cell's samples hang together: RULER draws them from one random stream).
-            self.cells = self._own_cells
-            self.iter_cell = suite.iter_cell  # type: ignore[attr-defined]
 
-    def _own_cells(self, ctx: BuildContext) -> list[BuildCell]:
-        """Return the cells of this shard, and note every sample id of the whole run (unbuilt)."""
-        cells = list(self._suite.cells(ctx))  # type: ignore[attr-defined]
+    def iter_cell(self, ctx: BuildContext, task: str, length: int, count: int) -> Iterator[Sample]:
+        return self._suite.iter_cell(ctx, task, length, count)
+
+    def cells(self, ctx: BuildContext) -> list[BuildCell] | None:
+        """Return the cells of this shard, and note every sample id of the whole run (unbuilt);
+        None when the suite has no lazy build (then `build` makes this shard's samples)."""
+        # A suite built by cells is split by whole cells: a shard makes only its own cells
+        # (a cell's samples hang together: RULER draws them from one random stream).
+        whole = self._suite.cells(ctx)
+        if whole is None:
+            return None
+        cells = list(whole)
         assigned = partition_cells(cells, self.shard.count)
         self.all_ids, self.assignment = [], {}
         runnable = [(k, c) for k, c in enumerate(cells) if not c.skipped]
@@ -260,8 +264,12 @@ class ShardedSuite(Suite):
         """Return this shard's part of the whole suite's least count (its requests' bound)."""
         return self._suite.samples_at_least() // self.shard.count
 
-    def score(self, sample: dict[str, Any], generation: Generation) -> Score:
-        return self._suite.score(sample, generation)
+    def score(
+        self, sample: dict[str, Any], generation: Generation, judgement: Judgement | None = None
+    ) -> Score:
+        if judgement is None:  # a suite not judged may not take one
+            return self._suite.score(sample, generation)
+        return self._suite.score(sample, generation, judgement)
 
     def summarize(self, rows: Sequence[ScoredRow]) -> Summary:
         return self._suite.summarize(rows)

@@ -20,9 +20,9 @@ from typing import Any
 
 from longscope.errors import UsageError
 from longscope.models.base import Backend
+from longscope.params import MAX_LENGTH_TOKENS, parse_lengths
 from longscope.run.prepared import MAX_REQUESTS, RunOptions
 from longscope.suites.base import Suite
-from longscope.suites.params import MAX_LENGTH_TOKENS, parse_lengths
 from longscope.text.safe_text import visible
 
 # Upper bounds of the count options, checked before any work: past them a value is a typo, and

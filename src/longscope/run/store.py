@@ -39,6 +39,7 @@ from longscope.types import (
     SANITIZED,
     BudgetUse,
     Generation,
+    Judgement,
     Sample,
     Score,
     sanitized_note,
@@ -629,6 +630,14 @@ class RunStore:
         )
         return dict(rows.fetchall())
 
+    def answered_between(self, run_id: str) -> tuple[float, float] | None:
+        """Return when the run's first and last stored answers arrived (Unix time), or None."""
+        first, last = self._db.execute(
+            "SELECT MIN(created), MAX(created) FROM generations WHERE run_id=?",  # pragma: no mutate
+            (run_id,),
+        ).fetchone()
+        return None if first is None else (float(first), float(last))
+
     def context(self, run_id: str, sample_id: str) -> str:
         row = self._db.execute(
             "SELECT c.text FROM samples s JOIN contexts c ON c.hash = s.context_hash "  # pragma: no mutate
@@ -793,14 +802,17 @@ class RunStore:
             )
         )
 
-    def judgements(self, run_id: str) -> dict[tuple[str, int], tuple[float | None, str, str]]:
-        """Return {(sample, repeat): (value or None, judge, error)} (the latest judge wins)."""
+    def judgements(self, run_id: str) -> dict[tuple[str, int], Judgement]:
+        """Return {(sample, repeat): Judgement} (value or None, judge, error; the latest judge
+        wins)."""
         rows = self._db.execute(
             "SELECT sample_id, repeat, value, judge, error FROM judgements WHERE run_id=? "  # pragma: no mutate
             "ORDER BY rowid",  # pragma: no mutate
             (run_id,),
         )
-        return {(sid, rep): (value, judge, error) for sid, rep, value, judge, error in rows}
+        return {
+            (sid, rep): Judgement(value, judge, error) for sid, rep, value, judge, error in rows
+        }
 
     def judgement_records(
         self, run_id: str

@@ -1,103 +1,76 @@
 """Suite registry: names to suites, with nothing here that knows any suite.
 
-Suites are found in three places, later ones winning on a name clash:
+`REGISTRY` (a `plugins.Registry`) finds suites in three places, later ones winning on a name clash:
 1. tables the suite packages under `longscope/suites/` declare: `SUITES = {"name": "module:attr"}`
    in the package's `__init__.py` (one line registers a suite);
 2. the `longscope.suites` entry-point group, so a suite in another package plugs in:
    `[project.entry-points."longscope.suites"] mysuite = "mypackage.suite:MySuite"`;
 3. `register_suite(name, factory)` at run time (tests, notebooks).
 
-A factory is a class deriving from `suites.base.Suite` with `from_params(params) -> Suite` (builds
-the suite from stored or given parameters), and optionally `OPTIONS` (its `Param`s: typed `-S key=value` values,
-listed by `longscope list SUITE`), `from_options(values)` (when command-line values need another
-path than stored ones) and `DESCRIPTION`.
+A suite is a class deriving from `suites.base.Suite`. It declares its `-S` options once, as typed
+`Param`s with their defaults (`OPTIONS`); the registry parses `-S key=value` pairs, applies the
+defaults and hands the complete typed values to `from_options` (by default the constructor).
 """
 
 from __future__ import annotations
 
-import functools
 import importlib
 import pkgutil
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from longscope.errors import UsageError
-from longscope.plugins import load_target
+from longscope.params import Param
+from longscope.plugins import Registry
 from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow, Suite
-from longscope.suites.params import Param, parse_options
 
 ENTRY_POINT_GROUP = "longscope.suites"
-_registered: dict[str, Any] = {}
-_loaded: dict[str, Any] = {}
 
 
-def register_suite(name: str, factory: Any) -> None:
-    """Register a suite factory (a `Suite` class with `from_params`, or `"module:attr"`)."""
-    _registered[name] = factory
-    _loaded.pop(name, None)
-
-
-def _tables() -> dict[str, Any]:
-    """Return name -> factory or `"module:attr"` from every source, later sources winning."""
-    return {**_builtin(), **_entry_points(), **_registered}
-
-
-@functools.cache
 def _builtin() -> dict[str, Any]:
     """The tables of the suite packages under longscope/suites (their `SUITES`)."""
     found: dict[str, Any] = {}
-    package = importlib.import_module(__name__)
-    for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda i: i.name):
         if info.ispkg:
             module = importlib.import_module(f"{__name__}.{info.name}")
-            found.update(getattr(module, "SUITES", {}) or {})
+            # A package may hold a suite's parts before its class is registered (no table yet).
+            found.update(vars(module).get("SUITES", {}))
     return found
 
 
-@functools.cache
-def _entry_points() -> dict[str, Any]:
-    from importlib.metadata import entry_points
+REGISTRY: Registry[type[Suite]] = Registry(
+    "suite",
+    ENTRY_POINT_GROUP,
+    _builtin,
+    base=Suite,
+    base_path="longscope.suites.base.Suite",
+    flag="-S",
+)
 
-    return {ep.name: ep for ep in entry_points(group=ENTRY_POINT_GROUP)}
+
+def register_suite(name: str, factory: Any) -> None:
+    """Register a suite (a `Suite` class, or `"module:attr"`)."""
+    REGISTRY.register(name, factory)
 
 
 def suite_names() -> list[str]:
     """Return every known suite's name, sorted."""
-    return sorted(_tables())
+    return REGISTRY.names()
 
 
-def suite_factory(name: str) -> Any:
-    """Return the factory of suite `name` (a `Suite` class with `from_params`)."""
-    if name in _loaded:
-        return _loaded[name]
-    tables = _tables()
-    target = tables.get(name)
-    if target is None:
-        raise UsageError(f"unknown suite {name!r}: available are {', '.join(sorted(tables))}")
-    loaded = load_target(target)
-    if not (isinstance(loaded, type) and issubclass(loaded, Suite)):
-        raise UsageError(
-            f"suite {name!r} ({target}) is not a class deriving from longscope.suites.base.Suite: "
-            "derive it, so that every optional hook has its default"
-        )
-    if not callable(getattr(loaded, "from_params", None)):
-        raise UsageError(f"suite {name!r} ({target}) has no from_params(params)")
-    _loaded[name] = loaded
-    return loaded
+def suite_factory(name: str) -> type[Suite]:
+    """Return the class of suite `name`."""
+    return REGISTRY.get(name)
 
 
 def suite_options(name: str) -> tuple[Param, ...]:
     """Return the parameters suite `name` declares (empty when it declares none)."""
-    return tuple(getattr(suite_factory(name), "OPTIONS", ()) or ())
+    return REGISTRY.options(name)
 
 
 def suite_description(name: str) -> str:
-    factory = suite_factory(name)
-    text = getattr(factory, "DESCRIPTION", None) or getattr(factory, "description", None)
-    if isinstance(text, str) and text:
-        return text
-    doc = (getattr(factory, "__doc__", None) or "").strip()
-    return doc.splitlines()[0] if doc else ""
+    """Return suite `name`'s one-line description."""
+    return REGISTRY.description(name)
 
 
 def create_suite(name: str, params: dict[str, Any]) -> Suite:
@@ -111,14 +84,13 @@ def create_suite(name: str, params: dict[str, Any]) -> Suite:
         raise UsageError(str(exc)) from exc
 
 
-def _named(name: str, suite: Any) -> Suite:
+def _named(name: str, suite: Suite) -> Suite:
     """A run stores `suite.name` and is read back through the registry by it: they must agree."""
-    if getattr(suite, "name", None) != name:
+    if suite.name != name:
         raise UsageError(
-            f"suite {name!r} builds a suite named {getattr(suite, 'name', None)!r}: register it "
-            "under its own name"
+            f"suite {name!r} builds a suite named {suite.name!r}: register it under its own name"
         )
-    return suite  # type: ignore[no-any-return]
+    return suite
 
 
 def suite_from_options(
@@ -142,7 +114,7 @@ def suite_from_options(
             values[key.strip().replace("-", "_")] = raw.strip()
         values = {**{k: str(v) for k, v in common.items()}, **values}
     else:
-        values = parse_options(name, declared, pairs)
+        values = REGISTRY.parse(name, pairs)
         by_name = {p.name: p for p in declared}
         for key, value in common.items():
             if key in by_name and key not in values:
@@ -156,9 +128,10 @@ def suite_from_options(
                     )
             elif key not in by_name and key in ("lengths",):
                 raise UsageError(f"--{key} does not apply to {name}: see `longscope list {name}`")
-    build = getattr(factory, "from_options", None) or factory.from_params
+    if declared:
+        values = REGISTRY.complete(name, values)
     try:
-        return _named(name, build(values))
+        return _named(name, factory.from_options(values))
     except UsageError:
         raise
     except ValueError as exc:
@@ -169,7 +142,7 @@ def scoring_overrides(name: str, pairs: Sequence[str]) -> dict[str, Any]:
     """Return `-S` pairs given to `score` / `report`: only parameters that change scores."""
     if not pairs:
         return {}
-    return parse_options(name, suite_options(name), pairs, scoring_only=True)
+    return REGISTRY.parse(name, pairs, scoring_only=True)
 
 
 def refuse_scoring_options(suite: Suite, keys: Iterable[str]) -> None:
@@ -193,6 +166,7 @@ def refuse_scoring_options(suite: Suite, keys: Iterable[str]) -> None:
 
 __all__ = [
     "ENTRY_POINT_GROUP",
+    "REGISTRY",
     "BuildContext",
     "Param",
     "PromptTemplate",

@@ -5,16 +5,18 @@ A suite is a class the registry (`longscope.suites`) finds by name: a `SUITES` t
 package, the `longscope.suites` entry-point group, or `register_suite`; it derives from `Suite`.
 
 Required: `name`, `version`, `template`, `default_config`, `default_repeats`, `params()`,
-`build(ctx)`, `score(sample, generation)`, `summarize(rows) -> Summary`; and on the class
-`from_params(params)` (build it from stored or typed parameters).
+`build(ctx)`, `score(sample, generation, judgement=None)`, `summarize(rows) -> Summary`.
 
 Optional, each declared on `Suite` with its default (the harness never asks "do you have X?"):
-- `OPTIONS` (its `Param`s: typed `-S key=value`, listed by `longscope list SUITE`),
-  `from_options(values)`, `DESCRIPTION`, `title` (read by the registry);
+- `OPTIONS` (its `Param`s, each with its default: typed `-S key=value`, listed by `longscope list
+  SUITE`; the registry hands every one, complete and typed, to the constructor), `DESCRIPTION`;
+  `from_options(values)` / `from_params(params)` when the stored parameters differ from the
+  options (default: the constructor, by option name);
+- `sources()`: the files `longscope data SUITE` downloads (default: none);
 - `prepare()` (default: nothing to load), `timeout_s(sample)` (default: 2 minutes plus 2 seconds
   per 1K context tokens);
 - an LLM judge: `JUDGED`, `needs_judge`, `judge_task(sample, generation) -> JudgeTask | None`,
-  `parse_verdict(kind, text) -> float | None`, and `score(..., judgement=Judgement)`;
+  `parse_verdict(kind, text) -> float | None`, and `score(sample, generation, judgement)`;
 - `import_predictions(path, params) -> ImportedRun` (`score SUITE --predictions FILE`);
 - `calibrate(tiers) -> dict` (`longscope calibrate`);
 - `PUBLISHED` (a file in `analysis.published`'s format) or `published() -> Published`
@@ -22,12 +24,11 @@ Optional, each declared on `Suite` with its default (the harness never asks "do 
 - `cluster_key(sample) -> Hashable`: the unit samples share, for clustered standard errors and the
   bootstrap (`analysis.uncertainty`); default: the document (samples with the same context).
 - what a shard overrides (run/shards.py): `shard`, `all_ids`, `record()`, `describe()`;
-- a lazy build, both or neither (found on the suite itself, not declared here):
-  `cells(ctx) -> Sequence[BuildCell]` (what it would build, cheap: no sample made) and
-  `iter_cell(ctx, task, length, count) -> Iterator[Sample]` (one cell's first `count` samples in
-  index order, made as they are pulled). A suite with them is built only as far as a run sends,
-  and `--limit N` means N per cell; without them `build(ctx)` is its one cell (`SampleSource`
-  adapts it), so a suite need not change.
+- a lazy build: `cells(ctx) -> Sequence[BuildCell] | None` (what it would build, cheap: no
+  sample made; default None, no lazy build) and `iter_cell(ctx, task, length, count) ->
+  Iterator[Sample]` (one cell's first `count` samples in index order, made as they are pulled).
+  A suite with cells is built only as far as a run sends, and `--limit N` means N per cell;
+  without them `build(ctx)` is its one cell (`SampleSource` adapts it), so a suite need not change.
 
 Samples are sized with `prompt_fit` (BOS, a known chat template, else a margin) and carry their
 output budget and counted prompt length as `Sample.max_tokens` / `Sample.prompt_tokens`.
@@ -36,18 +37,20 @@ Nothing outside `suites/` knows any suite by name (tests/test_import_graph.py).
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
 from longscope.errors import UsageError
+from longscope.params import Param, complete
+from longscope.sources import Sources
 from longscope.summary import Summary
 from longscope.text.tokenizers import Tokenizer
 from longscope.types import (
     Generation,
     GenerationConfig,
+    Judgement,
     JudgeTask,
     Message,
     PromptMode,
@@ -184,6 +187,33 @@ class Suite:
     default_config: GenerationConfig
     default_repeats: int
 
+    # -- read by the registry (longscope.suites.REGISTRY), on the class ---------------------------
+
+    OPTIONS: ClassVar[tuple[Param, ...]] = ()
+    """Its `-S` options, each once, typed, with its default (`longscope list SUITE` shows them)."""
+    DESCRIPTION: ClassVar[str] = ""
+    """One line for `longscope list` (default: the first line of the class's docstring)."""
+
+    @classmethod
+    def from_options(cls, values: dict[str, Any]) -> Suite:
+        """Return the suite of complete typed `-S` values (every declared option, defaults
+        applied by the registry). Default: `from_params(values)`."""
+        return cls.from_params(values)
+
+    @classmethod
+    def from_params(cls, params: dict[str, Any]) -> Suite:
+        """Return the suite of stored parameters (`params()`) or typed values. Default: the
+        constructor, given every declared option (stored value, else its default) by name."""
+        values = complete(
+            cls.OPTIONS, {p.name: params[p.name] for p in cls.OPTIONS if p.name in params}
+        )
+        return cls(**values)
+
+    @classmethod
+    def sources(cls) -> Sources | None:
+        """Return the input files `longscope data SUITE` downloads, or None (nothing to download)."""
+        return None
+
     # -- required --------------------------------------------------------------------------------
 
     def params(self) -> dict[str, Any]:
@@ -194,13 +224,30 @@ class Suite:
         """Return the samples, each sized for `ctx.tokenizer` so that prompt + output fit its length."""
         raise NotImplementedError(f"{type(self).__name__} must define build(ctx)")
 
-    def score(self, sample: dict[str, Any], generation: Generation) -> Score:
-        """Grade a scorable generation against a stored sample (the dict from `Sample.public`)."""
+    def score(
+        self, sample: dict[str, Any], generation: Generation, judgement: Judgement | None = None
+    ) -> Score:
+        """Grade a scorable generation against a stored sample (the dict from `Sample.public`).
+        A suite scored by a judge (`JUDGED`) is also handed the answer's stored verdict, or None;
+        any other suite may leave `judgement` out of its signature (it is never given one)."""
         raise NotImplementedError(f"{type(self).__name__} must define score(sample, generation)")
 
     def summarize(self, rows: Sequence[ScoredRow]) -> Summary:
         """Return the typed summary (`longscope.summary`): headline, curve, breakdowns."""
         raise NotImplementedError(f"{type(self).__name__} must define summarize(rows)")
+
+    # -- a lazy build, optional (with `iter_cell`) ------------------------------------------------
+
+    def cells(self, ctx: BuildContext) -> Sequence[BuildCell] | None:
+        """Return what the suite would build, cheaply (no sample made): one `BuildCell` per task
+        and length, each made by `iter_cell` as it is pulled. Default None: no lazy build;
+        `build(ctx)` is then the suite's one cell, and `--limit N` counts in all."""
+        return None
+
+    def iter_cell(self, ctx: BuildContext, task: str, length: int, count: int) -> Iterator[Sample]:
+        """Return an iterator over the first `count` samples of one cell (of `cells`), in index
+        order, each made when pulled. Needed only by a suite whose `cells` gives cells."""
+        raise NotImplementedError(f"{type(self).__name__} gives cells but no iter_cell")
 
     # -- optional, with defaults -----------------------------------------------------------------
 
@@ -304,12 +351,11 @@ class SampleSource:
 
     def __init__(self, suite: Suite, ctx: BuildContext) -> None:
         self.suite, self.ctx = suite, ctx
-        # Declared on the suite itself: a wrapper that forwards attributes (a shard) is a suite
-        # whose `build` differs, and must not be bypassed through the suite it wraps.
-        self.lazy = declares_lazy_build(suite)
+        cells = suite.cells(ctx)
+        self.lazy = cells is not None
         self._built: list[Sample] = []
-        if self.lazy:
-            self.cells: tuple[BuildCell, ...] = tuple(suite.cells(ctx))  # type: ignore[attr-defined]
+        if cells is not None:
+            self.cells: tuple[BuildCell, ...] = tuple(cells)
         else:
             self._built = suite.build(ctx)
             self.cells = (BuildCell("", 0, len(self._built)),)
@@ -320,25 +366,10 @@ class SampleSource:
             return iter(())
         if not self.lazy:
             return iter(self._built[:count])
-        made = self.suite.iter_cell(self.ctx, cell.task, cell.length, count)  # type: ignore[attr-defined]
-        return iter(made)
+        return iter(self.suite.iter_cell(self.ctx, cell.task, cell.length, count))
 
     def sample_id(self, cell: BuildCell, index: int) -> str | None:
         """Return the id of sample `index` of `cell` when known without building it."""
         if not self.lazy:
             return self._built[index].id
         return cell.sample_id(index)
-
-
-def declares_lazy_build(suite: object) -> bool:
-    """Return True when `suite` itself offers the lazy build (`cells` and `iter_cell`)."""
-    return _declared(suite, "cells") and _declared(suite, "iter_cell")
-
-
-def _declared(suite: object, name: str) -> bool:
-    """Return True when `suite` itself (its class or module) defines `name` as a callable."""
-    try:
-        found = inspect.getattr_static(suite, name)
-    except AttributeError:
-        return False
-    return callable(found) or isinstance(found, staticmethod | classmethod)

@@ -85,12 +85,13 @@ class GGUFTokenizer:
 
 @functools.cache
 def _load_vocab(model_path: str):  # type: ignore[no-untyped-def]
-    from longscope.models.cpu_check import check_library
+    from longscope.models.cpu_check import check_library, engine_log
 
     check_library()
     from llama_cpp import Llama
 
-    return Llama(model_path=model_path, vocab_only=True, verbose=False)
+    with engine_log():
+        return Llama(model_path=model_path, vocab_only=True, verbose=False)
 
 
 class LlamaTokenizer(GGUFTokenizer):

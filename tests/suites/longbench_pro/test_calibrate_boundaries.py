@@ -10,6 +10,7 @@ import pytest
 
 from longscope.run.scoring import ScoreResult
 from longscope.suites.longbench_pro.calibrate import LABELS_VERSION, difficulty_labels, load_labels
+from longscope.summary import Summary
 from longscope.types import Generation, Score, ScoredRow
 
 
@@ -29,7 +30,7 @@ def _result(
         )
         for rid, (metric, status, score) in outcomes.items()
     ]
-    return ScoreResult(run_id, "longbench-pro", {}, {"model": model}, rows)
+    return ScoreResult(run_id, "longbench-pro", {}, Summary("longbench-pro", "", model=model), rows)
 
 
 def _tiers(outcomes: dict[str, tuple[str, str, float | None]]) -> dict[str, list[ScoreResult]]:
@@ -85,7 +86,7 @@ def test_calibration_refuses_unknown_tiers_and_other_suites() -> None:
     tiers = _tiers({"r1": ("accuracy", "ok", 1.0)})
     with pytest.raises(ValueError, match="at least one run for each of --high, --mid and --low"):
         difficulty_labels({**tiers, "top": tiers["high"]})
-    other = ScoreResult("x1", "longctx", {}, {"model": "m"}, [])
+    other = ScoreResult("x1", "longctx", {}, Summary("longctx", "", model="m"), [])
     with pytest.raises(ValueError, match=r"^run x1 is longctx, not longbench-pro$"):
         difficulty_labels({**tiers, "low": [other]})
 
@@ -129,7 +130,9 @@ def test_a_model_solves_a_row_only_when_its_mean_over_repeats_is_1() -> None:
             )
             for repeat, score in enumerate(scores)
         ]
-        return ScoreResult(f"{tier}{i}", "longbench-pro", {}, {"model": f"m{i}"}, rows)
+        return ScoreResult(
+            f"{tier}{i}", "longbench-pro", {}, Summary("longbench-pro", "", model=f"m{i}"), rows
+        )
 
     both = {t: [run(t, i, (1.0, 1.0)) for i in range(2)] for t in ("high", "mid", "low")}
     assert difficulty_labels(both)["labels"] == {"r#thinking": "Easy"}

@@ -32,8 +32,8 @@ def test_every_hand_scored_prediction(scored) -> None:
 
 
 def test_summary_has_the_official_keys_and_bon(scored) -> None:
-    summary = scored.summary["modes"]["nonthinking"]
-    extras = scored.summary["longscope"]["modes"]["nonthinking"]
+    summary = scored.to_dict()["modes"]["nonthinking"]
+    extras = scored.to_dict()["longscope"]["modes"]["nonthinking"]
     assert list(summary)[:7] == [
         "date",
         "total_questions_num",
@@ -56,7 +56,7 @@ def test_summary_has_the_official_keys_and_bon(scored) -> None:
     task = "T11.1 Long-Range Entity & Commitment Tracking"
     assert extras["average_secondary_task_metric"][task] == 0.5
     assert extras["BoN-2"]["secondary_task"][task] == 1.0
-    assert "thinking" in scored.summary["modes"]
+    assert "thinking" in scored.to_dict()["modes"]
 
 
 def test_unknown_prediction_id_names_file_row_and_field(tmp_path) -> None:

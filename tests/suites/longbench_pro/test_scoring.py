@@ -5,6 +5,8 @@ import pytest
 from longscope.metrics.similarity import load_embedder, max_cosine
 from longscope.suites.longbench_pro.scoring import score_prediction, solved, summary_score
 
+pytestmark = pytest.mark.cpu_sensitive  # make test runs it again as if on another CPU
+
 REFS = [
     "a fire in 2021 damaged the leipzig warehouse and delayed shipments by six weeks.",
     "the 2021 warehouse fire in leipzig caused a six-week shipment delay.",

@@ -96,7 +96,7 @@ def test_hub_data_downloads_the_pinned_files_verifies_and_records_the_revision(
     for name, body in made.items():
         _Hub.files[f"/datasets/openai/mrcr/resolve/{REVISION}/2needle/{name}"] = body
     suite = create_suite("mrcr", {"data": "hub", "needles": [2]})
-    assert suite.version == f"mrcr-1/openai/mrcr@{REVISION}"
+    assert suite.version == f"mrcr-2/openai/mrcr@{REVISION}"
     assert [sid for sid, _ in suite.dataset.rows] == ["2n-0000", "2n-0001"]
     cached = tmp_path / "cache" / "longscope" / "data" / "mrcr" / "2needle_0.parquet"
     assert cached.read_bytes() == made["2needle_0.parquet"]
@@ -130,7 +130,7 @@ def test_a_revision_without_pinned_checksums_needs_to_be_allowed(
         "mrcr",
         {"data": "hub", "revision": BEFORE_FIX, "needles": [2], "allow_unpinned": True},
     )
-    assert old.version == f"mrcr-1/openai/mrcr@{BEFORE_FIX}:unpinned"
+    assert old.version == f"mrcr-2/openai/mrcr@{BEFORE_FIX}:unpinned"
     assert old.params()["revision"] == BEFORE_FIX
 
 

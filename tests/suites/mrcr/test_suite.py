@@ -62,7 +62,7 @@ def test_samples_carry_the_chat_bins_and_the_counted_prompt(data: Path, gemma_to
     assert first.prompt_tokens == contents + OVERHEAD
     assert first.meta["bin_tokens"] == contents + answer
     assert first.meta["bin"] == 8192 and first.meta["bin_label"] == "8k"
-    assert first.max_tokens == 2 * answer + 32
+    assert first.max_tokens == 4 * answer + 256  # far above the gold (ANSWER_FACTOR, ANSWER_SLACK)
     assert first.gold == (row["answer"],) and first.meta["prefix"] == "aYooSG8CQg"
     assert first.task == "2-needle" and samples["4n-0000"].task == "4-needle"
     assert samples["2n-0001"].meta["bin"] == 16384
@@ -152,7 +152,7 @@ def test_completion_mode_is_refused_in_one_line(data: Path, gemma_tokenizer) -> 
 def test_the_run_records_which_data_it_scored(data: Path) -> None:
     suite = create_suite("mrcr", {"data": str(data)})
     assert suite.params()["revision"] == REVISION
-    assert suite.version.startswith("mrcr-1/file:mrcr_rows.jsonl:")
+    assert suite.version.startswith("mrcr-2/file:mrcr_rows.jsonl:")
     other = write_jsonl(data.with_name("other.jsonl"), [mrcr_row(2, target=1)])
     assert create_suite("mrcr", {"data": str(other)}).version != suite.version
 
@@ -171,7 +171,7 @@ def test_files_named_like_openais_that_are_not_the_pinned_revision_are_refused(
     assert "is not the pinned revision f4c69fae7cf8" in message
     assert "-S allow_unpinned=true" in message and "\n" not in message
     allowed = create_suite("mrcr", {"data": str(path), "allow_unpinned": True})
-    assert allowed.version.startswith("mrcr-1/file:2needle_0.parquet:")
+    assert allowed.version.startswith("mrcr-2/file:2needle_0.parquet:")
     assert [sid for sid, _ in allowed.dataset.rows] == ["2n-0000", "2n-0001"]
 
 
@@ -184,7 +184,7 @@ def test_a_folder_reads_every_data_file_in_order(tmp_path: Path) -> None:
         mrcr_row(2, target=2)["answer"][-40:],
         mrcr_row(2, target=1)["answer"][-40:],
     ]
-    assert suite.version.startswith("mrcr-1/file:2 files:")
+    assert suite.version.startswith("mrcr-2/file:2 files:")
 
 
 def _row(sample, status: str, text: str, suite) -> ScoredRow:
@@ -217,6 +217,7 @@ def test_scores_and_the_summary_per_needle_count(data: Path, gemma_tokenizer) ->
         "rows": 1,
         "skipped": 1,
         "prefix_kept": 1,
+        "cut": 0,
         "bins": {"8k": {"mean": 100.0, "rows": 1}},
     }
     assert any(note.startswith("data: file:mrcr_rows.jsonl:") for note in summary.notes)
@@ -267,3 +268,51 @@ def test_the_by_bin_means_carry_their_standard_error(tmp_path: Path, gemma_token
     assert table.rows[0][3] == "50.0"
     # Two samples, one cluster each: sqrt(((100-50)^2 + (0-50)^2) / (2 * 1)) / sqrt(2) = 50.
     assert table.errors[0][3] == pytest.approx(50.0)
+
+
+def test_a_cut_answer_never_scores_above_the_whole_answer_it_stands_for(
+    data: Path, gemma_tokenizer
+) -> None:
+    from longscope.suites.mrcr.grading import grade
+
+    suite = create_suite("mrcr", {"data": str(data)})
+    two = {s.id: s for s in suite.build(_ctx(gemma_tokenizer, None))}["2n-0000"]
+    gold, prefix = two.gold[0], two.meta["prefix"]
+    # A rambling answer: the gold, then the same poem again and again. Cut after 1.2 golds, the
+    # card's grade of the cut text is far above the grade of the whole answer.
+    whole = gold + ("\n" + gold.removeprefix(prefix)) * 6
+    cut = whole[: int(len(gold) * 1.2)]
+    assert grade(cut, gold, prefix).ratio > grade(whole, gold, prefix).ratio + 0.3
+    cut_row = _row(two, "length", cut, suite)
+    whole_row = _row(two, "ok", whole, suite)
+    assert cut_row.score.value == 0.0 <= whole_row.score.value
+    evidence = cut_row.score.evidence
+    assert evidence["cut"] is True and evidence["ratio"] == round(grade(cut, gold, prefix).ratio, 6)
+    rest, answer = cut.removeprefix(prefix), gold.removeprefix(prefix)
+    bound = 2 * len(answer) / (len(rest) + len(answer))
+    assert evidence["whole_at_most"] == pytest.approx(bound, abs=1e-6)
+    assert whole_row.score.value <= bound  # the whole answer is at least as long as the cut one
+    # The share cut per bin, beside the mean.
+    summary = suite.summarize([cut_row, _row(two, "ok", gold, suite)])
+    (view,) = summary.views
+    (table,) = view.tables
+    assert table.columns[-1] == "cut (scored 0)" and table.rows[0][-1] == "1/2 (50%)"
+    assert view.overall == 50.0 and summary.native["mrcr"]["needles"]["2"]["cut"] == 1
+
+
+def test_the_default_budget_leaves_room_far_above_the_gold(data: Path, gemma_tokenizer) -> None:
+    suite = create_suite("mrcr", {"data": str(data)})
+    for sample in suite.build(_ctx(gemma_tokenizer, None)):
+        gold = sample.meta["answer_tokens"]
+        # Four golds and more: an answer cut there would score at most 2/5 of the whole anyway.
+        assert sample.max_tokens == 4 * gold + 256 >= 4 * gold
+
+
+def test_the_board_comparability_is_stated(data: Path, gemma_tokenizer) -> None:
+    suite = create_suite("mrcr", {"data": str(data)})
+    two = {s.id: s for s in suite.build(_ctx(gemma_tokenizer, None))}["2n-0000"]
+    summary = suite.summarize([_row(two, "ok", two.gold[0], suite)])
+    assert summary.native["comparable_with_published"] == "no"
+    differences = summary.native["differences"]
+    assert any(d.startswith("data file:mrcr_rows.jsonl:") for d in differences)
+    assert any("bins counted in the model tokenizer" in d for d in differences)

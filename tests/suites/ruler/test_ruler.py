@@ -435,7 +435,7 @@ def test_typed_summary_carries_rulers_table_and_round_trips() -> None:
 
 
 def test_suite_options_parse_as_minus_s_values(tmp_path) -> None:
-    from longscope.suites.params import parse_options
+    from longscope.params import parse_options
 
     pairs = ["tasks=vt,cwe", "lengths=4k,8k", "samples=3", "random-seed=7", f"essays={DATA['essays']}",
              "model-template=meta-chat"]  # fmt: skip

@@ -5,13 +5,15 @@ torch and transformers are imported lazily (the optional `gpu` extra), so longsc
 CI runs without them. The rooms, each leaning only on those after it:
 
 - `adapter`: the backend's face (`HFBackend`): `-M` options, loading, `info`, requests in;
+- `checks`: the tokenizer sanity check before a run (round trip, not character-level, BOS);
 - `engine`: one thread owns the device; groups queue, are admitted by the memory plan, prefilled
   and decoded together in one continuous batch (`Engine`, its settings, switches and statistics);
 - `prefill`: a unit's shared prefix once, in chunks, then the members' own tokens as a batch;
 - `decoder`: the static-cache decode step captured as a CUDA graph, and the eager loop;
 - `members`: requests, units and rows, and how tokens become a generation;
 - `kernels`: which fused ops and attention kernels run (`KernelSwitches`, per engine) and our
-  attention function; `triton_ops`: the Triton kernels themselves.
+  attention function; `triton_ops` (prefill) and `decode_ops` (the graph decode step): the
+  Triton kernels themselves.
 
 The decode is a plain loop of steps, not `generate`; each member samples with its own seeded
 generator, so a request gives the same tokens alone or in any batch.

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from longscope.errors import UsageError
 from longscope.models.base import Backend, ModelInfo, OnResult
+from longscope.models.hf.checks import check_tokenizer
 from longscope.models.hf.engine import Engine
 from longscope.models.hf.kernels import import_torch, register_attention
 from longscope.models.hf.members import Member
@@ -34,14 +35,14 @@ if TYPE_CHECKING:
 _BUILDING = threading.Lock()
 
 HF_OPTIONS = (
-    option("context_length", "int", None, "tokens the model holds; unset: its config", low=1),
+    option("context_length", "tokens", None, "tokens the model holds; unset: its config", low=1),
     option("prompt_mode", "choice", "chat", "chat (instruct) or completion (base)",
            choices=("chat", "completion")),
     option("dtype", "str", "bfloat16", "weights' dtype: bfloat16, float16 or float32"),
     option("attn_implementation", "str", None, "transformers' attention; unset: flash-attn "
            "where installed, else longscope's SDPA"),
     option("device", "str", None, "torch device; unset: cuda where available, else cpu"),
-    option("prefill_chunk", "int", None, "tokens per prefill chunk; unset: the largest "
+    option("prefill_chunk", "tokens", None, "tokens per prefill chunk; unset: the largest "
            "multiple of 1024 the memory plan fits", low=1),
     option("max_batch", "int", 32, "rows decoding together at most", low=1),
     option("vram_gib", "float", None, "device memory longscope may hold, weights included; "
@@ -74,9 +75,12 @@ def hf_tokenizer(name: str) -> HFTokenizerAdapter:
     """Return the tokenizer of the Hub model or folder `name` alone (no weights loaded)."""
     _torch, transformers = import_torch()
     try:
-        return HFTokenizerAdapter(transformers.AutoTokenizer.from_pretrained(name), name)
+        tokenizer = transformers.AutoTokenizer.from_pretrained(name)
+        kind = str(getattr(transformers.AutoConfig.from_pretrained(name), "model_type", ""))
     except OSError as exc:
         raise UsageError(f"cannot load {name!r}: {exc}") from exc
+    check_tokenizer(tokenizer, name, kind)
+    return HFTokenizerAdapter(tokenizer, name)
 
 
 class HFBackend(Backend):
@@ -174,6 +178,10 @@ class HFBackend(Backend):
                     # devices load in parallel threads); the copies to the devices overlap.
                     with _BUILDING:
                         tokenizer = transformers.AutoTokenizer.from_pretrained(self.model_name)
+                        config = transformers.AutoConfig.from_pretrained(self.model_name)
+                        # Before the weights: a wrong tokenizer fails in a second, not after a load.
+                        kind = str(getattr(config, "model_type", ""))
+                        check_tokenizer(tokenizer, self.model_name, kind, self.prompt_mode)
                         model = transformers.AutoModelForCausalLM.from_pretrained(
                             self.model_name,
                             dtype=_torch_dtype(torch, self.dtype_name),

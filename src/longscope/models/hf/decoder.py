@@ -14,7 +14,13 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from longscope.models.hf.kernels import GRAPH_MODEL_TYPES, KernelSwitches, rms_norm
+from longscope.models.hf.kernels import (
+    GRAPH_MODEL_TYPES,
+    KernelSwitches,
+    merged_weights,
+    rms_norm,
+    triton_step_unsupported,
+)
 from longscope.models.hf.members import Member, force_next
 from longscope.models.memory_plan import DECODE_BLOCK
 from longscope.types import Request
@@ -109,6 +115,32 @@ class StaticDecoder:
         self.captures = 0
         self.steps = 0
         self.largest = batch
+        self.merged: list[Any] = []
+        self.ops: Any = None
+        self.attention: Any = None
+        self._choose_kernels()
+
+    def _choose_kernels(self) -> None:
+        """Use the Triton step (`decode_ops`) where it applies: CUDA, Triton, the switch on, a
+        Llama-style layer it covers; else the torch step (`_forward_torch`)."""
+        self.kernels, self.kernels_why = "torch", ""
+        why = triton_step_unsupported(self)
+        if why:
+            self.kernels_why = why
+            return
+        from longscope.models.hf import decode_ops
+
+        self.ops = decode_ops
+        self.merged = [merged_weights(self.torch, layer) for layer in self.layers]
+        self._new_attention()
+        self.kernels, self.kernels_why = "triton", ""
+
+    def _new_attention(self) -> None:
+        if self.ops is not None:
+            self.attention = self.ops.DecodeAttention(
+                self.rows, self.heads, self.kv_heads, self.head_dim, self.capacity,
+                self.keys[0].dtype, self.device,
+            )  # fmt: skip
 
     def step(self, tokens: Any) -> Any:
         """Return the logits (batch, vocab) after feeding `tokens`, one per row."""
@@ -175,6 +207,7 @@ class StaticDecoder:
         self.block = DECODE_BLOCK if capacity > DECODE_BLOCK else capacity
         self.graph = self.logits = None
         self.largest = max(self.largest, rows)
+        self._new_attention()
 
     def _capture(self) -> None:
         torch = self.torch
@@ -203,6 +236,49 @@ class StaticDecoder:
         self.capture_s += time.perf_counter() - started
 
     def _forward(self) -> Any:
+        if self.kernels == "triton":
+            try:
+                return self._forward_triton()
+            except Exception as exc:  # a Triton that cannot build a kernel: the torch step is exact
+                if self.torch.cuda.is_current_stream_capturing():
+                    raise
+                self.switches.decode_triton = False
+                self.switches.decode_error = str(exc)[:300]
+                self.kernels, self.kernels_why = "torch", f"triton failed: {str(exc)[:200]}"
+        return self._forward_torch()
+
+    def _forward_triton(self) -> Any:
+        """The step as 10 launches a layer (`decode_ops`): merged QKV, rotary with the cache
+        write, split attention over each row's written keys, o_proj, residual add + RMSNorm,
+        merged gate/up, SiLU product, down_proj, residual add + the next RMSNorm."""
+        ops, torch = self.ops, self.torch
+        inner = self.model.model
+        residual = inner.embed_tokens(self.tokens)
+        self.valid.scatter_(1, self.slot[:, None], True)
+        lengths = self.slot + 1
+        cos, sin = self.rotary(residual[:, None], self.positions[:, None])
+        cos, sin = cos[:, 0].contiguous(), sin[:, 0].contiguous()
+        first = self.layers[0].input_layernorm
+        x = ops.add_rms_norm(residual, None, first.weight, first.variance_epsilon)
+        linear = torch.nn.functional.linear
+        last = len(self.layers) - 1
+        for index, layer in enumerate(self.layers):
+            attn, merged = layer.self_attn, self.merged[index]
+            qkv = linear(x, merged.qkv, merged.qkv_bias)
+            keys, values = self.keys[index], self.values[index]
+            query = ops.rope_store(
+                qkv, cos, sin, keys, values, self.slot, self.heads, self.kv_heads
+            )
+            out = self.attention(query, keys, values, self.valid, lengths, attn.scaling)
+            post = layer.post_attention_layernorm
+            x = ops.add_rms_norm(residual, attn.o_proj(out), post.weight, post.variance_epsilon)
+            gate_up = linear(x, merged.gate_up, merged.gate_up_bias)
+            down = layer.mlp.down_proj(ops.silu_mul_packed(gate_up))
+            norm = inner.norm if index == last else self.layers[index + 1].input_layernorm
+            x = ops.add_rms_norm(residual, down, norm.weight, norm.variance_epsilon)
+        return self.model.lm_head(x)
+
+    def _forward_torch(self) -> Any:
         torch = self.torch
         batch = self.tokens.shape[0]
         inner = self.model.model
@@ -294,6 +370,8 @@ class StaticDecoder:
             "steps": self.steps,
             "capacity": self.capacity,
             "largest_batch": self.largest,
+            "kernels": self.kernels,
+            "kernels_why": self.kernels_why,
         }
 
     def close(self) -> None:

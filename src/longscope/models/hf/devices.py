@@ -26,10 +26,10 @@ import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from longscope.errors import UsageError
-from longscope.models.base import ModelInfo
+from longscope.models.base import Backend, ModelInfo
 from longscope.models.endpoints import MultiEndpointBackend
 from longscope.models.groups import prefix_key
 from longscope.models.hf.workers import (
@@ -43,9 +43,6 @@ from longscope.models.hf.workers import (
 from longscope.models.memory_plan import GIB
 from longscope.text.tokenizers import Tokenizer
 from longscope.types import Generation, Request
-
-if TYPE_CHECKING:
-    from longscope.models.hf.adapter import HFBackend
 
 OOM_DOWN_AFTER = 2
 """Groups in a row that ran out of memory on a device (the plan said they fit) before it is out."""
@@ -145,7 +142,7 @@ class DeviceSet(MultiEndpointBackend):
         name: str,
         options: dict[str, Any],
         devices: str,
-        build: Callable[[str, dict[str, Any]], HFBackend],
+        build: Callable[[str, dict[str, Any]], Backend],
         tokenizer: Callable[[str], Tokenizer],
     ) -> DeviceSet:
         """Return one engine per device `devices` names, each built in its worker process by

@@ -18,7 +18,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from longscope.errors import UsageError
 from longscope.models.memory_plan import CHUNK_QUANTUM
@@ -46,6 +46,11 @@ class KernelSwitches:
     """The graph decode rotates query and key together by a roll (`StaticDecoder._apply_rope`)."""
     fused_norm: bool = True
     """The graph decode computes RMSNorm with torch's fused kernel (one launch, not seven)."""
+    decode_triton: bool = True
+    """The graph decode on CUDA runs its layers as Triton kernels over merged QKV and gate/up
+    projections, attention reading only each row's written keys (`decode_ops`)."""
+    decode_error: str = ""
+    """The error that turned `decode_triton` off."""
     fused_prefill_norm: bool = True
     """Prefill on CUDA runs Llama-family RMSNorms as torch's fused kernel (`fused_prefill_norms`)."""
     fused_prefill_ops: bool = True
@@ -250,6 +255,90 @@ def _fused_norm_forward(module: Any, hidden: Any) -> Any:
 
     normed = torch.nn.functional.rms_norm(hidden, (hidden.shape[-1],), eps=module.variance_epsilon)
     return module.weight * normed
+
+
+class Merged(NamedTuple):
+    """A layer's QKV and gate/up weights as one matrix each (the modules' own weights are views
+    into them, so no memory is added), with their biases (None where the layer has none)."""
+
+    qkv: Any
+    qkv_bias: Any
+    gate_up: Any
+    gate_up_bias: Any
+
+
+def merged_weights(torch: Any, layer: Any) -> Merged:
+    """Return `layer`'s merged projections, made once: the q/k/v (and gate/up) weights are
+    copied into one tensor and the modules' parameters become views of it, so the prefill's
+    forward and the decode read the same memory. Made again if the model was moved since."""
+    attn, mlp = layer.self_attn, layer.mlp
+    groups = ((attn.q_proj, attn.k_proj, attn.v_proj), (mlp.gate_proj, mlp.up_proj))
+    made = getattr(layer, "_longscope_merged", None)
+    if made is not None and made.qkv.data_ptr() == attn.q_proj.weight.data_ptr():
+        return made
+    parts: list[Any] = []
+    for modules in groups:
+        weight = torch.cat([m.weight.detach() for m in modules])
+        biases = [m.bias for m in modules]
+        bias = None
+        if all(b is not None for b in biases):
+            bias = torch.cat([b.detach() for b in biases])
+        start = 0
+        for module in modules:
+            rows = module.weight.shape[0]
+            module.weight = torch.nn.Parameter(weight[start : start + rows], requires_grad=False)
+            if bias is not None:
+                module.bias = torch.nn.Parameter(bias[start : start + rows], requires_grad=False)
+            start += rows
+        parts += [weight, bias]
+    made = Merged(*parts)
+    layer._longscope_merged = made
+    return made
+
+
+def triton_step_unsupported(decoder: Any) -> str:
+    """Return why the Triton step (`decode_ops`) cannot run a `StaticDecoder` ("" when it can)."""
+    import importlib.util
+
+    switches = decoder.switches
+    if not switches.decode_triton:
+        return f"decode_triton off {switches.decode_error}".strip()
+    if decoder.device.type != "cuda":
+        return f"device {decoder.device.type}"
+    if importlib.util.find_spec("triton") is None:
+        return "no triton"
+    from longscope.models.hf import decode_ops
+
+    dtype = decoder.keys[0].dtype
+    groups = decoder.heads // decoder.kv_heads
+    if not decode_ops.attention_fits(decoder.head_dim, groups, dtype):
+        return f"head dim {decoder.head_dim}, {groups} query heads per KV head, {dtype}"
+    model = decoder.model
+    act = str(getattr(model.config, "hidden_act", ""))
+    if act not in ("silu", "swish"):
+        return f"activation {act}"
+    for layer in decoder.layers:
+        attn, mlp = layer.self_attn, layer.mlp
+        if getattr(attn, "q_norm", None) is not None:
+            return "query/key norms"
+        if not all(hasattr(mlp, n) for n in ("gate_proj", "up_proj", "down_proj")):
+            return "MLP without gate/up/down projections"
+        biases = [getattr(m, "bias", None) for m in (attn.q_proj, attn.k_proj, attn.v_proj)]
+        gate_biases = [getattr(m, "bias", None) for m in (mlp.gate_proj, mlp.up_proj)]
+        for group in (biases, gate_biases):
+            if any(b is None for b in group) and any(b is not None for b in group):
+                return "biases on some projections only"
+        for norm in (layer.input_layernorm, layer.post_attention_layernorm):
+            if not isinstance(getattr(norm, "variance_epsilon", None), float):
+                return "RMSNorm without variance_epsilon"
+    if not isinstance(getattr(model.model.norm, "variance_epsilon", None), float):
+        return "RMSNorm without variance_epsilon"
+    if not decoder.switches.fast_rope:
+        return "fast_rope off"
+    cos, _sin = decoder.rotary(decoder.keys[0].new_zeros(1, 1, 1), decoder.positions[:1, None])
+    if cos.shape[-1] != decoder.head_dim:
+        return "partial rotary embedding"
+    return ""
 
 
 def decode_kernels() -> Any:

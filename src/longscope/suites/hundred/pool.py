@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import re
 from collections.abc import Sequence
@@ -12,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from longscope.errors import UsageError
-from longscope.files import default_cache_dir, write_atomic
+from longscope.files import default_cache_dir, sha256_of, write_atomic
 from longscope.jsonl import iter_jsonl
 from longscope.text.tokenizers import Tokenizer
 from longscope.types import stable_hash
@@ -69,9 +68,7 @@ def load_pool(source: str) -> tuple[list[Document], str]:
         import sys
 
         return pydoc_pool(), f"pydoc:{sys.version_info.major}.{sys.version_info.minor}"
-    digest = (
-        hashlib.sha256(Path(source).read_bytes()).hexdigest()[:16] if Path(source).is_file() else ""
-    )
+    digest = sha256_of(source)[:16] if Path(source).is_file() else ""
     return jsonl_pool(source), f"file:{digest}"
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -12,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from longscope.errors import UsageError, describe_error
+from longscope.files import sha256_of
 from longscope.hub import load_hub_rows
 from longscope.jsonl import iter_jsonl
 
@@ -55,7 +55,7 @@ def load_source(spec: str | Path) -> Source:
         rows = _validated(text, enumerate(hub.rows, start=1))
         return Source(rows, hub.identity)
     rows = _validated(text, iter_jsonl(spec, "source file"))
-    digest = hashlib.sha256(Path(spec).read_bytes()).hexdigest()[:16]
+    digest = sha256_of(spec)[:16]
     return Source(rows, f"file:{digest}")
 
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from longscope.analysis.longscore import DEFAULT_BASE_LENGTHS
 from longscope.errors import UsageError
+from longscope.params import Param
 from longscope.suites.base import BuildContext, ScoredRow, Suite
 from longscope.suites.hundred import judging
 from longscope.suites.hundred.pool import DEFAULT_POOL, WRAP, CountedPool, Document, load_pool
@@ -42,7 +43,6 @@ from longscope.suites.hundred.tasks import (
     star_options,
     task_parts,
 )
-from longscope.suites.params import Param
 from longscope.summary import Summary
 from longscope.types import Generation, GenerationConfig, Judgement, JudgeTask, Sample, Score
 

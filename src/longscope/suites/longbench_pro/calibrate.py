@@ -63,8 +63,7 @@ def difficulty_labels(tiers: dict[str, list[ScoreResult]]) -> dict[str, Any]:
         "labels_version": LABELS_VERSION,
         "created": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
         "tiers": {
-            t: [{"model": r.summary.get("model"), "run_id": r.run_id} for r in tiers[t]]
-            for t in TIERS
+            t: [{"model": r.summary.model, "run_id": r.run_id} for r in tiers[t]] for t in TIERS
         },
         "rule": "solved = mean score 1.0 (summary > 0.65); Extreme <= 1 high, Hard <= 1 mid, "
         "Moderate <= 1 low, else Easy",

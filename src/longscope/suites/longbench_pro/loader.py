@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -11,7 +10,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from longscope.errors import UsageError
-from longscope.files import parse_json, read_user_text
+from longscope.files import parse_json, read_user_text, sha256_of
 from longscope.hub import load_hub_rows
 from longscope.jsonl import iter_jsonl, iter_parquet
 from longscope.suites.longbench_pro.schema import (
@@ -36,11 +35,7 @@ class Dataset:
 
 
 def _file_digest(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()[:16]
+    return sha256_of(path)[:16]
 
 
 def _raw_rows(path: Path) -> Iterator[tuple[int, Any]]:

@@ -138,6 +138,6 @@ def _bon_idx(pred: PredictionRow, repeat: int) -> int:
 
 
 def _digest(path: Path) -> str:
-    import hashlib
+    from longscope.files import sha256_of
 
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
+    return sha256_of(path)[:16]

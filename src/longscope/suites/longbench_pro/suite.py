@@ -9,6 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from longscope.metrics.similarity import DEFAULT_EMBEDDER, load_embedder
+from longscope.params import Param
+from longscope.sources import Sources
 from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow, Suite
 from longscope.suites.longbench_pro.loader import Dataset, load, select
 from longscope.suites.longbench_pro.official import (
@@ -17,8 +19,11 @@ from longscope.suites.longbench_pro.official import (
     official_summary,
 )
 from longscope.suites.longbench_pro.schema import DIFFICULTIES, LENGTHS, Row, row_sample
-from longscope.suites.longbench_pro.scoring import SUMMARY_PASS, score_prediction
-from longscope.suites.params import Param
+from longscope.suites.longbench_pro.scoring import (
+    SUMMARY_PASS,
+    require_scoring_packages,
+    score_prediction,
+)
 from longscope.summary import Breakdown, Cell, Headline, Summary, Table, View
 from longscope.text.tokenizers import QwenTokenizer, Tokenizer
 from longscope.text.truncate import middle_truncate
@@ -59,6 +64,14 @@ class LongBenchProSuite(Suite):
     default_repeats = 3
     PUBLISHED = Path(__file__).with_name("published.json")
     """The official summaries of 80 runs of 46 models (`compare --published longbench-pro`)."""
+
+    @classmethod
+    def sources(cls) -> Sources:
+        """Return the files `longscope data longbench-pro` downloads."""
+        from longscope.suites.longbench_pro.sources import sources
+
+        return sources()
+
     DESCRIPTION = "LongBench Pro: 1,500 bilingual samples, 11/25 tasks, 8K-256K (-S data=FILE|hub)"
     OPTIONS = (
         Param("data", "str", None, "the dataset: a .json/.jsonl/.parquet file, or hub (required)"),
@@ -227,8 +240,12 @@ class LongBenchProSuite(Suite):
         return f"longbench-pro-{generation}/{self.dataset.revision}"
 
     def prepare(self) -> None:
-        """Load and validate the data file and the filters before any model is contacted."""
-        self.rows()
+        """Load and validate the data file and the filters, and check that the packages scoring
+        the rows need are installed, before any model is contacted."""
+        rows = self.rows()
+        require_scoring_packages(
+            {row.language for row in rows}, {row.metric for row in rows}, self.embedder
+        )
 
     def rows(self) -> list[Row]:
         """Return the dataset rows that pass the suite's filters."""

@@ -9,10 +9,10 @@ from statistics import mean
 from typing import Any
 
 from longscope.errors import UsageError
+from longscope.params import Param
 from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow, Suite
 from longscope.suites.longctx.grading import MAX_POINTS, grade
 from longscope.suites.longctx.tasks import TASK_TYPES, TASKS, TASKS_BY_ID, TIERS, TaskSpec
-from longscope.suites.params import Param
 from longscope.summary import Breakdown, Cell, Grid, Headline, Summary, Table, View, length_key
 from longscope.text.haystack import FillerPool, Insert, build_haystack
 from longscope.types import SCORABLE, Generation, GenerationConfig, Sample, Score
@@ -146,10 +146,12 @@ class LongCtxSuite(Suite):
 
     @classmethod
     def from_options(cls, values: dict[str, Any]) -> LongCtxSuite:
-        """Build from `-S` values: depths and types belong to grid mode (lengths)."""
-        if not values.get("lengths") and ("depths" in values or "types" in values):
+        """Build from complete `-S` values: depths and types belong to grid mode (lengths)."""
+        default = {p.name: p.parse(p.default) for p in cls.OPTIONS}
+        changed = {k for k in ("depths", "types", "tiers") if values[k] != default[k]}
+        if not values["lengths"] and changed & {"depths", "types"}:
             raise ValueError("-S depths and -S types need -S lengths (grid mode)")
-        if values.get("lengths") and "tiers" in values:
+        if values["lengths"] and "tiers" in changed:
             raise ValueError("-S tiers is the fixed preset, -S lengths the grid: give one")
         return cls.from_params(values)
 

@@ -24,6 +24,7 @@ from pydantic import ValidationError
 
 from longscope.download import FileSource, Sources, fetch, suite_cache
 from longscope.errors import UsageError, describe_error
+from longscope.files import sha256_of
 from longscope.jsonl import iter_jsonl, iter_parquet
 from longscope.suites.mrcr.schema import NEEDLES, Row
 
@@ -122,14 +123,6 @@ def sources(revision: str = REVISION, needles: Sequence[int] = ()) -> Sources:
             for f in upstream_files(revision, needles)
         ),
     )
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _raw_rows(path: Path) -> Iterator[tuple[int, Any]]:

@@ -15,11 +15,12 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from longscope.errors import UsageError
+from longscope.params import Param
+from longscope.sources import Sources
 from longscope.suites.base import BuildCell, BuildContext, Suite
 from longscope.suites.mrcr.data import REVISION, Dataset, load_hub, load_local
 from longscope.suites.mrcr.grading import grade
 from longscope.suites.mrcr.schema import BINS, bin_label, bin_of, bins_of_lengths
-from longscope.suites.params import Param
 from longscope.summary import Breakdown, Cell, Headline, Summary, Table, View, percent
 from longscope.types import (
     SCORABLE,
@@ -37,9 +38,14 @@ MESSAGE_MARGIN = 8
 """Tokens reserved (not counted as sent) for each further message's role markers: a chat template
 adds about 5 per message (ChatML, Llama 3, Gemma), and a tokenizer may merge one or two where
 message and marker meet. The template around one message is counted (`BuildContext.fit`)."""
-ANSWER_SLACK = 32
-"""The default output budget is twice the gold's tokens plus this: an answer twice the gold's
-length already scores at most 0.67 against it (SequenceMatcher's 2M / (|a| + |b|))."""
+ANSWER_FACTOR = 4
+ANSWER_SLACK = 256
+"""The default output budget is ANSWER_FACTOR x the gold's tokens plus ANSWER_SLACK: far above
+the gold, as the card's script (no cap) and lm-evaluation-harness (the room left in the context)
+let a model finish. An answer cut there is scored 0, never on its cut text: a cut answer is closer
+to the gold than the whole one it stands for (SequenceMatcher's 2M / (|a| + |b|) falls as the
+answer grows), and the card's script scores the whole answer. The whole answer, at least as long
+as the cut one, would score at most 2|gold| / (|cut| + |gold|) (recorded as `whole_at_most`)."""
 UNFIT = ("skipped", "context_overflow")
 BIN_COUNTERS = ("model", "o200k")
 
@@ -105,6 +111,14 @@ class MrcrSuite(Suite):
     template = ChatTemplate()
     PUBLISHED = Path(__file__).with_name("published.json")
     """MRCR numbers from the Context Arena board and Google's Gemini 3 Pro table, with sources."""
+
+    @classmethod
+    def sources(cls) -> Sources:
+        """Return the files `longscope data mrcr` downloads."""
+        from longscope.suites.mrcr.data import sources
+
+        return sources()
+
     DESCRIPTION = "OpenAI MRCR: 2/4/8 identical requests in a long chat, 8K-1M (-S data=FILE|hub)"
     OPTIONS = (
         Param(
@@ -130,7 +144,8 @@ class MrcrSuite(Suite):
             "bins",
             "choice",
             "model",
-            "count prompt+answer for the bins in the model's tokenizer, or in OpenAI's o200k_base",
+            "count the messages' texts + the answer (no chat template) for the bins in the "
+            "model's tokenizer, or in OpenAI's o200k_base (the card's and the board's bins)",
             choices=BIN_COUNTERS,
         ),
         Param("revision", "str", REVISION, "openai/mrcr revision the data is (pinned by sha256)"),
@@ -204,7 +219,9 @@ class MrcrSuite(Suite):
 
     @property
     def version(self) -> str:
-        return f"mrcr-1/{self.dataset.identity}"
+        # mrcr-2: the output cap is 4 x gold + 256 and an answer cut there scores 0 (was 2 x
+        # gold + 32, scored on its cut text).
+        return f"mrcr-2/{self.dataset.identity}"
 
     def prepare(self) -> None:
         """Load and validate the rows (and their revision) before any model is contacted."""
@@ -286,7 +303,7 @@ class MrcrSuite(Suite):
         prompt = counted.contents + template
         margin += MESSAGE_MARGIN * (counted.messages - 1)
         answer = counted.answer
-        budget = ctx.output_budget(2 * answer + ANSWER_SLACK)
+        budget = ctx.output_budget(ANSWER_FACTOR * answer + ANSWER_SLACK)
         room = None if ctx.context_length is None else ctx.context_length - prompt - margin
         if ctx.max_tokens_override is None and room is not None:
             # Room for the gold answer is what must fit (as lm-evaluation-harness's MRCR keeps a
@@ -323,12 +340,17 @@ class MrcrSuite(Suite):
         return 120.0 + 2.0 * sample.length / 1000.0
 
     def score(self, sample: dict[str, Any], generation: Generation) -> Score:
-        graded = grade(generation.text, sample["gold"][0], sample["meta"]["prefix"])
-        return Score(
-            graded.ratio,
-            1.0,
-            evidence={"prefixed": graded.prefixed, "ratio": round(graded.ratio, 6)},
-        )
+        """The card's grade of the whole answer; an answer cut by its budget scores 0 (see
+        ANSWER_SLACK), with the cut text's ratio and the most the whole could score as evidence."""
+        gold, prefix = sample["gold"][0], sample["meta"]["prefix"]
+        graded = grade(generation.text, gold, prefix)
+        evidence: dict[str, Any] = {"prefixed": graded.prefixed, "ratio": round(graded.ratio, 6)}
+        if generation.status != "length":
+            return Score(graded.ratio, 1.0, evidence=evidence)
+        rest, answer = generation.text.removeprefix(prefix), gold.removeprefix(prefix)
+        bound = 2 * len(answer) / (len(rest) + len(answer)) if rest or answer else 0.0
+        evidence.update(cut=True, whole_at_most=round(bound, 6))
+        return Score(0.0, 1.0, evidence=evidence)
 
     def summarize(self, rows: Sequence[ScoredRow]) -> Summary:
         return mrcr_summary(rows)
@@ -381,7 +403,7 @@ def mrcr_summary(rows: Sequence[ScoredRow]) -> Summary:
         skipped = len(group) - len(sent)
         table = Table(
             "By bin (prompt + answer tokens)",
-            ("bin", "tokens", "rows", "mean", "prefix kept"),
+            ("bin", "tokens", "rows", "mean", "prefix kept", "cut (scored 0)"),
             tuple(
                 (
                     bin_label(upper),
@@ -389,12 +411,20 @@ def mrcr_summary(rows: Sequence[ScoredRow]) -> Summary:
                     str(len(members)),
                     "-" if cells[str(upper)].score is None else f"{cells[str(upper)].score:.1f}",
                     _share(members),
+                    _cut(members),
                 )
                 for upper, members in sorted(per_bin.items())
             ),
             where=tuple(
                 # The mean's requests, for its standard error (analysis/uncertainty.py).
-                (None, None, None, {"meta.n_needles": str(needles), "meta.bin": str(upper)}, None)
+                (
+                    None,
+                    None,
+                    None,
+                    {"meta.n_needles": str(needles), "meta.bin": str(upper)},
+                    None,
+                    None,
+                )
                 for upper in sorted(per_bin)
             ),
         )
@@ -421,6 +451,7 @@ def mrcr_summary(rows: Sequence[ScoredRow]) -> Summary:
             "rows": len(sent),
             "skipped": skipped,
             "prefix_kept": kept,
+            "cut": sum(1 for r in sent if r.generation.status == "length"),
             "bins": {bin_label(int(k)): {"mean": c.score, "rows": c.n} for k, c in cells.items()},
         }
     data = sorted({str(r.sample["meta"].get("data")) for r in rows})
@@ -430,21 +461,51 @@ def mrcr_summary(rows: Sequence[ScoredRow]) -> Summary:
         f"data: {', '.join(data) or '-'}",
         "score: difflib SequenceMatcher ratio after the random prefix, 0 without it (the OpenAI "
         "grade); rows too long for the model are skipped and left out of the means",
-        "bins: the OpenAI edges on prompt + answer tokens, counted in "
+        "bins: the OpenAI edges on prompt + answer tokens (the messages' texts and the answer, "
+        "no chat template), counted in "
         + (", ".join(tokenizers.get(c, c) for c in counted) or "-"),
     )
+    differences = board_differences(rows, data, counted)
     return Summary(
         suite="mrcr",
         title="OpenAI MRCR",
         views=tuple(views) or (View(),),
-        notes=notes,
-        native={"mrcr": {"data": data, "bins_counted_in": counted, "needles": native}},
+        notes=(*notes, *(f"not comparable with the published board: {d}" for d in differences)),
+        native={
+            "mrcr": {"data": data, "bins_counted_in": counted, "needles": native},
+            "comparable_with_published": "no" if differences else "yes",
+            "differences": differences,
+        },
     )
+
+
+def board_differences(
+    rows: Sequence[ScoredRow], data: Sequence[str], counted: Sequence[str]
+) -> list[str]:
+    """Return how a run differs from the published board's setup (empty: comparable).
+
+    The board (contextarena.ai) ran openai/mrcr, binned in o200k_base, 2 needles and more.
+    """
+    out = []
+    if any(not d.startswith("openai/mrcr@") or d.endswith(":unpinned") for d in data):
+        out.append(f"data {', '.join(data)} (the board: openai/mrcr, pinned)")
+    if any(c != "o200k" for c in counted):
+        out.append("bins counted in the model tokenizer (the board: o200k_base; -S bins=o200k)")
+    failed = sum(1 for r in rows if r.generation.status not in (*SCORABLE, *UNFIT))
+    if failed:
+        out.append(f"{failed} requests failed or were never answered (they score 0)")
+    return out
 
 
 def _low(upper: int) -> int:
     index = BINS.index(upper)
     return 4096 if index == 0 else BINS[index - 1]
+
+
+def _cut(rows: Sequence[ScoredRow]) -> str:
+    """Return how many answers of a bin hit their output budget (scored 0), `2/10 (20%)`."""
+    cut = sum(1 for r in rows if r.generation.status == "length")
+    return f"{cut}/{len(rows)} ({100 * cut / len(rows):.0f}%)" if rows else "-"
 
 
 def _share(rows: Sequence[ScoredRow]) -> str:

@@ -19,6 +19,3 @@ def published_rows() -> Any:
     from longscope.suites.ruler.published import published_rows as rows
 
     return rows()
-
-
-DATA = {"ruler": "longscope.suites.ruler.sources:sources"}

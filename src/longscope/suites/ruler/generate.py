@@ -47,8 +47,7 @@ from longscope.text.tokenizers import Tokenizer
 from longscope.types import Sample
 
 if TYPE_CHECKING:
-    from longscope.suites.base import BuildContext
-    from longscope.suites.ruler.suite import RulerSuite
+    from longscope.suites.base import BuildContext, Suite
 
 T = TypeVar("T")
 _MARK = "\x00context\x00"
@@ -745,7 +744,7 @@ def _written(cell: Cell, prompt: Prompt, total: int) -> Written:
 
 
 def iter_cell(
-    suite: RulerSuite,
+    suite: Suite,
     ctx: BuildContext,
     task: str,
     length: int,

@@ -29,6 +29,8 @@ from typing import Any
 from longscope.analysis.effective import RULER_THRESHOLD, effective_length
 from longscope.analysis.profile import weighted_averages
 from longscope.errors import UsageError
+from longscope.params import Param
+from longscope.sources import Sources
 from longscope.suites.base import (
     BuildCell,
     BuildContext,
@@ -37,7 +39,6 @@ from longscope.suites.base import (
     Suite,
     prompt_fit,
 )
-from longscope.suites.params import Param
 from longscope.suites.ruler import generate, tight
 from longscope.suites.ruler.counting import ruler_counting
 from longscope.suites.ruler.data import (
@@ -144,6 +145,14 @@ class RulerSuite(Suite):
 
     name = "ruler"
     title = "RULER"
+
+    @classmethod
+    def sources(cls) -> Sources:
+        """Return the files `longscope data ruler` downloads."""
+        from longscope.suites.ruler.sources import sources
+
+        return sources()
+
     DESCRIPTION = (
         "RULER: 13 synthetic tasks (NIAH, tracing, aggregation, QA), 4K-128K, RULER's scoring"
     )

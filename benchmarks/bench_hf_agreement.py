@@ -1,0 +1,239 @@
+"""Real weights (issue 46.3): the hf engine's greedy answers against transformers' `generate`,
+token for token, on a RULER + LongCtx grid run through the CLI.
+
+    PYTHONPATH=src python benchmarks/bench_hf_agreement.py --model DIR --out DIR \
+        [--lengths 4k,8k] [--prompt-mode chat] [--context-length N] [--smoke]
+
+`longscope run ruler` (13 tasks x `--lengths`, one sample each, the test fixtures' essays, SQuAD
+and HotpotQA) and `longscope run longctx` (`-S lengths=... -S depths=0.1,0.5,0.9`) run in this
+process on `hf/DIR`; every group the engine answers is then generated again by transformers'
+own `generate` (greedy, the same dtype, transformers' SDPA, a second copy of the model loaded
+from DIR) from the exact prompt ids the engine decoded. Per prompt (DIR/agreement.jsonl): the
+engine's and transformers' token ids, whether they are equal, the first position where they
+differ and transformers' top-2 logit margin there (a tie within bf16 rounding is a margin near
+0.1 at the logits' scale), and the smallest margin over the answer. The last line printed is the
+agreement rate. `--smoke`: a random-weight tiny model saved to DIR, 4K only, 2 tasks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import torch
+
+ROOT = Path(__file__).resolve().parents[1]
+FIXTURES = ROOT / "tests" / "suites" / "ruler" / "fixtures"
+sys.path.insert(0, str(ROOT))
+
+from longscope.models.hf import HFBackend  # noqa: E402
+
+
+class Compare:
+    """Holds the reference model and the per-prompt rows; patches the backend to fill them."""
+
+    def __init__(self, model_dir: Path, dtype: Any) -> None:
+        self.model_dir, self.dtype = model_dir, dtype
+        self.reference: Any = None
+        self.rows: list[dict[str, Any]] = []
+        self.members: dict[int, Any] = {}
+        self.lock = threading.Lock()
+        self.suite = ""
+        self.paths: set[str] = set()
+
+    def patch(self) -> None:
+        member, group = HFBackend._member, HFBackend.generate_group
+        compare = self
+
+        def recorded(backend: HFBackend, request: Any) -> Any:
+            made = member(backend, request)
+            compare.members[id(request)] = made
+            return made
+
+        async def compared(backend: HFBackend, requests: Any, on_result: Any = None) -> Any:
+            answers = await group(backend, requests, on_result)
+            await asyncio.to_thread(compare.check, backend, requests, answers)
+            return answers
+
+        HFBackend._member = recorded  # type: ignore[method-assign]
+        HFBackend.generate_group = compared  # type: ignore[method-assign]
+
+    def _model(self, device: Any) -> Any:
+        if self.reference is None:
+            from transformers import AutoModelForCausalLM
+
+            self.reference = AutoModelForCausalLM.from_pretrained(
+                str(self.model_dir), dtype=self.dtype, attn_implementation="sdpa"
+            ).to(device)
+            self.reference.eval()
+        return self.reference
+
+    def check(self, backend: HFBackend, requests: Any, answers: Any) -> None:
+        """Generate each request again with transformers and record the comparison."""
+        with self.lock, torch.inference_mode():
+            for request, answer in zip(requests, answers, strict=True):
+                made = self.members.pop(id(request), None)
+                if made is None or answer.status not in ("ok", "length"):
+                    continue
+                self.rows.append(self._one(backend, request, made, answer))
+            # How the engine's batches decoded (set when a batch ends: rows of several groups
+            # share one batch, so this is per batch, not per prompt).
+            last = backend.engine.last_decode
+            if last:
+                self.paths.add(f"{last.get('path')}/{last.get('kernels')}")
+
+    def _one(self, backend: HFBackend, request: Any, member: Any, answer: Any) -> dict[str, Any]:
+        engine = list(member.generated)
+        eos = sorted(backend._eos)
+        by_eos = answer.status == "ok" and member.stop_at < 0
+        model = self._model(backend._model.device)
+        ids = torch.tensor([member.ids], device=model.device)
+        out = model.generate(
+            ids,
+            max_new_tokens=max(1, len(engine) + (1 if by_eos else 0)),
+            do_sample=False,
+            eos_token_id=eos or None,
+            pad_token_id=eos[0] if eos else 0,
+            output_logits=True,
+            return_dict_in_generate=True,
+        )
+        new = out.sequences[0, len(member.ids) :].tolist()
+        want = [*engine, new[len(engine)]] if by_eos and len(new) > len(engine) else engine
+        reference = new[: len(want)]
+        same = reference == want and (not by_eos or reference[-1:] == want[-1:])
+        first = next(
+            (i for i, (a, b) in enumerate(zip(reference, want, strict=False)) if a != b), None
+        )
+        if first is None and len(reference) != len(want):
+            first = min(len(reference), len(want))
+        margins = []
+        for logits in out.logits:
+            top = torch.topk(logits[0].float(), 2).values
+            margins.append(round(float(top[0] - top[1]), 4))
+        at_first = margins[first] if first is not None and first < len(margins) else None
+        return {
+            "suite": self.suite,
+            "sample": request.sample_id,
+            "prompt_tokens": len(member.ids),
+            "engine_status": answer.status,
+            "engine_ids": engine,
+            "transformers_ids": reference,
+            "same": same,
+            "first_difference": first,
+            "margin_at_first_difference": at_first,
+            "smallest_margin": min(margins) if margins else None,
+        }
+
+
+def save_smoke_model(folder: Path) -> None:
+    from tests.gpu.tiny import tiny_qwen2, tiny_tokenizer
+
+    tok = tiny_tokenizer()
+    model = tiny_qwen2(vocab_size=len(tok), layers=2, hidden=128, heads=4, kv_heads=2)
+    model.to(torch.bfloat16).save_pretrained(str(folder))
+    tok.save_pretrained(str(folder))
+
+
+def run(suite: str, args: list[str], model_dir: Path, out: Path, options: list[str]) -> dict:
+    from typer.testing import CliRunner
+
+    from longscope.cli import app
+
+    command = ["run", suite, "--model", f"hf/{model_dir}", *options, *args, "-o", str(out), "-q"]
+    started = time.perf_counter()
+    result = CliRunner().invoke(app, command, catch_exceptions=False)
+    print(result.output[-1500:], flush=True)
+    return {
+        "suite": suite,
+        "exit_code": result.exit_code,
+        "wall_s": round(time.perf_counter() - started, 1),
+        "command": "longscope " + " ".join(command),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", type=Path, default=None)
+    parser.add_argument("--out", type=Path, default=None, help="--smoke: a scratch folder")
+    parser.add_argument("--lengths", default="4k,8k")
+    parser.add_argument("--prompt-mode", default="chat")
+    parser.add_argument("--dtype", default="bfloat16")
+    parser.add_argument("--context-length", type=int, default=0)
+    parser.add_argument("--tasks", default="")
+    parser.add_argument("--skip-longctx", action="store_true")
+    parser.add_argument("--smoke", action="store_true")
+    args = parser.parse_args()
+    if args.out is None and not args.smoke:
+        parser.error("--out DIR is needed (the runs, agreement.jsonl and summary.json go there)")
+    if args.out is None:
+        args.out = Path(tempfile.mkdtemp(prefix="agreement-"))
+    args.out.mkdir(parents=True, exist_ok=True)
+    if args.smoke:
+        args.model = args.out / "model"
+        save_smoke_model(args.model)
+        args.lengths, args.tasks, args.prompt_mode = "4k", "niah_single_1,qa_1", "completion"
+    if args.model is None:
+        parser.error("--model DIR is needed: a transformers model folder (real weights)")
+    dtype = getattr(torch, args.dtype)
+    compare = Compare(args.model, dtype)
+    compare.patch()
+    options = ["-M", f"prompt_mode={args.prompt_mode}", "-M", f"dtype={args.dtype}"]
+    if args.context_length:
+        options += ["-M", f"context_length={args.context_length}"]
+    runs = []
+    ruler = ["--lengths", args.lengths, "-S", "samples=1"]
+    ruler += [f"-S{k}={FIXTURES / f}" for k, f in (
+        ("essays", "essays.json"), ("squad", "squad.json"), ("hotpotqa", "hotpotqa.json"))]  # fmt: skip
+    if args.tasks:
+        ruler += ["-S", f"tasks={args.tasks}"]
+    compare.suite = "ruler"
+    runs.append(run("ruler", ruler, args.model, args.out / "ruler", options))
+    if not args.skip_longctx and not args.smoke:
+        compare.suite = "longctx"
+        longctx = ["-S", f"lengths={args.lengths}", "-S", "depths=0.1,0.5,0.9"]
+        runs.append(run("longctx", longctx, args.model, args.out / "longctx", options))
+    rows = compare.rows
+    with open(args.out / "agreement.jsonl", "w") as handle:
+        for row in rows:
+            handle.write(json.dumps(row) + "\n")
+    same = sum(r["same"] for r in rows)
+    summary = {
+        "kind": "agreement",
+        "card": torch.cuda.get_device_name() if torch.cuda.is_available() else "cpu",
+        "model": str(args.model),
+        "dtype": args.dtype,
+        "prompts": len(rows),
+        "same": same,
+        "rate": round(same / len(rows), 4) if rows else None,
+        "differing": [
+            {
+                k: r[k]
+                for k in (
+                    "suite",
+                    "sample",
+                    "prompt_tokens",
+                    "first_difference",
+                    "margin_at_first_difference",
+                )
+            }
+            for r in rows
+            if not r["same"]
+        ],
+        "decode_paths": sorted(compare.paths),
+        "runs": runs,
+    }
+    (args.out / "summary.json").write_text(json.dumps(summary, indent=1))
+    print(json.dumps(summary), flush=True)
+    if args.smoke:
+        assert rows and all(r["engine_ids"] for r in rows), "no answer compared"
+
+
+if __name__ == "__main__":
+    main()
