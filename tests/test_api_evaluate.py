@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,7 @@ from longscope.errors import UsageError
 from longscope.models.endpoints import MultiEndpointBackend
 from longscope.models.scripted import ScriptedBackend, from_pattern
 from longscope.router.backend import RoutedBackend
-from longscope.run.spec import RunSpec
+from longscope.run.spec import Judging, RunSpec
 from longscope.suites import create_suite
 
 from .api_helper import ANSWERS, FIXTURES, GRID, JUDGED, NEEDLE, VERDICT, longctx_spec
@@ -256,8 +257,14 @@ def test_a_judged_run_is_scored_only_after_its_judge_pass(
         judge_model="openai/j",
         output=tmp_path,
     )
-    # The judge has no host: refused after the answers are stored, before any score is.
+    # The judge has no host: refused before any answer is asked for (issue 39).
     with pytest.raises(UsageError, match=r"^judge openai/j has no endpoint: "):
+        api.evaluate(spec)
+    assert not (tmp_path / "longscope.sqlite").exists()
+    # A judge named but not reachable: its pass fails after the answers are stored, before any
+    # score is.
+    spec = replace(spec, judge=Judging("openai/j", "http://127.0.0.1:9/v1"))
+    with pytest.raises(UsageError, match=r"^cannot reach server at http://127\.0\.0\.1:9/v1"):
         api.evaluate(spec)
     assert [status for _, status, _ in _rows(tmp_path)] == ["ok"] * 4
     assert not (tmp_path / "summary.json").exists()

@@ -441,9 +441,9 @@ def _punkt_zip() -> bytes:
 
 @pytest.fixture
 def mirror(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """A mirror of RULER's downloads on 127.0.0.1 (test_download's file server);
-    english_words.json pinned to the served bytes (the real file is not here), the others
-    unpinned as RULER's table has them."""
+    """A mirror of RULER's downloads on 127.0.0.1 (test_download's file server); every file
+    pinned to the served bytes (the real files are not here) but punkt_tab.zip, left unpinned
+    to show how a file without a pin is reported."""
     from longscope.suites.ruler import sources
 
     url = str(request.getfixturevalue("_file_server"))
@@ -453,9 +453,9 @@ def mirror(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> s
         "english_words.json": WORDS,
         "punkt_tab.zip": _punkt_zip(),
     }
-    pinned = hashlib.sha256(WORDS).hexdigest()
     table = tuple(
-        replace(f, sha256=pinned) if f.name == "english_words.json" else f for f in sources.TABLE
+        replace(f, sha256=None if f.name == "punkt_tab.zip" else _sha(_Files.files[f.name]))
+        for f in sources.TABLE
     )
     monkeypatch.setattr(sources, "TABLE", table)
     return url
@@ -472,9 +472,8 @@ def test_download_data_says_each_file_then_what_to_make_by_hand(
     done = api.download_data("ruler", folder, mirror=mirror)
     files = _Files.files
     expected = [
-        f"downloaded: {folder / 'squad.json'} (sha256 {_sha(files['squad.json'])}, not pinned)",
-        f"downloaded: {folder / 'hotpotqa.json'} (sha256 {_sha(files['hotpotqa.json'])}, "
-        "not pinned)",
+        f"downloaded: {folder / 'squad.json'} (sha256 {_sha(files['squad.json'])})",
+        f"downloaded: {folder / 'hotpotqa.json'} (sha256 {_sha(files['hotpotqa.json'])})",
         f"downloaded: {folder / 'english_words.json'} (sha256 {_sha(WORDS)})",
         f"downloaded: {folder / 'punkt_tab.zip'} (sha256 {_sha(files['punkt_tab.zip'])}, "
         "not pinned)",

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import http.server
 import json
+import os
 import subprocess
 import sys
 import threading
@@ -171,6 +172,47 @@ def test_unpinned_file_is_kept_and_reported_unpinned(server, tmp_path) -> None:
     assert done.sha256 == hashlib.sha256(b'{"not": "the pinned file"}').hexdigest()
 
 
+def test_a_part_the_server_no_longer_serves_is_removed(server, tmp_path) -> None:
+    (tmp_path / "english_words.json.part").write_bytes(BODY[:1000])
+    with pytest.raises(UsageError, match="answered HTTP 404"):
+        fetch_file(_source(f"{server}/gone.json"), tmp_path)
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_download_that_is_not_a_zip_is_removed(server, tmp_path) -> None:
+    source = FileSource(
+        "punkt_tab.zip", f"{server}/other.json", None, "a model", unzip=("x/", "nltk_data")
+    )
+    with pytest.raises(UsageError, match="is not a zip archive: it was removed"):
+        fetch_file(source, tmp_path)
+    assert not any(tmp_path.iterdir())
+
+
+def test_a_planted_link_as_the_partial_file_is_not_written_through(server, tmp_path) -> None:
+    target = tmp_path / "kept.txt"
+    target.write_text("the user's file")
+    (tmp_path / "english_words.json.part").symlink_to(target)
+    with pytest.raises(UsageError, match=r"english_words\.json\.part is a symbolic link"):
+        fetch_file(_source(f"{server}/words.json"), tmp_path)
+    assert target.read_text() == "the user's file"
+
+
+def test_rulers_table_pins_every_file_over_https() -> None:
+    from longscope.suites.ruler.sources import NLTK_DATA_COMMIT, TABLE
+
+    pins = {f.name: f.sha256 for f in TABLE}
+    assert pins == {
+        # huggingface/datasets' recorded download checksums for the same URLs
+        "squad.json": "80a5225e94905956a6446d296ca1093975c4d3b3260f1d6c8f68bc2ab77182d8",
+        "hotpotqa.json": "4e9ecb5c8d3b719f624d66b60f8d56bf227f03914f5f0753d6fa1b359d7104ea",
+        "english_words.json": "affcd6d45fdf3cc843d585c99c97ad615094e760e6c4756b654bab6c73bc2eca",
+        "punkt_tab.zip": "e57f64187974277726a3417ca6f181ec5403676c717672eef6a748a7b20e0106",
+    }
+    assert all(f.url.startswith("https://") for f in TABLE)
+    punkt = next(f for f in TABLE if f.name == "punkt_tab.zip")
+    assert f"/nltk_data/{NLTK_DATA_COMMIT}/" in punkt.url  # a commit, not a moving branch
+
+
 def test_rulers_table_names_its_inputs() -> None:
     sources = sources_of("ruler")
     names = {f.name for f in sources.files}
@@ -197,6 +239,51 @@ def test_cli_data_ruler_from_a_mirror_refuses_a_mismatch_in_one_line(server, tmp
     assert (tmp_path / "squad.json").read_bytes() == b"{}"  # unpinned, kept: earlier files stay
 
 
+def test_a_fabricated_file_in_the_cache_is_refused_before_it_is_read(tmp_path, monkeypatch):
+    from longscope.suites.ruler.suite import RulerSuite
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    folder = tmp_path / "longscope" / "data" / "ruler"
+    folder.mkdir(parents=True)
+    fake = folder / "squad.json"
+    fake.write_text(
+        json.dumps(
+            {
+                "data": [
+                    {
+                        "paragraphs": [
+                            {
+                                "context": "Made up.",
+                                "qas": [
+                                    {
+                                        "question": "What?",
+                                        "answers": [{"text": "up"}],
+                                        "is_impossible": False,
+                                    }
+                                ],
+                            }
+                        ]
+                    }
+                ]
+            }
+        )
+    )
+    suite = RulerSuite.from_params({"tasks": "qa_1"})
+    with pytest.raises(UsageError) as caught:
+        suite.prepare()
+    assert str(caught.value).startswith(f"{fake} is not the pinned SQuAD v2 dev (qa_1) (sha256 ")
+    assert "run `longscope data ruler` again" in str(caught.value)
+    # The same file given on purpose is used, and recorded as not the pinned one.
+    given = RulerSuite.from_params({"tasks": "qa_1", "squad": str(fake)})
+    given.prepare()
+    digest = hashlib.sha256(fake.read_bytes()).hexdigest()
+    record = given.params()["inputs"]
+    assert record == {"squad": {"file": "squad.json", "sha256": digest, "pinned": False}}
+    # A stored run keeps the record it was made with, even where the file changed since.
+    fake.write_text("{}")
+    assert RulerSuite.from_params(given.params()).params()["inputs"] == record
+
+
 def test_ruler_runs_find_the_cached_inputs(tmp_path, monkeypatch) -> None:
     from longscope.suites.ruler.suite import RulerSuite
 
@@ -217,6 +304,26 @@ def test_hub_dataset_without_the_package_is_one_line(tmp_path, monkeypatch) -> N
     monkeypatch.setitem(sys.modules, "huggingface_hub", None)
     with pytest.raises(UsageError, match="pip install huggingface_hub"):
         fetch_hub(HubSource("org/data", "abc123", "a dataset"), Path(tmp_path))
+
+
+def test_cli_run_ruler_refuses_a_fabricated_cached_file_before_sending(tmp_path) -> None:
+    from tests.models.fault_server import FaultServer
+
+    folder = tmp_path / "longscope" / "data" / "ruler"
+    folder.mkdir(parents=True)
+    (folder / "squad.json").write_text(json.dumps({"data": []}))
+    with FaultServer() as server:
+        done = subprocess.run(
+            [sys.executable, "-m", "longscope.cli", "run", "ruler", "-m", "openai/m",
+             "--base-url", server.url, "-M", "context_length=8192", "--lengths", "4k",
+             "-S", "samples=1", "-S", "tasks=qa_1", "-o", str(tmp_path / "run"), "-q"],
+            capture_output=True, text=True, timeout=300,
+            env={**os.environ, "XDG_CACHE_HOME": str(tmp_path)},
+        )  # fmt: skip
+        assert server.requests == []
+    assert done.returncode == 2, done.stderr[-2000:]
+    (line,) = [x for x in done.stderr.splitlines() if x.startswith(("error", "Traceback"))]
+    assert line.startswith(f"error: {folder / 'squad.json'} is not the pinned SQuAD v2 dev")
 
 
 def test_a_dripping_mirror_meets_the_overall_deadline(server, tmp_path) -> None:

@@ -33,6 +33,7 @@ from longscope.run.assemble import (
     build_suite,
     endpoint_urls_of,
     judge_backend,
+    judge_endpoint,
     judge_of,
     transport_backend,
 )
@@ -72,6 +73,8 @@ def evaluate(spec: RunSpec, *, notify: Notify | None = None) -> RunResult:
     judge_model = spec.judge.model
     if judged and judge_model is None and not isinstance(spec.model, str):
         raise UsageError("this suite is scored by an LLM judge: give judge_model")
+    if judged:  # a judge with nowhere to go is refused before the run sends anything
+        judge_endpoint(*judge_of(spec)[:2])
     # A judged suite is scored once, after its judge pass, not also before it.
     launched = launch(spec, suite, backend, transport=transport, say=say, score=not judged)
     result = launched.result

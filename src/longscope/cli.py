@@ -273,7 +273,8 @@ def main() -> None:
         code = app(standalone_mode=False)
     except (UsageError, StoreError) as exc:
         _one_line_error(str(exc))
-        raise SystemExit(EXIT_USAGE) from None
+        # A run the disk stopped exits 3 (`DiskFull.exit_code`): its answers so far are stored.
+        raise SystemExit(exc.exit_code if isinstance(exc, UsageError) else EXIT_USAGE) from None
     except (KeyboardInterrupt, typer.Abort):
         _interrupted()
     except typer.Exit as exc:

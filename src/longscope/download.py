@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from longscope.errors import UsageError
-from longscope.files import sha256_of
+from longscope.files import is_disk_full, open_nofollow, sha256_of, write_atomic
 from longscope.plugins import Registry
 from longscope.sources import FileSource, HubSource, Sources
 
@@ -111,15 +111,17 @@ def _transfer(source: FileSource, url: str, part: Path, timeout: float) -> str:
             if response.status_code == 416 and have:  # the part is already whole
                 return "resumed"
             if response.status_code not in (200, 206):
+                _discard(part)  # a part the server no longer serves is junk
                 raise UsageError(
                     f"cannot download {source.what}: {url} answered HTTP {response.status_code}"
                 )
             resumed = response.status_code == 206 and have > 0
             expected = response.headers.get("content-length")
-            mode = "ab" if resumed else "wb"
+            # Never through a link planted as the part file: it would be written in its target.
+            flags = os.O_WRONLY | os.O_CREAT | (os.O_APPEND if resumed else os.O_TRUNC)
             got = 0
             started = time.monotonic()
-            with part.open(mode) as out:
+            with os.fdopen(open_nofollow(part, flags), "wb") as out:
                 # Each piece as it arrives: a mirror dripping bytes never trips the read timeout,
                 # so the whole transfer is bounded here by the rate it must keep on average.
                 for block in response.iter_bytes():
@@ -139,8 +141,21 @@ def _transfer(source: FileSource, url: str, part: Path, timeout: float) -> str:
     except (httpx.RemoteProtocolError, httpx.ReadError) as exc:
         raise _interrupted(source, part, url, str(exc) or type(exc).__name__) from exc
     except httpx.HTTPError as exc:
+        _discard(part)
         raise _offline(source, part.parent, f"{type(exc).__name__}: {exc}") from exc
+    except OSError as exc:  # the disk: nothing half-written stays behind
+        _discard(part)
+        if is_disk_full(exc):
+            from longscope.files import disk_full
+
+            raise disk_full(part) from exc
+        raise UsageError(f"cannot write {part}: {exc.strerror or exc}") from exc
     return "resumed" if resumed else "downloaded"
+
+
+def _discard(part: Path) -> None:
+    """Remove a partial download that cannot be resumed into the pinned file."""
+    part.unlink(missing_ok=True)
 
 
 def _interrupted(source: FileSource, part: Path, url: str, why: str) -> UsageError:
@@ -196,13 +211,12 @@ def _unzip(archive: Path, folder: Path, prefix: str, under: str) -> None:
                 relative = Path(member)
                 if relative.is_absolute() or ".." in relative.parts:
                     raise UsageError(f"{archive}: unsafe member {member!r} in the archive")
-                out = target / relative
-                out.parent.mkdir(parents=True, exist_ok=True)
-                tmp = out.with_name(out.name + ".tmp")
-                tmp.write_bytes(z.read(member))
-                os.replace(tmp, out)
+                write_atomic(target / relative, z.read(member))
     except zipfile.BadZipFile as exc:
-        raise UsageError(f"{archive} is not a zip archive: remove it and download again") from exc
+        archive.unlink(missing_ok=True)
+        raise UsageError(
+            f"{archive} is not a zip archive: it was removed; run the same command again"
+        ) from exc
 
 
 def fetch_hub(source: HubSource, folder: Path) -> Fetched:

@@ -8,6 +8,19 @@ from typing import Any
 class UsageError(ValueError):
     """A mistake the user can fix (bad option, unknown name, unreachable server): exit code 2."""
 
+    exit_code = 2
+
+
+class DiskFull(UsageError):
+    """No space left on the device longscope writes to: one line naming the device and the fix.
+
+    Exit code 2, or 3 (`exit_code`) for a run stopped by it: its answers so far are stored.
+    """
+
+    def __init__(self, message: str, exit_code: int = 2) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
 
 def describe_error(error: Any) -> str:
     """Return the first problem of a pydantic ValidationError as `field 'x': what was expected`."""
@@ -19,4 +32,4 @@ def describe_error(error: Any) -> str:
     return f"field {where!r}: {message}"
 
 
-__all__ = ["UsageError", "describe_error"]
+__all__ = ["DiskFull", "UsageError", "describe_error"]

@@ -5,18 +5,27 @@ Every file longscope writes (summaries, reports, profiles, labels, caches) goes 
 empty or half-written one. Every text file a user hands us goes through `read_user_text` or
 `parse_json`, which turn missing, binary, non-UTF-8, huge or too deeply nested files into one-line
 `UsageError`s naming the file.
+
+No file longscope writes follows a symbolic link: `write_atomic` renames over the path (a link
+there is replaced, its target untouched) and files written in place are opened with `O_NOFOLLOW`
+(`open_nofollow`). A write that finds the disk (or quota) full raises `DiskFull`: one line naming
+the device, its free space and the fix.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import re
+import shutil
+import sqlite3
 import tempfile
 from pathlib import Path
 from typing import Any
 
-from longscope.errors import UsageError
+from longscope.errors import DiskFull, UsageError
 
 MAX_LINE_BYTES = 256 << 20
 """A JSONL row longer than this (256 MiB) is refused rather than read whole into memory."""
@@ -44,9 +53,116 @@ def write_atomic(path: str | Path, data: str | bytes, *, encoding: str = "utf-8"
         os.replace(tmp, path)
     except OSError as exc:
         Path(tmp).unlink(missing_ok=True)
+        if is_disk_full(exc):
+            raise disk_full(path) from exc
         raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from exc
     _fsync_dir(path.parent)
     return path
+
+
+_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+"""No space on the device, the user's quota spent, or a file past the size this process may
+write (`ulimit -f`): each one a disk that takes no more of what longscope writes."""
+
+
+def is_disk_full(exc: BaseException | None) -> bool:
+    """Return whether `exc`, or an exception it was raised from, says the disk or quota is full."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if isinstance(exc, OSError) and exc.errno in _FULL:
+            return True
+        # SQLite reports a failed write as SQLITE_FULL ("database or disk is full").
+        if isinstance(exc, sqlite3.Error) and (
+            getattr(exc, "sqlite_errorcode", None) == sqlite3.SQLITE_FULL
+            or "disk is full" in str(exc)
+        ):
+            return True
+        exc = exc.__cause__ or exc.__context__
+    return False
+
+
+def device_of(path: str | Path) -> str:
+    """Return the filesystem holding `path` as `/dev/sda1 (ext4) mounted on /data`, from the
+    mount table; `the filesystem holding PATH` where the table does not say."""
+    where = Path(path).absolute()
+    while not where.exists() and where != where.parent:
+        where = where.parent
+    try:
+        dev = os.stat(where).st_dev
+        lines = Path("/proc/self/mountinfo").read_text("utf-8", "replace").splitlines()
+    except OSError:
+        return f"the filesystem holding {where}"
+    wanted = f"{os.major(dev)}:{os.minor(dev)}"
+    best: tuple[int, str] | None = None
+    for line in lines:
+        fields = line.split()
+        if len(fields) < 7 or fields[2] != wanted or "-" not in fields[6:]:
+            continue
+        mount = _unescape(fields[4])
+        tail = fields[fields.index("-", 6) + 1 :]
+        fstype, source = [*tail, "?", "?"][:2]
+        inside = where == Path(mount) or Path(mount) in where.parents
+        if inside and (best is None or len(mount) > best[0]):
+            best = (len(mount), f"{_unescape(source)} ({fstype}) mounted on {mount}")
+    return best[1] if best else f"the filesystem holding {where}"
+
+
+def _unescape(text: str) -> str:
+    # The mount table writes a space, tab, newline or backslash in a path as an octal escape.
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), text)
+
+
+def disk_full(path: str | Path, *, exit_code: int = 2, done: str = "") -> DiskFull:
+    """Return the one-line `DiskFull` for a write to `path` that found no space; `done` says
+    what was kept (`12 answers stored`)."""
+    where = Path(path)
+    try:
+        free = shutil.disk_usage(next(p for p in (where, *where.parents) if p.exists())).free
+        room = f", {free / 2**20:,.1f} MiB free"
+    except (OSError, StopIteration):
+        room = ""
+    kept = f": {done}" if done else ""
+    return DiskFull(
+        f"disk full: no space left on {device_of(where)}{room} to write {where}{kept}; free "
+        "space there (or write elsewhere with -o) and run the same command again",
+        exit_code,
+    )
+
+
+def open_nofollow(path: str | Path, flags: int, mode: int = 0o644) -> int:
+    """Return a descriptor of `path` opened with `O_NOFOLLOW`: a symbolic link planted there is
+    refused (one-line `UsageError`), never written through."""
+    try:
+        return os.open(path, flags | os.O_NOFOLLOW, mode)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UsageError(
+                f"{path} is a symbolic link: longscope writes no file through a link; remove it "
+                "and run again"
+            ) from exc
+        if is_disk_full(exc):
+            raise disk_full(path) from exc
+        raise
+
+
+def resolved(path: str | Path, what: str = "directory") -> Path:
+    """Return `path` made absolute with its links resolved; a symbolic link loop is one line."""
+    try:
+        return Path(path).resolve()
+    except RuntimeError as exc:  # Python 3.11 and 3.12 say RuntimeError for a loop
+        raise _loop(path, what) from exc
+    except OSError as exc:  # 3.13 says ELOOP
+        if exc.errno == errno.ELOOP:
+            raise _loop(path, what) from exc
+        raise UsageError(f"{what} {path}: {exc.strerror or exc}") from exc
+
+
+def _loop(path: str | Path, what: str) -> UsageError:
+    return UsageError(
+        f"{what} {path} is a symbolic link loop (a link that leads back to itself): give a path "
+        "without a loop"
+    )
 
 
 def write_json(path: str | Path, obj: Any) -> Path:

@@ -41,6 +41,9 @@ def test_devices_option_names_engines() -> None:
         ("0,2", 2, "no CUDA device 2 here (visible: 0-1)"),
         ("1,1", 2, "device 1 is given twice"),
         ("gpu0", 2, "bad -M devices='gpu0'"),
+        # Digits str.isdigit() takes and int() refuses (a ValueError traceback before).
+        ("\u00b2", 2, "bad -M devices='\u00b2'"),
+        ("0,\u0663", 4, "bad -M devices='0,\u0663'"),
     ]:
         with pytest.raises(UsageError, match=words.replace("(", r"\(").replace(")", r"\)")):
             parse_devices(spec, count)

@@ -170,6 +170,24 @@ def test_one_shard_merged_reports_the_other_as_a_gap_then_a_second_merge_fills_i
     assert merged["endpoints"] == [e0, e1]  # the first merge's figures kept beside the second's
 
 
+def test_a_merge_into_a_copy_of_one_shard_is_the_whole_run_not_that_shard(tmp_path: Path) -> None:
+    import shutil
+
+    s0, s1 = _shard(tmp_path, 0), _shard(tmp_path, 1)
+    out = tmp_path / "copy-of-shard0"
+    shutil.copytree(s0, out)
+    whole = merge_runs(out, [s1])
+    assert whole.complete and whole.result is not None
+    assert whole.result.completeness["complete"] and "shard" not in whole.result.completeness
+    with RunStore.open_readonly(out) as store:
+        assert store.get_meta(SHARD_KEY + RUN) is None  # no longer one shard's store
+    # A copy of shard 0 merged with nothing else new still lacks shard 1: provisional, with gaps.
+    again = tmp_path / "copy-again"
+    shutil.copytree(s0, again)
+    half = merge_runs(again, [s0])
+    assert not half.complete and half.missing_samples == ["s1", "s2"]
+
+
 def test_a_shard_not_merged_is_no_gap_when_another_input_holds_its_samples(tmp_path: Path) -> None:
     whole = _store(tmp_path / "whole", ORDER, [(s, 0, _ok(f"answer {s}")) for s in ORDER])
     report = merge_runs(tmp_path / "out", [_shard(tmp_path, 0), whole])

@@ -177,7 +177,7 @@ def test_a_plan_without_a_store_rates_or_prices(tmp_path: Path) -> None:
     assert (plan.already_done, plan.rates, plan.eta_s, plan.cost) == (0, None, None, None)
     assert plan.limit == "--limit 1: in all"
     assert plan.forecast() == (
-        "plan: 1 requests (0 skipped, 0 done), 3,000 prompt tokens, <= 20 output tokens, "
+        "plan: 1 request (0 skipped, 0 done), 3,000 prompt tokens, <= 20 output tokens, "
         "--limit 1: in all"
     )
     data = plan.as_dict()
@@ -363,11 +363,48 @@ def test_the_actual_figures_count_what_was_sent(tmp_path: Path) -> None:
         "actual: 3 requests, 3,900 prompt tokens, 40 output tokens, 2m 05s"
     )
     assert actual_figures(tmp_path, "r1", 5.0, 10.0, None, keys=[("a", 0), ("c", 0)]) == (
-        "actual: 1 requests, 1,000 prompt tokens, 10 output tokens, 5s, $0.01"
+        "actual: 1 request, 1,000 prompt tokens, 10 output tokens, 5s, $0.01"
     )
     assert actual_figures(tmp_path, "r1", 5.0, None, 1000.0) == (
         "actual: 3 requests, 3,900 prompt tokens, 40 output tokens, 5s, $0.04"
     )
+    # A re-run with nothing to send shows the stored totals as stored, not as sent now.
+    assert actual_figures(tmp_path, "r1", 0.2, sent_now=0, stored_before=3) == (
+        "nothing to send: every request is stored already (stored: 3 requests, 3,900 prompt "
+        "tokens, 40 output tokens)"
+    )
+    assert actual_figures(tmp_path, "r1", 65.0, sent_now=1, stored_before=2) == (
+        "stored: 3 requests, 3,900 prompt tokens, 40 output tokens (1 request sent now, 1m 05s)"
+    )
+
+
+def test_a_plan_with_nothing_left_to_send_says_so() -> None:
+    plan = Plan("r", (PlanCell(4096, 0, 0, 0, 0),), 7, 1, None, None, None)
+    assert plan.forecast() == "plan: nothing to send (7 requests stored already)"
+    shard = Plan("r", (), 1, 1, None, None, None, shard="shard 0/2: 1 of 2 samples")
+    assert (
+        shard.forecast()
+        == "shard 0/2: 1 of 2 samples; plan: nothing to send (1 request stored already)"
+    )
+
+
+def test_slow_rates_are_never_shown_as_zero() -> None:
+    from longscope.run.plan import rate
+
+    assert [rate(x) for x in (12345.6, 250.0, 12.34, 1.0, 0.5, 0.004, 0.001)] == [
+        "12,346", "250", "12.3", "1.0", "0.5", "0.004", "0.001",
+    ]  # fmt: skip
+    plan = Plan("r", (PlanCell(1024, 1, 1000, 10, 0),), 0, 1, Rates(0.4, 0.001, "stated"),
+                None, None)  # fmt: skip
+    assert "(stated: prefill 0.4 tok/s, decode 0.001 tok/s)" in plan.forecast()
+
+
+def test_a_price_that_would_make_the_cost_infinite_is_refused() -> None:
+    from longscope.run.spec import Scale
+
+    with pytest.raises(UsageError, match=r"^bad --price-in 1e\+308: expected a number from 0 "):
+        Scale(price_in=1e308)
+    assert Scale(price_out=1e6).price_out == 1e6
 
 
 def test_make_plan_probes_only_when_asked_and_without_stated_rates() -> None:
@@ -477,3 +514,20 @@ def test_the_probe_rates_are_tokens_over_the_seconds_each_request_took(
         f"the probe request failed (timeout: {'e' * 120}): "
         "state the rates with --prefill-rate and --decode-rate instead"
     )
+
+
+def test_a_suite_built_whole_is_bounded_before_its_build() -> None:
+    import time
+
+    from tests.cli_helper import longscope
+
+    started = time.perf_counter()
+    done = longscope("plan", "hundred", "-m", "scripted/x", "-S", "samples=100000",
+                     "--repeats", "1000")  # fmt: skip
+    took = time.perf_counter() - started
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines() == [
+        "error: 1,500,000 samples x 1,000 repeats = 1,500,000,000 requests: at most 1,000,000 "
+        "per run; use fewer lengths, samples or repeats (or --limit)"
+    ]
+    assert took < 60  # refused before building 1.5M samples (minutes before the bound)

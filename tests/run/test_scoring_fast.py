@@ -62,6 +62,7 @@ def _run(run_dir: Path, qwen_tokenizer) -> list[str]:
         store.put_judgement("j1", ids[1], 0, "openai:j", None, "??", 3, "no verdict")
         store.put_meta(SHARD_KEY + "j1", {"index": 1, "count": 2, "ids": [*ids, "x", "y"]})
         store.put_run("j2", "hundred", {"params": suite.params()})  # no model named
+        store.put_samples("j2", samples[:1])  # (a header alone is no run: read_run refuses it)
     return ids
 
 
@@ -210,6 +211,19 @@ def test_reclassified(status: str, error: str, after: str) -> None:
         ("x" * 32 + ": detail", "x" * 32),
         ("y" * 33 + ": detail", "y" * 31 + "…"),
         ("a: b: c", "a"),
+        # cut at a word, never inside one
+        ("the answer could not be read from the server at all: x", "the answer could not be read…"),
+        # several endpoints: the last error, not the list of endpoints tried
+        (
+            "failed after 0 attempt(s) on endpoint(s) none: no endpoint left; every endpoint is down",
+            "no endpoint left",
+        ),
+        (
+            "failed after 2 attempt(s) on endpoint(s) http://a:1/v1, http://b:2/v1: connection "
+            "error: refused",
+            "connection error",
+        ),
+        ("failed after 2 attempt(s) on endpoint(s) http://a:1/v1: HTTP 503: busy", "503"),
     ],
 )
 def test_a_long_failure_reason_is_cut_at_32_characters(error: str, reason: str) -> None:

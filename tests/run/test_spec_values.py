@@ -189,7 +189,7 @@ def test_overrides_refuse_each_value_past_its_bound(given: dict, message: str) -
         ),
         ({"decode_rate": 0.0}, "bad --decode-rate 0.0: expected a number of at least 0.001"),
         ({"prefill_rate": math.inf}, "bad --prefill-rate inf: expected a number of at least"),
-        ({"price_out": -0.5}, "bad --price-out -0.5: expected a number of at least 0"),
+        ({"price_out": -0.5}, "bad --price-out -0.5: expected a number from 0 to 1e+06"),
         ({"request_timeout": math.nan}, "bad --request-timeout nan: expected a number"),
     ],
 )

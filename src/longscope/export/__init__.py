@@ -16,6 +16,7 @@ from typing import Any
 
 from longscope.errors import UsageError
 from longscope.export.record import ExportRun, load_runs
+from longscope.files import disk_full, is_disk_full
 from longscope.plugins import Registry
 
 _BUILTIN = {
@@ -92,7 +93,13 @@ def export(
     for run in runs:
         try:
             where = write(run, target if folder is None else folder)
-        except OSError as exc:  # disk full, permissions, a file in the way: one line
+        except Exception as exc:  # each format's library reports a full disk in its own types
+            if is_disk_full(exc):
+                local = target.removeprefix("sqlite:///") if "://" in target else target
+                raise disk_full(local) from exc
+            if not isinstance(exc, OSError):
+                raise
+            # permissions, a file in the way: one line
             raise UsageError(
                 f"cannot write the {fmt} export to {exc.filename or target}: {exc.strerror or exc}"
             ) from None

@@ -183,6 +183,13 @@ def judge_backend(
     options: Sequence[str] | dict[str, Any] | None = None,
 ) -> Backend:
     """Return the judge's backend; one that talks to a server needs an endpoint the user named."""
+    spec = judge_endpoint(judge_model, base_url)
+    return build_backend(spec, model_options(options or {}), base_url=base_url)
+
+
+def judge_endpoint(judge_model: str, base_url: str | None) -> str:
+    """Return the judge's model spec; refuse (one line) a judge that talks to a server when no
+    endpoint is named: checked before a judged run sends anything, and again by `judge`."""
     from longscope.models.registry import provider_factory, split_model_spec
 
     spec = model_spec(judge_model, "--judge-model")
@@ -197,7 +204,7 @@ def judge_backend(
             f"judge {spec} has no endpoint: give --judge-base-url URL (or --base-url for the "
             "evaluated model's own server); longscope sends judge prompts only where you say"
         )
-    return build_backend(spec, model_options(options or {}), base_url=base_url)
+    return spec
 
 
 __all__ = [
@@ -208,6 +215,7 @@ __all__ = [
     "build_suite",
     "endpoint_urls_of",
     "judge_backend",
+    "judge_endpoint",
     "judge_of",
     "routed",
     "transport_backend",

@@ -168,5 +168,10 @@ def launch(
 
         record_endpoints(result.run_dir, result.run_id, launched.endpoints)
         say(describe_endpoints(launched.endpoints))
-    say(actual_figures(result.run_dir, result.run_id, launched.wall_s, price_in, price_out))
+    say(
+        actual_figures(
+            result.run_dir, result.run_id, launched.wall_s, price_in, price_out,
+            sent_now=result.sent, stored_before=launched.plan.already_done,
+        )
+    )  # fmt: skip
     return launched

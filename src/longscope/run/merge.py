@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from longscope.errors import UsageError
+from longscope.files import resolved
 from longscope.run.scoring import ScoreResult, score_run
 from longscope.run.shards import ShardedSuite
 from longscope.run.store import SHARD_KEY, RunLock, RunStore, StoreError
@@ -144,7 +145,8 @@ def merge_runs(
     out = Path(out)
     if not inputs:
         raise UsageError("nothing to merge: name at least one run directory")
-    if any(Path(p).resolve() == out.resolve() for p in inputs):
+    target = resolved(out, "merge output")
+    if any(resolved(p, "run directory") == target for p in inputs):
         raise UsageError(f"{out} is both the output and an input: merge into a new directory")
     header: dict[str, Any] | None = None
     suite = ""
@@ -226,6 +228,10 @@ def merge_runs(
             history = get_meta(merged, ENDPOINTS_KEY + chosen) or []
             new = [stats for stats in endpoint_runs if stats not in history]
             put_meta(merged, ENDPOINTS_KEY + chosen, [*history, *new])
+        if get_meta(merged, SHARD_KEY + chosen) is not None:
+            # A merge into a copy of one shard: the output holds the merge now, not that shard
+            # (its record would keep every number provisional). Gaps are found from the inputs.
+            merged.delete_meta(SHARD_KEY + chosen)
         if shard_count:
             put_meta(
                 merged,

@@ -118,8 +118,12 @@ class Plan:
 
     def forecast(self) -> str:
         """Return the one-line forecast printed before a run."""
+        if not self.requests and not self.skipped and self.already_done:
+            line = f"plan: nothing to send ({_count(self.already_done, 'request')} stored already)"
+            return f"{self.shard}; {line}" if self.shard else line
         parts = [
-            f"plan: {self.requests} requests ({self.skipped} skipped, {self.already_done} done)"
+            f"plan: {_count(self.requests, 'request')} ({self.skipped} skipped, "
+            f"{self.already_done} done)"
         ]
         if self.bounded:
             # Made as sent: nothing is counted before the first request leaves.
@@ -135,8 +139,8 @@ class Plan:
         if self.eta_s is not None and self.rates is not None:
             parts.append(
                 f"ETA {format_duration(self.eta_s)} on {self.endpoints} endpoint(s) "
-                f"({self.rates.source}: prefill {self.rates.prefill_tps:,.0f} tok/s, "
-                f"decode {self.rates.decode_tps:,.1f} tok/s)"
+                f"({self.rates.source}: prefill {rate(self.rates.prefill_tps)} tok/s, "
+                f"decode {rate(self.rates.decode_tps)} tok/s)"
             )
         if self.cost is not None:
             parts.append(f"<= ${self.cost:,.2f}")
@@ -197,6 +201,15 @@ def cost_of(
 ) -> float:
     """Return the cost of tokens at prices per million input and output tokens."""
     return (prompt_tokens * (price_in or 0.0) + output_tokens * (price_out or 0.0)) / 1e6
+
+
+def rate(tokens_per_s: float) -> str:
+    """Return a rate as `1,234`, `12.5` or `0.004`: never a slow rate shown as 0."""
+    if tokens_per_s >= 100:
+        return f"{tokens_per_s:,.0f}"
+    if tokens_per_s >= 1:
+        return f"{tokens_per_s:.1f}"
+    return f"{tokens_per_s:.2g}"
 
 
 def format_duration(seconds: float) -> str:
@@ -397,8 +410,13 @@ def actual_figures(
     price_in: float | None = None,
     price_out: float | None = None,
     keys: Sequence[tuple[str, int]] | None = None,
+    *,
+    sent_now: int | None = None,
+    stored_before: int = 0,
 ) -> str:
-    """Return the one-line actual figures after a run (from the stored generations)."""
+    """Return the one-line figures after a run, from the stored generations: `actual:` when this
+    invocation sent them all; `nothing to send` (`sent_now` 0) or `stored:` (a resumed run,
+    `stored_before` > 0) when the totals include what earlier invocations sent."""
     from longscope.run.store import RunStore
 
     with RunStore.open_readonly(run_dir) as store:
@@ -407,10 +425,17 @@ def actual_figures(
     sent = [g for s, r, g in rows if g.status != "skipped" and (wanted is None or (s, r) in wanted)]
     prompt = sum(g.prompt_tokens for g in sent)
     output = sum(g.completion_tokens for g in sent)
-    line = (
-        f"actual: {len(sent)} requests, {prompt:,} prompt tokens, {output:,} output tokens, "
-        f"{format_duration(wall_s)}"
-    )
+    totals = f"{_count(len(sent), 'request')}, {prompt:,} prompt tokens, {output:,} output tokens"
+    cost = ""
     if price_in is not None or price_out is not None:
-        line += f", ${cost_of(prompt, output, price_in, price_out):,.2f}"
-    return line
+        cost = f", ${cost_of(prompt, output, price_in, price_out):,.2f}"
+    if sent_now == 0:
+        return f"nothing to send: every request is stored already (stored: {totals}{cost})"
+    if stored_before:
+        now = f"{_count(sent_now, 'request')} sent now" if sent_now is not None else "resumed"
+        return f"stored: {totals}{cost} ({now}, {format_duration(wall_s)})"
+    return f"actual: {totals}, {format_duration(wall_s)}{cost}"
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n:,} {noun}" + ("" if n == 1 else "s")

@@ -236,6 +236,12 @@ class PreparedRun:
     async def create(cls, suite: Suite, backend: Backend, options: RunOptions) -> PreparedRun:
         """Return the prepared run: the suite's data checked first, then the model asked once."""
         suite.prepare()  # a bad data file is named before any server is asked
+        # A suite built whole (no cells) is bounded before its build, which could take hours.
+        least = suite.samples_at_least()
+        if options.limit is not None:
+            least = min(least, options.limit)
+        if least:
+            check_samples(suite, least, options.repeats)
         info = await backend.info()
         check_output_budget(options.max_tokens, info, backend.name)
         config = resolve_config(suite, info, options)

@@ -196,7 +196,7 @@ class RunProgress:
         self._progress.update(
             self._task,
             advance=self._unshown,
-            rate=f"{self.tokens / elapsed:,.0f}",
+            rate=_rate(self.tokens / elapsed),
             retries=self.retries(),
             skipped=self.statuses["skipped"],
             failed=sum(self.statuses[s] for s in ("error", "timeout", "context_overflow")),
@@ -210,3 +210,9 @@ class RunProgress:
         if self._progress is not None:
             self._show(time.perf_counter())
             self._progress.__exit__(kind, exc, tb)
+
+
+def _rate(tokens_per_s: float) -> str:
+    from longscope.run.plan import rate  # as the ETA column: the plan is imported when shown
+
+    return rate(tokens_per_s)

@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from longscope.errors import DiskFull
+from longscope.files import disk_full
 from longscope.models.base import Backend, OnResult
 from longscope.models.groups import group_by_prefix
 from longscope.run.header import run_header
@@ -165,12 +167,24 @@ class _Timing:
 
 
 class _GenerationWriter:
-    """Buffers finished generations and commits them in one transaction per short interval."""
+    """Buffers finished generations and commits them in one transaction per short interval.
+
+    When the disk fills (the store gave its reserve back, or a commit failed even so) the writer
+    says `full`: the run sends nothing more, and answers that could not be committed stay in
+    `pending` and are tried again at each flush (space may be freed meanwhile).
+    """
 
     def __init__(self, store: RunStore, run_id: str) -> None:
         self.store, self.run_id = store, run_id
         self.pending: list[tuple[str, int, Generation]] = []
+        self.stored = 0
+        self.failure: DiskFull | None = None
         self._last = time.perf_counter()
+
+    @property
+    def full(self) -> bool:
+        """Whether the disk filled: nothing more is sent."""
+        return self.failure is not None or self.store.low_on_space
 
     def add(self, sample_id: str, repeat: int, generation: Generation) -> None:
         self.pending.append((sample_id, repeat, generation))
@@ -180,9 +194,23 @@ class _GenerationWriter:
 
     def flush(self, now: float | None = None) -> None:
         if self.pending:
-            self.store.put_generations(self.run_id, self.pending)
-            self.pending = []
+            try:
+                self.store.put_generations(self.run_id, self.pending)
+            except DiskFull as exc:
+                self.failure = exc  # kept in memory; tried again at the next flush
+            else:
+                self.stored += len(self.pending)
+                self.pending = []
         self._last = now if now is not None else time.perf_counter()
+
+    def stopped(self, unsent: int) -> DiskFull:
+        """Return the one-line error of a run the disk stopped (exit 3: answers are kept)."""
+        lost = f", {len(self.pending)} could not be (no space even so)" if self.pending else ""
+        done = (
+            f"{self.stored} answer(s) received this time are stored{lost}; the run stopped with "
+            f"{unsent} request(s) not sent"
+        )
+        return disk_full(self.store.path, exit_code=3, done=done)
 
 
 async def _execute(
@@ -264,6 +292,10 @@ async def _execute(
         if failed:
             job.close()
             raise failed[0]
+        if writer.full:  # the disk filled: nothing more is sent, what is in flight is awaited
+            job.close()
+            semaphore.release()
+            return
         if options.serial:
             await job
             return
@@ -281,12 +313,19 @@ async def _execute(
     units = _made_ahead(
         prepared.units(done), max(2, concurrency), timing, threaded=prepared.limit_per_cell
     )
+    total = progress.total
     try:
         with progress:
             async for unit in units:
-                store.put_samples(
-                    run_id, [m[1] for m in unit.members], [m[0] for m in unit.members]
-                )
+                if writer.full:
+                    break
+                try:
+                    store.put_samples(
+                        run_id, [m[1] for m in unit.members], [m[0] for m in unit.members]
+                    )
+                except DiskFull as exc:
+                    writer.failure = exc
+                    break
                 ready: list[tuple[Sample, int, Request]] = []
                 for _, sample, repeats in unit.members:
                     reason = prepared.skip_reason(sample)
@@ -314,6 +353,9 @@ async def _execute(
         flusher.cancel()
         # What finished before an interruption (Ctrl-C, an exception) is kept.
         writer.flush()
+    if writer.full:
+        answered = sum(progress.statuses.values())
+        raise writer.stopped(max(0, total - answered))
     return timing
 
 

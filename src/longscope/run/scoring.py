@@ -24,7 +24,7 @@ from longscope.analysis.uncertainty import cluster_key_of, cluster_name, with_un
 from longscope.files import write_atomic
 from longscope.models.base import VISIBLE_ANSWER_RULE
 from longscope.models.overflow import is_stored_overflow
-from longscope.run.store import SHARD_KEY, RunStore
+from longscope.run.store import SHARD_KEY, RunStore, StoreError
 from longscope.suites import create_suite
 from longscope.summary import (
     Summary,
@@ -123,6 +123,13 @@ def score_run(
         if persist:
             store.put_scores(run_id, scores)
         shard = store.get_meta(SHARD_KEY + run_id)
+    if not samples and not shard:
+        # A header alone (a run stopped before its first sample was stored) is no result: a
+        # table of "none of 0 requests" would pass for one. A shard may hold none of many.
+        raise StoreError(
+            f"run {run_id[:12]} in {run_dir} stored no samples (it stopped before its first "
+            "request): nothing to score or report; run the same command again to send them"
+        )
     statuses, by_length = statuses_of(rows)
     typed = replace(
         as_summary(run["suite"], suite.summarize(rows)),
@@ -217,7 +224,11 @@ def read_run(
 
 
 _HTTP = re.compile(r"\bHTTP (\d{3})\b")
-_PREFIX = re.compile(r"^(?:gave up after \d+ attempts?: |.*?; last: )")
+_PREFIX = re.compile(
+    r"^(?:gave up after \d+ attempts?: |.*?; last: "
+    # several endpoints (models/endpoints.py): the endpoints tried, then the last error
+    r"|failed after \d+ attempt\(s\) on endpoint\(s\) .*?: )"
+)
 
 
 def failure_reason(generation: Generation) -> str:
@@ -228,10 +239,13 @@ def failure_reason(generation: Generation) -> str:
     code = _HTTP.search(text)
     if code:
         return code.group(1)
-    head = text.split(":", 1)[0].strip()
+    head = re.split(r"[:;]", text, maxsplit=1)[0].strip()
     if not head:
         return generation.status
-    return head if len(head) <= 32 else head[:31] + "…"
+    if len(head) <= 32:
+        return head
+    # Cut at a word: a label is read, not parsed (`failed after 0 attempt(s) on en…` was not).
+    return head[:31].rsplit(" ", 1)[0] + "…"
 
 
 def _cell() -> dict[str, int]:

@@ -260,6 +260,10 @@ class ShardedSuite(Suite):
     def timeout_s(self, sample: Sample) -> float:
         return self._suite.timeout_s(sample)
 
+    def samples_at_least(self) -> int:
+        """Return this shard's part of the whole suite's least count (its requests' bound)."""
+        return self._suite.samples_at_least() // self.shard.count
+
     def score(
         self, sample: dict[str, Any], generation: Generation, judgement: Judgement | None = None
     ) -> Score:

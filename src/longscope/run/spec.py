@@ -35,6 +35,10 @@ MAX_TOKENS_IN_FLIGHT = 1 << 40
 # --- checks at the edge --------------------------------------------------------------------------
 
 
+MAX_PRICE = 1e6
+"""Dollars per million tokens: no model costs more; a larger price is a typo."""
+
+
 def at_least(value: float | None, flag: str, low: float, *, whole: bool = False) -> None:
     """Refuse NaN, infinities and values below `low` (one line naming the option)."""
     if value is None:
@@ -158,8 +162,9 @@ class Scale:
         at_most(self.max_tokens_in_flight, "--max-tokens-in-flight", MAX_TOKENS_IN_FLIGHT)
         at_least(self.prefill_rate, "--prefill-rate", 0.001)
         at_least(self.decode_rate, "--decode-rate", 0.001)
-        at_least(self.price_in, "--price-in", 0.0)
-        at_least(self.price_out, "--price-out", 0.0)
+        # A price past $1M per million tokens is a typo, and would make the cost infinite.
+        between(self.price_in, "--price-in", 0.0, MAX_PRICE)
+        between(self.price_out, "--price-out", 0.0, MAX_PRICE)
         if self.probe and (self.prefill_rate is not None or self.decode_rate is not None):
             raise UsageError(
                 "--probe measures the rates that --prefill-rate/--decode-rate state: give one or "
@@ -199,6 +204,12 @@ class Judging:
     def __post_init__(self) -> None:
         if self.model is not None:
             model_spec(self.model, "--judge-model")
+        if self.base_url is not None:
+            # Checked with the rest of the spec: a bad judge URL is refused before the run sends
+            # anything, not after its generations are paid for.
+            from longscope.models.urls import endpoint_url
+
+            endpoint_url(self.base_url, "--judge-base-url")
 
 
 @dataclass(frozen=True)

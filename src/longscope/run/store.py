@@ -8,10 +8,18 @@ Opening checks the file (`PRAGMA quick_check`) and refuses a damaged store befor
 A writable store holds the run directory's lock (`RunLock`): one writer per run directory. A store
 opened with `RunStore.open_readonly` takes no lock, writes nothing, and works on a read-only
 directory or file.
+
+No file of the store is reached through a symbolic link (a planted `longscope.lock` or
+`longscope.sqlite` link is refused, its target untouched). A writable store keeps a reserve of disk
+space (`longscope.reserve`, `RESERVE_BYTES`) while it is open: a write that finds the disk full
+gives the reserve back and is tried again, so what was received before the disk filled is stored;
+the store then says it is `low_on_space` and the runner stops sending. A write that fails even
+then raises `DiskFull`, one line naming the device.
 """
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import itertools
 import json
@@ -20,10 +28,12 @@ import socket
 import sqlite3
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any, ClassVar
 
+from longscope.errors import DiskFull
+from longscope.files import disk_full, is_disk_full, open_nofollow, resolved
 from longscope.types import (
     RETRYABLE,
     SANITIZED,
@@ -39,6 +49,11 @@ from longscope.types import (
 
 STORE_NAME = "longscope.sqlite"
 LOCK_NAME = "longscope.lock"
+RESERVE_NAME = "longscope.reserve"
+RESERVE_BYTES = int(os.environ.get("LONGSCOPE_RESERVE_BYTES") or 8 << 20)
+"""Disk space held back while a store is written, given back when the disk fills so that the
+answers in hand can still be committed (a batch of 256 long answers and SQLite's pages for them)."""
+_STORE_FILES = (STORE_NAME, f"{STORE_NAME}-wal", f"{STORE_NAME}-shm", f"{STORE_NAME}-journal")
 SCHEMA_VERSION = 1
 SHARD_KEY = "shard:"
 """Meta key (+ run id) of a shard's record: which shard, and every sample id of the whole run."""
@@ -206,7 +221,7 @@ class RunLock:
     """Lock path -> (file descriptor, depth) for the locks this process holds."""
 
     def __init__(self, run_dir: str | Path) -> None:
-        self.path = Path(run_dir).resolve() / LOCK_NAME
+        self.path = resolved(run_dir, "run directory") / LOCK_NAME
 
     def acquire(self) -> None:
         """Take the lock or raise StoreError naming its holder."""
@@ -216,8 +231,14 @@ class RunLock:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            # Never through a link: a planted `longscope.lock` link would have its target
+            # overwritten by the holder record.
+            fd = open_nofollow(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except DiskFull:
+            raise
         except OSError as exc:
+            if is_disk_full(exc):
+                raise disk_full(self.path) from exc
             raise StoreError(
                 f"cannot write in {self.path.parent} ({exc.strerror}): "
                 "choose a writable output directory (a read-only run can be reported, not extended)"
@@ -241,8 +262,14 @@ class RunLock:
         # empty only between its creation and this write. A reader that races the write sees a
         # mixed record, says the holder is not recorded yet, and never takes the lock.
         record = json.dumps(holder).encode()
-        os.pwrite(fd, record, 0)
-        os.ftruncate(fd, len(record))
+        try:
+            os.pwrite(fd, record, 0)
+            os.ftruncate(fd, len(record))
+        except OSError as exc:
+            os.close(fd)  # the flock goes with it
+            if is_disk_full(exc):
+                raise disk_full(self.path) from exc
+            raise StoreError(f"cannot write {self.path} ({exc.strerror}): check the disk") from exc
         RunLock._held[self.path] = (fd, 1)
 
     def release(self) -> None:
@@ -287,6 +314,9 @@ class RunStore:
         if (readonly or not create) and not self.path.is_file():
             raise StoreError(f"no longscope run in {self.run_dir}: expected {STORE_NAME} there")
         self._lock: RunLock | None = None
+        self.low_on_space = False
+        """Whether the disk filled while this store was written (its reserve was given back)."""
+        self._reserve: Path | None = None
         if readonly:
             self._db = _connect_readonly(self.path)
             row = self._check()
@@ -297,8 +327,11 @@ class RunStore:
         self._lock = RunLock(self.run_dir)  # creates the directory
         self._lock.acquire()
         try:
+            self._refuse_links()
+            self._hold_reserve()
             self._open_writable()
         except BaseException:
+            self._give_back_reserve()
             self._lock.release()
             raise
 
@@ -312,13 +345,76 @@ class RunStore:
         """
         return cls(run_dir, create=False, readonly=True)
 
+    def _refuse_links(self) -> None:
+        """Refuse a store file that is a symbolic link: writing it would write its target."""
+        for name in _STORE_FILES:
+            if (self.run_dir / name).is_symlink():
+                raise StoreError(
+                    f"{self.run_dir / name} is a symbolic link: longscope writes no file through "
+                    "a link; remove it (or choose another run directory) and run again"
+                )
+
+    def _hold_reserve(self) -> None:
+        """Set disk space aside for the answers in hand when the disk fills (`RESERVE_BYTES`)."""
+        if RESERVE_BYTES <= 0:
+            return
+        path = self.run_dir / RESERVE_NAME
+        try:
+            fd = open_nofollow(path, os.O_WRONLY | os.O_CREAT, 0o600)
+        except OSError as exc:
+            raise StoreError(f"cannot write {path} ({exc.strerror}): check the directory") from exc
+        self._reserve = path
+        try:
+            if os.fstat(fd).st_size < RESERVE_BYTES:
+                _allocate(fd, RESERVE_BYTES)
+        except OSError as exc:
+            if is_disk_full(exc):
+                raise disk_full(path, done="nothing was sent") from exc
+            raise StoreError(f"cannot write {path} ({exc.strerror}): check the disk") from exc
+        finally:
+            os.close(fd)
+
+    def _give_back_reserve(self) -> bool:
+        """Delete the reserve; return whether there was one to give back."""
+        if self._reserve is None:
+            return False
+        path, self._reserve = self._reserve, None
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return False
+        except OSError:
+            return False
+        return True
+
+    def _write(self, body: Callable[[], None]) -> None:
+        """Run `body` in one transaction; on a full disk give the reserve back and try once more,
+        then raise `DiskFull` (the transaction rolled back: the caller still holds its rows)."""
+        for attempt in (1, 2):
+            try:
+                with self._db:
+                    body()
+                return
+            except sqlite3.OperationalError as exc:
+                if not is_disk_full(exc):
+                    raise
+                if attempt == 1 and self._give_back_reserve():
+                    self.low_on_space = True
+                    continue
+                self.low_on_space = True
+                raise disk_full(self.path) from exc
+
     def _open_writable(self) -> None:
         try:
             if not self.path.exists() or self.path.stat().st_size == 0:
                 self._create()
-            self._db = sqlite3.connect(self.path, timeout=30.0)
+            # `nofollow`: SQLite itself refuses a link put in place after the check above.
+            uri = f"{self.path.absolute().as_uri()}?nofollow=1"
+            self._db = sqlite3.connect(uri, uri=True, timeout=30.0)
             self._db.text_factory = _text
         except (OSError, sqlite3.Error) as exc:
+            if is_disk_full(exc):
+                raise disk_full(self.path, done="nothing was sent") from exc
             raise StoreError(f"cannot create {self.path} ({exc}): check the directory") from exc
         # Checked before any statement that writes: a damaged store is refused untouched.
         row = self._check()
@@ -333,6 +429,8 @@ class RunStore:
             ).fetchone()
         except sqlite3.OperationalError as exc:
             self._db.close()
+            if is_disk_full(exc):
+                raise disk_full(self.path, done="nothing was sent") from exc
             raise StoreError(f"cannot write to {self.path} ({exc}): check permissions") from exc
         except sqlite3.DatabaseError as exc:
             self._db.close()
@@ -425,6 +523,7 @@ class RunStore:
         try:
             self._db.close()
         finally:
+            self._give_back_reserve()  # a closed store holds no space
             if self._lock is not None:
                 self._lock.release()
                 self._lock = None
@@ -438,11 +537,21 @@ class RunStore:
     # meta ---------------------------------------------------------------------------------------
     def put_meta(self, key: str, value: Any) -> None:
         """Store a JSON value under `key` in the meta table (replacing an older one)."""
-        with self._db:
-            self._db.execute(
+        self._write(
+            lambda: self._db.execute(
                 "INSERT OR REPLACE INTO meta VALUES (?, ?)",  # pragma: no mutate
                 (key, json.dumps(value, sort_keys=True)),
             )
+        )
+
+    def delete_meta(self, key: str) -> None:
+        """Remove the value stored under `key` (nothing when there is none)."""
+        self._write(
+            lambda: self._db.execute(
+                "DELETE FROM meta WHERE key=?",  # pragma: no mutate
+                (key,),
+            )
+        )
 
     def get_meta(self, key: str) -> Any:
         """Return the JSON value stored under `key`, or None."""
@@ -455,11 +564,12 @@ class RunStore:
     # runs ---------------------------------------------------------------------------------------
     def put_run(self, run_id: str, suite: str, header: dict[str, Any]) -> None:
         """Record a run's header once; a resumed run keeps its first header."""
-        with self._db:
-            self._db.execute(
+        self._write(
+            lambda: self._db.execute(
                 "INSERT OR IGNORE INTO runs VALUES (?, ?, ?, ?)",  # pragma: no mutate
                 (run_id, suite, json.dumps(header, sort_keys=True), time.time()),
             )
+        )
 
     def runs(self) -> list[dict[str, Any]]:
         """Return every run in this store, oldest first, with its header."""
@@ -488,8 +598,10 @@ class RunStore:
     ) -> None:
         """Store samples at `positions` in the build order (default: 0, 1, ... in turn)."""
         places = positions if positions is not None else itertools.count()
-        with self._db:
-            for position, sample in zip(places, samples, strict=False):
+        pairs = list(zip(places, samples, strict=False))
+
+        def body() -> None:
+            for position, sample in pairs:
                 context_hash = stable_hash(sample.context, 32)
                 self._db.execute(
                     "INSERT OR IGNORE INTO contexts VALUES (?, ?)",  # pragma: no mutate
@@ -499,6 +611,8 @@ class RunStore:
                     "INSERT OR REPLACE INTO samples VALUES (?, ?, ?, ?, ?)",  # pragma: no mutate
                     (run_id, sample.id, position, json.dumps(sample.public()), context_hash),
                 )
+
+        self._write(body)
 
     def samples(self, run_id: str) -> dict[str, dict[str, Any]]:
         """Return the stored samples (without contexts) by id, in build order."""
@@ -560,17 +674,23 @@ class RunStore:
         values = [_generation_row(run_id, sid, rep, gen, now) for sid, rep, gen in rows]
         routes = [(run_id, sid, rep, _json_text(gen.route)) for sid, rep, gen in rows if gen.route]
         budgets = [_budget_row(run_id, sid, rep, gen) for sid, rep, gen in rows if gen.budget]
+
+        def whole() -> None:
+            self._db.executemany(_PUT_GENERATION, values)
+            if routes:
+                self._db.executemany(_PUT_ROUTE, routes)
+            if budgets:
+                self._db.executemany(_PUT_BUDGET, budgets)
+
         try:
-            with self._db:
-                self._db.executemany(_PUT_GENERATION, values)
-                if routes:
-                    self._db.executemany(_PUT_ROUTE, routes)
-                if budgets:
-                    self._db.executemany(_PUT_BUDGET, budgets)
+            self._write(whole)
             return
+        except DiskFull:
+            raise  # a ValueError too, but no row's fault: the caller keeps the batch
         except _ROW_REFUSED:
             pass  # one row SQLite refuses: find it below, store the others as they are
-        with self._db:
+
+        def one_by_one() -> None:
             for value in values:
                 try:
                     self._db.execute(_PUT_GENERATION, value)
@@ -586,6 +706,8 @@ class RunStore:
                     self._db.execute(_PUT_BUDGET, budget)
                 except _ROW_REFUSED:
                     continue  # as a route: a note beside the answer
+
+        self._write(one_by_one)
 
     def routes(self, run_id: str) -> dict[tuple[str, int], dict[str, Any]]:
         """Return what a router decided per (sample, repeat), for routed runs."""
@@ -664,8 +786,8 @@ class RunStore:
         attempts: int,
         error: str,
     ) -> None:
-        with self._db:
-            self._db.execute(
+        self._write(
+            lambda: self._db.execute(
                 "INSERT OR REPLACE INTO judgements VALUES (?,?,?,?,?,?,?,?)",  # pragma: no mutate
                 (
                     run_id,
@@ -678,6 +800,7 @@ class RunStore:
                     storable_text(error)[0],
                 ),
             )
+        )
 
     def judgements(self, run_id: str) -> dict[tuple[str, int], Judgement]:
         """Return {(sample, repeat): Judgement} (value or None, judge, error; the latest judge
@@ -705,18 +828,21 @@ class RunStore:
     # scores -------------------------------------------------------------------------------------
     def put_scores(self, run_id: str, scores: Iterable[tuple[str, int, Score]]) -> None:
         """Replace the run's scores (scores are always recomputable from generations)."""
-        with self._db:
+        rows = [
+            (run_id, sid, rep, s.value, s.max, _json_text(s.evidence)) for sid, rep, s in scores
+        ]
+
+        def body() -> None:
             self._db.execute(
                 "DELETE FROM scores WHERE run_id=?",  # pragma: no mutate
                 (run_id,),
             )
             self._db.executemany(
                 "INSERT INTO scores VALUES (?,?,?,?,?,?)",  # pragma: no mutate
-                [
-                    (run_id, sid, rep, s.value, s.max, _json_text(s.evidence))
-                    for sid, rep, s in scores
-                ],
+                rows,
             )
+
+        self._write(body)
 
     def scores(self, run_id: str) -> dict[tuple[str, int], Score]:
         rows = self._db.execute(
@@ -724,6 +850,21 @@ class RunStore:
             (run_id,),
         )
         return {(sid, rep): Score(v, m, json.loads(ev)) for sid, rep, v, m, ev in rows}
+
+
+def _allocate(fd: int, size: int) -> None:
+    """Give the file `size` bytes of real disk blocks (a sparse file would reserve nothing)."""
+    try:
+        os.posix_fallocate(fd, 0, size)
+        return
+    except OSError as exc:
+        if exc.errno not in (errno.EOPNOTSUPP, errno.EINVAL, errno.ENOSYS):
+            raise
+    block = b"\0" * (1 << 20)
+    written = 0
+    while written < size:
+        written += os.pwrite(fd, block[: size - written], written)
+    os.fsync(fd)
 
 
 def _json_text(value: Any) -> str:

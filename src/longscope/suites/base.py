@@ -255,6 +255,11 @@ class Suite:
         """Load and validate inputs that need no model (data files), so bad input fails first.
         Default: nothing to load."""
 
+    def samples_at_least(self) -> int:
+        """Return how many samples `build` makes at the least, known without building (default
+        0: unknown): a run past the request ceiling is refused before a long build."""
+        return 0
+
     def timeout_s(self, sample: Sample) -> float:
         """Return how long one request for `sample` may take before it is recorded as a timeout.
         Default: 2 minutes plus 2 seconds per 1K context tokens."""

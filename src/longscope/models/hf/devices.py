@@ -68,7 +68,8 @@ def parse_devices(spec: str, cuda_count: int) -> list[str]:
         if part == "cpu":
             names.append("cpu")
             continue
-        if not part.isdigit():
+        # ASCII digits only: str.isdigit() also takes '²' or '٣', which int() then refuses.
+        if not (part.isascii() and part.isdigit()):
             raise UsageError(
                 f"bad -M devices={spec[:40]!r}: give all, or CUDA device indices such as 0,1 "
                 "(cpu for a CPU engine)"

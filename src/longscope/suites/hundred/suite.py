@@ -199,6 +199,10 @@ class HundredSuite(Suite):
                 self._loaded_sources[task] = load_source(spec)
         return self._loaded_sources
 
+    def samples_at_least(self) -> int:
+        """Return the samples of the grid (task x length x samples), before the QA filter's."""
+        return len(self.tasks) * len(self.lengths) * self.samples
+
     def build(self, ctx: BuildContext) -> list[Sample]:
         documents, source_id = load_pool(self.pool)
         pool = CountedPool(documents, source_id, ctx.tokenizer)

@@ -283,10 +283,9 @@ class EssayHaystack:
             return upto, _regex_spans(text)
         spans = punkt(text)
         if kept is not None:
-            kept.parent.mkdir(parents=True, exist_ok=True)
-            tmp = kept.with_name(f"{kept.name}.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps({"upto": upto, "spans": spans}), "utf-8")
-            os.replace(tmp, kept)
+            from longscope.files import write_atomic
+
+            write_atomic(kept, json.dumps({"upto": upto, "spans": spans}))
         return upto, spans
 
     def sentences(self, n: int) -> list[str]:

@@ -231,6 +231,23 @@ class RulerSuite(Suite):
             if v
         }
         self._env_data: dict[str, Any] | None = None
+        self._cached: set[str] = set()
+        self._inputs: dict[str, Any] | None = None
+
+    def _from_cache(self, cached: set[str], inputs: dict[str, Any] | None) -> RulerSuite:
+        """Note which inputs came from the data cache (checked against their pins before they
+        are read) and the input record of a stored run (kept as recorded)."""
+        self._cached = cached & set(self.data)
+        self._inputs = inputs if isinstance(inputs, dict) else None
+        return self
+
+    def inputs(self) -> dict[str, Any]:
+        """Return each input file's record: name, sha256, and whether it is the pinned file."""
+        if self._inputs is None:
+            from longscope.suites.ruler.sources import input_record
+
+            self._inputs = {k: input_record(k, v) for k, v in sorted(self.data.items())}
+        return self._inputs
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> RulerSuite:
@@ -253,7 +270,7 @@ class RulerSuite(Suite):
                 words=params.get("words") or found.get("words"),
                 model_template=params.get("model_template") or "base",
                 fill=params.get("fill") or "ruler",
-            )
+            )._from_cache({k for k in found if not params.get(k)}, params.get("inputs"))
         except ValueError as exc:
             if isinstance(exc, UsageError):
                 raise
@@ -339,6 +356,8 @@ class RulerSuite(Suite):
             "model_template": self.model_template,
             "fill": self.fill,
             **{k: str(v) for k, v in sorted(self.data.items())},
+            # Which files were read, by content: the same path may hold another file later.
+            **({"inputs": self.inputs()} if self.data else {}),
             "ruler": RULER_REVISION,
             "comparable_with_published": not self.differences(),
         }
@@ -349,6 +368,10 @@ class RulerSuite(Suite):
     def _load(self) -> dict[str, Any]:
         if self._env_data is None:
             from longscope.suites.ruler.data import cwe_words
+            from longscope.suites.ruler.sources import check_cached
+
+            for key in sorted(self._cached):  # a file in the cache must be the pinned one
+                check_cached(key, self.data[key])
 
             cwe_words()  # wonderwords present, or one line saying so
             punkt = data_cache() / PUNKT
