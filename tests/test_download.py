@@ -225,7 +225,8 @@ def test_rulers_table_names_its_inputs() -> None:
 
 
 def test_cli_data_ruler_from_a_mirror_refuses_a_mismatch_in_one_line(server, tmp_path) -> None:
-    # The mirror serves a file under the pinned name whose content is not RULER's: exit 2.
+    # The mirror serves files under the pinned names whose content is not RULER's: exit 2 at the
+    # first (every file is pinned now), and the wrong file is not left behind.
     _Files.files = {"squad.json": b"{}", "hotpotqa.json": b"[]", "english_words.json": BODY}
     done = subprocess.run(
         [sys.executable, "-m", "longscope.cli", "data", "ruler", str(tmp_path), "--mirror", server],
@@ -235,8 +236,8 @@ def test_cli_data_ruler_from_a_mirror_refuses_a_mismatch_in_one_line(server, tmp
     )
     assert done.returncode == 2, done.stderr
     lines = done.stderr.strip().splitlines()
-    assert len(lines) == 1 and "checksum mismatch" in lines[0] and "english_words" in lines[0]
-    assert (tmp_path / "squad.json").read_bytes() == b"{}"  # unpinned, kept: earlier files stay
+    assert len(lines) == 1 and "checksum mismatch" in lines[0] and "SQuAD" in lines[0]
+    assert "the download was removed" in lines[0] and not (tmp_path / "squad.json").exists()
 
 
 def test_a_fabricated_file_in_the_cache_is_refused_before_it_is_read(tmp_path, monkeypatch):

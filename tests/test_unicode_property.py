@@ -93,6 +93,10 @@ def test_random_unicode_is_stored_as_received_and_every_command_reads_it(
     # Received: the JSON the server sent, decoded (two adjacent surrogates that form a pair in
     # JSON decode to one astral character); stored: that, with lone surrogates replaced.
     received = [(_received(text), _received(reasoning)) for text, reasoning in answers]
+    # An answer whose server set its thinking apart is stored as the visible answer: the white
+    # space around it and around the reasoning is not kept (models/base.py's VISIBLE_ANSWER_RULE,
+    # the same on every server); an answer without thinking is stored exactly.
+    received = [(t.strip(), r.strip()) if r else (t, r) for t, r in received]
     expected = Counter((storable_text(t)[0], storable_text(r)[0]) for t, r in received)
     assert stored == expected
     flagged = sum(bool(storable_text(t)[1] or storable_text(r)[1]) for t, r in received)

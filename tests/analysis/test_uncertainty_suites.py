@@ -197,9 +197,9 @@ def test_profile_draws_its_intervals_at_the_relative_fraction_and_threshold_aske
     # The same draw as the library's, with the run's recorded seed and replicates.
     scored = read_run(run_dir)
     again = intervals_at(
-        scored.result,
+        scored.summary,
         scored.rows,
-        cluster_key_of(create_suite("hundred", {})),
+        cluster_key_of(create_suite("hundred", {}).cluster_key),
         threshold=50.0,
         fraction=0.5,
     )

@@ -80,8 +80,8 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant(
         "html-autoescape-off",
         "src/longscope/report/html.py",
-        "jinja2.Environment(autoescape=True,",
-        "jinja2.Environment(autoescape=False,",
+        "_TEMPLATE = jinja2.Environment(autoescape=True,",
+        "_TEMPLATE = jinja2.Environment(autoescape=False,",
         ("tests/report",),
     ),
     Mutant(
@@ -228,9 +228,9 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "judge-base-url-ignored-beside-base-url",
-        "src/longscope/api.py",
-        "url = judge_base_url if judge_base_url is not None else (urls[0] if urls else None)",
-        "url = urls[0] if urls else judge_base_url",
+        "src/longscope/run/assemble.py",
+        "url = spec.judge.base_url if spec.judge.base_url is not None else (urls[0] if urls else None)",
+        "url = urls[0] if urls else spec.judge.base_url",
         ("tests/run/test_run_machinery.py",),
     ),
     Mutant(
