@@ -48,6 +48,7 @@ every CPU; the boundaries themselves are pinned on constructed values in test_of
 import json
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -139,15 +140,24 @@ def _assert_official(ours: dict, official: dict, path: str = "") -> None:
         assert ours == official and type(ours) is type(official), path
 
 
-def test_every_row_equals_the_official_row_on_this_cpu(parity) -> None:
-    by_line = {_line(row): row for row in parity.rows}
-    summaries = 0
+def _paired(scored) -> list[tuple[int, dict, Any]]:
+    """Return (file line, official row, our row) for every line of the official output, checking
+    that each is the same question and `bon_idx`."""
+    by_line = {_line(row): row for row in scored.rows}
+    out = []
     for line, official in enumerate(OFFICIAL_ROWS, start=1):
         row = by_line[line]
         assert (row.sample["meta"]["row_id"], recorded_bon(row)) == (
             official["id"],
             official["bon_idx"],
         )
+        out.append((line, official, row))
+    return out
+
+
+def test_every_row_equals_the_official_row_on_this_cpu(parity) -> None:
+    summaries = 0
+    for _, official, row in _paired(parity):
         value = row.score.value if row.score else 0.0
         assert value == _official_here(row, official)  # the last digit, here
         if "rouge_l" in official:
@@ -218,14 +228,8 @@ def test_default_differs_from_official_only_where_the_official_code_crashes(defa
         "rouge recursion": 3,  # English and Chinese summaries past 987 steps
     }
     assert summary["fail_samples_num"] == 2  # "" and null
-    by_line = {_line(row): row for row in default.rows}
     differing = []
-    for line, official in enumerate(OFFICIAL_ROWS, start=1):
-        row = by_line[line]
-        assert (row.sample["meta"]["row_id"], recorded_bon(row)) == (
-            official["id"],
-            official["bon_idx"],
-        )
+    for line, official, row in _paired(default):
         value = row.score.value if row.score else 0.0
         here = _official_here(row, official)
         if value != here:
