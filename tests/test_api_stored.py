@@ -339,7 +339,7 @@ def test_predictions_are_stored_where_asked_or_under_runs(
     # T3.2-en right, the three others wrong.
     assert sorted(r.score.fraction for r in made.rows if r.score) == [0.0, 0.0, 0.0, 1.0]
     again = api.score(where)
-    assert again.run_id == made.run_id and again.result.overall == made.result.overall
+    assert again.run_id == made.run_id and again.summary.overall == made.summary.overall
     with pytest.raises(UsageError) as caught:
         api.score("longbench-pro", options=["nope=1"], predictions=predictions)
     assert str(caught.value).startswith("unknown longbench-pro option 'nope'")

@@ -43,12 +43,12 @@ def test_clusters_are_the_units_samples_share(runs: dict[str, Path]) -> None:  #
     questions = {
         (r.sample["task"], r.sample["meta"].get("source_row", r.sample["id"])) for r in hundred.rows
     }
-    assert hundred.result.uncertainty["clusters"] == len(questions)
+    assert hundred.summary.uncertainty["clusters"] == len(questions)
     # LongBench Pro's questions over one document (both modes, every repeat) are one cluster.
     lbp = read_run(runs["longbench-pro"])
     with RunStore.open_readonly(runs["longbench-pro"]) as store:
         documents = set(store.context_hashes(lbp.run_id).values())
-    assert lbp.result.uncertainty["clusters"] == len(documents)
+    assert lbp.summary.uncertainty["clusters"] == len(documents)
     stored = json.loads((runs["longctx"] / "summary.json").read_text(encoding="utf-8"))
     cells = stored["longscope"]["views"][0]["breakdowns"][0]["cells"]
     assert all("se_plain" in c or c.get("clusters", 0) < 2 for c in cells.values())

@@ -33,7 +33,7 @@ def _scores(run_dir: Path) -> tuple[float, dict[int, float], dict[tuple[str, int
     """Return the run's overall score, its score per length and each answer's score (0-1)."""
     result = read_run(run_dir)
     rows = {(r.sample["id"], r.repeat): r.score.fraction for r in result.rows if r.score}
-    return result.result.overall, dict(result.result.by_length), rows
+    return result.summary.overall, dict(result.summary.by_length), rows
 
 
 def test_inspect_log_reads_back_with_the_runs_samples_scores_and_header(
