@@ -135,7 +135,7 @@ class OpenAIEmbedder(Embedder):
         import openai
 
         from longscope.models.transport import sync_client
-        from longscope.models.urls import endpoint_url, shown
+        from longscope.urls import endpoint_url, shown
 
         self.name = f"openai/{model}"
         self._model = model

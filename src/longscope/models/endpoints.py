@@ -29,7 +29,7 @@ from longscope.models.groups import prefix_key
 from longscope.text.safe_text import visible
 from longscope.text.tokenizers import Tokenizer
 from longscope.types import Generation, Request
-from longscope.models.urls import endpoint_url
+from longscope.urls import endpoint_url
 
 QUEUE_DEPTH = 1 << 16
 """What the runner may hand over at once: every request, so that this backend orders them."""

@@ -59,7 +59,7 @@ from longscope.types import (
     sanitized_note,
     storable_text,
 )
-from longscope.models.urls import base_url_or_env, endpoint_url, shown
+from longscope.urls import base_url_or_env, endpoint_url, shown
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 THINKING_VIA = ("continue", "vllm", "sglang")
