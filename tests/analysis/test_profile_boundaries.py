@@ -40,7 +40,7 @@ def _run(run_dir: Path, model: str, right: set[int], status: str = "ok") -> Summ
             text = sample.gold[0] if sample.length in right else "I do not know."
             error = "HTTP 500" if status == "error" else ""
             store.put_generation("p1", sample.id, 0, Generation(text, status, error=error))
-    return score_run(run_dir).result
+    return score_run(run_dir).summary
 
 
 def test_curve_profile_and_weighted_averages(tmp_path: Path) -> None:

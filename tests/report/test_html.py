@@ -185,7 +185,7 @@ def test_report_renders_in_headless_chromium_with_plots_and_no_script(
     # heatmap cell (one sample each here: `±n/a`, never a bare number or a 0).
     from longscope.run.scoring import read_run
 
-    metrics = read_run(tmp_path / "run").result.view.metrics
+    metrics = read_run(tmp_path / "run").summary.view.metrics
     assert metrics is not None and metrics.auc_se is not None
     assert f"length AUC</th><td>{metrics.auc:.1f} ± {metrics.auc_se:.1f}" in dom
     assert '<td class="num">100 ±n/a</td>' in dom or '<td class="num">0 ±n/a</td>' in dom
