@@ -14,12 +14,18 @@ from statistics import mean
 import pytest
 
 from longscope.analysis.effective import effective_length
+from longscope.analysis.uncertainty import with_uncertainty
 from longscope.errors import UsageError
 from longscope.suites import create_suite, suite_from_options, suite_names, suite_options
 from longscope.suites.babilong.data import hub_sources
 from longscope.suites.babilong.prompts import MAX_NEW_TOKENS, PROMPTS, PromptConfig, build_prompt
 from longscope.suites.babilong.published import published
-from longscope.suites.babilong.suite import SATISFACTORY, BabilongSuite, babilong_summary
+from longscope.suites.babilong.suite import (
+    SATISFACTORY,
+    BabilongSuite,
+    babilong_summary,
+    group_of,
+)
 from longscope.suites.base import BuildContext, SampleSource
 from longscope.text.tokenizers import QwenTokenizer
 from longscope.types import Generation, GenerationConfig, Message, Score, ScoredRow
@@ -187,7 +193,7 @@ def _row(task: str, length: int, index: int, value: float, status: str = "ok") -
         "length": length,
         "question": "q",
         "gold": ["x"],
-        "meta": {"dataset_length": length, "prompt": "p"},
+        "meta": {"dataset_length": length, "prompt": "p", "group": group_of(task)},
     }
     score = Score(value, 1.0) if status in ("ok", "length") else None
     return ScoredRow(sample, 0, Generation("x", status), score)  # type: ignore[arg-type]
@@ -220,7 +226,10 @@ def test_the_headline_is_the_mean_of_qa1_qa5_per_length() -> None:
     assert summary.by_length == expected
     assert summary.overall == round(mean(expected.values()), 2)
     assert summary.headline.label == "mean of qa1-qa5"
-    assert summary.view.curves["qa6"] == {0: 0.0, 1000: 0.0}
+    assert [v.name for v in summary.views] == ["qa1-qa5", "qa6-qa20"]
+    assert "qa6" not in summary.view.curves
+    assert summary.views[1].curves["qa6"] == {0: 0.0, 1000: 0.0}
+    assert summary.views[1].headline.label == "mean of qa6"
     assert summary.native["babilong"]["avg"] == {"0k": expected[0], "1k": expected[1000]}
     facts = dict(summary.view.facts)
     assert SATISFACTORY == 85.0
@@ -229,6 +238,7 @@ def test_the_headline_is_the_mean_of_qa1_qa5_per_length() -> None:
     )
     assert facts["rows sent / skipped (too long) / failed"] == "25 / 1 / 1"
     [table] = summary.view.tables
+    assert [r[0] for r in table.rows] == ["qa1", "qa2", "qa3", "qa4", "qa5", "mean qa1-qa5"]
     assert table.rows[-1] == ("mean qa1-qa5", f"{expected[0]:.2f}", f"{expected[1000]:.2f}")
     assert summary.native["comparable_with_published"] == "no"
 
@@ -313,3 +323,22 @@ def test_hub_offline_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
     suite = suite_from_options("babilong", ["data=hub", "tasks=qa1"], {"lengths": "0k"})
     with pytest.raises(UsageError, match=r"cannot download RMT-team/babilong-1k-samples"):
         suite.prepare()
+
+
+def test_the_headline_keeps_its_error_bars_beside_other_tasks() -> None:
+    # The statistics find each view's requests by its name (`meta.group`): with qa6 and qa7 run
+    # beside qa1-qa5, the headline's mean per length still gets its standard error.
+    values = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0]
+    tasks = ("qa1", "qa2", "qa3", "qa4", "qa5", "qa6", "qa7")
+    rows = [
+        _row(t, n, i, values[(i + k) % len(values)])
+        for k, t in enumerate(tasks)
+        for n in (0, 1000)
+        for i in range(10)
+    ]
+    made = with_uncertainty(babilong_summary(rows), rows)
+    head, other = made.views
+    assert set(head.length_errors) == {0, 1000} and set(other.length_errors) == {0, 1000}
+    assert all(e.se is not None and e.se > 0 for e in head.length_errors.values())
+    assert head.metrics is not None and head.metrics.auc_se is not None
+    assert made.uncertainty.get("unmatched") == 0

@@ -321,6 +321,7 @@ class BabilongSuite(Suite):
                 "prompt": replace(self.pieces, chat_template=ctx.prompt_mode == "chat").name,
                 "prompt_mode": ctx.prompt_mode,
                 "needed_tokens": needed,
+                "group": group_of(task),
             },
         )
 
@@ -384,63 +385,84 @@ def _name(tokens: int) -> str:
     return _NAMES.get(tokens, str(tokens))
 
 
-def babilong_summary(rows: Sequence[ScoredRow], differences: Sequence[str] = ()) -> Summary:
-    """The authors' table (accuracy per task and length, the qa1-qa5 mean per length) as a typed
-    summary: that mean is the length curve, its mean over the lengths the overall."""
+def group_of(task: str) -> str:
+    """Return the group a task is summed up in: the headline's tasks (`qa1-qa5`) or the others."""
+    return HEADLINE_GROUP if task in HEADLINE_TASKS else OTHER_GROUP
 
-    def length_of(row: ScoredRow) -> int:
-        return int(row.sample["meta"]["dataset_length"])
 
-    sent = _sent(rows)
+HEADLINE_GROUP, OTHER_GROUP = "qa1-qa5", "qa6-qa20"
+"""The views of a run holding tasks of both groups (each sample names its group in `meta.group`,
+so the statistics find each view's requests): the headline's mean is never mixed with others."""
+
+
+def _label(tasks: Sequence[str]) -> str:
+    """Return `qa1-qa5` for a run of consecutive tasks, else the tasks by name."""
+    first, last = TASKS.index(tasks[0]), TASKS.index(tasks[-1])
+    if len(tasks) > 1 and list(tasks) == list(TASKS[first : last + 1]):
+        return f"{tasks[0]}-{tasks[-1]}"
+    return ",".join(tasks)
+
+
+@dataclass(frozen=True)
+class _Curves:
+    """One group's accuracies: per task and length, and their mean per length (the authors')."""
+
+    tasks: tuple[str, ...]
+    rows: dict[str, list[ScoredRow]]
+    curves: dict[str, dict[int, float]]
+    by_length: dict[int, float]
+
+
+def _curves(sent: Sequence[ScoredRow]) -> _Curves:
     by_task: dict[str, list[ScoredRow]] = defaultdict(list)
     for row in sent:
         by_task[str(row.sample["task"])].append(row)
-    tasks = sorted(by_task, key=TASKS.index)
-    cells = {t: group_cells(by_task[t], length_of) for t in tasks}
-    curves = {
-        t: {int(n): c.score for n, c in cells[t].items() if c.score is not None} for t in tasks
-    }
+    tasks = tuple(sorted(by_task, key=TASKS.index))
+    curves = {}
+    for task in tasks:
+        cells = group_cells(by_task[task], _length_of)
+        curves[task] = {int(n): c.score for n, c in cells.items() if c.score is not None}
     lengths = sorted({n for c in curves.values() for n in c})
-    headline_tasks = [t for t in HEADLINE_TASKS if t in curves] or tasks
     # As the authors' table: a length has a mean only where every task of it has a score.
     by_length = {
-        n: round(mean(curves[t][n] for t in headline_tasks), 2)
+        n: round(mean(curves[t][n] for t in tasks), 2)
         for n in lengths
-        if all(n in curves[t] for t in headline_tasks)
+        if all(n in curves[t] for t in tasks)
     }
+    return _Curves(tasks, dict(by_task), curves, by_length)
+
+
+def _length_of(row: ScoredRow) -> int:
+    return int(row.sample["meta"]["dataset_length"])
+
+
+def _view(name: str, made: _Curves, facts: tuple[tuple[str, str], ...]) -> View:
+    """Return one group's view: the mean of its tasks per length as the curve, the authors' table."""
+    label, by_length, curves = _label(made.tasks), made.by_length, made.curves
     overall = round(mean(by_length.values()), 2) if by_length else None
-    label = (
-        "-".join((headline_tasks[0], headline_tasks[-1]))
-        if len(headline_tasks) > 1
-        else (headline_tasks[0] if headline_tasks else "-")
-    )
+    lengths = sorted({n for c in curves.values() for n in c})
+    sent = [r for rows in made.rows.values() for r in rows]
     length_cells = {
-        str(n): Cell(by_length[n], sum(1 for r in sent if length_of(r) == n)) for n in by_length
+        str(n): Cell(by_length[n], sum(1 for r in sent if _length_of(r) == n)) for n in by_length
     }
-    columns = ("task", *(_name(n) for n in lengths))
     table_rows = tuple(
-        (t, *(f"{curves[t][n]:.2f}" if n in curves[t] else "-" for n in lengths)) for t in tasks
+        (t, *(f"{curves[t][n]:.2f}" if n in curves[t] else "-" for n in lengths))
+        for t in made.tasks
     )
     mean_row = (
         f"mean {label}",
         *(f"{by_length[n]:.2f}" if n in by_length else "-" for n in lengths),
     )
     where = (
-        *((None, *({"task": t, "meta.dataset_length": str(n)} for n in lengths)) for t in tasks),
+        *(
+            (None, *({"task": t, "meta.dataset_length": str(n)} for n in lengths))
+            for t in made.tasks
+        ),
         (None, *({"meta.dataset_length": str(n), "@mean_of": "task"} for n in lengths)),
     )
-    skipped = len(rows) - len(sent)
-    failed = sum(1 for r in sent if r.generation.status not in SCORABLE)
     effective = effective_length(by_length, SATISFACTORY).label if by_length else "n/a"
-    verdict, reasons = comparability(rows, differences)
-    prompts = sorted({str(r.sample["meta"].get("prompt")) for r in rows})
-    facts = (
-        (f"effective length at {SATISFACTORY:g} (the paper's 'satisfactory')", effective),
-        ("rows sent / skipped (too long) / failed", f"{len(sent)} / {skipped} / {failed}"),
-        ("prompt", ", ".join(prompts) or "-"),
-        ("comparable with the published rows", verdict),
-    )
-    view = View(
+    return View(
+        name=name,
         headline=Headline(
             f"mean of {label}",
             overall,
@@ -455,7 +477,11 @@ def babilong_summary(rows: Sequence[ScoredRow], differences: Sequence[str] = ())
             Breakdown(
                 "task",
                 "By task (mean over lengths)",
-                {t: Cell(round(mean(curves[t].values()), 2), len(by_task[t])) for t in tasks},
+                {
+                    t: Cell(round(mean(curves[t].values()), 2), len(made.rows[t]))
+                    for t in made.tasks
+                    if curves[t]
+                },
                 compare=True,
                 plot=True,
             ),
@@ -463,13 +489,45 @@ def babilong_summary(rows: Sequence[ScoredRow], differences: Sequence[str] = ())
         tables=(
             Table(
                 "Accuracy by task and length (%), the authors' table",
-                columns,
+                ("task", *(_name(n) for n in lengths)),
                 (*table_rows, mean_row),
                 where,
             ),
         ),
-        facts=facts,
+        facts=((f"effective length at {SATISFACTORY:g} (the paper's 'satisfactory')", effective),
+               *facts),
+    )  # fmt: skip
+
+
+def babilong_summary(rows: Sequence[ScoredRow], differences: Sequence[str] = ()) -> Summary:
+    """The authors' table (accuracy per task and length, the qa1-qa5 mean per length) as a typed
+    summary: that mean is the length curve, its mean over the lengths the overall. A run that also
+    holds other tasks gets a second view (`qa6-qa20`), so the headline stays the authors'."""
+    sent = _sent(rows)
+    groups: dict[str, list[ScoredRow]] = defaultdict(list)
+    for row in sent:
+        groups[group_of(str(row.sample["task"]))].append(row)
+    skipped = len(rows) - len(sent)
+    failed = sum(1 for r in sent if r.generation.status not in SCORABLE)
+    verdict, reasons = comparability(rows, differences)
+    prompts = sorted({str(r.sample["meta"].get("prompt")) for r in rows})
+    facts = (
+        ("rows sent / skipped (too long) / failed", f"{len(sent)} / {skipped} / {failed}"),
+        ("prompt", ", ".join(prompts) or "-"),
+        ("comparable with the published rows", verdict),
     )
+    made = {name: _curves(group) for name, group in sorted(groups.items())}
+    if len(made) > 1:
+        views = tuple(
+            _view(name, made[name], facts if name == HEADLINE_GROUP else ())
+            for name in (HEADLINE_GROUP, OTHER_GROUP)
+        )
+    else:
+        views = tuple(_view("", m, facts) for m in made.values()) or (View(),)
+    first = next(iter(made.values()), None)
+    headline = made.get(HEADLINE_GROUP, first)
+    by_length = headline.by_length if headline else {}
+    effective = effective_length(by_length, SATISFACTORY).label if by_length else "n/a"
     lead = "not comparable" if verdict == "no" else "comparable on a subset"
     notes = (
         f"score: the authors' compare_answers ({SOURCE}); skipped rows (too long for the model) "
@@ -478,18 +536,22 @@ def babilong_summary(rows: Sequence[ScoredRow], differences: Sequence[str] = ())
         f"{SATISFACTORY:g}: {effective}",
         *(f"{lead} with the published rows: {d}" for d in reasons if verdict != "yes"),
     )
+    curves = {t: c for m in made.values() for t, c in m.curves.items()}
     native = {
         "babilong": {
-            "tasks": {t: {_name(n): v for n, v in curves[t].items()} for t in tasks},
+            "tasks": {
+                t: {_name(n): v for n, v in curves[t].items()}
+                for t in sorted(curves, key=TASKS.index)
+            },
             "avg": {_name(n): v for n, v in by_length.items()},
-            "headline_tasks": headline_tasks,
+            "headline_tasks": list(headline.tasks) if headline else [],
             "rows": {"sent": len(sent), "skipped": skipped, "failed": failed},
             "effective_length_85": effective,
         },
         "comparable_with_published": verdict,
         "differences": reasons,
     }
-    return Summary(suite="babilong", title="BABILong", views=(view,), notes=notes, native=native)
+    return Summary(suite="babilong", title="BABILong", views=views, notes=notes, native=native)
 
 
 def comparability(rows: Sequence[ScoredRow], differences: Sequence[str]) -> tuple[str, list[str]]:
@@ -522,4 +584,10 @@ def comparability(rows: Sequence[ScoredRow], differences: Sequence[str]) -> tupl
     return "yes", []
 
 
-__all__ = ["BabilongSuite", "BabilongTemplate", "babilong_summary", "comparability"]
+__all__ = [
+    "BabilongSuite",
+    "BabilongTemplate",
+    "babilong_summary",
+    "comparability",
+    "group_of",
+]
