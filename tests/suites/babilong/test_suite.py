@@ -241,6 +241,7 @@ def test_the_headline_is_the_mean_of_qa1_qa5_per_length() -> None:
     assert [r[0] for r in table.rows] == ["qa1", "qa2", "qa3", "qa4", "qa5", "mean qa1-qa5"]
     assert table.rows[-1] == ("mean qa1-qa5", f"{expected[0]:.2f}", f"{expected[1000]:.2f}")
     assert summary.native["comparable_with_published"] == "no"
+    assert summary.native["babilong"]["licence"].startswith("BABILong (RMT-team): Apache-2.0")
 
 
 def test_effective_length_at_the_papers_bar() -> None:

@@ -81,6 +81,9 @@ THOUSAND = HubSet(
     folder="babilong-1k-samples",
 )
 
+LICENCE = "BABILong (RMT-team): Apache-2.0; background text PG-19: Apache-2.0; facts bAbI: BSD"
+"""The data's licences (booydar/babilong's README and dataset metadata), recorded in every run."""
+
 THOUSAND_UP_TO = 32_000
 """The longest length (tokens) the authors' published runs read from the 1000-row set."""
 

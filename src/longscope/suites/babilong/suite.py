@@ -534,6 +534,7 @@ def babilong_summary(rows: Sequence[ScoredRow], differences: Sequence[str] = ())
         "are left out of the means, failed requests count 0",
         f"lengths are the dataset's, in GPT-2 tokens (1k = 1000); effective length at "
         f"{SATISFACTORY:g}: {effective}",
+        f"data licence: {data.LICENCE}",
         *(f"{lead} with the published rows: {d}" for d in reasons if verdict != "yes"),
     )
     curves = {t: c for m in made.values() for t, c in m.curves.items()}
@@ -547,6 +548,7 @@ def babilong_summary(rows: Sequence[ScoredRow], differences: Sequence[str] = ())
             "headline_tasks": list(headline.tasks) if headline else [],
             "rows": {"sent": len(sent), "skipped": skipped, "failed": failed},
             "effective_length_85": effective,
+            "licence": data.LICENCE,
         },
         "comparable_with_published": verdict,
         "differences": reasons,
