@@ -343,3 +343,21 @@ def test_the_headline_keeps_its_error_bars_beside_other_tasks() -> None:
     assert all(e.se is not None and e.se > 0 for e in head.length_errors.values())
     assert head.metrics is not None and head.metrics.auc_se is not None
     assert made.uncertainty.get("unmatched") == 0
+
+
+def test_a_system_prompt_is_counted_and_the_templates_default_reserved(
+    tmp_path: Path, tokenizer
+) -> None:
+    # A chat template that adds its own default system prompt to a lone user message drops it for
+    # ours: its tokens (the known overhead) are reserved, never counted as sent (counted <= sent).
+    write_folder(tmp_path, {("qa1", "0k"): 1})
+    suite = _suite(tmp_path, "tasks=qa1", "system_prompt=You are careful.", lengths="0k")
+    ctx = BuildContext(tokenizer, "chat", GenerationConfig(max_tokens=20), 32768, chat_overhead=30)
+    [sample] = suite.iter_cell(ctx, "qa1", 0, 1)
+    _, messages = suite.template.render(sample, "chat")
+    words = sum(len(tokenizer.encode(m.content)) for m in messages)
+    assert sample.prompt_tokens == words
+    assert sample.meta["needed_tokens"] == words + 30 + 8 + MAX_NEW_TOKENS
+    plain = _suite(tmp_path, "tasks=qa1", lengths="0k")
+    [alone] = plain.iter_cell(ctx, "qa1", 0, 1)
+    assert alone.prompt_tokens == len(tokenizer.encode(messages[1].content)) + 30

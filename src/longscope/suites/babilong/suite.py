@@ -303,8 +303,12 @@ class BabilongSuite(Suite):
         fit = ctx.fit(made.text)
         counted, margin = fit.counted, fit.margin
         if ctx.prompt_mode == "chat" and self.pieces.system_prompt:
+            # A template that adds a default system prompt to a lone user message (SmolLM2,
+            # Qwen) drops it for ours: its tokens are reserved, never counted as sent.
+            frame = ctx.fit("")
+            counted = fit.counted - frame.counted
             counted += len(ctx.tokenizer.encode(self.pieces.system_prompt))
-            margin += SYSTEM_MARGIN
+            margin += frame.counted + SYSTEM_MARGIN
         budget = ctx.output_budget(MAX_NEW_TOKENS)
         needed = counted + margin + budget
         nominal = LENGTHS[length]
