@@ -292,3 +292,26 @@ async def test_an_empty_block_a_parser_set_apart_then_cut_goes_on_as_an_answer()
     assert THINK.forced not in continued and continued.endswith("The ans")
     assert (gen.text, gen.reasoning) == ("The answer", "")
     assert gen.budget is not None and not gen.budget.forced
+
+
+@pytest.mark.parametrize("answered", [False, True])
+async def test_a_harmony_parser_is_rebuilt_without_the_think_familys_newlines(
+    answered: bool,
+) -> None:
+    # gpt-oss writes `<|channel|>analysis<|message|>hmm<|end|>` with no newline around its
+    # thinking (harmony); a parser's split is rebuilt as written, never with `<think>`'s "\n".
+    harmony = THINKING_FORMATS["gpt-oss"]
+    with FaultServer() as server:
+        server.script.extend(
+            [_chat_body("The ans" if answered else "", "length", 16, reasoning="hmm"),
+             _chat_body("wer" if answered else "7", "stop", 2)]
+        )  # fmt: skip
+        backend = _backend(server, thinking="gpt-oss")
+        gen = await backend.generate(_chat(thinking_budget=16))
+    final = "<|start|>assistant<|channel|>final<|message|>"
+    expected = (
+        f"{harmony.open}hmm{harmony.close}{final}The ans" if answered
+        else f"{harmony.open}hmm{harmony.forced}"
+    )  # fmt: skip
+    assert server.requests[1]["body"]["messages"][-1]["content"] == expected
+    assert (gen.text, gen.reasoning) == (("The answer" if answered else "7"), "hmm")
