@@ -361,3 +361,22 @@ def test_a_system_prompt_is_counted_and_the_templates_default_reserved(
     plain = _suite(tmp_path, "tasks=qa1", lengths="0k")
     [alone] = plain.iter_cell(ctx, "qa1", 0, 1)
     assert alone.prompt_tokens == len(tokenizer.encode(messages[1].content)) + 30
+
+
+def test_the_caches_layout_one_subfolder_per_set(tmp_path: Path, tokenizer) -> None:
+    # As `longscope data babilong` and -S data=hub lay it out: each set in its own subfolder.
+    pytest.importorskip("pyarrow")
+    write_folder(tmp_path / "babilong-1k-samples", {("qa1", "1k"): 3}, layout="parquet")
+    write_folder(tmp_path / "babilong", {("qa1", "1k"): 2, ("qa1", "64k"): 2, ("qa6", "1k"): 2})
+    suite = _suite(tmp_path, "tasks=qa1,qa6", lengths="1k,64k")
+    cells = {(c.task, c.length): c for c in suite.cells(_ctx(tokenizer))}
+    assert cells[("qa1", 1000)].count == 3  # the 1000-row set at 1k
+    assert cells[("qa1", 64000)].count == 2  # the 100-row set from 64k
+    assert cells[("qa6", 1000)].count == 2  # qa6 past 0k: only the 100-row set has it
+    assert "no qa6 at 64k" in cells[("qa6", 64000)].skipped
+    sets = {
+        (t, n): next(suite.iter_cell(_ctx(tokenizer), t, n, 1)).meta["set"]
+        for (t, n), c in cells.items()
+        if not c.skipped
+    }
+    assert sets == {("qa1", 1000): 1000, ("qa1", 64000): 100, ("qa6", 1000): 100}
