@@ -539,6 +539,9 @@ def babilong_summary(rows: Sequence[ScoredRow], differences: Sequence[str] = ())
         f"lengths are the dataset's, in GPT-2 tokens (1k = 1000); effective length at "
         f"{SATISFACTORY:g}: {effective}",
         f"data licence: {data.LICENCE}",
+        f"answers stop at {MAX_NEW_TOKENS} new tokens, as the authors' runs do (their check reads "
+        "the first sentence): answers cut there (budget-bound in the budgets table) are the "
+        "benchmark's setting, not a budget of this run",
         *(f"{lead} with the published rows: {d}" for d in reasons if verdict != "yes"),
     )
     curves = {t: c for m in made.values() for t, c in m.curves.items()}
