@@ -18,6 +18,7 @@ from typer.testing import CliRunner, Result
 from longscope.analysis.curves import length_auc
 from longscope.analysis.effective import RULER_THRESHOLD, effective_length
 from longscope.cli import app
+from longscope.suites.babilong.published import published
 from longscope.suites.babilong.scoring import is_correct
 
 from .rows import write_folder
@@ -87,7 +88,7 @@ def test_the_run_reports_effective_length_and_auc(run_dir) -> None:
 def test_compare_places_the_run_among_the_published_rows(run_dir) -> None:
     out, done = run_dir
     assert done.exit_code == 0, done.output[-2000:]
-    compared = _cli("compare", str(out), "--published", "babilong", "--json")
+    compared = _cli("compare", str(out), "--published", "babilong", "--threshold", "85", "--json")
     assert compared.exit_code == 0, compared.output[-2000:]
     rows = json.loads(compared.stdout)
     rows = rows.get("rows", rows) if isinstance(rows, dict) else rows
@@ -96,5 +97,11 @@ def test_compare_places_the_run_among_the_published_rows(run_dir) -> None:
     gemini = next(r for r in rows if r["model"] == "google/gemini-3-flash-preview")
     # Published numbers over the run's lengths (0k and 1k), as the run's own are.
     assert gemini["AUC"] == pytest.approx((96.54 + 95.42) / 2, abs=0.01)
+    # Effective length at the paper's 85, on the published curve (0k-1M) and on the run's.
+    shipped = next(r for r in published() if r.model == "google/gemini-3-flash-preview")
+    assert gemini["effective"] == effective_length(shipped.scores, 85.0).label == "4000"
     mine = next(r for r in rows if r["model"] == "llamacpp/gemma3-270m")
+    summary = json.loads((out / "summary.json").read_text())
+    by_length = {int(k): v for k, v in summary["longscope"]["views"][0]["by_length"].items()}
+    assert mine["effective"] == effective_length(by_length, 85.0).label
     assert mine["comparable"].startswith("no: ") and "data from" in mine["comparable"]
