@@ -18,7 +18,8 @@ download RMT-team/babilong --repo-type dataset --revision REV --local-dir DIR`),
 side, or each in a subfolder named as the set (`DIR/babilong-1k-samples`, `DIR/babilong`: the
 layout `longscope data babilong` and `-S data=hub` write into the suite's cache). A length reads the
 set the authors read there first (`samples_for`), else the other. Only the file of a (task, length)
-the run sends is opened, and only as far as the run reads it.
+the run sends is opened; a JSON-lines file is read as far as the run reads it, a JSON array or a
+Parquet file whole.
 
 sha256 of the upstream files: not pinned yet (no network where this was written). The Hub
 revisions are commits, which fix every file's content (the Hub's LFS pointers carry each file's
