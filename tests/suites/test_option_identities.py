@@ -59,7 +59,9 @@ def test_unchanged_options_name_the_same_run(
     assert create_suite(name, suite.params()).params() == suite.params()
 
 
-@pytest.mark.parametrize("name", ["ruler", "longctx", "hundred", "mrcr", "longbench-pro"])
+@pytest.mark.parametrize(
+    "name", ["ruler", "longctx", "hundred", "mrcr", "longbench-pro", "babilong"]
+)
 def test_constructors_restate_no_default(name: str) -> None:
     """The defaults live in `OPTIONS` only: the constructor takes every value it needs."""
     signature = inspect.signature(suite_factory(name).__init__)
