@@ -318,9 +318,12 @@ def test_from_params_reads_text_and_lists() -> None:
     assert from_params({"seed": 0}).seed == 42 and from_params({"random_seed": "7"}).seed == 7
     again = from_params(suite.params())
     assert again.params() == suite.params()
-    with pytest.raises(UsageError, match="unknown ruler task"):
+    # stored or typed values are checked as `-S` checks them, naming the option
+    with pytest.raises(
+        UsageError, match=r"bad -S tasks=vt,nope: unknown 'nope'; use niah_single_1"
+    ):
         from_params({"tasks": "vt,nope"})
-    with pytest.raises(UsageError, match="bad ruler length"):
+    with pytest.raises(UsageError, match=r"bad length '4q' in -S lengths"):
         from_params({"lengths": "4q"})
 
 
@@ -370,7 +373,7 @@ def test_rulers_model_templates_wrap_the_task_in_completion_mode(qwen_tokenizer)
             assert prompt.count("[INST]") == 2
     chat = suite.build(BuildContext(qwen_tokenizer, "chat", GenerationConfig()))
     assert not any("[INST]" in _sent(suite, s, "chat") for s in chat)
-    with pytest.raises(UsageError, match="unknown model_template"):
+    with pytest.raises(UsageError, match="bad -S model_template=nope: use one of base, meta-chat"):
         from_params({"model_template": "nope"})
 
 
