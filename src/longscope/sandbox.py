@@ -232,9 +232,14 @@ def _signal_name(number: int) -> str:
         return f"signal {number}"
 
 
-def _verdict(code: int, stderr: bytes, limits: Limits, timed_out: bool) -> tuple[Verdict, str]:
+def _verdict(
+    code: int, stderr: bytes, limits: Limits, timed_out: bool, filled: bool
+) -> tuple[Verdict, str]:
     if timed_out:
         return "wall", f"wall-clock limit of {limits.wall_s:g} s reached: stopped"
+    if filled and code != 0:
+        # Killed by SIGXFSZ, or (a program ignoring it, as Python does) failed on EFBIG.
+        return "output", f"output limit of {limits.output_bytes} bytes reached: stopped"
     if code == 0:
         return "ok", ""
     if code == SANDBOX_EXIT and stderr.startswith(b"sandbox: "):
@@ -305,7 +310,8 @@ def run(
     seconds = time.monotonic() - started
     stdout = _head(out_path, limits.output_bytes)
     stderr = _head(err_path, 64 * 1024)
-    verdict, reason = _verdict(code, stderr, limits, timed_out)
+    filled = max(out_path.stat().st_size, err_path.stat().st_size) >= limits.output_bytes
+    verdict, reason = _verdict(code, stderr, limits, timed_out, filled)
     return Outcome(verdict, reason, None if timed_out else code, stdout, stderr, seconds)
 
 
