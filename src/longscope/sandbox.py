@@ -356,6 +356,7 @@ def compile_cpp(
             capture_output=True,
             timeout=timeout_s,
             preexec_fn=limit,  # noqa: PLW1509  (the compiler, trusted; set before its exec)
+            env={**os.environ, "LC_ALL": "C"},  # messages in plain ASCII, the same everywhere
             start_new_session=True,
             check=False,
         )
