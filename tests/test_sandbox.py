@@ -120,7 +120,9 @@ def test_memory_past_the_limit_cannot_be_had() -> None:
 
 
 def test_the_program_sees_no_network_interface_but_loopback() -> None:
-    code = "print(sorted(l.split(':')[0].strip() for l in open('/proc/self/net/dev').readlines()[2:]))"
+    code = (
+        "print(sorted(l.split(':')[0].strip() for l in open('/proc/self/net/dev').readlines()[2:]))"
+    )
     with Scratch() as scratch:
         done = run(_py(code), b"", scratch, FAST)
     assert done.verdict == "ok" and done.stdout.decode().strip() == "['lo']", done.stdout

@@ -355,7 +355,7 @@ def compile_cpp(
             cwd=scratch,
             capture_output=True,
             timeout=timeout_s,
-            preexec_fn=limit,  # noqa: PLW1509  (the compiler, trusted; set before its exec)
+            preexec_fn=limit,  # the compiler: trusted, limited before its exec
             env={**os.environ, "LC_ALL": "C"},  # messages in plain ASCII, the same everywhere
             start_new_session=True,
             check=False,

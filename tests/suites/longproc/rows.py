@@ -17,7 +17,13 @@ PROMPTS = {
     "tom_tracking": "[STORY]\n{story}\n[QUESTION]\n{question}\n[YOUR ANSWER]",
 }
 
-ADD_CODE = ["int main() {", "    int a, b;", "    cin >> a >> b;", '    cout << a + b << "\\n";', "}"]
+ADD_CODE = [
+    "int main() {",
+    "    int a, b;",
+    "    cin >> a >> b;",
+    '    cout << a + b << "\\n";',
+    "}",
+]
 ROUTE = "From Lyon, take a bus to Oslo.\nFrom Oslo, take a train to Rome."
 TRACE = (
     "Ann's belief on the key:\n"

@@ -56,15 +56,21 @@ def test_downloads_are_the_pinned_commits_raw_files_with_their_checksums() -> No
     assert not any(name.startswith("countdown") for name in files)  # not run: not downloaded
 
 
-def test_the_published_runs_rows_are_datasets_shuffle_with_seed_42() -> None:
+def test_the_published_runs_rows_are_100_of_each_file_and_all_is_every_row() -> None:
     order = selected(250, "helmet")
     assert len(order) == 100 and len(set(order)) == 100 and max(order) < 250
-    datasets = pytest.importorskip("datasets")
+    assert sorted(selected(3, "helmet")) == [0, 1, 2]
+    assert selected(5, "all") == [0, 1, 2, 3, 4]
+
+
+@pytest.mark.slow
+def test_the_published_runs_rows_are_datasets_shuffle_with_seed_42() -> None:
+    order = selected(250, "helmet")
+    datasets = pytest.importorskip("datasets")  # a slow import
     table = datasets.Dataset.from_list([{"i": i} for i in range(250)])
     assert order == [r["i"] for r in table.shuffle(seed=42).select(range(100))]
     assert selected(3, "helmet") == [r["i"] for r in datasets.Dataset.from_list(
         [{"i": i} for i in range(3)]).shuffle(seed=42)]  # fmt: skip
-    assert selected(5, "all") == [0, 1, 2, 3, 4]
 
 
 def test_files_not_of_the_pinned_commit_are_refused_then_allowed_by_digest(tmp_path: Path) -> None:

@@ -86,9 +86,8 @@ def files_of(task: str, levels: Sequence[str] = ()) -> list[str]:
         head, _, name = path.partition("/")
         if head != task:
             continue
-        if name == "prompts.yaml" or name.startswith("webpage/"):
-            wanted.append(path)
-        elif any(name == f"{task}_{level}.json" for level in (levels or LEVELS)):
+        shared = name == "prompts.yaml" or name.startswith("webpage/")
+        if shared or any(name == f"{task}_{level}.json" for level in (levels or LEVELS)):
             wanted.append(path)
     return wanted
 

@@ -145,7 +145,7 @@ def grade_path_traversal(prediction: str, reference: str) -> Graded:
     gold_lines, pred_lines = gold.split("\n"), parsed.split("\n")
     error = None
     i = 0
-    for i, (g, p) in enumerate(zip(gold_lines, pred_lines, strict=False)):  # noqa: B007
+    for i, (g, p) in enumerate(zip(gold_lines, pred_lines, strict=False)):
         if g != p:
             error = {"line": i, "gt": g, "pr": p}
             break
@@ -198,9 +198,7 @@ def grade_tom_tracking(prediction: str, reference: str) -> Graded:
         strict, partial = 1.0, 1.0
     else:
         strict = 0.0
-        first = next(
-            (i for i, (a, b) in enumerate(zip(pred, gold, strict=False)) if a != b), None
-        )
+        first = next((i for i, (a, b) in enumerate(zip(pred, gold, strict=False)) if a != b), None)
         if not gold:
             partial = 0.0  # their division by zero; no reference trace is empty
         elif first is not None:
