@@ -15,6 +15,7 @@ PROMPTS = {
     "pseudo_to_code": "Write C++ in ```cpp``` for:\n{pseudocode}\n[CODE]:",
     "path_traversal": "{city_context}\nRoute from {src_city} to {dst_city} in <Route></Route>.",
     "tom_tracking": "[STORY]\n{story}\n[QUESTION]\n{question}\n[YOUR ANSWER]",
+    "countdown": "[EXAMPLES]\n{demonstration}\n[Problem]\nNumbers: {nums}\nTarget: {target}",
 }
 
 ADD_CODE = [
@@ -106,6 +107,8 @@ def write_data(root: Path, rows: int = 2) -> Path:
                 made = [code_row(n) for n in range(rows)]
             elif task == "path_traversal":
                 made = [path_row() for _ in range(rows)]
+            elif task == "countdown":
+                made = [{"nums": [1, 1, 1, 1], "target": 4, "solution": []} for _ in range(rows)]
             else:
                 made = [tom_row() for _ in range(rows)]
             (folder / f"{task}_{level}.json").write_text(json.dumps(made), encoding="utf-8")

@@ -39,7 +39,7 @@ def test_cells_are_tasks_by_level_and_nothing_is_built_until_pulled(data, gemma_
     cells = suite.cells(_ctx(gemma_tokenizer))
     got = {(c.task, c.length): c.count for c in cells}
     assert got == {
-        **{(t, n): 3 for t in ("html_to_tsv", "path_traversal", "tom_tracking")
+        **{(t, n): 3 for t in ("html_to_tsv", "path_traversal", "tom_tracking", "countdown")
            for n in (512, 2048, 8192)},
         ("pseudo_to_code", 512): 3,
         ("pseudo_to_code", 2048): 3,
@@ -96,11 +96,13 @@ GOLD = {
     "path_traversal": f"<Route>\n{ROUTE}\n</Route>",
     "tom_tracking": TRACE,
     "pseudo_to_code": "```cpp\n" + "\n".join(ADD_CODE) + "\n```",
+    "countdown": "<Solution>\n1 + 1 = 2\n2 + 1 = 3\n3 + 1 = 4\n</Solution>",
 }
 
 
 def test_each_task_is_graded_by_its_own_evaluator(data, gemma_tokenizer) -> None:
-    suite = _suite(data, tasks=("html_to_tsv", "path_traversal", "tom_tracking"), levels=("0.5k",))
+    tasks = ("html_to_tsv", "path_traversal", "tom_tracking", "countdown")
+    suite = _suite(data, tasks=tasks, levels=("0.5k",))
     for sample in suite.build(_ctx(gemma_tokenizer)):
         public = sample.public()
         assert suite.score(public, Generation(GOLD[sample.task], "ok")).value == 1.0
@@ -138,7 +140,7 @@ def test_the_summary_is_the_authors_table_mean_over_tasks_then_levels(
     assert view.overall == round(sum(levels.values()) / 3, 2) == summary.headline.score
     assert summary.native["longproc"]["tasks"]["html_to_tsv"]["2K"] == round(html, 2)
     assert summary.native["comparable_with_published"] == "no"
-    assert any("Countdown, Travel Planning" in d for d in summary.native["differences"])
+    assert any("Countdown, Travel Planning" in d for d in summary.native["differences"])  # not run
     assert any("1 requests failed" in d for d in summary.native["differences"])
     assert not view.by_length  # output levels are not context lengths: no effective length
 

@@ -22,6 +22,7 @@ from longscope.params import Param
 from longscope.sources import Sources
 from longscope.suites.base import BuildCell, BuildContext, PromptTemplate, Suite
 from longscope.suites.longproc import code
+from longscope.suites.longproc.countdown import grade_countdown
 from longscope.suites.longproc.data import (
     BUDGETS,
     LABELS,
@@ -59,9 +60,8 @@ METRICS = {
     "pseudo_to_code": "accuracy (all of the first 10 test cases pass)",
     "path_traversal": "accuracy (exact route)",
     "tom_tracking": "accuracy (exact belief trace)",
+    "countdown": "accuracy (three equations reaching the target)",
 }
-MISSING_TASKS = ("countdown", "travel_planning")
-"""The authors' tasks this suite does not run yet: a run is not comparable with their average."""
 UNFIT = ("skipped", "context_overflow")
 
 
@@ -75,7 +75,7 @@ class LongProcSuite(Suite):
     template = PromptTemplate("{context}", "")
     DESCRIPTION = (
         "LongProc: long procedural output (HTML to TSV, pseudocode to C++, path traversal, ToM "
-        "tracking) at 0.5K/2K/8K output tokens (-S data=DIR|github)"
+        "tracking, countdown) at 0.5K/2K/8K output tokens (-S data=DIR|github)"
     )
     PUBLISHED = Path(__file__).with_name("published.json")
     """The authors' leaderboard (agg_results.csv, full_results.csv), with its source."""
@@ -226,6 +226,8 @@ class LongProcSuite(Suite):
         }
         if item.name:
             meta["row"] = item.name
+        if task == "countdown":
+            meta["nums"], meta["target"] = item.fields["nums"], item.fields["target"]
         if item.testcases:
             meta["testcases"] = [[list(i), list(o)] for i, o in item.testcases[: code.MAX_CASES]]
         return Sample(
@@ -269,6 +271,9 @@ def grade(task: str, text: str, sample: dict[str, Any]) -> Graded:
         return grade_path_traversal(text, reference)
     if task == "tom_tracking":
         return grade_tom_tracking(text, reference)
+    if task == "countdown":
+        meta = sample["meta"]
+        return grade_countdown(text, list(meta["nums"]), int(meta["target"]), reference)
     if task == "pseudo_to_code":
         cases = [(tuple(i), tuple(o)) for i, o in sample["meta"]["testcases"]]
         return code.grade_pseudo_to_code(text, cases)
