@@ -16,7 +16,34 @@ PROMPTS = {
     "path_traversal": "{city_context}\nRoute from {src_city} to {dst_city} in <Route></Route>.",
     "tom_tracking": "[STORY]\n{story}\n[QUESTION]\n{question}\n[YOUR ANSWER]",
     "countdown": "[EXAMPLES]\n{demonstration}\n[Problem]\nNumbers: {nums}\nTarget: {target}",
+    "travel_planning": "APPROACH:\n{demonstration}\n\nPROBLEM:\n{problem}",
 }
+TRIP_PLAN = (
+    "**Day 1-2:** Arriving in Oslo and visit Oslo for 2 days.\n"
+    "**Day 2:** Fly from Oslo to Rome.\n"
+    "**Day 2-4:** Visit Rome for 3 days."
+)
+
+
+def trip_row(tokens: float = 900.0, row_id: str = "trip_0") -> dict:
+    """Two cities, no fixed schedule: Oslo for 2 days, then Rome for 3 (one flight, Oslo->Rome)."""
+    return {
+        "id": row_id,
+        "num_cities": 2,
+        "total_days": 4,
+        "constraints": [
+            {"type": "duration", "city": "Oslo", "num_days": 2},
+            {"type": "duration", "city": "Rome", "num_days": 3},
+        ],
+        "connected_cities": [["Oslo", "Rome"]],
+        "disambig_question_text": "You plan to visit 2 European cities for 4 days in total.",
+        "ground_truth_plan": "Here is the trip plan for visiting the 2 European cities for 4 "
+        f"days:\n\n{TRIP_PLAN}",
+        "ground_truth_cities": "Oslo**Rome",
+        "ground_truth_durations": "2**3",
+        "estimated_output_tokens": tokens,
+    }
+
 
 ADD_CODE = [
     "int main() {",
@@ -86,7 +113,7 @@ def tom_row() -> dict:
 
 def write_data(root: Path, rows: int = 2) -> Path:
     """Write the tiny data/ folder at `root`: `rows` rows per task and level."""
-    levels = {"pseudo_to_code": ("0.5k", "2k")}
+    levels = {"pseudo_to_code": ("0.5k", "2k"), "travel_planning": ()}
     for task, prompt in PROMPTS.items():
         folder = root / task
         folder.mkdir(parents=True, exist_ok=True)
@@ -112,4 +139,11 @@ def write_data(root: Path, rows: int = 2) -> Path:
             else:
                 made = [tom_row() for _ in range(rows)]
             (folder / f"{task}_{level}.json").write_text(json.dumps(made), encoding="utf-8")
+    trips = [trip_row(900.0 + n, f"trip_{n}") for n in range(rows)]
+    trips += [trip_row(5000.0 + n, f"trip_8k_{n}") for n in range(rows)] + [trip_row(3000.0)]
+    folder = root / "travel_planning"
+    (folder / "travel_planning_all.json").write_text(json.dumps(trips), encoding="utf-8")
+    (folder / "travel_planning_icl_examples.json").write_text(
+        json.dumps([trip_row(0.0, "example")]), encoding="utf-8"
+    )
     return root

@@ -14,7 +14,7 @@ from longscope.suites.longproc import code
 from longscope.suites.longproc.suite import longproc_summary
 from longscope.types import Generation, GenerationConfig, Score, ScoredRow
 
-from .rows import ADD_CODE, ROUTE, TABLE, TRACE, write_data
+from .rows import ADD_CODE, ROUTE, TABLE, TRACE, TRIP_PLAN, write_data
 
 
 def _ctx(tokenizer, context_length: int | None = 32768, **kw) -> BuildContext:
@@ -43,6 +43,8 @@ def test_cells_are_tasks_by_level_and_nothing_is_built_until_pulled(data, gemma_
            for n in (512, 2048, 8192)},
         ("pseudo_to_code", 512): 3,
         ("pseudo_to_code", 2048): 3,
+        ("travel_planning", 2048): 3,  # by estimated output tokens: 900-902 (3000 is in neither)
+        ("travel_planning", 8192): 3,
     }  # fmt: skip
     source = SampleSource(suite, _ctx(gemma_tokenizer))
     html_8k = next(c for c in source.cells if c.task == "html_to_tsv" and c.length == 8192)
@@ -97,12 +99,13 @@ GOLD = {
     "tom_tracking": TRACE,
     "pseudo_to_code": "```cpp\n" + "\n".join(ADD_CODE) + "\n```",
     "countdown": "<Solution>\n1 + 1 = 2\n2 + 1 = 3\n3 + 1 = 4\n</Solution>",
+    "travel_planning": f"<Plan>\n{TRIP_PLAN}\n</Plan>",
 }
 
 
 def test_each_task_is_graded_by_its_own_evaluator(data, gemma_tokenizer) -> None:
-    tasks = ("html_to_tsv", "path_traversal", "tom_tracking", "countdown")
-    suite = _suite(data, tasks=tasks, levels=("0.5k",))
+    tasks = ("html_to_tsv", "path_traversal", "tom_tracking", "countdown", "travel_planning")
+    suite = _suite(data, tasks=tasks, levels=("0.5k", "2k"))
     for sample in suite.build(_ctx(gemma_tokenizer)):
         public = sample.public()
         assert suite.score(public, Generation(GOLD[sample.task], "ok")).value == 1.0

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from longscope.download import suite_cache
 from longscope.errors import UsageError, describe_error
 from longscope.sources import FileSource, Sources
-from longscope.suites.longproc import countdown
+from longscope.suites.longproc import countdown, travel
 
 REPO = "princeton-pli/LongProc"
 COMMIT = "78e873ae395e42625fba7942bbb92713de08b2a6"
@@ -87,7 +87,7 @@ def files_of(task: str, levels: Sequence[str] = ()) -> list[str]:
         head, _, name = path.partition("/")
         if head != task:
             continue
-        shared = name == "prompts.yaml" or name.startswith("webpage/")
+        shared = name == "prompts.yaml" or name.startswith("webpage/") or task == "travel_planning"
         if shared or any(name == f"{task}_{level}.json" for level in (levels or LEVELS)):
             wanted.append(path)
     return wanted
@@ -106,16 +106,24 @@ def sources(tasks: Sequence[str] = ()) -> Sources:
     )
 
 
-TASKS = ("html_to_tsv", "pseudo_to_code", "path_traversal", "tom_tracking", "countdown")
-"""The tasks this suite runs (of the authors' six; travel planning is not yet)."""
+TASKS = (
+    "html_to_tsv",
+    "pseudo_to_code",
+    "path_traversal",
+    "tom_tracking",
+    "countdown",
+    "travel_planning",
+)
+"""The authors' six tasks."""
 TASK_LEVELS = {
     "html_to_tsv": ("0.5k", "2k", "8k"),
     "pseudo_to_code": ("0.5k", "2k"),
     "path_traversal": ("0.5k", "2k", "8k"),
     "tom_tracking": ("0.5k", "2k", "8k"),
     "countdown": ("0.5k", "2k", "8k"),
+    "travel_planning": ("2k", "8k"),
 }
-"""The levels each task has (the authors give no 8K pseudocode task)."""
+"""The levels each task has (the authors give no 8K pseudocode task and no 0.5K travel plans)."""
 
 
 # --- rows, as the authors' loaders read them ----------------------------------------------------
@@ -160,7 +168,21 @@ class CountdownRow(_Row):
     target: int
 
 
+class TravelRow(_Row):
+    id: str = ""
+    disambig_question_text: str
+    ground_truth_plan: str
+    ground_truth_cities: str
+    ground_truth_durations: str
+    num_cities: int
+    total_days: int
+    constraints: list[dict[str, Any]]
+    connected_cities: list[tuple[str, str]]
+    estimated_output_tokens: float = 0.0
+
+
 ROW_TYPES: dict[str, type[_Row]] = {
+    "travel_planning": TravelRow,
     "countdown": CountdownRow,
     "html_to_tsv": HtmlRow,
     "pseudo_to_code": CodeRow,
@@ -253,12 +275,27 @@ def prompt_template(folder: Folder, task: str) -> str:
     if task == "countdown":  # the worked examples first, as their loader fills it in two steps
         fields = {"demonstration": countdown.examples(), "nums": "{nums}", "target": "{target}"}
         template = render(template, fields)
+    if task == "travel_planning":
+        demos = _rows(folder, "travel_planning/travel_planning_icl_examples.json", TravelRow)
+        try:
+            shown = travel.examples([row.model_dump() for row in demos])
+        except ValueError as exc:
+            raise UsageError(f"travel_planning_icl_examples.json: {exc}") from exc
+        template = render(template, {"demonstration": shown, "problem": "{problem}"})
     return template
 
 
 def raw_rows(folder: Folder, task: str, level: str) -> list[_Row]:
-    """Return the rows of `task_level.json`, validated."""
-    path = f"{task}/{task}_{level}.json"
+    """Return the rows of `task_level.json` (travel planning: the rows of its one file whose
+    estimated output tokens fall in the level's range, as the authors' loader), validated."""
+    if task == "travel_planning":
+        low, high = travel.LEVEL_TOKENS[level]
+        rows = _rows(folder, "travel_planning/travel_planning_all.json", TravelRow)
+        return [r for r in rows if low <= r.estimated_output_tokens < high]  # type: ignore[attr-defined]
+    return _rows(folder, f"{task}/{task}_{level}.json", ROW_TYPES[task])
+
+
+def _rows(folder: Folder, path: str, kind: type[_Row]) -> list[_Row]:
     try:
         loaded = json.loads(folder.read(path))
     except (ValueError, UnicodeDecodeError) as exc:
@@ -268,7 +305,7 @@ def raw_rows(folder: Folder, task: str, level: str) -> list[_Row]:
     out = []
     for number, raw in enumerate(loaded):
         try:
-            out.append(ROW_TYPES[task].model_validate(raw))
+            out.append(kind.model_validate(raw))
         except ValidationError as exc:
             raise UsageError(f"{path}: row {number}: {describe_error(exc)}") from exc
     return out
@@ -310,6 +347,20 @@ def item_of(folder: Folder, task: str, position: int, row: _Row) -> Item:
             "reference_output": row.answer_nl,
         }
         return Item(position, fields, row.answer_nl)
+    if isinstance(row, TravelRow):
+        try:
+            trace = travel.demonstration(row.model_dump())
+        except ValueError as exc:
+            raise UsageError(f"travel_planning row {row.id or position}: {exc}") from exc
+        fields = {
+            "id": row.id,
+            "problem": row.disambig_question_text,
+            "ground_truth_plan": row.ground_truth_plan,
+            "ground_truth_cities": row.ground_truth_cities,
+            "ground_truth_durations": row.ground_truth_durations,
+            "reference_output": trace,
+        }
+        return Item(position, fields, trace, name=row.id)
     if isinstance(row, CountdownRow):
         steps, trace = countdown.demonstration(row.nums, row.target)
         fields = {

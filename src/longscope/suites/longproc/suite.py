@@ -44,6 +44,7 @@ from longscope.suites.longproc.grading import (
     grade_path_traversal,
     grade_tom_tracking,
 )
+from longscope.suites.longproc.travel import grade_travel_planning
 from longscope.summary import Breakdown, Cell, Headline, Summary, Table, View, percent
 from longscope.types import SCORABLE, Generation, GenerationConfig, Sample, Score, ScoredRow
 
@@ -61,6 +62,7 @@ METRICS = {
     "path_traversal": "accuracy (exact route)",
     "tom_tracking": "accuracy (exact belief trace)",
     "countdown": "accuracy (three equations reaching the target)",
+    "travel_planning": "accuracy (every stay of the plan, in order)",
 }
 UNFIT = ("skipped", "context_overflow")
 
@@ -75,7 +77,7 @@ class LongProcSuite(Suite):
     template = PromptTemplate("{context}", "")
     DESCRIPTION = (
         "LongProc: long procedural output (HTML to TSV, pseudocode to C++, path traversal, ToM "
-        "tracking, countdown) at 0.5K/2K/8K output tokens (-S data=DIR|github)"
+        "tracking, countdown, travel planning) at 0.5K/2K/8K output tokens (-S data=DIR|github)"
     )
     PUBLISHED = Path(__file__).with_name("published.json")
     """The authors' leaderboard (agg_results.csv, full_results.csv), with its source."""
@@ -228,6 +230,9 @@ class LongProcSuite(Suite):
             meta["row"] = item.name
         if task == "countdown":
             meta["nums"], meta["target"] = item.fields["nums"], item.fields["target"]
+        if task == "travel_planning":
+            meta["cities"] = item.fields["ground_truth_cities"]
+            meta["durations"] = item.fields["ground_truth_durations"]
         if item.testcases:
             meta["testcases"] = [[list(i), list(o)] for i, o in item.testcases[: code.MAX_CASES]]
         return Sample(
@@ -274,6 +279,9 @@ def grade(task: str, text: str, sample: dict[str, Any]) -> Graded:
     if task == "countdown":
         meta = sample["meta"]
         return grade_countdown(text, list(meta["nums"]), int(meta["target"]), reference)
+    if task == "travel_planning":
+        meta = sample["meta"]
+        return grade_travel_planning(text, meta["cities"], meta["durations"], reference)
     if task == "pseudo_to_code":
         cases = [(tuple(i), tuple(o)) for i, o in sample["meta"]["testcases"]]
         return code.grade_pseudo_to_code(text, cases)
