@@ -113,8 +113,8 @@ def test_the_flat_download_cache_is_read_like_the_repository_layout(tmp_path: Pa
 
 def test_a_missing_file_names_itself_and_how_to_get_the_data(tmp_path: Path) -> None:
     with pytest.raises(UsageError) as missing:
-        Folder(tmp_path, True).read("tom_tracking/tom_tracking_2k.json")
-    assert "has no tom_tracking/tom_tracking_2k.json" in str(missing.value)
+        raw_rows(Folder(tmp_path, True), "tom_tracking", "2k")
+    assert str(missing.value).startswith(f"LongProc data {tmp_path} has no tom_tracking/tom_")
     assert "longscope data longproc" in str(missing.value)
 
 

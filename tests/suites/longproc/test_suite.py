@@ -67,7 +67,9 @@ def test_a_row_whose_prompt_and_budget_do_not_fit_is_skipped_with_its_need(
     samples = suite.build(_ctx(gemma_tokenizer, context_length=4096))
     by_level = {s.meta["level"]: s for s in samples}
     fits, too_long = by_level["2K"], by_level["8K"]
-    assert fits.length == 2048 and fits.max_tokens == 3072  # the budget is never cut to fit
+    # The budget is never cut to fit; a row that fits is grouped under the power of two holding
+    # its prompt and budget (4096 here, the model's context).
+    assert fits.max_tokens == 3072 and fits.length == 4096 >= fits.meta["needed_tokens"]
     need = too_long.prompt_tokens + 10240  # counted prompt (template included) + budget
     assert too_long.length == need > 4096 and too_long.meta["needed_tokens"] == need
     assert too_long.prompt_tokens == len(gemma_tokenizer.encode(too_long.context)) + 11
@@ -186,3 +188,12 @@ def test_published_rows_are_the_authors_leaderboard() -> None:
                 off.append((row.model, level))
     # One published average is not the mean of its own task scores (19.52): kept as published.
     assert off == [("Qwen2.5-72B-Inst", "8K")]
+
+
+def test_a_samples_length_bounds_its_prompt_and_budget_or_is_its_need() -> None:
+    from longscope.suites.longproc.suite import _length
+
+    assert _length(3100, None) == 4096 and _length(3100, 32768) == 4096
+    assert _length(4096, None) == 4096 and _length(100, None) == 1024
+    assert _length(3100, 3500) == 3500  # fits: shown at the context
+    assert _length(5000, 4096) == 5000  # cannot fit: its need, and the runner skips it

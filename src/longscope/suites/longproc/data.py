@@ -265,8 +265,9 @@ def resolve(data: str) -> Path:
 
 def prompt_template(folder: Folder, task: str) -> str:
     """Return the task's `USER_PROMPT` from its `prompts.yaml`."""
+    text = folder.read(f"{task}/prompts.yaml")
     try:
-        loaded = yaml.safe_load(folder.read(f"{task}/prompts.yaml"))
+        loaded = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         raise UsageError(f"{task}/prompts.yaml is not YAML: {exc}") from exc
     if not isinstance(loaded, dict) or not isinstance(loaded.get("USER_PROMPT"), str):
@@ -296,8 +297,9 @@ def raw_rows(folder: Folder, task: str, level: str) -> list[_Row]:
 
 
 def _rows(folder: Folder, path: str, kind: type[_Row]) -> list[_Row]:
+    data = folder.read(path)  # a missing or unpinned file says so itself
     try:
-        loaded = json.loads(folder.read(path))
+        loaded = json.loads(data)
     except (ValueError, UnicodeDecodeError) as exc:
         raise UsageError(f"{path} is not JSON: {exc}") from exc
     if not isinstance(loaded, list):

@@ -216,7 +216,6 @@ class LongProcSuite(Suite):
         fit = ctx.fit(prompt)
         budget = ctx.output_budget(BUDGETS[level])
         needed = fit.reserved + budget
-        fits = ctx.context_length is None or needed <= ctx.context_length
         meta: dict[str, Any] = {
             "level": LABELS[level],
             # The task-and-level cell it counts in, as the summary names it (for the statistics).
@@ -242,7 +241,7 @@ class LongProcSuite(Suite):
             context=prompt,
             question="",
             gold=(item.reference,),
-            length=LEVELS[level] if fits else needed,
+            length=_length(needed, ctx.context_length),
             meta=meta,
             max_tokens=budget,
             prompt_tokens=fit.counted,
@@ -265,6 +264,17 @@ class LongProcSuite(Suite):
 
     def summarize(self, rows: Sequence[ScoredRow]) -> Summary:
         return longproc_summary(rows)
+
+
+def _length(needed: int, context: int | None) -> int:
+    """Return a sample's length: the power of two holding its prompt and budget (few groups, an
+    upper bound of what it costs), the model's context when that is less and the sample fits, or
+    its need when it cannot fit (the runner then skips it, saying so). The output level, what
+    LongProc reports by, is `meta.level`."""
+    tier = max(1024, 1 << (needed - 1).bit_length())
+    if context is None:
+        return tier
+    return needed if needed > context else min(tier, context)
 
 
 def grade(task: str, text: str, sample: dict[str, Any]) -> Graded:
