@@ -14,13 +14,15 @@ from pathlib import Path
 import pytest
 
 from longscope import sandbox
-from longscope.sandbox import Limits, Scratch, run
+from longscope.sandbox import Limits, Scratch, compile_cpp, run
 
 pytestmark = pytest.mark.skipif(
     bool(sandbox.unavailable()), reason=f"no sandbox here: {sandbox.unavailable()}"
 )
 SH = shutil.which("sh") or "/bin/sh"
-FAST = Limits(cpu_s=1, wall_s=3.0)
+PY = (sys.base_prefix, sys.prefix)
+"""The test programs' interpreter: readable to them (a C++ program needs only the system's)."""
+FAST = Limits(cpu_s=1, wall_s=3.0, readable=PY)
 
 
 def _py(code: str) -> list[str]:
@@ -49,7 +51,9 @@ def test_an_endless_loop_is_stopped_at_the_cpu_limit() -> None:
 
 def test_a_sleeping_program_is_stopped_at_the_wall_clock_limit() -> None:
     with Scratch() as scratch:
-        done = run(_py("import time; time.sleep(30)"), b"", scratch, Limits(wall_s=1.0))
+        done = run(
+            _py("import time; time.sleep(30)"), b"", scratch, Limits(wall_s=1.0, readable=PY)
+        )
     assert done.verdict == "wall" and done.returncode is None and done.seconds < 5
 
 
@@ -83,6 +87,39 @@ def test_deleting_a_file_is_killed(tmp_path: Path) -> None:
     assert done.verdict == "forbidden" and victim.read_text() == "keep"
 
 
+def test_reading_a_file_outside_the_system_is_refused(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("hunter2")
+    with Scratch() as scratch:
+        done = run(_py(f"print(open({str(secret)!r}).read())"), b"", scratch, FAST)
+    assert done.verdict == "exit" and b"PermissionError" in done.stderr
+    assert b"hunter2" not in done.stdout + done.stderr
+
+
+def test_a_compiler_cannot_copy_another_file_into_its_messages_or_the_program(
+    tmp_path: Path,
+) -> None:
+    secret = tmp_path / "secret.h"
+    secret.write_text("hunter2 is the password\n")
+    for source in (
+        f'#include "{secret}"\nint main() {{}}\n',
+        f'__asm__(".incbin \\"{secret}\\"");\nint main() {{}}\n',
+    ):
+        with Scratch() as scratch:
+            compiled = compile_cpp(source, scratch)
+        # Unfenced, the first prints the file's line in its error, the second compiles it in.
+        assert compiled.path is None and compiled.error == "compilation error"
+        assert "hunter2" not in compiled.output and str(secret) in compiled.output
+
+
+def test_a_plain_program_compiles_and_runs_fenced() -> None:
+    with Scratch() as scratch:
+        compiled = compile_cpp("#include <iostream>\nint main() { std::cout << 7; }\n", scratch)
+        assert compiled.path is not None, compiled.output
+        done = run([str(compiled.path)], b"", scratch, Limits())
+    assert done.verdict == "ok" and done.stdout == b"7"
+
+
 def test_a_socket_is_killed_at_the_call() -> None:
     with Scratch() as scratch:
         done = run(_py("import socket; socket.socket(); print('net')"), b"", scratch, FAST)
@@ -105,7 +142,7 @@ def test_signalling_another_process_is_killed() -> None:
     ids=["killed", "ignores-SIGXFSZ"],
 )
 def test_output_past_the_limit_stops_the_program(argv: list[str]) -> None:
-    limits = Limits(cpu_s=5, wall_s=20.0, output_bytes=64 * 1024)
+    limits = Limits(cpu_s=5, wall_s=20.0, output_bytes=64 * 1024, readable=PY)
     with Scratch() as scratch:
         done = run(argv, b"", scratch, limits)
     assert done.verdict == "output" and f"limit of {64 * 1024} bytes" in done.reason
@@ -113,7 +150,7 @@ def test_output_past_the_limit_stops_the_program(argv: list[str]) -> None:
 
 
 def test_memory_past_the_limit_cannot_be_had() -> None:
-    limits = Limits(cpu_s=2, wall_s=5.0, memory_bytes=256 * sandbox.MIB)
+    limits = Limits(cpu_s=2, wall_s=5.0, memory_bytes=256 * sandbox.MIB, readable=PY)
     with Scratch() as scratch:
         done = run(_py("x = bytearray(512 * 1024 * 1024); print('got it')"), b"", scratch, limits)
     assert done.verdict == "exit" and b"MemoryError" in done.stderr and b"got it" not in done.stdout
@@ -124,7 +161,7 @@ def test_the_program_sees_no_network_interface_but_loopback() -> None:
         "print(sorted(l.split(':')[0].strip() for l in open('/proc/self/net/dev').readlines()[2:]))"
     )
     with Scratch() as scratch:
-        done = run(_py(code), b"", scratch, FAST)
+        done = run(_py(code), b"", scratch, Limits(cpu_s=1, wall_s=3.0, readable=(*PY, "/proc")))
     assert done.verdict == "ok" and done.stdout.decode().strip() == "['lo']", done.stdout
 
 

@@ -11,11 +11,16 @@ What fences a run (each checked by tests/test_sandbox.py):
   io_uring is killed at that call (SIGSYS). It writes nothing but its stdout and stderr: stricter
   than "nothing outside its directory";
 - no network: the socket calls are killed by the filter, and where user namespaces are allowed
-  the program also runs in a new, empty network namespace.
+  the program also runs in a new, empty network namespace;
+- Landlock: it reads (and runs) only the system's programs and libraries (`READABLE`), nothing of
+  the machine's home directories, projects or other files. The compiler is fenced the same way but
+  for the filter (it starts processes) and writes only the scratch directory, so an `#include` or
+  an assembler `.incbin` of another file fails rather than copy it into messages or the program.
 
 The fence is set up by this file run as a script (`python -I -S sandbox.py CONFIG -- PROGRAM`)
 in the child, which then execs the program: no Python `preexec_fn` runs in a threaded parent.
-Where the filter cannot be installed (not x86-64 Linux, seccomp refused) nothing is run:
+Where the filter or Landlock cannot be installed (not x86-64 Linux, seccomp refused, a kernel
+without Landlock) nothing is run:
 `unavailable()` says why in one line, and callers skip what needs it.
 
 Only the standard library is imported at the top: the script runs without the package.
@@ -36,7 +41,7 @@ import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 Verdict = Literal["ok", "exit", "signal", "cpu", "wall", "output", "forbidden", "sandbox"]
 """How a run ended: `ok` (exit 0), `exit` (non-zero status), `signal` (a crash), `cpu` / `wall`
@@ -59,6 +64,8 @@ class Limits:
     output_bytes: int = 4 * MIB
     """Bytes any one file may reach: stdout and stderr (files in the scratch directory) included."""
     open_files: int = 64
+    readable: tuple[str, ...] = ()
+    """Paths the program may read beyond `READABLE` (an interpreter's own library)."""
 
 
 @dataclass(frozen=True)
@@ -162,8 +169,60 @@ def _install_filter(libc: ctypes.CDLL) -> None:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_SECCOMP) failed")
 
 
-def _launch(config: dict[str, int], argv: list[str]) -> None:
-    """Fence this process (namespaces, rlimits, filter) and exec `argv`; exit 125 if it cannot."""
+_LANDLOCK_CREATE, _LANDLOCK_ADD, _LANDLOCK_RESTRICT = 444, 445, 446  # every architecture
+_FS_EXECUTE, _FS_WRITE_FILE, _FS_READ_FILE, _FS_READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+_FS_ABI1 = (1 << 13) - 1  # execute .. make_sym: every file-system right of Landlock ABI 1
+_FS_REFER, _FS_TRUNCATE = 1 << 13, 1 << 14  # ABI 2, ABI 3
+READABLE = ("/usr", "/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d")
+"""What any fenced program may read (and run): the system's programs and libraries, the loader's
+cache. Nothing else of the machine: no home directory, no project, no other /etc file."""
+
+
+def landlock_abi() -> int:
+    """Return the kernel's Landlock ABI version (0: none), which fences the file system."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    version = libc.syscall(_LANDLOCK_CREATE, None, ctypes.c_size_t(0), ctypes.c_uint32(1))
+    return max(0, int(version))
+
+
+def _landlock(libc: ctypes.CDLL, read: list[str], write: list[str]) -> None:
+    """Allow reading (and running) beneath `read` and everything beneath `write`, nothing else."""
+    abi = landlock_abi()
+    if abi < 1:
+        raise OSError(0, "Landlock is not available (kernel 5.13+ with the landlock LSM)")
+    handled = _FS_ABI1 | (_FS_REFER if abi >= 2 else 0) | (_FS_TRUNCATE if abi >= 3 else 0)
+    ruleset = ctypes.c_uint64(handled)
+    fd = libc.syscall(_LANDLOCK_CREATE, ctypes.byref(ruleset), ctypes.c_size_t(8), 0)
+    if fd < 0:
+        raise OSError(ctypes.get_errno(), "landlock_create_ruleset failed")
+
+    class PathBeneath(ctypes.Structure):
+        _pack_ = 1
+        _fields_ = (("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32))
+
+    for paths, access in ((read, _FS_EXECUTE | _FS_READ_FILE | _FS_READ_DIR), (write, handled)):
+        for path in paths:
+            try:
+                parent = os.open(path, os.O_PATH | os.O_CLOEXEC)
+            except OSError:
+                continue  # not on this machine: nothing to allow
+            allowed = access
+            if not os.path.isdir(path):  # a file takes file rights only
+                allowed &= _FS_EXECUTE | _FS_WRITE_FILE | _FS_READ_FILE | _FS_TRUNCATE
+            rule = PathBeneath(allowed, parent)
+            if libc.syscall(_LANDLOCK_ADD, fd, 1, ctypes.byref(rule), 0) != 0:
+                raise OSError(ctypes.get_errno(), f"landlock_add_rule {path} failed")
+            os.close(parent)
+    if libc.prctl(38, 1, 0, 0, 0) != 0:  # PR_SET_NO_NEW_PRIVS, which Landlock requires
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_NO_NEW_PRIVS) failed")
+    if libc.syscall(_LANDLOCK_RESTRICT, fd, 0) != 0:
+        raise OSError(ctypes.get_errno(), "landlock_restrict_self failed")
+    os.close(fd)
+
+
+def _launch(config: dict[str, Any], argv: list[str]) -> None:
+    """Fence this process (namespaces, rlimits, file system, filter) and exec `argv`; exit 125
+    if it cannot."""
     try:
         libc = ctypes.CDLL(None, use_errno=True)
         # A new user namespace lets an unprivileged process own a new, empty network namespace.
@@ -175,16 +234,19 @@ def _launch(config: dict[str, int], argv: list[str]) -> None:
             (resource.RLIMIT_AS, config["memory_bytes"], config["memory_bytes"]),
             (resource.RLIMIT_FSIZE, config["output_bytes"], config["output_bytes"]),
             (resource.RLIMIT_NOFILE, config["open_files"], config["open_files"]),
-            (resource.RLIMIT_NPROC, 1, 1),
             (resource.RLIMIT_CORE, 0, 0),
         )
+        if config["filter"]:  # a compiler needs its own processes (cc1plus, as, ld)
+            limits += ((resource.RLIMIT_NPROC, 1, 1),)
         for which, soft, hard in limits:
             resource.setrlimit(which, (soft, hard))
         # Python ignores SIGXFSZ and SIGPIPE, and an ignored signal stays ignored across exec:
         # the program must die at its output limit, not loop on EFBIG.
         for number in (signal.SIGXFSZ, signal.SIGPIPE):
             signal.signal(number, signal.SIG_DFL)
-        _install_filter(libc)
+        _landlock(libc, config["read"], config["write"])
+        if config["filter"]:
+            _install_filter(libc)
     except (OSError, ValueError) as exc:
         os.write(2, f"sandbox: {exc}\n".encode())
         os._exit(SANDBOX_EXIT)
@@ -280,7 +342,16 @@ def run(
         "memory_bytes": limits.memory_bytes,
         "output_bytes": limits.output_bytes,
         "open_files": limits.open_files,
+        "filter": True,
+        "read": [*READABLE, *limits.readable, str(argv[0])],
+        "write": [],
     }
+    return _spawn(argv, stdin, scratch, limits, config)
+
+
+def _spawn(
+    argv: list[str], stdin: bytes, scratch: Path, limits: Limits, config: dict[str, Any]
+) -> Outcome:
     launcher = [sys.executable, "-I", "-S", str(Path(__file__).resolve()), json.dumps(config)]
     (scratch / "stdin").write_bytes(stdin)
     out_path, err_path = scratch / "stdout", scratch / "stderr"
@@ -297,7 +368,7 @@ def run(
             stdout=fout,
             stderr=ferr,
             cwd=scratch,
-            env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"},
+            env={"PATH": "/usr/bin:/bin", "LC_ALL": "C", "TMPDIR": str(scratch)},
             start_new_session=True,
             close_fds=True,
         )
@@ -338,32 +409,35 @@ def compile_cpp(
     timeout_s: float = 60.0,
     memory_bytes: int = 2048 * MIB,
 ) -> Compiled:
-    """Compile C++ `source` into `scratch` (time and memory limited, no network needed)."""
+    """Compile C++ `source` into `scratch`, fenced as a program is but for the filter (a compiler
+    starts processes): time, memory and output limits, no network, and it reads only the system's
+    files (`READABLE`) and writes only `scratch`, so an `#include` or `.incbin` of another file
+    fails instead of copying it into the compiler's messages or the program."""
     path = shutil.which(compiler)
     if path is None:
         return Compiled(None, f"no C++ compiler: {compiler} is not on PATH")
+    if why := unavailable():
+        return Compiled(None, why)
     (scratch / "main.cpp").write_text(source, encoding="utf-8")
-
-    def limit() -> None:  # runs in the child: g++ itself needs to fork (cc1plus, as, ld)
-        resource.setrlimit(resource.RLIMIT_AS, (memory_bytes, memory_bytes))
-        resource.setrlimit(resource.RLIMIT_FSIZE, (256 * MIB, 256 * MIB))
-        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
-
-    try:
-        done = subprocess.run(
-            [path, *flags, "-o", "main.bin", "main.cpp"],
-            cwd=scratch,
-            capture_output=True,
-            timeout=timeout_s,
-            preexec_fn=limit,  # the compiler: trusted, limited before its exec
-            env={**os.environ, "LC_ALL": "C"},  # messages in plain ASCII, the same everywhere
-            start_new_session=True,
-            check=False,
-        )
-    except subprocess.TimeoutExpired:
-        return Compiled(None, f"compilation took over {timeout_s:g} s: stopped")
+    limits = Limits(
+        cpu_s=int(timeout_s), wall_s=timeout_s, memory_bytes=memory_bytes, output_bytes=256 * MIB
+    )
+    config = {
+        "cpu_s": limits.cpu_s,
+        "memory_bytes": memory_bytes,
+        "output_bytes": limits.output_bytes,
+        "open_files": 256,
+        "filter": False,
+        "read": list(READABLE),
+        "write": [str(scratch), "/dev/null"],
+    }
+    done = _spawn([path, *flags, "-o", "main.bin", "main.cpp"], b"", scratch, limits, config)
     output = (done.stdout + done.stderr).decode("utf-8", "replace")[-4000:]
-    if done.returncode != 0:
+    if done.verdict in ("cpu", "wall"):
+        return Compiled(None, f"compilation took over {timeout_s:g} s: stopped", output)
+    if done.verdict == "sandbox":
+        return Compiled(None, done.reason, output)
+    if not done.ok:
         return Compiled(None, "compilation error", output)
     return Compiled(scratch / "main.bin", "", output)
 
