@@ -78,7 +78,7 @@ class GraphWalksSuite(Suite):
         Param(
             "data",
             "str",
-            "",
+            None,
             "the rows: a .parquet/.jsonl file or folder, or hub (openai/graphwalks, pinned) "
             "(required)",
         ),
@@ -113,7 +113,7 @@ class GraphWalksSuite(Suite):
 
     def __init__(
         self,
-        data: str,
+        data: str | None,
         problem_types: Sequence[str],
         lengths: Sequence[int],
         files: str,
