@@ -19,14 +19,23 @@ from .rows import graphwalks_row, write_jsonl
 def test_run_report_and_compare_published_on_the_embedded_model(tmp_path: Path) -> None:
     data = write_jsonl(
         tmp_path / "gw.jsonl",
-        [graphwalks_row("parents", seed=1, nodes=5, edges=6), graphwalks_row("bfs", seed=2)],
+        [
+            graphwalks_row("parents", seed=1, nodes=5, edges=6),
+            graphwalks_row("bfs", seed=2, nodes=5, edges=6),
+            graphwalks_row("parents", seed=3, nodes=150, edges=250),  # over 2,048 tokens
+        ],
     )
     out = tmp_path / "run"
-    run = longscope(
-        "run", "graphwalks", "--model", "llamacpp/gemma3-270m", "-S", f"data={data}",
-        "-M", "context_length=2048", "-o", str(out), "-q", timeout=300,
-    )  # fmt: skip
+    args = ("--model", "llamacpp/gemma3-270m", "-S", f"data={data}", "-M", "context_length=2048")
+    args += ("--max-tokens", "8")  # the rows' answers fit; a short cap keeps the test fast
+    plan = longscope("plan", "graphwalks", *args)
+    assert plan.returncode == 0 and "plan: 2 requests (1 skipped, 0 done)" in plan.stdout, plan
+    run = longscope("run", "graphwalks", *args, "-o", str(out), "-q", timeout=300)
     assert run.returncode == 0, run.stderr[-2000:]
+    assert "(2 sent, 1 skipped this time)" in run.stdout
+    again = longscope("run", "graphwalks", *args, "-o", str(out), "-q", timeout=300)
+    assert "(0 sent, 1 skipped this time)" in again.stdout, again.stdout[-500:]  # resumed
+    assert "every request is stored already" in again.stdout + again.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["suite"] == "graphwalks"
     with sqlite3.connect(out / "longscope.sqlite") as db:
@@ -44,6 +53,7 @@ def test_run_report_and_compare_published_on_the_embedded_model(tmp_path: Path) 
     views = {v["name"]: v for v in summary["longscope"]["views"]}
     assert set(views) == {"bfs", "parents"}
     assert summary["comparable_with_published"] == "no"  # a fixture, completion mode
+    assert summary["graphwalks"]["problem_types"]["parents"]["skipped"] == 1
     report = longscope("report", str(out))
     assert report.returncode == 0 and "GraphWalks" in report.stdout, report.stderr[-2000:]
     compare = longscope("compare", str(out), "--published", "graphwalks")
