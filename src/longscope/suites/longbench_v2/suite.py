@@ -106,7 +106,7 @@ class LongBenchV2Suite(Suite):
             "max_input_tokens",
             "int",
             None,
-            "cut prompts to this many tokens, as pred.py's model2maxlen (default: the model's "
+            "cut prompts to this many tokens, as pred.py's model2maxlen (none given: the model's "
             "context less the output budget)",
             low=1,
         ),
