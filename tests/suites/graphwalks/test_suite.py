@@ -161,6 +161,24 @@ def test_summary_has_a_view_per_problem_type_with_mean_f1_by_bin_and_set(
     assert any(d.startswith("data file:gw.jsonl") for d in summary.native["differences"])
 
 
+def test_a_run_of_part_of_a_set_is_a_subset(data: Path, gemma_tokenizer, monkeypatch) -> None:
+    from longscope.suites.graphwalks.suite import card_differences
+
+    suite = create_suite("graphwalks", {"data": str(data)})
+    first = next(s for s in suite.build(_ctx(gemma_tokenizer, None)) if s.id == "parents-0000")
+    assert first.meta["set_rows"] == 2  # both parents rows are <128k
+    gen = Generation("Final Answer: []", "ok")
+    row = ScoredRow(first.public(), 0, gen, suite.score(first.public(), gen))
+    # As if the data were OpenAI's pinned files: the only difference left is the part run.
+    monkeypatch.setattr(
+        "longscope.suites.graphwalks.suite.card_differences",
+        lambda rows, data: [d for d in card_differences(rows, data) if "data " not in d],
+    )
+    summary = suite.summarize([row])
+    assert summary.native["comparable_with_published"] == "subset"
+    assert summary.native["differences"] == ["parents <128k: 1 of 2 rows"]
+
+
 def test_published_rows_are_model_card_sets_with_their_source() -> None:
     table = published_rows("graphwalks")
     assert table.suite == "graphwalks" and "benchlm.ai" in table.source

@@ -130,6 +130,7 @@ class GraphWalksSuite(Suite):
         self.allow_unpinned = allow_unpinned
         self._dataset: Dataset | None = None
         self._counts: dict[str, list[Counted]] = {}
+        self._sizes: dict[str, dict[tuple[str, str], int]] = {}
 
     @classmethod
     def sources(cls) -> Sources:
@@ -178,6 +179,17 @@ class GraphWalksSuite(Suite):
             ]
         return self._counts[key]
 
+    def _set_sizes(self, ctx: BuildContext) -> dict[tuple[str, str], int]:
+        """Return how many rows of the data each (problem type, set) holds (once per tokenizer)."""
+        key = ctx.tokenizer.name
+        if key not in self._sizes:
+            sizes: dict[tuple[str, str], int] = defaultdict(int)
+            for counted in self._counted(ctx):
+                _, known, row = self.dataset.rows[counted.index]
+                sizes[(row.problem_type, _set(known, counted.prompt))] += 1
+            self._sizes[key] = dict(sizes)
+        return self._sizes[key]
+
     def _groups(self, ctx: BuildContext) -> dict[tuple[str, int], list[Counted]]:
         """Return the rows by (problem type, bin), the bins asked for only, in file order."""
         groups: dict[tuple[str, int], list[Counted]] = {}
@@ -219,6 +231,7 @@ class GraphWalksSuite(Suite):
 
     def _sample(self, ctx: BuildContext, counted: Counted, upper: int) -> Sample:
         sample_id, known_set, row = self.dataset.rows[counted.index]
+        row_set = _set(known_set, counted.prompt)
         completion = ctx.prompt_mode == "completion"
         frame = ctx.fit("")  # BOS, or the chat template around one message (counted or a margin)
         tail = len(ctx.tokenizer.encode(self.template.answer_prefix)) if completion else 0
@@ -247,7 +260,8 @@ class GraphWalksSuite(Suite):
                 "problem_type": row.problem_type,
                 "bin": upper,
                 "bin_label": bin_label(upper),
-                "set": known_set or (SHORT if counted.prompt <= SET_EDGE else LONG),
+                "set": row_set,
+                "set_rows": self._set_sizes(ctx)[(row.problem_type, row_set)],
                 "prompt_tokens": counted.prompt,
                 "prompt_chars": row.prompt_chars,
                 "answer_tokens": counted.answer,
@@ -282,6 +296,11 @@ def set_of(problem_types: Sequence[str]) -> set[str]:
     if unknown:
         raise ValueError(f"-S problem_types={','.join(sorted(unknown))}: use bfs or parents")
     return out
+
+
+def _set(known: str | None, prompt_tokens: int) -> str:
+    """Return a row's set: its OpenAI file's, else by its prompt tokens (`schema.SET_EDGE`)."""
+    return known or (SHORT if prompt_tokens <= SET_EDGE else LONG)
 
 
 def _answer_line(nodes: Sequence[str]) -> str:
@@ -371,6 +390,10 @@ def graphwalks_summary(rows: Sequence[ScoredRow]) -> Summary:
         }
     data = sorted({str(r.sample["meta"].get("data")) for r in rows})
     differences = card_differences(rows, data)
+    verdict = "no" if differences else "yes"
+    missing = _subset(rows)
+    if not differences and missing:
+        verdict, differences = "subset", missing
     notes = (
         f"data: {', '.join(data) or '-'}",
         "score: set F1 of the nodes on the answer's last line `Final Answer: [...]` (the card's "
@@ -381,10 +404,13 @@ def graphwalks_summary(rows: Sequence[ScoredRow]) -> Summary:
         suite="graphwalks",
         title="OpenAI GraphWalks",
         views=tuple(views) or (View(),),
-        notes=(*notes, *(f"not comparable with model cards: {d}" for d in differences)),
+        notes=(
+            *notes,
+            *(f"not comparable with model cards: {d}" for d in differences if verdict == "no"),
+        ),
         native={
             "graphwalks": {"data": data, "problem_types": native},
-            "comparable_with_published": "no" if differences else "yes",
+            "comparable_with_published": verdict,
             "differences": differences,
         },
     )
@@ -404,6 +430,22 @@ def card_differences(rows: Sequence[ScoredRow], data: Sequence[str]) -> list[str
     if failed:
         out.append(f"{failed} requests failed or were never answered (they score 0)")
     return out
+
+
+def _subset(rows: Sequence[ScoredRow]) -> list[str]:
+    """Return, per problem type and set, `N of M rows` where the run holds fewer than the data."""
+    held: dict[tuple[str, str], int] = defaultdict(int)
+    sizes: dict[tuple[str, str], int] = {}
+    for row in rows:
+        meta = row.sample["meta"]
+        key = (str(meta["problem_type"]), str(meta["set"]))
+        held[key] += 1
+        sizes[key] = int(meta.get("set_rows") or 0)
+    return [
+        f"{kind} {name}: {held[(kind, name)]} of {size} rows"
+        for (kind, name), size in sorted(sizes.items())
+        if held[(kind, name)] < size
+    ]
 
 
 def _unparsed(rows: Any) -> str:
