@@ -89,7 +89,7 @@ class LongBenchV2Suite(Suite):
     title = "LongBench v2"
     default_repeats = 1
     default_config = GenerationConfig(max_tokens=OUTPUT_TOKENS["direct"], temperature=TEMPERATURE)
-    template = QuestionTemplate()  # type: ignore[assignment]
+    template = QuestionTemplate()
     PUBLISHED = Path(__file__).with_name("published.json")
     """Leaderboard rows (longbench2.github.io), with their source line."""
     DESCRIPTION = "LongBench v2: 503 multiple-choice questions, 8K-2M words (-S data=FILE|hub)"
