@@ -51,6 +51,9 @@ def book(lines: int = 60, width: int = 20) -> str:
 class CharTokenizer:
     """One token per character: token positions are character offsets (easy to check by hand)."""
 
+    name = "chars"
+    exact = True
+
     def encode(self, text: str) -> list[int]:
         return [ord(c) for c in text]
 
@@ -60,6 +63,9 @@ class CharTokenizer:
 
 class WordTokenizer:
     """Words with their trailing space or newlines as one token (`end.\\n` is one token)."""
+
+    name = "words"
+    exact = True
 
     def __init__(self) -> None:
         self.vocab: dict[str, int] = {}
