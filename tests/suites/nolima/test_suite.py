@@ -158,7 +158,12 @@ def _row(length: int, right: bool, status: str = "ok", depth: str = "0") -> Scor
         "task": "onehop",
         "length": length,
         "gold": ["Orla"],
-        "meta": {"depth": depth, "book": "rand_book_1.txt", "test_name": "t", "data": "local"},
+        "meta": {
+            "depth": depth,
+            "book": f"rand_book_{int(depth) % 5 + 1}.txt",
+            "test_name": "t",
+            "data": f"amodaresi/NoLiMa@{REVISION}",
+        },
     }
     score = Score(1.0 if right else 0.0, 1.0) if status == "ok" else None
     return ScoredRow(sample, 0, Generation("x", status), score)  # type: ignore[arg-type]
@@ -259,8 +264,18 @@ def test_a_folder_not_the_pinned_files_is_recorded_by_its_digests(tmp_path: Path
     suite = make(fixture_dataset(tmp_path))
     assert suite.dataset.source.startswith("local:sha256:")
     assert suite.version == f"nolima-1/{suite.dataset.source}"
-    said = " ".join(suite.differences())
-    assert "rand_book_1.txt" in said and "1 haystack books" in said
+    (sample,) = list(suite.iter_cell(ctx(), "onehop", 250, 1))
+    row = ScoredRow(sample.public(), 0, Generation("x", "ok"), Score(0.0, 1.0))
+    said = " ".join(NoLiMaSuite.summarize(_suite_stub(), [row]).native["differences"])
+    assert f"data {suite.dataset.source} is not amodaresi/NoLiMa@378115b1f136" in said
+    assert "1 haystack book(s)" in said
+
+
+def test_summarize_needs_no_data_folder(tmp_path: Path) -> None:
+    """`score` and `report` rebuild the suite from stored params: the folder may be gone."""
+    suite = NoLiMaSuite.from_params({"data": str(tmp_path / "gone"), "lengths": [1000]})
+    summary = suite.summarize(_rows({1000: (1, 2)}))
+    assert summary.by_length == {1000: 50.0}
 
 
 def test_sources_are_the_datasets_files_at_the_pinned_revision() -> None:

@@ -29,7 +29,6 @@ from longscope.suites.nolima.data import (
     LICENCE_NAME,
     NEEDLE_SETS,
     REPO,
-    REVISION,
     NoLiMaData,
     load_hub,
     load_local,
@@ -436,7 +435,11 @@ class NoLiMaSuite(Suite):
         return nolima_summary(rows, self.differences(), LICENCE_NAME)
 
     def differences(self) -> list[str]:
-        """Return how this run's setup differs from the README's table (empty: the same)."""
+        """Return how this run's options differ from the README's table (empty: the same).
+
+        What the data was (pinned or not, how many books) is read from the stored rows by the
+        summary, so `score` and `report` need no data folder.
+        """
         out = []
         if self.needle_set != "main":
             out.append(f"needle set {self.needle_set} (the table: needle_set.json)")
@@ -446,12 +449,6 @@ class NoLiMaSuite(Suite):
             out.append(f"{len(self.depths)} depths (the table: linspace(0, 100, 26))")
         if self.direct:
             out.append("direct questions included (the table leaves them out)")
-        data = self.dataset
-        if self._books() != 5 or len(data.books) != 5:
-            out.append(f"{self._books()} haystack books (the table: the dataset's 5)")
-        if not data.pinned:
-            named = ", ".join(path.rsplit("/", 1)[-1] for path in data.unpinned)
-            out.append(f"data not {REPO}@{REVISION[:12]} as pinned: {named} unpinned or different")
         return out
 
 

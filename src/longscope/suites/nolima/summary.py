@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from typing import Any
 
+from longscope.suites.nolima.data import REPO, REVISION
 from longscope.suites.nolima.published import STATED_BASE, STATED_EFFECTIVE
 from longscope.suites.nolima.scoring import (
     BASE_LENGTHS,
@@ -54,6 +55,23 @@ def effective_label(scores: dict[int, float]) -> str:
     if result.tokens is None:
         return f"<{_label(sweep[0])}"
     return _label(result.tokens)
+
+
+BOOKS = 5
+"""The dataset's haystack books: the README's numbers average all five."""
+
+
+def data_differences(rows: Sequence[ScoredRow]) -> list[str]:
+    """Return how the stored rows' data differs from the README's (the pinned files, 5 books)."""
+    out = []
+    sources = sorted({str(r.sample.get("meta", {}).get("data")) for r in rows})
+    unpinned = [s for s in sources if not s.startswith(f"{REPO}@{REVISION}")]
+    if unpinned:
+        out.append(f"data {', '.join(unpinned)} is not {REPO}@{REVISION[:12]} as pinned")
+    books = {r.sample.get("meta", {}).get("book") for r in rows}
+    if rows and len(books) != BOOKS:
+        out.append(f"{len(books)} haystack book(s) (the table: the dataset's {BOOKS})")
+    return out
 
 
 def nolima_summary(rows: Sequence[ScoredRow], differences: Sequence[str], licence: str) -> Summary:
@@ -108,7 +126,7 @@ def nolima_summary(rows: Sequence[ScoredRow], differences: Sequence[str], licenc
         )
     if skipped:
         notes.append(f"{skipped} requests could not fit the model: skipped, left out of the means")
-    differences = list(differences)
+    differences = [*differences, *data_differences(rows)]
     if base.missing:
         differences.append(
             f"base score from {', '.join(map(_label, base.lengths)) or 'no length'} "
