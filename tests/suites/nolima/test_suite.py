@@ -134,6 +134,16 @@ def test_a_prompt_that_cannot_fit_is_given_the_tokens_it_needs(tmp_path: Path) -
     assert too_long.length == too_long.meta["needed_tokens"] > 1000
     assert too_long.meta["context_length"] == 1000
     assert too_long.max_tokens == 192  # the authors' max_tokens
+    # The bar itself: prompt (system message counted), the markers reserved, the output budget.
+    needed = too_long.meta["needed_tokens"]
+    words = len(WORDS.encode(DEFAULT_SYSTEM_PROMPT))
+    user = len(WORDS.encode(by_hand(too_long.context, too_long.question)))
+    assert too_long.prompt_tokens == user + words
+    assert needed == user + words + 32 + 8 + 192  # chat margin (template unknown) + system
+    exact = next(suite.iter_cell(ctx(context_length=needed), "onehop", 1000, 1))
+    assert exact.length == 1000
+    over = next(suite.iter_cell(ctx(context_length=needed - 1), "onehop", 1000, 1))
+    assert over.length == needed
 
 
 def test_a_book_too_short_for_a_length_is_one_line(tmp_path: Path) -> None:

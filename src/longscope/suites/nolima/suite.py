@@ -35,7 +35,6 @@ from longscope.suites.nolima.data import (
     notice_on_first_use,
 )
 from longscope.suites.nolima.prompts import (
-    DEFAULT_SYSTEM_PROMPT,
     LENGTHS,
     BookTokens,
     NeedleCase,
@@ -72,6 +71,8 @@ PAPER_MAX = max(LENGTHS)
 RUN_SETS = tuple(name for name in NEEDLE_SETS if name != "distractor")
 """Needle sets the suite runs (the distractor set places a second sentence: not yet)."""
 SYSTEMS = ("default", "needle_set")
+SYSTEM_MARKERS = 8
+"""Tokens a chat template adds around a system message (about 5 in ChatML, Llama 3, Gemma)."""
 _DECIMAL = {"k": 1000, "m": 1000 * 1000}
 
 
@@ -374,13 +375,15 @@ class NoLiMaSuite(Suite):
             raise UsageError(
                 f"NoLiMa book {book.name}: {error}; choose shorter -S lengths"
             ) from None
-        system = self._system(case, ctx.prompt_mode)
         rendered = render(case, instance, placement.text, ctx.prompt_mode, self.system)
+        head = rendered.messages[0] if rendered.messages else None
+        system = head.content if head is not None and head.role == "system" else ""
         fit = ctx.fit(rendered.prompt or rendered.user)
-        system_tokens = len(ctx.tokenizer.encode(system)) if system else 0
-        prompt = fit.counted + system_tokens
+        prompt = fit.counted + (len(ctx.tokenizer.encode(system)) if system else 0)
+        # The system message's role markers: reserved, not counted as sent.
+        margin = fit.margin + (SYSTEM_MARKERS if system else 0)
         budget = ctx.output_budget(self.default_config.max_tokens)
-        needed = prompt + fit.margin + budget
+        needed = prompt + margin + budget
         fits = ctx.context_length is None or needed <= ctx.context_length
         sample_id = f"{case.test_name}/book{book_index + 1}/{length}/d{depth_label(depth)}"
         return Sample(
@@ -410,14 +413,6 @@ class NoLiMaSuite(Suite):
                 "needle_set": self.needle_set,
             },
         )
-
-    def _system(self, case: NeedleCase, mode: PromptMode) -> str:
-        """Return the system message `prompts.render` sends ("" when none)."""
-        if mode == "completion":
-            return ""
-        if self.system == "default":
-            return DEFAULT_SYSTEM_PROMPT
-        return case.system_prompt
 
     # -- scoring -----------------------------------------------------------------------------
 
