@@ -36,12 +36,14 @@ from longscope.suites.nolima.data import (
 )
 from longscope.suites.nolima.prompts import (
     LENGTHS,
+    PAPER_MAX,
     BookTokens,
     NeedleCase,
     depth_grid,
     draw_characters,
     expand,
     instantiate,
+    length_label,
     place_needle,
     render,
     tokenize_book,
@@ -55,6 +57,7 @@ from longscope.suites.nolima.scoring import (
 )
 from longscope.suites.nolima.summary import nolima_summary
 from longscope.summary import Summary
+from longscope.text.safe_text import visible
 from longscope.types import (
     Generation,
     GenerationConfig,
@@ -66,8 +69,6 @@ from longscope.types import (
     ScoredRow,
 )
 
-PAPER_MAX = max(LENGTHS)
-"""The longest length the paper ran (32K): longer ones are labelled beyond the paper."""
 RUN_SETS = tuple(name for name in NEEDLE_SETS if name != "distractor")
 """Needle sets the suite runs (the distractor set places a second sentence: not yet)."""
 SYSTEMS = ("default", "needle_set")
@@ -89,18 +90,14 @@ def parse_nolima_lengths(values: Sequence[Any]) -> tuple[int, ...]:
             tokens = -1.0
         if tokens < 1 or tokens % 1 or tokens > 16_000_000:
             raise UsageError(
-                f"bad NoLiMa length {value!r}: use book-token counts like 250, 1k or 32k "
-                "(k = 1000, as NoLiMa counts)"
+                f"bad NoLiMa length {visible(str(value))!r}: use book-token counts like 250, 1k "
+                "or 32k (k = 1000, as NoLiMa counts)"
             )
         out.append(int(tokens))
     if len(set(out)) != len(out):
-        raise UsageError(f"NoLiMa lengths {', '.join(map(str, values))} repeat a length")
+        shown = visible(", ".join(map(str, values)))
+        raise UsageError(f"NoLiMa lengths {shown} repeat a length")
     return tuple(sorted(out))
-
-
-def length_label(tokens: int) -> str:
-    """Return a length as NoLiMa writes it: `1K` for 1000, `250` below 1000."""
-    return f"{tokens // 1000}K" if tokens % 1000 == 0 and tokens >= 1000 else str(tokens)
 
 
 def depth_label(depth: float) -> str:

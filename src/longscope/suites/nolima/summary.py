@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from longscope.suites.nolima.data import REPO, REVISION
+from longscope.suites.nolima.prompts import PAPER_MAX, length_label
 from longscope.suites.nolima.published import STATED_BASE, STATED_EFFECTIVE
 from longscope.suites.nolima.scoring import (
     BASE_LENGTHS,
@@ -39,11 +40,6 @@ from longscope.summary import (
 from longscope.types import SCORABLE, ScoredRow
 
 UNFIT = ("skipped", "context_overflow")
-PAPER_MAX = 32000
-
-
-def _label(tokens: int) -> str:
-    return f"{tokens // 1000}K" if tokens % 1000 == 0 and tokens >= 1000 else str(tokens)
 
 
 def effective_label(scores: dict[int, float]) -> str:
@@ -53,8 +49,8 @@ def effective_label(scores: dict[int, float]) -> str:
     if result is None or not sweep:
         return "n/a"
     if result.tokens is None:
-        return f"<{_label(sweep[0])}"
-    return _label(result.tokens)
+        return f"<{length_label(sweep[0])}"
+    return length_label(result.tokens)
 
 
 BOOKS = 5
@@ -112,7 +108,7 @@ def nolima_summary(rows: Sequence[ScoredRow], differences: Sequence[str], licenc
     ]
     if base.missing and base.score is not None:
         notes.append(
-            f"base score read from {', '.join(map(_label, base.lengths))} only (NoLiMa: 250, 500 "
+            f"base score read from {', '.join(map(length_label, base.lengths))} only (NoLiMa: 250, 500 "
             "and 1K): run those lengths for NoLiMa's base"
         )
     if base.score is None:
@@ -121,7 +117,7 @@ def nolima_summary(rows: Sequence[ScoredRow], differences: Sequence[str], licenc
         notes.append("base score 0: every length would pass a bar of 0, so no effective length")
     if beyond:
         notes.append(
-            f"{', '.join(map(_label, beyond))}: beyond the paper's lengths (250 to 32K), measured "
+            f"{', '.join(map(length_label, beyond))}: beyond the paper's lengths (250 to 32K), measured "
             "the same way"
         )
     if skipped:
@@ -129,7 +125,7 @@ def nolima_summary(rows: Sequence[ScoredRow], differences: Sequence[str], licenc
     differences = [*differences, *data_differences(rows)]
     if base.missing:
         differences.append(
-            f"base score from {', '.join(map(_label, base.lengths)) or 'no length'} "
+            f"base score from {', '.join(map(length_label, base.lengths)) or 'no length'} "
             "(the table: 250, 500 and 1K)"
         )
     failed = sum(1 for r in sent if r.generation.status not in SCORABLE)
@@ -148,7 +144,7 @@ def nolima_summary(rows: Sequence[ScoredRow], differences: Sequence[str], licenc
             mark = (mark + "; " if mark else "") + "base length"
         if length > PAPER_MAX:
             mark = (mark + "; " if mark else "") + "beyond the paper"
-        marks.append((_label(length), f"{score:.1f}", str(by_length[str(length)].n or 0), mark))
+        marks.append((length_label(length), f"{score:.1f}", str(by_length[str(length)].n or 0), mark))
     table = Table(
         "By length (the README's marks)",
         ("length", "score", "requests", "mark"),
@@ -159,7 +155,7 @@ def nolima_summary(rows: Sequence[ScoredRow], differences: Sequence[str], licenc
     facts = (
         ("NoLiMa effective length", label),
         ("base score (x0.85: threshold)", f"{base_text} ({threshold:.1f})" if threshold else "-"),
-        ("base lengths measured", ", ".join(map(_label, base.lengths)) or "none"),
+        ("base lengths measured", ", ".join(map(length_label, base.lengths)) or "none"),
         ("requests sent / skipped (too long)", f"{len(sent)} / {skipped}"),
         ("data licence", licence),
     )
