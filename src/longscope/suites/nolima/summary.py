@@ -144,7 +144,9 @@ def nolima_summary(rows: Sequence[ScoredRow], differences: Sequence[str], licenc
             mark = (mark + "; " if mark else "") + "base length"
         if length > PAPER_MAX:
             mark = (mark + "; " if mark else "") + "beyond the paper"
-        marks.append((length_label(length), f"{score:.1f}", str(by_length[str(length)].n or 0), mark))
+        marks.append(
+            (length_label(length), f"{score:.1f}", str(by_length[str(length)].n or 0), mark)
+        )
     table = Table(
         "By length (the README's marks)",
         ("length", "score", "requests", "mark"),
