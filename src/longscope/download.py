@@ -231,7 +231,11 @@ def fetch_hub(source: HubSource, folder: Path) -> Fetched:
     target = folder / source.folder
     try:
         path = snapshot_download(
-            source.repo_id, repo_type="dataset", revision=source.revision, local_dir=str(target)
+            source.repo_id,
+            repo_type="dataset",
+            revision=source.revision,
+            local_dir=str(target),
+            allow_patterns=list(source.patterns) or None,
         )
     except Exception as exc:  # the Hub client raises many unrelated types when offline
         raise UsageError(
