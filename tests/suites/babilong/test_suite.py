@@ -412,4 +412,4 @@ def test_score_reads_the_output_as_the_authors_csv_gives_it_back(output: str, ri
 
 
 def test_the_na_strings_are_pandas_defaults() -> None:
-    assert PANDAS_NA_STRINGS == {*PANDAS_DEFAULT_NA, ""}
+    assert {*PANDAS_DEFAULT_NA, ""} == PANDAS_NA_STRINGS

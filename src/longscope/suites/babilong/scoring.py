@@ -60,8 +60,25 @@ TASK_LABELS: dict[str, tuple[str, ...]] = {
 
 PANDAS_NA_STRINGS = frozenset(
     {
-        "", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
-        "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null",
+        "",
+        "#N/A",
+        "#N/A N/A",
+        "#NA",
+        "-1.#IND",
+        "-1.#QNAN",
+        "-NaN",
+        "-nan",
+        "1.#IND",
+        "1.#QNAN",
+        "<NA>",
+        "N/A",
+        "NA",
+        "NULL",
+        "NaN",
+        "None",
+        "n/a",
+        "nan",
+        "null",
     }
 )
 """pandas 2.2.2's default `na_values` of `read_csv` (`pandas._libs.parsers.STR_NA_VALUES`)."""
