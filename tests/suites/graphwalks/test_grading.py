@@ -64,3 +64,61 @@ def test_set_scores_of_empty_sets() -> None:
     assert set_scores(set(), set()) == (1.0, 1.0, 1.0)
     assert set_scores({"a"}, set()) == (0.0, 0.0, 0.0)
     assert set_scores(set(), {"a"}) == (0.0, 0.0, 0.0)
+
+
+# The card's code at the pinned revision (post 2026-02-27), written out as an independent oracle:
+# `get_list` and the grading lines of "Extraction and Grading", literally.
+def _card_get_list(response: str) -> tuple[list[str], bool]:
+    import re
+
+    line = response.split("\n")[-1]
+    if "Final Answer:" not in line:
+        return [], True
+    list_part = re.search(r"Final Answer: ?\[.*\]", line)
+    if list_part:
+        result_list = list_part.group(0).strip("[]").split(",")
+        return [item.strip() for item in result_list if item.strip()], False
+    return [], True
+
+
+def _card_f1(sampled: list[str], truth: tuple[str, ...]) -> float:
+    sampled_set, truth_set = set(sampled), set(truth)
+    n_overlap = len(sampled_set & truth_set)
+    n_golden, n_sampled = len(truth_set), len(sampled_set)
+    recall = n_overlap / n_golden if n_golden > 0 else 0
+    precision = n_overlap / n_sampled if n_sampled > 0 else 0
+    return 2 * (recall * precision) / (recall + precision) if recall + precision > 0 else 1
+
+
+def _repaired(items: list[str]) -> list[str]:
+    # Deviation 1: the card's strip("[]") leaves "Final Answer: [" (or "Final Answer:[") on the
+    # first item; the brackets' content is what it means to read.
+    if items and items[0].startswith("Final Answer:"):
+        first = items[0].removeprefix("Final Answer:").removeprefix(" ").removeprefix("[").strip()
+        return [first, *items[1:]] if first else items[1:]
+    return items
+
+
+@pytest.mark.parametrize(("response", "gold", "f1", "failure"), CASES)
+def test_the_grade_is_the_cards_code_but_for_its_two_stated_deviations(
+    response: str, gold: tuple, f1: float, failure: str
+) -> None:
+    items, failed = _card_get_list(response)
+    graded = grade(response, gold)
+    assert graded.parsed.failed == failed
+    if failed:
+        assert graded.f1 == 0.0  # deviation 2: a failed parse scores 0 (the card's `else 1`: 1)
+        return
+    assert list(graded.parsed.nodes) == _repaired(items)
+    card = _card_f1(_repaired(items), gold)
+    if set(_repaired(items)) & set(gold) or not (set(_repaired(items)) or set(gold)):
+        assert graded.f1 == pytest.approx(card)  # any overlap, or empty for empty: the card's F1
+    else:
+        assert (card, graded.f1) == (1, 0.0)  # deviation 2: no overlap is 0, not the `else 1`
+
+
+def test_read_literally_the_card_scores_a_perfect_two_node_answer_half() -> None:
+    # Why deviation 1 exists: the card's own snippet on a perfect answer.
+    items, _ = _card_get_list("Final Answer: [abcd, efgh]")
+    assert items == ["Final Answer: [abcd", "efgh"]
+    assert _card_f1(items, ("abcd", "efgh")) == pytest.approx(0.5)

@@ -145,3 +145,17 @@ def test_published_rows_are_the_leaderboards_with_splits() -> None:
     assert o1.mode == "w/ CoT" and o1.overall == 57.7
     assert o1.cells["difficulty"] == {"Easy": 66.8, "Hard": 52.1}
     assert o1.cells["length_split"] == {"Short": 62.6, "Medium": 53.5, "Long": 58.1}
+
+
+def test_every_published_rows_overall_is_its_splits_weighted_mean() -> None:
+    # data.json's split sizes (503 questions): Easy 192, Hard 311; Short 180, Medium 215, Long 108.
+    # result.py's Overall is the mean over all questions, so each split line must give it back to
+    # the table's rounding (two rounded splits: at most 0.05 each, plus the overall's own 0.05).
+    table = published_rows("longbench-v2")
+    assert len(table.rows) == 10
+    for row in table.rows:
+        d, n = row.cells["difficulty"], row.cells["length_split"]
+        by_difficulty = (192 * d["Easy"] + 311 * d["Hard"]) / 503
+        by_length = (180 * n["Short"] + 215 * n["Medium"] + 108 * n["Long"]) / 503
+        assert by_difficulty == pytest.approx(row.overall, abs=0.1), row.model
+        assert by_length == pytest.approx(row.overall, abs=0.1), row.model
