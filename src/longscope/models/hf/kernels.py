@@ -51,6 +51,9 @@ class KernelSwitches:
     projections, attention reading only each row's written keys (`decode_ops`)."""
     decode_error: str = ""
     """The error that turned `decode_triton` off."""
+    decode_gemm: bool = True
+    """The Triton step's 16-bit projections of 64 rows or fewer run as `decode_ops.linear`'s
+    skinny GEMM where it measured faster than torch's on the shape (else torch's matmul)."""
     fused_prefill_norm: bool = True
     """Prefill on CUDA runs Llama-family RMSNorms as torch's fused kernel (`fused_prefill_norms`)."""
     fused_prefill_ops: bool = True
