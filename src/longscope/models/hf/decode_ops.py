@@ -15,6 +15,7 @@ Imported only where CUDA (or Triton's interpreter, in tests) and Triton are.
 
 from __future__ import annotations
 
+import inspect
 import os
 from typing import Any
 
@@ -231,13 +232,16 @@ def _silu_mul_packed_kernel(x_ptr, out_ptr, width, BLOCK: tl.constexpr):
 
 def _gemm_configs() -> list[Any]:
     # Output columns a program makes, the K step, warps, pipeline depth: tried per shape on
-    # first use (before a graph is captured).
+    # first use (before a graph is captured). Few, since each is compiled per row padding.
     return [
         triton.Config({"BLOCK_N": n, "BLOCK_K": k}, num_warps=warps, num_stages=stages)
-        for n, k, warps, stages in (
-            (16, 256, 4, 4), (32, 256, 4, 4), (64, 128, 4, 4), (16, 512, 4, 3), (32, 128, 4, 6),
-        )
+        for n, k, warps, stages in ((16, 256, 4, 4), (32, 256, 4, 4), (16, 512, 4, 3), (64, 128, 4, 4))
     ]  # fmt: skip
+
+
+def _quick_bench(fn: Any, quantiles: Any) -> Any:
+    # Triton's default (25 ms warm-up, 100 ms timed per config) costs seconds per shape.
+    return triton.testing.do_bench(fn, warmup=5, rep=15, quantiles=quantiles)
 
 
 @triton.jit
@@ -252,17 +256,29 @@ def _skinny_gemm_body(
     steps = tl.arange(0, BLOCK_K)
     in_cols = cols < N
     in_rows = rows < M
-    acc = tl.zeros([M_PAD, BLOCK_N], dtype=tl.float32)
     weights = w_ptr + cols[:, None].to(tl.int64) * stride_wn
-    for first in range(0, K, BLOCK_K):
-        ks = first + steps
-        in_k = ks < K
-        x = tl.load(
-            x_ptr + rows[:, None] * stride_xm + ks[None, :],
-            mask=in_rows[:, None] & in_k[None, :], other=0.0,
-        )  # fmt: skip
-        w = tl.load(weights + ks[None, :], mask=in_cols[:, None] & in_k[None, :], other=0.0)
-        acc = tl.dot(x, tl.trans(w), acc)
+    if M_PAD == 1:
+        # One row: products on the CUDA cores, summed once at the end (a 16-row matrix
+        # instruction would do 16x the arithmetic for nothing).
+        wide = tl.zeros([BLOCK_N, BLOCK_K], dtype=tl.float32)
+        for first in range(0, K, BLOCK_K):
+            ks = first + steps
+            in_k = ks < K
+            x1 = tl.load(x_ptr + ks, mask=in_k, other=0.0).to(tl.float32)
+            w = tl.load(weights + ks[None, :], mask=in_cols[:, None] & in_k[None, :], other=0.0)
+            wide += w.to(tl.float32) * x1[None, :]
+        acc = tl.sum(wide, 1)[None, :]
+    else:
+        acc = tl.zeros([M_PAD, BLOCK_N], dtype=tl.float32)
+        for first in range(0, K, BLOCK_K):
+            ks = first + steps
+            in_k = ks < K
+            x = tl.load(
+                x_ptr + rows[:, None] * stride_xm + ks[None, :],
+                mask=in_rows[:, None] & in_k[None, :], other=0.0,
+            )  # fmt: skip
+            w = tl.load(weights + ks[None, :], mask=in_cols[:, None] & in_k[None, :], other=0.0)
+            acc = tl.dot(x, tl.trans(w), acc)
     if HAS_BIAS:
         acc += tl.load(b_ptr + cols, mask=in_cols, other=0.0).to(tl.float32)[None, :]
     tl.store(
@@ -274,7 +290,13 @@ def _skinny_gemm_body(
 def _gemm_tuned(kernel: Any) -> Any:
     if os.environ.get("TRITON_INTERPRET") == "1":
         return kernel
-    return triton.autotune(configs=_gemm_configs(), key=["M_PAD", "N", "K", "HAS_BIAS"])(kernel)
+    options = inspect.signature(triton.autotune).parameters
+    extra: dict[str, Any] = {"do_bench": _quick_bench} if "do_bench" in options else {}
+    if "cache_results" in options:
+        extra["cache_results"] = True  # on disk with the compiled kernels: tuned once a card
+    return triton.autotune(configs=_gemm_configs(), key=["M_PAD", "N", "K", "HAS_BIAS"], **extra)(
+        kernel
+    )
 
 
 _skinny_gemm_kernel = _gemm_tuned(_skinny_gemm_body)
@@ -285,13 +307,18 @@ _GEMM_CHOICE: dict[tuple[Any, ...], bool] = {}
 """(padded rows, N, K, bias, dtype, device) -> whether the skinny GEMM ran faster there."""
 
 
+def _rows_pad(rows: int) -> int:
+    # One row alone (no matrix instruction), else the matrix instruction's 16 rows or more.
+    return 1 if rows == 1 else max(16, triton.next_power_of_2(rows))
+
+
 def skinny_gemm(x: Any, weight: Any, bias: Any | None) -> Any:
     """Return `x @ weight.T + bias` (x (M, K) contiguous, M <= `GEMM_ROWS`) by the Triton
     skinny GEMM, accumulated in float32 and rounded once (as cuBLAS does)."""
     rows, width = x.shape
     n = weight.shape[0]
     out = torch.empty((rows, n), dtype=x.dtype, device=x.device)
-    pad = max(16, triton.next_power_of_2(rows))
+    pad = _rows_pad(rows)
     extra = {"BLOCK_N": 16, "BLOCK_K": 64} if os.environ.get("TRITON_INTERPRET") == "1" else {}
     _skinny_gemm_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK_N"]),)](
         x, weight, bias if bias is not None else weight, out, rows, n, width,
@@ -339,7 +366,7 @@ def linear(x: Any, weight: Any, bias: Any | None = None) -> Any:
         or weight.stride(1) != 1
     ):
         return torch.nn.functional.linear(x, weight, bias)
-    pad = max(16, triton.next_power_of_2(rows))
+    pad = _rows_pad(rows)
     key = (pad, weight.shape[0], x.shape[1], bias is not None, x.dtype, x.device)
     use = _GEMM_CHOICE.get(key)
     if use is None:

@@ -95,10 +95,15 @@ class Engine:
             "steps_in_prefill": 0,
             "longest_wait_s": 0.0,
             "prefill_s": 0.0,
+            "captures": 0,
+            "capture_ms": 0.0,
+            "rebuilds": 0,
+            "rebuild_ms": 0.0,
         }
         """Units prefilled, units that joined a running batch, decode steps, rows over all
         steps, steps taken between another unit's prefill chunks and the longest a running
-        batch waited between two steps then, the last unit's prefill seconds."""
+        batch waited between two steps then, the last unit's prefill seconds; graph captures
+        and cache rebuilds (joins, leaves) of the batches ended, with their host time."""
         self.model: Any = None
         self.shape: ModelShape | None = None
         self.answers: Answers | None = None
@@ -502,6 +507,8 @@ class Engine:
         torch, _ = import_torch()
         batch = self._batch
         self.last_decode = batch.stats() if batch is not None else {}
+        for key in ("captures", "capture_ms", "rebuilds", "rebuild_ms"):
+            self.stats[key] += self.last_decode.get(key, 0)
         if self._clock is not None:
             self.last_decode.update(prefill_s=self.stats["prefill_s"])
             self.last_decode.update(decode_s=self._clock.lap())
