@@ -192,6 +192,7 @@ class StaticDecoder:
         written = (self.slot + 1).clamp(max=self.capacity).tolist()
         theirs_written = int((joining.slot + 1).max()) if joining is not None else 0
         allocate = "new_empty" if self.kernels == "triton" else "new_zeros"
+        in_place = kept > 0 and keep == list(range(kept))
         for store, other in (
             (self.keys, joining.keys if joining is not None else None),
             (self.values, joining.values if joining is not None else None),
@@ -199,9 +200,14 @@ class StaticDecoder:
             for layer, old in enumerate(store):
                 _, heads, width, dim = old.shape
                 new = getattr(old, allocate)((rows, heads, capacity, dim))
-                for row, source in enumerate(keep):
-                    span = min(capacity, width, written[source])
-                    new[row, :, :span].copy_(old[source, :, :span])
+                if in_place:
+                    # The rows stay where they are (a join): one copy up to the longest written.
+                    span = min(capacity, width, max(written[:kept]))
+                    new[:kept, :, :span].copy_(old[:kept, :, :span])
+                else:
+                    for row, source in enumerate(keep):
+                        span = min(capacity, width, written[source])
+                        new[row, :, :span].copy_(old[source, :, :span])
                 if other is not None:
                     theirs = other[layer]
                     span = min(capacity, theirs.shape[2], theirs_written)
