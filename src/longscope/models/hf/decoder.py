@@ -271,8 +271,16 @@ class StaticDecoder:
             # made on whichever device captured first. Thread-local capture: in the default
             # ("global") mode an allocation or synchronize by another device's engine thread
             # during the capture invalidates it and fails that thread's call as a CUDA error.
-            with torch.cuda.graph(graph, stream=stream, capture_error_mode="thread_local"):
-                self.logits = self._forward()
+            # Begun and ended by hand: `torch.cuda.graph` first synchronizes the device and
+            # empties the allocator's cache, so a capture between two prefill chunks waited out
+            # the chunk queued before it and left the card idle while it captured (RULER through
+            # the CLI: 45 such captures took 28 s), and the next chunk allocated again.
+            with torch.cuda.stream(stream):
+                graph.capture_begin(capture_error_mode="thread_local")
+                try:
+                    self.logits = self._forward()
+                finally:
+                    graph.capture_end()
             self.graph = graph
             self.captures += 1
         except RuntimeError as exc:
