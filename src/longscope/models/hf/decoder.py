@@ -272,9 +272,10 @@ class StaticDecoder:
             # ("global") mode an allocation or synchronize by another device's engine thread
             # during the capture invalidates it and fails that thread's call as a CUDA error.
             # Begun and ended by hand: `torch.cuda.graph` first synchronizes the device and
-            # empties the allocator's cache, so a capture between two prefill chunks waited out
-            # the chunk queued before it and left the card idle while it captured (RULER through
-            # the CLI: 45 such captures took 28 s), and the next chunk allocated again.
+            # empties the allocator's cache, so a capture between two prefill chunks waited for
+            # the chunk queued before it, then left the card idle while it captured (RULER
+            # through the CLI: 45 such captures, 28 s of host time, most of it that wait), and
+            # the next chunk allocated its activations again.
             with torch.cuda.stream(stream):
                 graph.capture_begin(capture_error_mode="thread_local")
                 try:
