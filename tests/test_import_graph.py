@@ -6,8 +6,9 @@ Floors (`FLOORS`, bottom first), after ../shared/design.md's layering and the fl
 0. the shared vocabulary: `longscope` (its version; the facade's re-exports are lazy),
    `errors`, `types`, `summary`;
 1. small utilities every layer may use: `files`, `jsonl`, `hub`, `catalogue`, `sources` (what a
-   suite downloads, as plain values), `cpu_check` (whether llama.cpp's build runs on this CPU,
-   asked by the tokenizers and the llama.cpp backend);
+   suite downloads, as plain values), `sandbox` (runs model-written programs; stdlib only),
+   `cpu_check` (whether llama.cpp's build runs on this CPU, asked by the tokenizers and the
+   llama.cpp backend);
 2. `text/`: tokenizers, counting, filler, safe text;
 2.5 `params` (typed plug-in options), `plugins` (the one `Registry`) and `urls` (endpoint URLs:
    checked, shown without secrets), below `models`, `metrics`, `suites` and `run`, which share them;
@@ -41,7 +42,10 @@ SUITES = f"{PACKAGE}.suites"
 SUITE_CONTRACT = {SUITES, f"{SUITES}.base", f"{SUITES}.params"}
 FLOORS: tuple[tuple[str, ...], ...] = (
     (PACKAGE, f"{PACKAGE}.errors", f"{PACKAGE}.types", f"{PACKAGE}.summary"),
-    tuple(f"{PACKAGE}.{m}" for m in ("files", "jsonl", "hub", "catalogue", "sources", "cpu_check")),
+    tuple(
+        f"{PACKAGE}.{m}"
+        for m in ("files", "jsonl", "hub", "catalogue", "sources", "sandbox", "cpu_check")
+    ),
     (f"{PACKAGE}.text",),
     (f"{PACKAGE}.params", f"{PACKAGE}.plugins", f"{PACKAGE}.urls"),
     (f"{PACKAGE}.models",),

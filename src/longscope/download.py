@@ -176,6 +176,7 @@ def fetch_file(
     """Download one file into `folder` (resuming, verifying), or check the copy already there."""
     folder.mkdir(parents=True, exist_ok=True)
     dest = folder / source.name
+    dest.parent.mkdir(parents=True, exist_ok=True)  # a name may keep its dataset's folders
     url = f"{mirror.rstrip('/')}/{source.name}" if mirror else source.url
     state = "cached"
     if not dest.exists():

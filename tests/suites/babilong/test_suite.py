@@ -19,6 +19,7 @@ from longscope.suites import create_suite, suite_from_options, suite_names, suit
 from longscope.suites.babilong.data import hub_sources
 from longscope.suites.babilong.prompts import MAX_NEW_TOKENS, PROMPTS, PromptConfig, build_prompt
 from longscope.suites.babilong.published import published
+from longscope.suites.babilong.scoring import PANDAS_NA_STRINGS
 from longscope.suites.babilong.suite import (
     SATISFACTORY,
     BabilongSuite,
@@ -380,3 +381,35 @@ def test_the_caches_layout_one_subfolder_per_set(tmp_path: Path, tokenizer) -> N
         if not c.skipped
     }
     assert sets == {("qa1", 1000): 1000, ("qa1", 64000): 100, ("qa6", 1000): 100}
+
+
+# The authors' outputs reach `compare_answers` through a CSV: run_model_on_babilong.py writes the
+# stripped output with `to_csv`, collect_results.py reads it with `pd.read_csv` (pandas 2.2.2 in
+# their requirements.txt) and `fillna('')`. A field that is exactly a pandas default NA string is
+# read as missing. The oracle below is written from pandas' documented default `na_values`.
+PANDAS_DEFAULT_NA = (
+    *("#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN"),
+    *("<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"),
+)
+
+
+@pytest.mark.parametrize(
+    ("output", "right"),
+    [
+        ("None", 0),  # read back as missing: '' holds no label (`no` is in `none` otherwise)
+        (" None\n", 0),  # stripped before it is written
+        ("none", 1),  # lower case is not an NA string: `no` is its only label
+        ("None.", 1),  # nor is `None.`
+        ("No", 1),
+        ("NA", 0),
+    ],
+)
+def test_score_reads_the_output_as_the_authors_csv_gives_it_back(output: str, right: int) -> None:
+    sample = {"task": "qa6", "gold": ["no"], "question": "Is Mary in the office?"}
+    score = BabilongSuite.score(None, sample, Generation(output, "ok"))  # type: ignore[arg-type]
+    assert score.value == float(right)
+    assert (score.evidence["read"] == "") == (output.strip() in PANDAS_DEFAULT_NA)
+
+
+def test_the_na_strings_are_pandas_defaults() -> None:
+    assert {*PANDAS_DEFAULT_NA, ""} == PANDAS_NA_STRINGS

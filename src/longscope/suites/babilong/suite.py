@@ -33,7 +33,12 @@ from longscope.suites.babilong.prompts import (
     build_prompt,
 )
 from longscope.suites.babilong.schema import HEADLINE_TASKS, LENGTHS, TASKS, Row
-from longscope.suites.babilong.scoring import SOURCE, is_correct, preprocess_output
+from longscope.suites.babilong.scoring import (
+    SOURCE,
+    collected_output,
+    is_correct,
+    preprocess_output,
+)
 from longscope.suites.base import BuildCell, BuildContext, PromptTemplate, Suite
 from longscope.summary import (
     Breakdown,
@@ -332,8 +337,9 @@ class BabilongSuite(Suite):
     # -- scoring -----------------------------------------------------------------------------
 
     def score(self, sample: dict[str, Any], generation: Generation) -> Score:
-        """The authors' `compare_answers` on the stripped output (1 right, 0 wrong)."""
-        output = generation.text.strip()
+        """The authors' `compare_answers` on the stripped output as their CSV gives it back
+        (1 right, 0 wrong)."""
+        output = collected_output(generation.text)
         right = is_correct(sample["task"], sample["gold"][0], output, sample["question"])
         return Score(1.0 if right else 0.0, 1.0, {"read": preprocess_output(output)[:200]})
 
