@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from longscope.suites import create_suite, suite_factory, suite_from_options
+from longscope.suites import create_suite, suite_factory, suite_from_options, suite_names
 from longscope.types import stable_hash
 
 # (suite, -S pairs, --lengths, --seed, run identity recorded by main 427b670)
@@ -59,11 +59,10 @@ def test_unchanged_options_name_the_same_run(
     assert create_suite(name, suite.params()).params() == suite.params()
 
 
-@pytest.mark.parametrize(
-    "name", ["ruler", "longctx", "hundred", "mrcr", "longbench-pro", "babilong"]
-)
+@pytest.mark.parametrize("name", suite_names())
 def test_constructors_restate_no_default(name: str) -> None:
-    """The defaults live in `OPTIONS` only: the constructor takes every value it needs."""
+    """The defaults live in `OPTIONS` only: each registered suite's constructor takes every value
+    it needs."""
     signature = inspect.signature(suite_factory(name).__init__)
     defaulted = [
         p.name
