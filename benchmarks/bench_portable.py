@@ -8,7 +8,7 @@ The ratio of medians is what to read: absolute rates drift on this shared machin
 
     .venv/bin/python benchmarks/bench_portable.py --other /tmp/venv-noamx/bin/python \\
         [--lengths 4k,16k] [--trials 5]
-    .venv/bin/python benchmarks/bench_portable.py --smoke   # this build against itself, 1K
+    .venv/bin/python benchmarks/bench_portable.py --smoke   # this build against itself, 512 tokens
 
 Checked on every run: each child prefilled exactly the tokens claimed for each length (one under it,
 for the answer token), and both builds answered every trial.
@@ -68,11 +68,13 @@ def main() -> None:
     parser.add_argument("--other", help="python of the environment to compare")
     parser.add_argument("--lengths", default="4k,16k")
     parser.add_argument("--trials", type=int, default=5)
-    parser.add_argument("--smoke", action="store_true", help="this build against itself, 1K")
+    parser.add_argument(
+        "--smoke", action="store_true", help="this build against itself, 512 tokens"
+    )
     args = parser.parse_args()
     n_ctx = 32768
     if args.smoke:
-        args.other, args.lengths, args.trials, n_ctx = args.other or sys.executable, "1k", 1, 2048
+        args.other, args.lengths, args.trials, n_ctx = args.other or sys.executable, "512", 1, 1024
     if not args.other:
         parser.error("--other PYTHON is needed (or pass --smoke)")
     lengths = [int(x[:-1]) * 1024 if x.endswith("k") else int(x) for x in args.lengths.split(",")]
@@ -100,7 +102,8 @@ def main() -> None:
     for n in lengths:
         mine = statistics.median(rates["portable"][n])
         other = statistics.median(rates["other"][n])
-        print(f"| {n // 1024}K | {mine:.0f} | {other:.0f} | {mine / other:.3f} |")
+        label = f"{n // 1024}K" if n >= 1024 else str(n)
+        print(f"| {label} | {mine:.0f} | {other:.0f} | {mine / other:.3f} |")
 
 
 if __name__ == "__main__":

@@ -20,8 +20,8 @@ and how long scoring took: which scorer `retrieve` should use, measured without 
 
 Checked on every run: the unrouted variant makes one call per sample and stores no plan; a routed
 request longer than its budget is never passed; a truncated or retrieved context keeps at most the
-budget; map-reduce makes at least two calls. `--smoke`: one 1K needle prompt behind a 512-token
-budget (every strategy acts), 16-token answers, in a scratch directory.
+budget; map-reduce makes at least two calls. `--smoke`: one 512-token needle prompt behind a
+256-token budget (every strategy acts), 16-token answers, in a scratch directory.
 
 `--suite` may be given several times, each as a suite name followed by that suite's own options
 (`"ruler tasks=cwe lengths=4k"`); every (suite, strategy) pair is one run, stored under
@@ -46,7 +46,8 @@ from concurrent.futures import ProcessPoolExecutor, wait
 from pathlib import Path
 from typing import Any
 
-from longscope.api import RunSpec, build_suite, evaluate
+from longscope.api import RunSpec, evaluate
+from longscope.run.assemble import build_suite
 from longscope.run.scoring import score_run
 from longscope.run.store import RunStore
 
@@ -73,6 +74,11 @@ def check(strategy: str, rows: list, routes: dict) -> None:
             assert plan["retrieval"]["context_tokens_kept"] <= plan["budget"], plan
         if plan["decision"] in ("map-reduce", "retrieve-then-map-reduce"):
             assert plan.get("calls", 1) >= 2 or len(plan["chunks"]) == 1, plan
+
+
+def _k(tokens: int) -> str:
+    """A length as the table shows it: 16K, or 512 below 1K."""
+    return f"{tokens // 1024}K" if tokens >= 1024 else str(tokens)
 
 
 def _percent(cell: Any) -> float | None:
@@ -221,7 +227,7 @@ def matrix(made: list[dict[str, Any]], strategies: list[str]) -> list[str]:
             by_key[(item["suite"], f"{task}@{int(length):06d}")][item["strategy"]] = shown
     for (suite, key), cells in sorted(by_key.items()):
         task, _, length = key.partition("@")
-        row = [suite, task or "(all)", f"{int(length) // 1024}K"]
+        row = [suite, task or "(all)", _k(int(length))]
         lines.append("| " + " | ".join(row + [cells.get(s, "") for s in strategies]) + " |")
     return lines
 
@@ -306,12 +312,14 @@ def main() -> None:
     parser.add_argument("--json", help="also save the figures of every run to this file")
     parser.add_argument("--no-run", action="store_true", help="only re-score the stored runs")
     parser.add_argument("--scorers", action="store_true", help="compare retrieval scorers only")
-    parser.add_argument("--smoke", action="store_true", help="one 1K prompt, a 512-token budget")
+    parser.add_argument(
+        "--smoke", action="store_true", help="one 512-token prompt, a 256-token budget"
+    )
     args = parser.parse_args()
     specs = args.suite or ["longctx"]
     if args.smoke:
         specs = ["longctx"]
-        args.profile, args.length, args.limit, args.max_tokens = None, 512, 1, 16
+        args.profile, args.length, args.limit, args.max_tokens = None, 256, 1, 16
         args.out = tempfile.mkdtemp(prefix="router-smoke-")
     print(
         f"# {platform.node()} {platform.machine()}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}"
@@ -334,7 +342,7 @@ def main() -> None:
         suite_options: dict[str, Any] = {}
         if args.smoke:
             suite_options["suite_params"] = {
-                "lengths": [1024],
+                "lengths": [512],
                 "depths": [0.5],
                 "types": ["needle"],
             }
@@ -405,7 +413,7 @@ def main() -> None:
     for item in made:
         summary = item["summary"]
         lengths = " / ".join(
-            f"{int(t) // 1024}K {'' if c is None else f'{c:.1f}'}"
+            f"{_k(int(t))} {'' if c is None else f'{c:.1f}'}"
             for t, c in sorted(
                 ((t, _percent(c)) for t, c in summary["by_length"].items()), key=lambda x: int(x[0])
             )

@@ -28,7 +28,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-from longscope.api import build_suite, evaluate
+from longscope.api import evaluate
+from longscope.run.assemble import build_suite
 from longscope.run.spec import RunSpec
 from longscope.run.store import RunStore
 

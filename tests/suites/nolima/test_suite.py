@@ -256,6 +256,9 @@ def test_published_rows_keep_the_readmes_effective_length_beside_runs() -> None:
     assert gpt.overall == round((98.1 + 98.0 + 95.7 + 89.2 + 81.6 + 69.7) / 6, 2)
     shown = table.leaderboard_rows(measured=[1000, 2000])
     assert all(STATED_EFFECTIVE in row for row in shown)
+    # Beside a 1K-2K run: an AUC over the run's lengths from the README's own 1K and 2K.
+    (gpt_shown,) = [r for r in shown if r["model"] == "GPT-4o"]
+    assert gpt_shown["AUC"] == round((98.1 + 98.0) / 2, 2) and gpt_shown["AUC_range"] == "1000-2000"
 
 
 def test_the_licence_is_printed_on_first_use_only_and_recorded(
@@ -347,13 +350,13 @@ def test_cli_run_and_compare_published_on_the_embedded_model(tmp_path: Path) -> 
     run_dir = tmp_path / "run"
     run = cli(
         "run", "nolima", "--model", "llamacpp/gemma3-270m", "-S", f"data={data}",
-        "--lengths", "1k,2k", "--limit", "1", "--max-tokens", "8", "-o", str(run_dir), "-q",
+        "--lengths", "250,500", "--limit", "1", "--max-tokens", "8", "-o", str(run_dir), "-q",
     )  # fmt: skip
     assert run.returncode == 0, run.stderr[-2000:]
     assert "ADOBE RESEARCH LICENSE" in run.stderr  # first use of NoLiMa's data here
     summary = json.loads((run_dir / "summary.json").read_text())
     native = summary["nolima"]
-    assert set(native["by_length"]) == {"1000", "2000"} and native["sent"] == 2
+    assert set(native["by_length"]) == {"250", "500"} and native["sent"] == 2
     assert native["licence"].startswith("Adobe Research License")
     view = summary["longscope"]["views"][0]
     assert view["metrics"]["auc"] is not None
@@ -366,7 +369,9 @@ def test_cli_run_and_compare_published_on_the_embedded_model(tmp_path: Path) -> 
     assert len(published) == len(published_rows()) and len(rows) == len(published) + 1
     assert mine[STATED_EFFECTIVE] == native["effective_length"] and mine["AUC"] is not None
     gpt = next(r for r in published if r["model"] == "GPT-4o")
-    # The README's own effective length, and an AUC over the run's lengths from its 1K, 2K.
-    assert gpt[STATED_EFFECTIVE] == "8K" and gpt["AUC"] == round((98.1 + 98.0) / 2, 2)
-    assert gpt["AUC_range"] == mine["AUC_range"]
+    # The README's own effective length; no AUC over 250-500, where the README has no scores (the
+    # AUC over a 1K-2K run's lengths: test_published_rows_keep_the_readmes_effective_length_...).
+    # 250 and 500 book tokens: a quarter of the prompt tokens of 1K and 2K, the same commands.
+    assert gpt[STATED_EFFECTIVE] == "8K" and gpt["AUC"] is None
+    assert "no published score at 250" in gpt["AUC_note"]
     assert mine["comparable"].startswith("no: ")  # built data, one book: said, not hidden
