@@ -24,7 +24,7 @@ from longscope.suites.longbench_pro.scoring import (
     require_scoring_packages,
     score_prediction,
 )
-from longscope.summary import Breakdown, Cell, Headline, Summary, Table, View
+from longscope.summary import Breakdown, Cell, Headline, Summary, Table, View, Where
 from longscope.text.tokenizers import QwenTokenizer, Tokenizer
 from longscope.text.truncate import middle_truncate
 from longscope.types import SCORABLE, Generation, GenerationConfig, Sample, Score
@@ -514,6 +514,16 @@ _BREAKDOWNS = (
 )
 
 
+def _group_where(dimension: str, group: str) -> Where:
+    """Return the requests of one group of an official dimension (as `_group` names it)."""
+    if dimension == "language":
+        return {"language": group}
+    if dimension == "language_x_length":
+        language, _, bucket = group.rpartition(" ")
+        return {"language": language, "meta.token_length": bucket}
+    return {f"meta.{dimension}": group}
+
+
 def _tokens(bucket: str) -> int:
     return int(bucket[:-1]) * 1024
 
@@ -554,7 +564,7 @@ def longbench_pro_summary(native: dict[str, Any]) -> Summary:
         for official, key, title, compare, plot in _BREAKDOWNS:
             groups = result.get(f"average_{official}_metric")
             if isinstance(groups, dict):
-                cells = {g: Cell(v) for g, v in groups.items()}
+                cells = {g: Cell(v, where=_group_where(official, g)) for g, v in groups.items()}
                 breakdowns.append(Breakdown(key, title, cells, compare, plot))
         curves: dict[str, dict[int, float]] = {}
         for group, value in result.get("average_language_x_length_metric", {}).items():
@@ -603,6 +613,12 @@ def longbench_pro_summary(native: dict[str, Any]) -> Summary:
                 overall=overall,
                 by_length={_tokens(k): v for k, v in result["average_token_length_metric"].items()},
                 curves=dict(sorted(curves.items())) if len(curves) > 0 else {},
+                where={"meta.mode": mode},
+                length_where={
+                    _tokens(k): {"meta.token_length": k}
+                    for k in result["average_token_length_metric"]
+                },
+                curve_where={language: {"language": language} for language in curves},
                 breakdowns=tuple(breakdowns),
                 tables=(runs,),
                 facts=(

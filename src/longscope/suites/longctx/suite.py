@@ -13,7 +13,20 @@ from longscope.params import Param
 from longscope.suites.base import BuildContext, PromptTemplate, ScoredRow, Suite
 from longscope.suites.longctx.grading import MAX_POINTS, grade
 from longscope.suites.longctx.tasks import TASK_TYPES, TASKS, TASKS_BY_ID, TIERS, TaskSpec
-from longscope.summary import Breakdown, Cell, Grid, Headline, Summary, Table, View, length_key
+from longscope.summary import (
+    Breakdown,
+    Cell,
+    Grid,
+    Headline,
+    Summary,
+    Table,
+    View,
+    Where,
+    curve_where,
+    grid_where,
+    group_where,
+    length_key,
+)
 from longscope.text.haystack import FillerPool, Insert, build_haystack
 from longscope.types import SCORABLE, Generation, GenerationConfig, Sample, Score
 
@@ -355,8 +368,28 @@ def summarize_longctx(rows: Sequence[ScoredRow]) -> dict[str, Any]:
     }
 
 
-def _cells(groups: dict[str, dict[str, Any]]) -> dict[str, Cell]:
-    return {k: Cell(v["percent"], v["n"], v["points"], v["max"]) for k, v in groups.items()}
+def _cells(groups: dict[str, dict[str, Any]], where: dict[Any, Where]) -> dict[str, Cell]:
+    return {
+        k: Cell(v["percent"], v["n"], v["points"], v["max"], where=where.get(k))
+        for k, v in groups.items()
+    }
+
+
+_NEEDLES = ("needle", "position_bias")
+"""The tasks placed at a depth: the heatmap's and the depth breakdown's."""
+
+_FIELDS = {"tier": "meta.tier", "length": "length", "task": "task", "depth_pct": "meta.depth"}
+"""The sample field each of LongCtx's groupings (`_group_value`) groups by."""
+
+
+def _where(rows: Sequence[ScoredRow], key: str) -> dict[Any, Where]:
+    """Return the requests of each group of `key` (`_group_value`), for its standard error."""
+
+    def label(row: ScoredRow) -> str | None:
+        value = _group_value(row.sample, key)
+        return None if value is None else str(value)
+
+    return group_where(rows, label, _FIELDS[key])
 
 
 def longctx_summary(native: dict[str, Any], rows: Sequence[ScoredRow]) -> Summary:
@@ -377,20 +410,31 @@ def longctx_summary(native: dict[str, Any], rows: Sequence[ScoredRow]) -> Summar
         curves = {}
     breakdowns = []
     if any(k != "None" for k in native["by_tier"]):
-        breakdowns.append(Breakdown("tier", "By tier", _cells(native["by_tier"])))
-    breakdowns.append(Breakdown("length", "By length (tokens)", _cells(native["by_length"])))
-    breakdowns.append(
-        Breakdown("type", "By task type", _cells(native["by_type"]), compare=True, plot=True)
-    )
-    if native["by_depth"]:
         breakdowns.append(
-            Breakdown("depth", "Needle depth (position bias)", _cells(native["by_depth"]))
+            Breakdown("tier", "By tier", _cells(native["by_tier"], _where(rows, "tier")))
         )
+    by_length = _cells(native["by_length"], _where(rows, "length"))
+    breakdowns.append(Breakdown("length", "By length (tokens)", by_length))
+    by_type = _cells(native["by_type"], _where(rows, "task"))
+    breakdowns.append(Breakdown("type", "By task type", by_type, compare=True, plot=True))
+    if native["by_depth"]:
+        by_depth = _cells(native["by_depth"], _where(rows, "depth_pct"))
+        breakdowns.append(Breakdown("depth", "Needle depth (position bias)", by_depth))
     heat = native["heatmap"]
     grids = ()
     if len(heat) > 1 or any(len(v) > 1 for v in heat.values()):
         ordered = {k: heat[k] for k in sorted(heat, key=int)}
-        grids = (Grid("Needle score % (length x depth)", "length", "depth", ordered),)
+        # The heatmap's cells, as `summarize_longctx` places a needle: length, depth in percent.
+        where = grid_where(
+            rows,
+            lambda r: r.sample["length"] if r.sample["task"] in _NEEDLES else None,
+            "length",
+            lambda r: _group_value(r.sample, "depth_pct"),
+            "meta.depth",
+        )
+        grids = (
+            Grid("Needle score % (length x depth)", "length", "depth", ordered, where=where),
+        )
     per_task = Table(
         "Per task",
         ("id", "type", "length", "points", "status", "reason"),
@@ -418,6 +462,8 @@ def longctx_summary(native: dict[str, Any], rows: Sequence[ScoredRow]) -> Summar
         overall=total,
         by_length={int(k): v["percent"] for k, v in native["by_length"].items()},
         curves=curves,
+        length_where=curve_where(by_length),
+        curve_where={kind: {"task": kind} for kind in curves},
         breakdowns=tuple(breakdowns),
         grids=grids,
         tables=(per_task,),

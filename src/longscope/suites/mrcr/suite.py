@@ -21,7 +21,7 @@ from longscope.suites.base import BuildCell, BuildContext, Suite
 from longscope.suites.mrcr.data import REVISION, Dataset, load_hub, load_local
 from longscope.suites.mrcr.grading import grade
 from longscope.suites.mrcr.schema import BINS, bin_label, bin_of, bins_of_lengths
-from longscope.summary import Breakdown, Cell, Headline, Summary, Table, View, percent
+from longscope.summary import Breakdown, Cell, Headline, Summary, Table, View, curve_where, percent
 from longscope.types import (
     SCORABLE,
     Generation,
@@ -394,7 +394,9 @@ def mrcr_summary(rows: Sequence[ScoredRow]) -> Summary:
         for row in sent:
             per_bin[int(row.sample["meta"]["bin"])].append(row)
         cells = {
-            str(upper): Cell(percent(_value(r) for r in members), len(members))
+            str(upper): Cell(
+                percent(_value(r) for r in members), len(members), where={"meta.bin": str(upper)}
+            )
             for upper, members in sorted(per_bin.items())
         }
         scored = [r for r in sent if r.score is not None]
@@ -442,6 +444,8 @@ def mrcr_summary(rows: Sequence[ScoredRow]) -> Summary:
                 overall=overall,
                 by_length={int(k): c.score for k, c in cells.items() if c.score is not None},
                 breakdowns=(Breakdown("length", "By bin (tokens)", cells),),
+                where={"meta.n_needles": str(needles)},
+                length_where=curve_where(cells),
                 tables=(table,) if per_bin else (),
                 facts=(("rows sent / skipped", f"{len(sent)} / {skipped}"),),
             )

@@ -771,7 +771,11 @@ def ruler_summary(native: dict[str, Any]) -> Summary:
     where = (*cells, mean_row)
     nulls = tuple((t, *(c.get(str(n), "-") for n in lengths)) for t, c in native["nulls"].items())
     effective = tuple((k, v) for k, v in native["effective_length"].items())
-    tasks = {t: Cell(round(mean(c.values()), 2), len(c)) for t, c in curves.items() if c}
+    tasks = {
+        t: Cell(round(mean(c.values()), 2), len(c), where={"task": t})
+        for t, c in curves.items()
+        if c
+    }
     facts = (
         *((f"effective length at {k}", v) for k, v in effective),
         ("comparable with RULER's published table", str(native["comparable_with_published"])),
@@ -786,6 +790,8 @@ def ruler_summary(native: dict[str, Any]) -> Summary:
         by_length=by_length,
         curves=curves,
         breakdowns=(Breakdown("task", "By task (mean over lengths)", tasks, compare=True),),
+        length_where={n: {"meta.target_length": str(n)} for n in by_length},
+        curve_where={t: {"task": t} for t in curves},
         tables=(
             Table("RULER score by task and length (x100)", columns, (*scores, average), where),
             Table("Nulls (empty predictions) by task and length", columns, nulls),
