@@ -44,7 +44,7 @@ def _ruler_rows() -> list[ScoredRow]:
 
 
 def test_rulers_task_by_length_table_shows_each_cells_se() -> None:
-    from longscope.suites.ruler.suite import ruler_summary, summarize_ruler
+    from longscope.suites.ruler.summary import ruler_summary, summarize_ruler
 
     rows = _ruler_rows()
     summary = with_uncertainty(ruler_summary(summarize_ruler(rows, {}, [])), rows)
