@@ -675,6 +675,37 @@ def group_where(
     return out
 
 
+def partition_field(rows: Sequence[ScoredRow], key: Any) -> str | None:
+    """Return the sample field whose values split `rows` exactly as `key(row)` groups them.
+
+    Each group's rows share one value of it and no other row holds that value (rows `key` leaves
+    out included), so selecting by the value selects the group: what a suite that groups with a
+    function records without naming the field. The sample's own fields first, then its meta's,
+    each by name; None when no field does.
+    """
+    names = dict.fromkeys(
+        name
+        for row in rows
+        for name in (
+            *(k for k in row.sample if k not in ("context", "question", "meta")),
+            *(f"meta.{k}" for k in row.sample.get("meta") or {}),
+        )
+    )
+    groups = [key(row) for row in rows]
+    for name in sorted(names, key=lambda n: (n.startswith("meta."), n)):
+        owner: dict[str | None, Any] = {}
+        held: dict[Any, str | None] = {}
+        for row, group in zip(rows, groups, strict=True):
+            value = field_text(row.sample, name)
+            if owner.setdefault(value, group) != group:
+                break  # one value in two groups (or in a group and among the rows left out)
+            if group is not None and (value is None or held.setdefault(group, value) != value):
+                break  # a group holding two values, or none
+        else:
+            return name
+    return None
+
+
 def grid_where(
     rows: Iterable[ScoredRow], row: Any, row_field: str, column: Any, column_field: str
 ) -> dict[str, dict[str, Where]]:
@@ -703,9 +734,9 @@ def group_cells(
 
     `key` may be a field's name (`task`, `length`, `depth` or `meta.depth`: the sample's own
     field, else its meta's): groups are then its values, and each cell records them (`Cell.where`)
-    for its standard error. With a function, `field` names the sample field it groups by; a cell
-    whose rows share one value of it records that value (a label like `20%` for `meta.depth`
-    0.2 then still selects the right rows).
+    for its standard error. With a function, `field` names the sample field it groups by (a label
+    like `20%` for `meta.depth` 0.2 then still selects the right rows); without it, the field
+    whose values split the rows as the groups do (`partition_field`), when one does.
     """
     rows = list(rows)
     by = key
@@ -721,11 +752,14 @@ def group_cells(
         group = by(row)
         if group is not None:
             groups[str(group)].append(value(row))
-    where = {}
-    if field:
-        where = group_where(rows, lambda r: None if by(r) is None else str(by(r)), field)
+
+    def group_of(row: ScoredRow) -> str | None:
+        group = by(row)
+        return None if group is None else str(group)
+
+    where = group_where(rows, group_of, field or partition_field(rows, group_of) or ())
     return {
-        name: Cell(percent(scores, digits), len(scores), where=where.get(name))
+        name: Cell(percent(scores, digits), len(scores), where=where.get(name) or None)
         for name, scores in sorted(groups.items(), key=lambda kv: length_key(kv[0]))
     }
 
@@ -840,6 +874,7 @@ __all__ = [
     "group_where",
     "incomplete_line",
     "no_score_text",
+    "partition_field",
     "percent",
     "request_counts",
     "row_value",

@@ -24,6 +24,7 @@ from longscope.summary import (
     curve_where,
     group_cells,
     group_where,
+    partition_field,
     percent,
     row_value,
     simple_summary,
@@ -199,6 +200,30 @@ def test_the_helpers_record_the_grouping_of_each_cell() -> None:
     assert curve_where({"512": Cell(1.0, where={"length": "512"}), "x": Cell(2.0)}) == {
         512: {"length": "512"}
     }
+
+
+def test_a_function_without_its_field_records_the_field_that_splits_the_rows_as_it_does() -> None:
+    rows = _rows([("kv", "en", 1.0), ("kv", "zh", 0.0), ("qa", "en", 0.5), ("qa", "zh", 1.0)])
+    # Upper-case task names: `task` splits the rows as the groups do (`id` too, but not exactly:
+    # one id per row, several per group).
+    cells = group_cells(rows, lambda r: r.sample["task"].upper())
+    assert cells["KV"].where == {"task": "kv"} and cells["QA"].where == {"task": "qa"}
+    assert partition_field(rows, lambda r: r.sample["task"]) == "task"
+    # Groups no field splits (kv-en and qa-zh against the rest) record nothing.
+    index = {id(r): i for i, r in enumerate(rows)}
+    assert partition_field(rows, lambda r: index[id(r)] in (0, 3)) is None
+    halves = group_cells(rows, lambda r: "first" if index[id(r)] in (0, 3) else "second")
+    assert halves["first"].where is None and halves["second"].where is None
+    # A value held by a left-out row too would select it: not recorded.
+    only_en = group_cells(
+        rows, lambda r: "en" if r.sample["language"] == "en" and r.sample["task"] == "kv" else None
+    )
+    assert only_en["en"].where == {"id": "s0"}  # the one field that names exactly its row
+    made = with_uncertainty(
+        Summary("x", "X", (View(breakdowns=(Breakdown("task", "T", cells),)),)), rows
+    )
+    [breakdown] = made.view.breakdowns
+    assert breakdown.cells["KV"].se == pytest.approx(_plain_se([100, 0]))
 
 
 def test_simple_summary_gets_exact_error_bars_from_its_recorded_grouping() -> None:

@@ -73,7 +73,7 @@ class Unit:
     """Sample fields as text (`field_text`), plus `@repeat` and `@status`."""
 
 
-def labels_of(sample: Mapping[str, Any]) -> dict[str, str]:
+def fields_of(sample: Mapping[str, Any]) -> dict[str, str]:
     """Return every scalar field of a sample (and of its meta, as `meta.X`) as text."""
     out = {"id": str(sample.get("id"))}
     for key in sample:
@@ -102,7 +102,7 @@ def units_of(rows: Sequence[ScoredRow], cluster_key: ClusterKey) -> list[Unit]:
         ok = row.generation.status in SCORABLE and row.score is not None
         value = 100.0 * row.score.fraction if ok and row.score else 0.0
         labels = {
-            **labels_of(row.sample),
+            **fields_of(row.sample),
             "@repeat": str(row.repeat),
             "@status": row.generation.status,
         }
@@ -221,8 +221,8 @@ __all__ = [
     "cluster_key_of",
     "cluster_name",
     "default_cluster_key",
+    "fields_of",
     "grouped_units",
-    "labels_of",
     "matches",
     "units_of",
     "view_units",
