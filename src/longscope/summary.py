@@ -236,10 +236,25 @@ class View:
     """The requests this view summarises (`{"meta.mode": "thinking"}`); empty: every request."""
     length_where: dict[int, Where] = field(default_factory=dict, compare=False)
     """Per length of `by_length`: the requests its score averages (`curve_where`); a length
-    absent here gets no standard error, and numbers read off the curve get none either."""
+    absent here gets no standard error, and numbers read off the curve get none either. Left
+    empty, it is the `length` breakdown's recorded cells of the same lengths and scores."""
     curve_where: dict[str, Where] = field(default_factory=dict, compare=False)
     """Per category of `curves`: its requests (`{"task": "qa_1"}`); a point of the curve is those
     at the length's `length_where`."""
+
+    def __post_init__(self) -> None:
+        # A view built as `by_length=curve(cells)` beside `Breakdown("length", ..., cells)` has
+        # its curve's requests in those cells: recorded without being restated.
+        if not self.length_where and self.by_length:
+            cells = self.breakdown("length")
+            made = curve_where(cells.cells) if cells else {}
+            found = {
+                n: where
+                for n, where in made.items()
+                if n in self.by_length and cells and cells.cells[str(n)].score == self.by_length[n]
+            }
+            if found:
+                object.__setattr__(self, "length_where", found)
 
     def breakdown(self, key: str) -> Breakdown | None:
         return next((b for b in self.breakdowns if b.key == key), None)

@@ -21,6 +21,7 @@ from longscope.summary import (
     Cell,
     Summary,
     View,
+    curve,
     curve_where,
     group_cells,
     group_where,
@@ -224,6 +225,23 @@ def test_a_function_without_its_field_records_the_field_that_splits_the_rows_as_
     )
     [breakdown] = made.view.breakdowns
     assert breakdown.cells["KV"].se == pytest.approx(_plain_se([100, 0]))
+
+
+def test_a_length_curve_read_off_the_length_breakdown_records_its_cells_requests() -> None:
+    # `by_length=curve(cells)` beside `Breakdown("length", ..., cells)`: nothing restated.
+    rows = [
+        ScoredRow({"id": f"s{i}", "task": "t", "meta": {"bin": n}}, 0, Generation("x", "ok"),
+                  Score(v, 1.0))
+        for i, (n, v) in enumerate([(4096, 1.0), (4096, 0.0), (8192, 0.0), (8192, 0.0)])
+    ]  # fmt: skip
+    bins = group_cells(rows, lambda r: r.sample["meta"]["bin"])
+    view = View(by_length=curve(bins), breakdowns=(Breakdown("length", "By bin", bins),))
+    assert view.length_where == {4096: {"meta.bin": "4096"}, 8192: {"meta.bin": "8192"}}
+    made = with_uncertainty(Summary("x", "X", (view,)), rows).view
+    assert made.length_errors[4096].se == pytest.approx(_plain_se([100, 0]))
+    # a curve that is not the breakdown's (other scores) takes nothing from it
+    other = View(by_length={4096: 10.0}, breakdowns=(Breakdown("length", "By bin", bins),))
+    assert other.length_where == {}
 
 
 def test_simple_summary_gets_exact_error_bars_from_its_recorded_grouping() -> None:

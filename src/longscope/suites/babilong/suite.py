@@ -453,7 +453,12 @@ def _view(name: str, made: _Curves, facts: tuple[tuple[str, str], ...]) -> View:
     lengths = sorted({n for c in curves.values() for n in c})
     sent = [r for rows in made.rows.values() for r in rows]
     length_cells = {
-        str(n): Cell(by_length[n], sum(1 for r in sent if _length_of(r) == n)) for n in by_length
+        str(n): Cell(
+            by_length[n],
+            sum(1 for r in sent if _length_of(r) == n),
+            where={"meta.dataset_length": str(n)},
+        )
+        for n in by_length
     }
     table_rows = tuple(
         (t, *(f"{curves[t][n]:.2f}" if n in curves[t] else "-" for n in lengths))
@@ -482,13 +487,16 @@ def _view(name: str, made: _Curves, facts: tuple[tuple[str, str], ...]) -> View:
         overall=overall,
         by_length=by_length,
         curves=curves,
+        curve_where={t: {"task": t} for t in curves},
         breakdowns=(
             Breakdown("length", f"By length (GPT-2 tokens): mean of {label}", length_cells),
             Breakdown(
                 "task",
                 "By task (mean over lengths)",
                 {
-                    t: Cell(round(mean(curves[t].values()), 2), len(made.rows[t]))
+                    t: Cell(
+                        round(mean(curves[t].values()), 2), len(made.rows[t]), where={"task": t}
+                    )
                     for t in made.tasks
                     if curves[t]
                 },

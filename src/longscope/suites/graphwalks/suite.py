@@ -359,6 +359,7 @@ def graphwalks_summary(rows: Sequence[ScoredRow]) -> Summary:
         views.append(
             View(
                 name=kind,
+                where={"meta.problem_type": kind},
                 headline=Headline(
                     "mean F1",
                     overall,

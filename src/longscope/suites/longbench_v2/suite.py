@@ -302,6 +302,7 @@ def longbench_v2_summary(rows: Sequence[ScoredRow]) -> Summary:
         views.append(
             View(
                 name=MODE_NAMES[mode],
+                where={"meta.mode": mode},
                 headline=Headline(
                     "accuracy",
                     overall,

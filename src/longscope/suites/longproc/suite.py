@@ -369,7 +369,7 @@ def longproc_summary(rows: Sequence[ScoredRow]) -> Summary:
             Breakdown(
                 "level",
                 "By output level (mean over tasks, as the authors' table)",
-                {lv: Cell(by_level[lv], level_rows[lv]) for lv in levels},
+                {lv: Cell(by_level[lv], level_rows[lv], where={"meta.level": lv}) for lv in levels},
                 compare=True,
                 plot=True,
             ),
@@ -377,7 +377,11 @@ def longproc_summary(rows: Sequence[ScoredRow]) -> Summary:
                 "task_level",
                 "By task and output level (as the authors' full table)",
                 {
-                    f"{task} {lv}": Cell(cell[(task, lv)], len(per[(task, lv)]))
+                    f"{task} {lv}": Cell(
+                        cell[(task, lv)],
+                        len(per[(task, lv)]),
+                        where={"task": task, "meta.level": lv},
+                    )
                     for task in tasks
                     for lv in levels
                     if (task, lv) in per
@@ -387,7 +391,10 @@ def longproc_summary(rows: Sequence[ScoredRow]) -> Summary:
             Breakdown(
                 "task",
                 "By task (mean over levels)",
-                {task: Cell(by_task[task], task_rows[task]) for task in tasks},
+                {
+                    task: Cell(by_task[task], task_rows[task], where={"task": task})
+                    for task in tasks
+                },
                 compare=True,
                 plot=True,
             ),
