@@ -328,7 +328,7 @@ def test_hub_offline_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 
 def test_the_headline_keeps_its_error_bars_beside_other_tasks() -> None:
-    # The statistics find each view's requests by its name (`meta.group`): with qa6 and qa7 run
+    # The statistics find each view's requests by its `where` (`meta.group`): with qa6 and qa7 run
     # beside qa1-qa5, the headline's mean per length still gets its standard error.
     values = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0]
     tasks = ("qa1", "qa2", "qa3", "qa4", "qa5", "qa6", "qa7")

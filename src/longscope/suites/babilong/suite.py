@@ -478,6 +478,7 @@ def _view(name: str, made: _Curves, facts: tuple[tuple[str, str], ...]) -> View:
     effective = effective_length(by_length, SATISFACTORY).label if by_length else "n/a"
     return View(
         name=name,
+        where={"meta.group": name} if name else {},
         headline=Headline(
             f"mean of {label}",
             overall,
