@@ -20,12 +20,8 @@ from longscope.suites.babilong.data import hub_sources
 from longscope.suites.babilong.prompts import MAX_NEW_TOKENS, PROMPTS, PromptConfig, build_prompt
 from longscope.suites.babilong.published import published
 from longscope.suites.babilong.scoring import PANDAS_NA_STRINGS
-from longscope.suites.babilong.suite import (
-    SATISFACTORY,
-    BabilongSuite,
-    babilong_summary,
-    group_of,
-)
+from longscope.suites.babilong.suite import BabilongSuite
+from longscope.suites.babilong.summary import SATISFACTORY, babilong_summary, group_of
 from longscope.suites.base import BuildContext, SampleSource
 from longscope.text.tokenizers import QwenTokenizer
 from longscope.types import Generation, GenerationConfig, Message, Score, ScoredRow
