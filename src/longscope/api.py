@@ -87,6 +87,14 @@ def evaluate(spec: RunSpec, *, notify: Notify | None = None) -> RunResult:
     return result
 
 
+def evaluate_adaptive(spec: RunSpec, adaptive: Any, *, notify: Notify | None = None) -> Any:
+    """Run `spec` adaptively: effective length decided from as few requests as it needs
+    (`run.adaptive.AdaptiveSpec` -> `AdaptiveResult`)."""
+    from longscope.run.adaptive import evaluate_adaptive as adaptive_run
+
+    return adaptive_run(spec, adaptive, notify or (lambda _: None))
+
+
 def plan(spec: RunSpec) -> Plan:
     """Return what `evaluate(spec)` would send, sending nothing but the probe's two short
     requests when `spec.scale.probe` asks for measured rates.

@@ -49,13 +49,33 @@ out, err = safe_console(), safe_console(stderr=True)
 
 @app.command("run")
 @takes_spec(run=True)
-def run_command(spec: RunSpec) -> None:
+def run_command(
+    spec: RunSpec,
+    adaptive: Opt.adaptive = False,
+    confidence: Opt.confidence = 0.95,
+    adaptive_rule: Opt.adaptive_rule = "absolute",
+    budget_tokens: Opt.budget_tokens = None,
+) -> None:
     """Run a suite on a model, store every generation, score, and print the table.
 
     Exits 0 when every request was scored or deliberately skipped (its context cannot fit the
     model), 3 when some failed or were not answered (the scores shown are provisional; the same
-    command retries them), 2 on bad input.
+    command retries them), 2 on bad input. With --adaptive: 0 once effective length is decided,
+    3 when it stopped undecided (budget spent, requests failing).
     """
+    if adaptive:
+        from longscope.run.adaptive import AdaptiveSpec
+
+        rule = AdaptiveSpec(confidence, adaptive_rule, budget_tokens=budget_tokens)  # type: ignore[arg-type]
+        made = api.evaluate_adaptive(spec, rule, notify=_note)
+        print_summary(made.scores.summary, out)
+        out.print(plain(made.describe(), one_line=False))
+        out.print(plain(f"run {made.run_id[:12]} stored in {made.run_dir}"))
+        if not made.decision.decided:
+            raise typer.Exit(EXIT_INCOMPLETE)
+        return
+    if budget_tokens is not None or adaptive_rule != "absolute" or confidence != 0.95:
+        raise UsageError("--confidence, --adaptive-rule and --budget-tokens go with --adaptive")
     result = api.evaluate(spec, notify=_note)
     summary = result.scores.summary
     print_summary(summary, out)
