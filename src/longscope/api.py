@@ -245,7 +245,12 @@ def profile(
     between(threshold, "--threshold", 0.0, 100.0)
     between(relative, "--relative", 0.0, 1.0)
     try:
-        made = model_profile([read_run(d) for d in run_dirs], threshold, relative)
+        from longscope.run.adaptive import read_adaptive
+
+        adaptive = [read_adaptive(d) for d in run_dirs]
+        made = model_profile(
+            [read_run(d) for d in run_dirs], threshold, relative, adaptive=adaptive
+        )
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     if output is not None:

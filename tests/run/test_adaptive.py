@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from longscope import api
 from longscope.analysis.effective import effective_length
 from longscope.errors import UsageError
 from longscope.models.scripted import Failure, ScriptedBackend
@@ -77,6 +78,15 @@ def test_adaptive_ruler_run_decides_the_full_grids_length_for_less(tmp_path: Pat
     assert record["effective"] == "1024" and record["interval"] == ["1024", "1024"]
     assert (made.run_dir / "summary.json").is_file()
     assert "decided at 95% confidence" in made.describe()
+    # `profile` reads the decision, not the partial curve's bootstrap.
+    measured = api.profile([made.run_dir]).data["measured"][0]
+    assert measured["effective_length"] == 1024 and measured["effective_label"] == "1024"
+    assert measured["adaptive"]["decided"] and measured["adaptive"]["interval"] == ["1024", "1024"]
+    name = "effective length (adaptive, score >= 85.6, 0.95)"
+    assert measured["intervals"][name] == {
+        "estimate": "1024", "median": "1024", "low": "1024", "high": "1024"
+    }  # fmt: skip
+    assert not [k for k in measured["intervals"] if k.startswith("effective length (>=")]
 
 
 def test_an_interrupted_adaptive_run_resumes_to_the_same_decision(tmp_path: Path) -> None:
@@ -112,6 +122,10 @@ def test_budget_stops_undecided_with_its_interval(tmp_path: Path) -> None:
     # 512 is decided within the budget; the next look at 1K would pass it.
     assert made.decision.low == "512" and made.decision.high == ">4096"
     assert "undecided (the token budget is spent)" in made.describe()
+    # Its partial curve (512 alone, passing) would read ">512": the profile keeps it undecided.
+    measured = api.profile([made.run_dir]).data["measured"][0]
+    assert measured["effective_length"] is None and measured["effective_label"] == "undecided"
+    assert measured["adaptive"]["interval"] == ["512", ">4096"]
 
 
 @pytest.mark.parametrize(
