@@ -32,15 +32,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from longscope.analysis.adaptive import (
-    Bounds,
-    Decision,
-    Method,
-    Rule,
-    confidence_path,
-    decide_bounds,
-    length_alphas,
-)
+from longscope.analysis.adaptive import Method, Rule, simulate
 from longscope.analysis.effective import RULER_THRESHOLD, effective_length
 from longscope.analysis.published import read_published
 from longscope.suites import suite_factory, suite_options
@@ -81,14 +73,6 @@ def curves(mix: Mix) -> list[tuple[str, dict[int, float]]]:
     return out
 
 
-def grid_effective(scores: dict[int, float], rule: Rule) -> int | None:
-    """Return the full grid's effective length (tokens, None below the shortest) under `rule`."""
-    bar = rule.threshold
-    if rule.kind == "relative":
-        bar = rule.fraction * scores[min(scores)]
-    return effective_length(scores, bar).tokens
-
-
 def position(tokens: int | None, lengths: Sequence[int]) -> int:
     """Return an effective length's step on the grid: 0 below the shortest, i + 1 at lengths[i]."""
     return 0 if tokens is None else list(lengths).index(tokens) + 1
@@ -113,45 +97,16 @@ def replay(
     method: Method = "asymptotic",
 ) -> Outcome:
     """Return one simulated adaptive run against one simulated full grid of `curve`."""
+    made = simulate(curve, mix.per_round, mix.rounds, mix.rule, confidence, rng, method)
     lengths = sorted(curve)
-    alphas = length_alphas(confidence, lengths)
-    draws = {
-        n: rng.binomial(mix.per_round, min(max(curve[n] / 100.0, 0.0), 1.0), size=mix.rounds)
-        / mix.per_round
-        for n in lengths
-    }
-    full = {n: 100.0 * float(v.mean()) for n, v in draws.items()}
-    truth = grid_effective(full, mix.rule)
-    paths = {n: confidence_path(v, alphas[n], mix.rounds, method) for n, v in draws.items()}
-    held = dict.fromkeys(lengths, 0)
-    looks = 0
-    while True:
-        bounds = []
-        for n in lengths:
-            k = held[n]
-            if k == 0:
-                bounds.append(Bounds(n, 0, mix.rounds, None, 0.0, 100.0))
-            else:
-                low, high = paths[n]
-                mean = 100.0 * float(draws[n][:k].mean())
-                bounds.append(
-                    Bounds(n, k, mix.rounds, mean, 100.0 * low[k - 1], 100.0 * high[k - 1])
-                )
-        decision: Decision = decide_bounds(bounds, mix.rule, confidence)
-        if decision.decided or decision.next_length is None:
-            break
-        held[decision.next_length] = decision.next_rounds
-        looks += 1
-    sent = sum(held[n] * n for n in lengths)
-    grid = sum(mix.rounds * n for n in lengths)
-    answer = decision.tokens
-    step = abs(position(answer, lengths) - position(truth, lengths))
+    decision = made.decision
+    step = abs(position(decision.tokens, lengths) - position(made.truth, lengths))
     return Outcome(
-        decision.decided and answer == truth,
+        decision.decided and decision.tokens == made.truth,
         decision.decided and step <= 1,
-        sent / grid,
+        made.share,
         decision.decided,
-        looks,
+        made.looks,
         bool(decision.non_monotone),
     )
 

@@ -366,16 +366,158 @@ def _next(verdicts: Sequence[Verdict], rule: Rule) -> tuple[int | None, int]:
     return candidate.length, _grow(candidate.bounds)
 
 
+@dataclass(frozen=True)
+class Simulated:
+    """One simulated adaptive run against one simulated full grid of a true curve."""
+
+    truth: int | None
+    """The simulated full grid's effective length (tokens; None below the shortest)."""
+    decision: Decision
+    share: float
+    """The full grid's prompt tokens the run sent (cells weighted by `weights`)."""
+    looks: int
+
+
+def grid_effective(scores: Mapping[int, float], rule: Rule) -> int | None:
+    """Return the full grid's effective length of a {length: score 0-100} curve under `rule`."""
+    bar = rule.threshold
+    if rule.kind == "relative":
+        bar = rule.fraction * scores[min(scores)]
+    return effective_length(scores, bar).tokens
+
+
+def simulate(
+    curve: Mapping[int, float],
+    per_round: int,
+    rounds: int,
+    rule: Rule,
+    confidence: float,
+    rng: np.random.Generator,
+    method: Method = "asymptotic",
+    weights: Mapping[int, float] | None = None,
+) -> Simulated:
+    """Return one adaptive run on a simulated full grid of `curve` (true scores 0-100).
+
+    Each length's full cell holds `rounds` rounds of `per_round` samples scored right (1) or wrong
+    (0) at the length's score: the largest variance a round of scores in [0, 1] can have at that
+    mean. The run sees the first rounds of the same draws, as `--limit` sends them, and stops by
+    `decide_bounds`; `weights` are each full cell's prompt tokens (default: its length).
+    """
+    lengths = sorted(curve)
+    alphas = length_alphas(confidence, lengths)
+    draws = {
+        n: rng.binomial(per_round, min(max(curve[n] / 100.0, 0.0), 1.0), size=rounds) / per_round
+        for n in lengths
+    }
+    truth = grid_effective({n: 100.0 * float(v.mean()) for n, v in draws.items()}, rule)
+    paths = {n: confidence_path(v, alphas[n], rounds, method) for n, v in draws.items()}
+    means = {n: np.cumsum(v) / np.arange(1, rounds + 1) for n, v in draws.items()}
+    held = dict.fromkeys(lengths, 0)
+    looks = 0
+    while True:
+        bounds = []
+        for n in lengths:
+            k = held[n]
+            if k == 0:
+                bounds.append(Bounds(n, 0, rounds, None, 0.0, 100.0))
+                continue
+            low, high = paths[n]
+            estimate = 100.0 * float(means[n][k - 1])
+            bounds.append(Bounds(n, k, rounds, estimate, 100.0 * low[k - 1], 100.0 * high[k - 1]))
+        decision = decide_bounds(bounds, rule, confidence)
+        if decision.decided or decision.next_length is None:
+            break
+        held[decision.next_length] = decision.next_rounds
+        looks += 1
+    weight = {n: float((weights or {}).get(n, n)) for n in lengths}
+    share = sum(held[n] / rounds * weight[n] for n in lengths) / sum(weight.values())
+    return Simulated(truth, decision, share, looks)
+
+
+@dataclass(frozen=True)
+class Forecast:
+    """What an adaptive run is expected to send, from simulated runs on reference curves."""
+
+    mean: float
+    """Mean share of the full grid's prompt tokens."""
+    median: float
+    high: float
+    """The 90th percentile share."""
+    runs: int
+    curves: int
+    source: str
+    """Where the reference curves came from (published rows, or synthetic ones)."""
+
+    def describe(self) -> str:
+        """Return the forecast as one line."""
+        return (
+            f"adaptive forecast: {100 * self.mean:.0f}% of these prompt tokens on average "
+            f"(median {100 * self.median:.0f}%, 90th percentile {100 * self.high:.0f}%), from "
+            f"{self.runs} simulated runs on {self.curves} {self.source}"
+        )
+
+
+def synthetic_curves(lengths: Sequence[int], rule: Rule) -> list[dict[int, float]]:
+    """Return curves that cross the bar at each place on the grid (and one that never does):
+    scores 8 points above the bar, then 12 below from the crossing on."""
+    grid = sorted(lengths)
+    bar = rule.threshold if rule.kind == "absolute" else 80.0 * rule.fraction
+    top = min(100.0, bar + 8.0) if rule.kind == "absolute" else 80.0
+    curves = []
+    for cross in range(len(grid) + 1):
+        curves.append({n: top if i < cross else max(0.0, bar - 12.0) for i, n in enumerate(grid)})
+    return curves
+
+
+def forecast(
+    curves: Sequence[Mapping[int, float]],
+    per_round: int,
+    rounds: int,
+    rule: Rule,
+    confidence: float,
+    *,
+    weights: Mapping[int, float] | None = None,
+    runs: int = 20,
+    seed: int = 0,
+    source: str = "reference curves",
+) -> Forecast:
+    """Return the expected share of the full grid's prompt tokens over simulated runs."""
+    if not curves:
+        raise ValueError("a forecast needs at least one reference curve")
+    rng = np.random.default_rng(seed)
+    shares = np.array(
+        [
+            simulate(c, per_round, rounds, rule, confidence, rng, weights=weights).share
+            for c in curves
+            for _ in range(runs)
+        ]
+    )
+    return Forecast(
+        float(shares.mean()),
+        float(np.median(shares)),
+        float(np.quantile(shares, 0.9)),
+        len(shares),
+        len(curves),
+        source,
+    )
+
+
 __all__ = [
     "DEFAULT_CONFIDENCE",
     "Bounds",
     "Decision",
+    "Forecast",
     "Rule",
+    "Simulated",
     "Verdict",
     "confidence_path",
     "decide",
     "decide_bounds",
+    "forecast",
+    "grid_effective",
     "length_alphas",
     "length_bounds",
     "round_values",
+    "simulate",
+    "synthetic_curves",
 ]
