@@ -109,6 +109,13 @@ def plan(spec: RunSpec) -> Plan:
     return launch(spec, suite, backend, transport=transport, plan_only=True).plan
 
 
+def plan_adaptive(spec: RunSpec, adaptive: Any) -> Any:
+    """Return `plan(spec)` with what `evaluate_adaptive` is expected to send (`AdaptivePlan`)."""
+    from longscope.run.adaptive import forecast_plan
+
+    return forecast_plan(plan(spec), spec.suite, adaptive)
+
+
 def merge(
     out: str | Path, run_dirs: Sequence[str | Path], run_id: str | None = None
 ) -> MergeReport:

@@ -93,10 +93,23 @@ def run_command(
 
 @app.command("plan")
 @takes_spec()
-def plan_command(spec: RunSpec, as_json: Opt.json_out = False) -> None:
+def plan_command(
+    spec: RunSpec,
+    as_json: Opt.json_out = False,
+    adaptive: Opt.adaptive = False,
+    confidence: Opt.confidence = 0.95,
+    adaptive_rule: Opt.adaptive_rule = "absolute",
+) -> None:
     """Print what `run` with the same options would send: prompt tokens per length, requests,
-    an ETA (stated or --probe rates) and a cost (--price-in/--price-out). Sends nothing else."""
-    made = api.plan(spec)
+    an ETA (stated or --probe rates) and a cost (--price-in/--price-out). Sends nothing else.
+    With --adaptive, also what `run --adaptive` is expected to send (a simulation)."""
+    if adaptive:
+        from longscope.run.adaptive import AdaptiveSpec
+
+        rule = AdaptiveSpec(confidence, adaptive_rule)  # type: ignore[arg-type]
+        made = api.plan_adaptive(spec, rule)
+    else:
+        made = api.plan(spec)
     if as_json:
         return _print_json(made.as_dict())
     out.print(plain(made.table(), one_line=False))

@@ -17,7 +17,16 @@ from longscope import api
 from longscope.analysis.effective import effective_length
 from longscope.errors import UsageError
 from longscope.models.scripted import Failure, ScriptedBackend
-from longscope.run.adaptive import ADAPTIVE_NAME, AdaptiveSpec, read_adaptive, replay, run_adaptive
+from longscope.run.adaptive import (
+    ADAPTIVE_NAME,
+    AdaptiveSpec,
+    forecast_plan,
+    read_adaptive,
+    reference_curves,
+    replay,
+    run_adaptive,
+)
+from longscope.run.plan import Plan, PlanCell, PlanTask
 from longscope.run.prepared import RunOptions
 from longscope.suites import create_suite
 from longscope.types import Request, stable_hash
@@ -162,3 +171,20 @@ def test_cli_adaptive_run_prints_its_decision(tmp_path: Path) -> None:
         made.stdout
     )
     assert read_adaptive(tmp_path / "run")["effective"] == ">1024"
+
+
+def test_plan_forecast_replays_the_suites_published_curves() -> None:
+    lengths = [4096, 8192, 16384, 32768, 65536, 131072]
+    curves, source = reference_curves("ruler", lengths)
+    # Every sweep of RULER's table but EXAONE-4.0-1.2B's, which has no 128K score.
+    assert len(curves) == 43 and source.startswith("published")
+    assert reference_curves("ruler", [512, 1024]) == ([], reference_curves("ruler", [512])[1])
+    cells = tuple(PlanCell(n, 13 * 40, 13 * 40 * n, 13 * 40 * 128, 0) for n in lengths)
+    tasks = tuple(PlanTask(f"t{i}", 6 * 40, 0, 0, 0) for i in range(13))
+    plan = Plan("run", cells, 0, 1, None, None, None, tasks=tasks)
+    made = forecast_plan(plan, "ruler", AdaptiveSpec(), runs=2)
+    assert made.forecast.runs == 86 and made.forecast.curves == 43
+    assert 0 < made.forecast.mean < 1 and made.forecast.median <= made.forecast.high <= 1
+    text = made.table()
+    assert "adaptive forecast:" in text and "from 86 simulated runs on 43 published" in text
+    assert f"about {round(made.forecast.mean * plan.prompt_tokens):,} prompt tokens" in text

@@ -23,15 +23,19 @@ from typing import Any
 from longscope.analysis.adaptive import (
     DEFAULT_CONFIDENCE,
     Decision,
+    Forecast,
     Method,
     Rule,
     RuleKind,
     decide,
+    forecast,
+    synthetic_curves,
 )
 from longscope.analysis.effective import RULER_THRESHOLD
 from longscope.errors import UsageError
 from longscope.files import write_atomic
 from longscope.models.base import Backend
+from longscope.run.plan import Plan, format_duration
 from longscope.run.prepared import PlannedCell, PreparedRun, RunOptions
 from longscope.run.runner import RunResult, default_run_dir, run_prepared
 from longscope.run.scoring import ScoreResult, score_run
@@ -417,3 +421,77 @@ def evaluate_adaptive(
         raise UsageError("--adaptive measures the model itself: leave out --router")
     suite, backend, _ = assemble(spec)
     return run_adaptive(suite, backend, spec.run_options(suite.default_repeats), adaptive, say)
+
+
+@dataclass(frozen=True)
+class AdaptivePlan:
+    """`plan SUITE --adaptive`: the full grid's plan and what an adaptive run is expected to send."""
+
+    plan: Plan
+    forecast: Forecast
+    spec: AdaptiveSpec
+
+    def table(self) -> str:
+        """Return the plan's table and the adaptive forecast as plain text lines."""
+        lines = [self.plan.table(), self.forecast.describe()]
+        tokens = round(self.forecast.mean * self.plan.prompt_tokens)
+        line = f"adaptive: about {tokens:,} prompt tokens expected"
+        if self.plan.eta_s is not None:
+            line += f", ETA about {format_duration(self.forecast.mean * self.plan.eta_s)}"
+        lines.append(line + f" ({self.spec.decision_rule.describe()}, {self.spec.confidence:g})")
+        return "\n".join(lines)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the plan and the forecast as JSON-ready data."""
+        return {**self.plan.as_dict(), "adaptive": asdict(self.forecast)}
+
+
+def reference_curves(
+    suite: str | Suite, lengths: Sequence[int]
+) -> tuple[list[dict[int, float]], str]:
+    """Return the curves a forecast replays: the suite's published rows that score every one of
+    `lengths`, else synthetic ones (and where they came from)."""
+    from longscope.analysis.published import read_published
+    from longscope.suites import suite_factory
+
+    factory = suite_factory(suite) if isinstance(suite, str) else type(suite)
+    table = factory.published()
+    if table is None and factory.PUBLISHED is not None:
+        table = read_published(factory.PUBLISHED)
+    rows = getattr(table, "rows", ()) if table is not None else ()
+    curves = [
+        {n: float(row.lengths[n]) for n in lengths}
+        for row in rows
+        if all(n in row.lengths for n in lengths)
+    ]
+    if curves:
+        return curves, "published curves of this suite at these lengths"
+    return [], "synthetic curves (no published row scores every one of these lengths)"
+
+
+def forecast_plan(
+    plan: Plan, suite: str | Suite, spec: AdaptiveSpec, runs: int = 10
+) -> AdaptivePlan:
+    """Return `plan` (the full grid's) with the adaptive run's forecast: simulated runs on the
+    suite's published curves at the plan's lengths (else synthetic ones), each cell weighted by its
+    planned prompt tokens."""
+    cells = [c for c in plan.cells if c.requests and c.length > 0]
+    if not cells:
+        raise UsageError("nothing to forecast: the plan sends no request at any length")
+    tasks = max(1, sum(1 for t in plan.tasks if t.requests and not t.reason))
+    rounds = max(1, min(c.requests for c in cells) // tasks)
+    lengths = [c.length for c in cells]
+    curves, source = reference_curves(suite, lengths)
+    if not curves:
+        curves = synthetic_curves(lengths, spec.decision_rule)
+    made = forecast(
+        curves,
+        tasks,
+        rounds,
+        spec.decision_rule,
+        spec.confidence,
+        weights={c.length: float(c.prompt_tokens) for c in cells},
+        runs=runs,
+        source=source,
+    )
+    return AdaptivePlan(plan, made, spec)
