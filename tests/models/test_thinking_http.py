@@ -260,3 +260,58 @@ async def test_llama_cpp_server_continues_a_chat_through_the_rendered_template(
     # error: never an empty answer scored).
     assert (gen.status in ("ok", "length") and gen.text) or gen.status == "error"
     assert gen.reasoning and "<think>" not in gen.text
+
+
+@pytest.mark.parametrize("opened", [False, True])
+async def test_an_empty_block_a_parser_set_apart_leaves_the_answer_within_the_budget(
+    opened: bool,
+) -> None:
+    # vLLM's parser on `<think></think>\n\n42` answers reasoning "" and content "\n\n42" (issue 40.1):
+    # the budget path must score "42", as the path without a budget does, whether or not the
+    # template opened the thinking (a template that opens it used to turn the answer into thought).
+    with FaultServer() as server:
+        server.script.append(_chat_body("\n\n42", "stop", 5, reasoning=""))
+        gen = await _backend(server, thinking_opened=opened).generate(_chat(thinking_budget=64))
+        server.script.append(_chat_body("\n\n42", "stop", 5, reasoning=""))
+        plain = await _backend(server, thinking_opened=opened).generate(_chat())
+    assert (gen.text, gen.reasoning, gen.status) == ("42", "", "ok") == (
+        plain.text, plain.reasoning, plain.status,
+    )  # fmt: skip
+    assert len(server.requests) == 2 and gen.budget is not None and not gen.budget.forced
+
+
+async def test_an_empty_block_a_parser_set_apart_then_cut_goes_on_as_an_answer() -> None:
+    # The same shape cut at the budget: the model closed its (empty) thinking and began its answer,
+    # so the continuation goes on from the answer, never forcing a close on a thought that ended.
+    with FaultServer() as server:
+        server.script.extend(
+            [_chat_body("\n\nThe ans", "length", 16, reasoning=""), _chat_body("wer", "stop", 1)]
+        )
+        gen = await _backend(server, thinking_opened=True).generate(_chat(thinking_budget=16))
+    continued = server.requests[1]["body"]["messages"][-1]["content"]
+    assert THINK.forced not in continued and continued.endswith("The ans")
+    assert (gen.text, gen.reasoning) == ("The answer", "")
+    assert gen.budget is not None and not gen.budget.forced
+
+
+@pytest.mark.parametrize("answered", [False, True])
+async def test_a_harmony_parser_is_rebuilt_without_the_think_familys_newlines(
+    answered: bool,
+) -> None:
+    # gpt-oss writes `<|channel|>analysis<|message|>hmm<|end|>` with no newline around its
+    # thinking (harmony); a parser's split is rebuilt as written, never with `<think>`'s "\n".
+    harmony = THINKING_FORMATS["gpt-oss"]
+    with FaultServer() as server:
+        server.script.extend(
+            [_chat_body("The ans" if answered else "", "length", 16, reasoning="hmm"),
+             _chat_body("wer" if answered else "7", "stop", 2)]
+        )  # fmt: skip
+        backend = _backend(server, thinking="gpt-oss")
+        gen = await backend.generate(_chat(thinking_budget=16))
+    final = "<|start|>assistant<|channel|>final<|message|>"
+    expected = (
+        f"{harmony.open}hmm{harmony.close}{final}The ans" if answered
+        else f"{harmony.open}hmm{harmony.forced}"
+    )  # fmt: skip
+    assert server.requests[1]["body"]["messages"][-1]["content"] == expected
+    assert (gen.text, gen.reasoning) == (("The answer" if answered else "7"), "hmm")

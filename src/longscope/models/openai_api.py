@@ -592,9 +592,18 @@ class OpenAIBackend(Backend):
                     "timeout": httpx.Timeout(timeout_s, connect=min(timeout_s, _CONNECT_TIMEOUT_S))
                 },
             )
-        # A completion prompt that ends inside a think block: the text goes on inside it.
-        opened = request.mode == "completion" and opened_by(request.prompt, self.thinking)
-        return parse_choices(body, request.mode, raw=raw, opened=self.thinking.open * opened)
+        # A completion prompt that ends inside a think block: the text goes on inside it. Raw
+        # text (a thinking budget reads it) also needs a chat template's opening, to rebuild an
+        # empty block a parser set apart as it was written.
+        opened = (
+            opened_by(request.prompt, self.thinking)
+            if request.mode == "completion"
+            else raw and self.thinking_opened
+        )
+        fmt = self.thinking
+        return parse_choices(
+            body, request.mode, raw=raw, opened=fmt.open * opened, markers=(fmt.open, fmt.close)
+        )
 
     async def aclose(self) -> None:
         for client in self._clients:
@@ -742,7 +751,12 @@ def _count(usage: Any, key: str) -> int:
 
 
 def parse_choices(
-    body: bytes, mode: PromptMode, *, raw: bool = False, opened: str = ""
+    body: bytes,
+    mode: PromptMode,
+    *,
+    raw: bool = False,
+    opened: str = "",
+    markers: tuple[str, str] = ("<think>", "</think>"),
 ) -> list[Generation]:
     """Return one generation per choice in a 200 answer body; raise UnusableAnswer saying why
     there is none.
@@ -773,7 +787,7 @@ def parse_choices(
         key=lambda c: c.get("index") if isinstance(c.get("index"), int) else 0,
     )
     share = output // len(ordered)
-    return [_choice(choice, mode, body, prompt, share, raw, opened) for choice in ordered]
+    return [_choice(choice, mode, body, prompt, share, raw, opened, markers) for choice in ordered]
 
 
 def _choice(
@@ -784,6 +798,7 @@ def _choice(
     output: int,
     raw: bool,
     opened: str,
+    markers: tuple[str, str],
 ) -> Generation:
     if mode == "completion":
         text, reasoning, set_apart = choice.get("text"), "", False
@@ -804,6 +819,11 @@ def _choice(
     # JSON's "\ud800" decodes to a lone surrogate that no file or database can hold: cleaned
     # here, where the text enters, and the answer flagged (it is still scored, as text).
     (text, bad_text), (reasoning, bad_reasoning) = storable_text(text), storable_text(reasoning)
+    if raw and set_apart and not reasoning:
+        # A parser set apart an empty think block ("" as its reasoning): the raw text gets the
+        # block back as the model wrote it, so that a thinking budget reads a closed thought and
+        # an answer, not an open thought (or an answer with the parser's separator in front).
+        text = ("" if opened else markers[0]) + markers[1] + text
     if not raw:  # `raw`: the text as written, markers kept (a thinking budget reads them)
         # `opened`: the prompt opened the thinking; a thought never closed is no answer.
         text, reasoning = split_reasoning(opened + text, reasoning, set_apart=set_apart)

@@ -56,6 +56,12 @@ class ThinkingFormat:
     """Appended to the thinking when the budget is reached: `close` plus a final-answer cue."""
     source: str
     """Where `forced` comes from (so a reader can check it)."""
+    after_open: str = "\n"
+    """What the model writes after `open` (rebuilding thinking a server's parser set apart)."""
+    before_close: str = "\n"
+    """What the model writes before `close`."""
+    after_close: str = "\n\n"
+    """What the model writes between `close` and its answer (harmony: the final channel)."""
 
 
 THINKING_FORMATS: dict[str, ThinkingFormat] = {
@@ -84,6 +90,9 @@ THINKING_FORMATS: dict[str, ThinkingFormat] = {
             "<|end|>",
             "<|end|><|start|>assistant<|channel|>final<|message|>",
             "OpenAI harmony format: the analysis channel ends, the final channel begins",
+            after_open="",
+            before_close="",
+            after_close="<|start|>assistant<|channel|>final<|message|>",
         ),
     )
 }
@@ -201,10 +210,10 @@ def read_first(
     if server_reasoning:
         # The parser took the markers away: the thinking is rebuilt around what it kept. An
         # empty content means the tokens ran out before the model closed its thinking.
-        thought = ("" if opened else fmt.open + "\n") + server_reasoning
+        thought = ("" if opened else fmt.open + fmt.after_open) + server_reasoning
         if not raw.strip():
             return FirstAnswer(True, thought, server_reasoning.strip(), "")
-        prefix = f"{thought}\n{fmt.close}\n\n{raw}"
+        prefix = f"{thought}{fmt.before_close}{fmt.close}{fmt.after_close}{raw}"
         return FirstAnswer(False, prefix, server_reasoning.strip(), raw.strip())
     tracker = ThinkingTracker(fmt, opened=opened)
     state = tracker.feed(raw)
