@@ -451,14 +451,14 @@ def reference_curves(
 ) -> tuple[list[dict[int, float]], str]:
     """Return the curves a forecast replays: the suite's published rows that score every one of
     `lengths`, else synthetic ones (and where they came from)."""
-    from longscope.analysis.published import read_published
+    from longscope.analysis.published import Published, read_published
     from longscope.suites import suite_factory
 
     factory = suite_factory(suite) if isinstance(suite, str) else type(suite)
     table = factory.published()
     if table is None and factory.PUBLISHED is not None:
         table = read_published(factory.PUBLISHED)
-    rows = getattr(table, "rows", ()) if table is not None else ()
+    rows = table.rows if isinstance(table, Published) else ()
     curves = [
         {n: float(row.lengths[n]) for n in lengths}
         for row in rows
