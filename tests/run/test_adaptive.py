@@ -152,11 +152,18 @@ def test_bad_adaptive_options_are_refused_in_one_line(given: dict, message: str)
 
 
 def test_cli_refuses_adaptive_options_without_adaptive(tmp_path: Path) -> None:
-    made = longscope("run", "ruler", "--model", "scripted/x", "--output", str(tmp_path),
-                     "--budget-tokens", "100")  # fmt: skip
-    assert made.returncode == 2, made.stderr
-    assert "--confidence, --adaptive-rule and --budget-tokens go with --adaptive" in made.stderr
-    assert not (tmp_path / "longscope.sqlite").exists()
+    from typer.testing import CliRunner
+
+    from longscope.cli import app
+
+    args = ["run", "ruler", "--model", "scripted/x", "--output", str(tmp_path / "run")]
+    made = CliRunner().invoke(app, [*args, "--budget-tokens", "100"])
+    # `longscope` (cli.main) prints a UsageError in one line and exits 2.
+    assert isinstance(made.exception, UsageError), made.output
+    assert str(made.exception) == (
+        "--confidence, --adaptive-rule and --budget-tokens go with --adaptive"
+    )
+    assert not (tmp_path / "run").exists()
 
 
 def test_cli_adaptive_run_prints_its_decision(tmp_path: Path) -> None:
