@@ -87,6 +87,7 @@ def test_adaptive_ruler_run_decides_the_full_grids_length_for_less(tmp_path: Pat
     assert record["effective"] == "1024" and record["interval"] == ["1024", "1024"]
     assert (made.run_dir / "summary.json").is_file()
     assert "decided at 95% confidence" in made.describe()
+    assert "4096 not measured, so their curve metrics are not the decision" in made.describe()
     # `profile` reads the decision, not the partial curve's bootstrap.
     measured = api.profile([made.run_dir]).data["measured"][0]
     assert measured["effective_length"] == 1024 and measured["effective_label"] == "1024"

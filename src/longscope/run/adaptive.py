@@ -160,6 +160,12 @@ def describe_record(record: Mapping[str, Any]) -> str:
             lines.append(f"  {row['length']}: not measured")
     for fail, passed in record["non_monotone"]:
         lines.append(f"  non-monotone: {fail} surely fails below {passed}, which surely passes")
+    unmeasured = [str(row["length"]) for row in record["lengths"] if not row["rounds"]]
+    if unmeasured:
+        lines.append(
+            f"  the tables above cover the measured cells only: {', '.join(unmeasured)} not "
+            "measured, so their curve metrics are not the decision"
+        )
     grid_tokens = max(1, int(record["grid_prompt_tokens"]))
     lines.append(
         f"cost: {record['sent_requests']:,} of the full grid's {record['grid_requests']:,} "
