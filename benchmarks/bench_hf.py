@@ -395,7 +395,26 @@ def profile_static_step(model: Any, ids: list[int], record: Any, path: str) -> N
     torch.cuda.empty_cache()
 
 
-def profile_step(model: Any, backend: HFBackend, ids: list[int], record: Any, path: str) -> None:
+STEP_MODES = ("torch", "triton-cublas", "triton")
+"""The decode step's kernels: the torch step; the Triton step with torch's (cuBLAS) matmuls;
+the Triton step with `decode_ops.linear` choosing the skinny GEMM per shape."""
+
+
+def set_step_mode(backend: HFBackend, mode: str) -> None:
+    """Switch the engine's decode step to `mode` (one of `STEP_MODES`)."""
+    switches = backend.engine.kernels
+    switches.decode_triton = mode != "torch"
+    switches.decode_gemm = mode == "triton"
+
+
+def profile_step(
+    model: Any,
+    backend: HFBackend,
+    ids: list[int],
+    record: Any,
+    path: str,
+    modes: tuple[str, ...] = ("torch", "triton"),
+) -> None:
     """Issue 46: one decode step after `ids` at batch 1, per kernel mode ("torch": the torch step,
     "triton": `decode_ops`): kernels launched per step and their device time (profiler, the step
     run eagerly), the captured graph's replay time (device only, back to back) and the eager
@@ -406,8 +425,8 @@ def profile_step(model: Any, backend: HFBackend, ids: list[int], record: Any, pa
 
     from longscope.models.memory_plan import decode_capacity
 
-    for mode in ("torch", "triton"):
-        backend.engine.kernels.decode_triton = mode == "triton"
+    for mode in modes:
+        set_step_mode(backend, mode)
         with torch.inference_mode():
             cache = DynamicCache(config=model.config)
             with backend.prefill_context():
@@ -458,11 +477,16 @@ def profile_step(model: Any, backend: HFBackend, ids: list[int], record: Any, pa
             )
             decoder.close()
         torch.cuda.empty_cache()
-    backend.engine.kernels.decode_triton = True
+    set_step_mode(backend, "triton")
 
 
 def decode_lengths(
-    backend: HFBackend, lengths: list[int], record: Any, weight_bytes: int, reading: float
+    backend: HFBackend,
+    lengths: list[int],
+    record: Any,
+    weight_bytes: int,
+    reading: float,
+    modes: tuple[str, ...] = ("triton", "torch"),
 ) -> None:
     """Issue 46: decode at batch 1 after each prompt length, Triton step against the torch step,
     by the engine's own decode clock (capture left out) against the bandwidth bound (weights but
@@ -470,8 +494,8 @@ def decode_lengths(
     new_tokens = 256
     for n in lengths:
         ids = prompt_ids(n)
-        for mode in ("triton", "torch"):
-            backend.engine.kernels.decode_triton = mode == "triton"
+        for mode in modes:
+            set_step_mode(backend, mode)
             longscope_group(backend, ids, 1, new_tokens)
             stats = backend.engine.last_decode
             step = (stats["decode_s"] - stats.get("capture_ms", 0) / 1e3) / max(1, stats["steps"])
@@ -481,6 +505,7 @@ def decode_lengths(
                 kind="decode_length",
                 context=n,
                 batch=1,
+                mode=mode,
                 kernels=stats.get("kernels"),
                 why=stats.get("kernels_why"),
                 steps=stats["steps"],
@@ -489,7 +514,7 @@ def decode_lengths(
                 ratio=round(step / bound, 3),
             )
             torch.cuda.empty_cache()
-    backend.engine.kernels.decode_triton = True
+    set_step_mode(backend, "triton")
 
 
 def decode_batched(
@@ -564,10 +589,132 @@ def decode_batched(
             flops_bound_ms=round(flop_bound / max(1, steps) * 1e3, 3),
             ratio=round(decode_s / max(byte_bound, flop_bound), 3),
             captures=last.get("captures"),
+            capture_ms=last.get("capture_ms"),
+            rebuilds=last.get("rebuilds"),
+            rebuild_host_ms=last.get("rebuild_ms"),
             joined=stats["joined"] - before["joined"],
+            gemm=decode_ops_choices(),
         )
         torch.cuda.empty_cache()
     backend.engine.max_batch = 32
+
+
+def decode_ops_choices() -> dict[str, bool]:
+    """Return the skinny-GEMM choices `decode_ops.linear` has made so far (shape -> won)."""
+    from longscope.models.hf import decode_ops
+
+    return decode_ops.gemm_choices()
+
+
+def long_output(
+    backend: HFBackend,
+    record: Any,
+    rows: int = 64,
+    answer: int = 8192,
+    prompt: int = 1024,
+) -> None:
+    """Issue 46.2: a long-output run (LongProc-like): `rows` requests of their own prompts,
+    each answered with `answer` tokens, handed over at once as the runner hands them (one group
+    each), against the engine's decode time for the same tokens (the same rows as one group:
+    one prefill, one capture, no joins or leaves). Their ratio is what joining, leaving,
+    rebuilds, captures and the harness cost on top of decoding."""
+    backend.engine.max_batch = max(32, rows)
+    ids = prompt_ids(prompt, seed=7)
+    before = dict(backend.engine.stats)
+    started = sync_time()
+    longscope_group(backend, ids, rows, answer)
+    alone_wall = sync_time() - started
+    alone = backend.engine.last_decode
+    alone_steps = backend.engine.stats["steps"] - before["steps"]
+    docs = [
+        [
+            Request(
+                f"req{d}", 0, "completion", prompt=" ".join(map(str, prompt_ids(prompt, 300 + d))),
+                config=GenerationConfig(max_tokens=answer),
+            )
+        ]
+        for d in range(rows)
+    ]  # fmt: skip
+    before = dict(backend.engine.stats)
+    wall = run_documents(backend, docs, together=True)
+    stats = backend.engine.stats
+    last = backend.engine.last_decode
+    engine_s = alone["decode_s"]
+    record(
+        kind="long_output",
+        rows=rows,
+        answer=answer,
+        prompt=prompt,
+        engine_decode_s=round(engine_s, 2),
+        engine_wall_s=round(alone_wall, 2),
+        engine_steps=alone_steps,
+        engine_ms_per_step=round(engine_s / max(1, alone_steps) * 1e3, 3),
+        engine_capture_ms=alone.get("capture_ms"),
+        run_wall_s=round(wall, 2),
+        run_steps=stats["steps"] - before["steps"],
+        rows_per_step=round(
+            (stats["row_steps"] - before["row_steps"]) / max(1, stats["steps"] - before["steps"]), 2
+        ),
+        joined=stats["joined"] - before["joined"],
+        units=stats["units"] - before["units"],
+        last_batch=last,
+        ratio=round(wall / engine_s, 3),
+    )
+    backend.engine.max_batch = 32
+    torch.cuda.empty_cache()
+
+
+def attention_sweep(record: Any, reading: float) -> None:
+    """Issue 46: the decode attention alone (28 layers' worth, one CUDA graph, batch 1, a 7B's
+    4 KV heads x 7 query heads of 128) at each `MIN_SPLIT`, against its KV bytes over the read
+    rate: which split size the card wants."""
+    from longscope.models.hf import decode_ops
+
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    default = decode_ops.MIN_SPLIT
+    for length in (32768 + 128, 131072 + 128):
+        capacity = length + 128
+        keys = [
+            torch.randn(1, 4, capacity, 128, device="cuda", generator=gen).bfloat16()
+            for _ in range(28)
+        ]
+        values = [
+            torch.randn(1, 4, capacity, 128, device="cuda", generator=gen).bfloat16()
+            for _ in range(28)
+        ]
+        query = torch.randn(1, 28, 128, device="cuda", generator=gen).bfloat16()
+        valid = torch.ones(1, capacity, dtype=torch.bool, device="cuda")
+        lengths = torch.tensor([length], device="cuda")
+        kv_bytes = 28 * 2 * 4 * length * 128 * 2
+        for minimum in (128, 256, 512, 1024):
+            decode_ops.MIN_SPLIT = minimum
+            attention = decode_ops.DecodeAttention(1, 28, 4, 128, capacity, torch.bfloat16, "cuda")
+            for k, v in zip(keys, values, strict=True):
+                attention(query, k, v, valid, lengths, 0.088)
+            torch.cuda.synchronize()
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                for k, v in zip(keys, values, strict=True):
+                    attention(query, k, v, valid, lengths, 0.088)
+            for _ in range(3):
+                graph.replay()
+            start = sync_time()
+            for _ in range(20):
+                graph.replay()
+            took = (sync_time() - start) / 20
+            record(
+                kind="attention_sweep",
+                length=length,
+                min_split=minimum,
+                splits=attention.splits,
+                ms_28_layers=round(took * 1e3, 3),
+                bytes_ms=round(kv_bytes / (reading * 1e9) * 1e3, 3),
+                tbps=round(kv_bytes / took / 1e12, 2),
+            )
+            del graph
+        del keys, values
+        torch.cuda.empty_cache()
+    decode_ops.MIN_SPLIT = default
 
 
 def attention_checks(record: Any) -> None:
@@ -621,15 +768,20 @@ def main() -> None:
         "--skip",
         default="",
         help="parts to leave out: continuous,table,decode,step,attention,bare,prefill,"
-        "lengths,batched,profile46",
+        "lengths,batched,profile46,sweep,long",
     )
+    parser.add_argument("--step-modes", default="torch,triton-cublas,triton")
+    parser.add_argument("--decode-modes", default="triton,triton-cublas,torch")
+    parser.add_argument("--long-rows", type=int, default=64)
+    parser.add_argument("--long-answer", type=int, default=8192)
     parser.add_argument("--decode-lengths", default="8192,32768,131072")
     parser.add_argument("--batched-rows", default="8,32,64")
     parser.add_argument("--batched-longest", type=int, default=8192)
     parser.add_argument("--smoke", action="store_true", help="table and prefill at 2K only")
     args = parser.parse_args()
     if args.smoke:
-        args.lengths, args.skip = "2048", "continuous,decode,step,attention,bare,batched,profile46"
+        args.lengths = "2048"
+        args.skip = "continuous,decode,step,attention,bare,batched,profile46,sweep,long"
         args.decode_lengths = "2048"
         args.out = "/dev/null"
     lengths = [int(x) for x in args.lengths.split(",")]
@@ -665,8 +817,13 @@ def main() -> None:
     switches = backend.engine.kernels
     record(kind="model", params=params, attention=model.config._attn_implementation)
 
-    # Warm-up: kernels, allocator, cuBLAS handles.
-    longscope_group(backend, prompt_ids(1024), 2, 4)
+    # Warm-up: kernels, allocator, cuBLAS handles; the decode step's Triton kernels compiled
+    # and tuned for each row padding (1, 16, 32, 64 rows: once per machine, cached on disk).
+    backend.engine.max_batch = 64
+    for members in (2, 1, 32, 64):
+        longscope_group(backend, prompt_ids(1024), members, 4)
+    backend.engine.max_batch = 32
+    record(kind="gemm_choices", **decode_ops_choices())
 
     # 0. Continuous batching across documents.
     if "continuous" not in skip:
@@ -753,17 +910,23 @@ def main() -> None:
     backend.engine.kernels.fused_norm = backend.engine.kernels.fast_rope = True
 
     # Issue 46: where a step's time goes, decode at batch 1 after 8K-128K, batched long answers.
+    if "sweep" not in skip:
+        attention_sweep(record, reading)
     if "profile46" not in skip:
-        profile_step(model, backend, prompt_ids(32768), record, args.profile)
+        modes = tuple(args.step_modes.split(","))
+        profile_step(model, backend, prompt_ids(32768), record, args.profile, modes)
     if "lengths" not in skip:
         decode = [int(x) for x in args.decode_lengths.split(",")]
-        decode_lengths(backend, decode, record, step_weight_bytes, reading)
+        modes = tuple(args.decode_modes.split(","))
+        decode_lengths(backend, decode, record, step_weight_bytes, reading, modes)
     if "batched" not in skip:
         rows = [int(x) for x in args.batched_rows.split(",")]
         decode_batched(
             backend, rows, record, step_weight_bytes, reading, peak, 2 * (params - embed),
             longest=args.batched_longest,
         )  # fmt: skip
+    if "long" not in skip:
+        long_output(backend, record, args.long_rows, args.long_answer)
 
     if "step" not in skip:
         profile_static_step(model, prompt_ids(32768), record, args.profile)

@@ -6,7 +6,7 @@ Floors (`FLOORS`, bottom first), after ../shared/design.md's layering and the fl
 0. the shared vocabulary: `longscope` (its version; the facade's re-exports are lazy),
    `errors`, `types`, `summary`;
 1. small utilities every layer may use: `files`, `jsonl`, `hub`, `catalogue`, `sources` (what a
-   suite downloads, as plain values);
+   suite downloads, as plain values), `sandbox` (runs model-written programs; stdlib only);
 2. `text/`: tokenizers, counting, filler, safe text;
 2.5 `params` (typed plug-in options) and `plugins` (the one `Registry`), below both `models` and
    `suites`, which share them;
@@ -40,7 +40,7 @@ SUITES = f"{PACKAGE}.suites"
 SUITE_CONTRACT = {SUITES, f"{SUITES}.base", f"{SUITES}.params"}
 FLOORS: tuple[tuple[str, ...], ...] = (
     (PACKAGE, f"{PACKAGE}.errors", f"{PACKAGE}.types", f"{PACKAGE}.summary"),
-    tuple(f"{PACKAGE}.{m}" for m in ("files", "jsonl", "hub", "catalogue", "sources")),
+    tuple(f"{PACKAGE}.{m}" for m in ("files", "jsonl", "hub", "catalogue", "sources", "sandbox")),
     (f"{PACKAGE}.text",),
     (f"{PACKAGE}.params", f"{PACKAGE}.plugins"),
     (f"{PACKAGE}.models",),

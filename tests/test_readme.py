@@ -84,6 +84,7 @@ TINY: tuple[tuple[str, str], ...] = (
     (r"^longscope run hundred\b", "--lengths 2k -S samples=1 --max-tokens 16 --limit 1 -q"),
     (r"^longscope run longbench-pro\b", "--max-tokens 16 --limit 1 -q"),
     (r"^longscope run ruler\b", "--lengths 1k -S samples=1 --max-tokens 16 --limit 1 -q"),
+    (r"^longscope run nolima\b", "-S depths=0.5 --max-tokens 16 --limit 1 -q"),
     (r"^longscope run\b", "--max-tokens 16 --limit 1 -q"),
     (r"^longscope plan longctx\b", "--lengths 1k -S depths=0.5 -S types=needle"),
 )
@@ -98,13 +99,22 @@ PY_TINY: tuple[tuple[str, str], ...] = (
 )
 
 # Runs a command reads that a page makes outside its commands (`make demo`), made small.
-PREPARE: tuple[tuple[str, str], ...] = tuple(
+PREPARE: tuple[tuple[str, str], ...] = (
+    *(
+        (
+            rf"\bruns/demo/{model}\b",
+            f"test -d runs/demo/{model} || longscope run longctx --model llamacpp/{model} "
+            f"--lengths 1k,2k -S depths=0.5 -S types=needle --max-tokens 16 -q -o runs/demo/{model}",
+        )
+        for model in ("gemma3-270m", "smollm2-135m")
+    ),
+    # NoLiMa's data is never shipped: a folder in its layout is built from invented prose.
     (
-        rf"\bruns/demo/{model}\b",
-        f"test -d runs/demo/{model} || longscope run longctx --model llamacpp/{model} "
-        f"--lengths 1k,2k -S depths=0.5 -S types=needle --max-tokens 16 -q -o runs/demo/{model}",
-    )
-    for model in ("gemma3-270m", "smollm2-135m")
+        r"-S data=nolima-data\b",
+        f"test -d nolima-data || {sys.executable} -c \"import sys; sys.path.insert(0, '{ROOT}'); "
+        "from pathlib import Path; from tests.suites.nolima.rows import fixture_dataset; "
+        "fixture_dataset(Path('nolima-data'))\"",
+    ),
 )
 # Commands whose exit code is not 0 by design once TINY shrank the commands before them, with the
 # line they must print instead: a merge of shards that each ran one sample (`--limit 1`) reports

@@ -176,6 +176,7 @@ def fetch_file(
     """Download one file into `folder` (resuming, verifying), or check the copy already there."""
     folder.mkdir(parents=True, exist_ok=True)
     dest = folder / source.name
+    dest.parent.mkdir(parents=True, exist_ok=True)  # a name may keep its dataset's folders
     url = f"{mirror.rstrip('/')}/{source.name}" if mirror else source.url
     state = "cached"
     if not dest.exists():
@@ -230,7 +231,11 @@ def fetch_hub(source: HubSource, folder: Path) -> Fetched:
     target = folder / source.folder
     try:
         path = snapshot_download(
-            source.repo_id, repo_type="dataset", revision=source.revision, local_dir=str(target)
+            source.repo_id,
+            repo_type="dataset",
+            revision=source.revision,
+            local_dir=str(target),
+            allow_patterns=list(source.patterns) or None,
         )
     except Exception as exc:  # the Hub client raises many unrelated types when offline
         raise UsageError(

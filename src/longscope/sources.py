@@ -30,6 +30,8 @@ class HubSource:
     """None: the Hub's current `main` (not pinned)."""
     what: str
     folder: str = "hub"
+    patterns: tuple[str, ...] = ()
+    """Only the files matching these globs (huggingface_hub's `allow_patterns`); empty: all."""
 
 
 @dataclass(frozen=True)

@@ -212,6 +212,10 @@ class View:
     """Effective length, length AUC, wAvg and LongScore of `by_length` (`analysis.curves`)."""
     curve_metrics: dict[str, CurveMetrics] = field(default_factory=dict)
     """The same per category curve."""
+    stated: dict[str, str] = field(default_factory=dict)
+    """Numbers the suite reads off its own curve by its benchmark's published rule (NoLiMa's
+    effective length: 85% of the model's own base score), named as its published rows name them;
+    `compare` shows them as columns beside the generic ones, never in their place."""
 
     def breakdown(self, key: str) -> Breakdown | None:
         return next((b for b in self.breakdowns if b.key == key), None)
@@ -440,6 +444,7 @@ def _view_dict(view: View) -> dict[str, Any]:
         "intervals": [asdict(i) for i in view.intervals],
         "metrics": None if view.metrics is None else _metrics_dict(view.metrics),
         "curve_metrics": {name: _metrics_dict(m) for name, m in view.curve_metrics.items()},
+        **({"stated": dict(view.stated)} if view.stated else {}),
     }
 
 
@@ -506,6 +511,7 @@ def _view_from(data: Mapping[str, Any]) -> View:
             )
             if m is not None
         },
+        stated={str(k): str(v) for k, v in (data.get("stated") or {}).items()},
     )
 
 

@@ -161,3 +161,66 @@ def test_model_decodes_the_same_with_triton_and_torch_steps(cuda) -> None:  # ty
         torch.cuda.empty_cache()
     assert answers[True] == answers[False]
     assert all(len(a) > 0 for a in answers[True])
+
+
+@pytest.mark.parametrize("rows", [1, 7, 64])
+def test_skinny_gemm_matches_torch_linear(cuda, rows) -> None:  # type: ignore[no-untyped-def]
+    """The decode step's skinny GEMM (and `linear`, whichever way it chose) against float64, as
+    close as torch's own bf16 matmul is; every output written (the output starts as NaN)."""
+    torch = cuda
+    from longscope.models.hf import decode_ops
+
+    gen = torch.Generator(device="cuda").manual_seed(rows)
+    for n, k, bias in ((4608, 3584, True), (3584, 18944, False), (1000, 896, True)):
+        x = torch.randn(rows, k, device="cuda", generator=gen).bfloat16()
+        w = (torch.randn(n, k, device="cuda", generator=gen) / k**0.5).bfloat16()
+        b = torch.randn(n, device="cuda", generator=gen).bfloat16() if bias else None
+        want = torch.nn.functional.linear(x.double(), w.double(), b.double() if bias else None)
+        floor = (torch.nn.functional.linear(x, w, b).double() - want).norm() / want.norm()
+        for got in (decode_ops.skinny_gemm(x, w, b), decode_ops.linear(x, w, b)):
+            assert got.shape == (rows, n) and torch.isfinite(got).all()
+            error = ((got.double() - want).norm() / want.norm()).item()
+            assert error < max(2 * floor.item(), 4e-3), (n, k, error, floor.item())
+    assert decode_ops.gemm_choices()  # the shapes were measured
+
+
+def test_single_requests_joining_and_leaving_decode_as_alone(cuda) -> None:  # type: ignore[no-untyped-def]
+    """Single-request groups handed over at once join the running batch one by one and leave
+    in several orders (from either end and from inside: views and copies of the written
+    slots): every answer equals the one it gets alone."""
+    torch = cuda
+    from longscope.models.hf import HFBackend
+    from tests.gpu.tiny import tiny_qwen2, tiny_tokenizer
+
+    tok = tiny_tokenizer()
+    # float32: bf16 matmuls may round a row differently at another batch size (a fork at a
+    # random model's near-tie); what is tested here is which slots each row keeps.
+    model = tiny_qwen2(
+        vocab_size=len(tok), layers=2, hidden=896, heads=7, kv_heads=1, dtype="float32",
+        device="cuda",
+    )  # fmt: skip
+    backend = HFBackend("tiny", model=model, tokenizer=tok, prompt_mode="completion")
+    words = ["the", "cat", "sat", "on", "a", "mat", "while", "rain", "fell", "over", "a", "town"]
+    groups = [
+        [
+            Request(
+                f"r{i}", 0, "completion", prompt=" ".join(words[i % 5 :] * (3 + i)),
+                config=GenerationConfig(max_tokens=tokens),
+            )
+        ]
+        for i, tokens in enumerate((40, 12, 30, 8, 44, 20))
+    ]  # fmt: skip
+    alone = [asyncio.run(backend.generate_group(g))[0] for g in groups]
+
+    async def together():  # type: ignore[no-untyped-def]
+        return await asyncio.gather(*(backend.generate_group(g) for g in groups))
+
+    before = backend.engine.stats["joined"]
+    joined = [answers[0] for answers in asyncio.run(together())]
+    assert backend.engine.stats["joined"] > before
+    assert backend.engine.last_decode["rebuilds"] >= 2, backend.engine.last_decode
+    assert backend.engine.last_decode["kernels"] == "triton"
+    for one, many in zip(alone, joined, strict=True):
+        assert (many.text, many.completion_tokens) == (one.text, one.completion_tokens)
+    assert len({a.text for a in alone}) > 1
+    torch.cuda.empty_cache()

@@ -465,3 +465,32 @@ def test_longctx_tier_runs_end_to_end_through_the_cli(tiny: tuple, tmp_path: Pat
         statuses = [row[0] for row in db.execute("SELECT status FROM generations")]
     assert len(statuses) == 4
     assert set(statuses) <= {"ok", "length"}
+
+
+def test_requests_handed_over_together_join_before_a_step(tiny: tuple) -> None:
+    """Short single requests (one prefill chunk each) queued together all join the running
+    batch before its first step (one batch change: one graph capture on CUDA, no step per join), and each answers as
+    it does alone. Before, each join took a step of its own and a capture of its own."""
+    backend = _backend(tiny)
+    groups = [
+        [
+            Request(
+                f"q{i}", 0, "completion", prompt=CONTEXT[:300] + question,
+                config=GenerationConfig(max_tokens=10 + 6 * i),
+            )
+        ]
+        for i, question in enumerate(QUESTIONS)
+    ]  # fmt: skip
+    alone = [asyncio.run(backend.generate_group(g))[0] for g in groups]
+    before = dict(backend.engine.stats)
+    together = [answers[0] for answers in asyncio.run(_queued_in_order(backend, groups))]
+    stats, last = backend.engine.stats, backend.engine.last_decode
+    assert stats["joined"] - before["joined"] == len(groups) - 1
+    assert last["largest_batch"] == len(groups)
+    # Every row stepped from the first step on: the longest answer's steps, no more.
+    assert stats["steps"] - before["steps"] == max(a.completion_tokens for a in alone) - 1
+    if last["path"] == "graph":
+        leaves = len({a.completion_tokens for a in alone}) - 1
+        assert last["captures"] <= 1 + leaves, last
+    for one, many in zip(alone, together, strict=True):
+        assert (many.text, many.completion_tokens) == (one.text, one.completion_tokens)

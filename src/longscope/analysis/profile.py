@@ -264,6 +264,7 @@ def leaderboard(
         )
         for threshold in thresholds[1:]:
             row[threshold_name(threshold)] = effective_length(scores, threshold).label
+        row.update(summary.view.stated)  # the suite's own rule, beside the generic numbers
         intervals = {i.name: i for i in summary.view.intervals}
         if made is not None:
             row["AUC"] = made.auc

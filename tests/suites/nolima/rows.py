@@ -51,6 +51,9 @@ def book(lines: int = 60, width: int = 20) -> str:
 class CharTokenizer:
     """One token per character: token positions are character offsets (easy to check by hand)."""
 
+    name = "chars"
+    exact = True
+
     def encode(self, text: str) -> list[int]:
         return [ord(c) for c in text]
 
@@ -60,6 +63,9 @@ class CharTokenizer:
 
 class WordTokenizer:
     """Words with their trailing space or newlines as one token (`end.\\n` is one token)."""
+
+    name = "words"
+    exact = True
 
     def __init__(self) -> None:
         self.vocab: dict[str, int] = {}
@@ -87,3 +93,29 @@ def write_dataset(folder: Path, needle_set: list[dict[str, Any]], books: dict[st
     for name, text in books.items():
         (shelf / name).write_text(text, "utf-8")
     return folder
+
+
+_TEXT = (
+    "the river kept its old promise while lanterns swung over quiet roads and a cart of apples "
+    "rolled past the mill where two sisters argued about the weather and the price of wool"
+)
+WORDS = tuple(_TEXT.split(" "))
+
+
+def prose(lines: int, words: int = 12, offset: int = 0) -> str:
+    """Return invented prose: `lines` lines of `words` words each, every line ending in a period."""
+    out = []
+    for i in range(lines):
+        start = (offset + i * 7) % len(WORDS)
+        picked = [WORDS[(start + j * 3) % len(WORDS)] for j in range(words)]
+        out.append(" ".join(picked).capitalize() + ".\n")
+    return "".join(out)
+
+
+def fixture_dataset(folder: Path, books: int = 1, lines: int = 400) -> Path:
+    """Write a small NoLiMa dataset folder: one experiment, `books` books of invented prose."""
+    return write_dataset(
+        folder,
+        [experiment()],
+        {f"rand_book_{i + 1}.txt": prose(lines, offset=i) for i in range(books)},
+    )

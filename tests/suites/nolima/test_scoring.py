@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from longscope.suites.nolima.published import published_rows
 from longscope.suites.nolima.scoring import (
     PUBLISHED_METRIC,
     base_score,
@@ -82,11 +83,28 @@ def test_direct_tests_stay_out_of_the_published_score(name: str, counted: bool) 
     assert in_published_score(name) is counted
 
 
-def test_base_score_is_the_mean_of_the_three_short_lengths() -> None:
-    scores = {250: 90.0, 500: 81.0, 1000: 75.0, 2000: 10.0}
-    assert base_score(scores) == pytest.approx((90.0 + 81.0 + 75.0) / 3)
-    with pytest.raises(ValueError, match=r"missing \[500\]"):
-        base_score({250: 90.0, 1000: 75.0})
+def test_base_score_is_the_best_of_the_three_short_lengths() -> None:
+    scores = {250: 81.0, 500: 90.0, 1000: 75.0, 2000: 95.0}
+    base = base_score(scores)
+    # 2000 is not a short length: its higher score stays out of the base.
+    assert base.score == 90.0 and base.lengths == (250, 500, 1000) and base.missing == ()
+    partial = base_score({1000: 75.0, 2000: 10.0})
+    assert partial.score == 75.0 and partial.missing == (250, 500)
+    assert base_score({2000: 10.0}).score is None
+
+
+def test_the_mean_of_the_short_lengths_cannot_give_a_published_base() -> None:
+    """Jamba 1.5 Mini: base 92.4 with 76.3 at 1K; a mean would need 250 and 500 above 100%."""
+    jamba = next(r for r in published_rows() if r.model == "Jamba 1.5 Mini")
+    needed = (3 * (jamba.base + 0.05) - jamba.scores[1000]) / 2
+    assert needed > 100.0
+    # The best of the three fits every row: no base is below its own 1K score.
+    assert all(r.base >= r.scores[1000] for r in published_rows())
+
+
+def test_a_base_of_zero_gives_no_effective_length() -> None:
+    assert effective({250: 0.0, 500: 0.0, 1000: 0.0, 2000: 0.0}) is None
+    assert effective({2000: 50.0}) is None
 
 
 def test_effective_length_stops_at_85_percent_of_the_base_score() -> None:
@@ -96,14 +114,17 @@ def test_effective_length_stops_at_85_percent_of_the_base_score() -> None:
     short = {250: base, 500: base, 1000: base}
     # A length exactly at the bar passes; the first one below it ends the effective length.
     result = effective({**short, 2000: bar, 4000: bar - 0.01, 8000: 79.0})
+    assert result is not None
     assert result.tokens == 2000
     assert result.threshold == pytest.approx(68.0)
-    assert effective({**short, 2000: bar - 0.01, 4000: 79.0}).tokens == 1000
+    shorter = effective({**short, 2000: bar - 0.01, 4000: 79.0})
+    assert shorter is not None and shorter.tokens == 1000
 
 
 def test_effective_length_is_below_1k_when_1k_fails() -> None:
     # 250 and 500 make the base score but are not part of the sweep (`<1K` in the README).
     result = effective({250: 100.0, 500: 100.0, 1000: 40.0, 2000: 30.0})
+    assert result is not None
     assert result.tokens is None
     assert result.label == "<1000"
 

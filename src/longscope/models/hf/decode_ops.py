@@ -15,6 +15,7 @@ Imported only where CUDA (or Triton's interpreter, in tests) and Triton are.
 
 from __future__ import annotations
 
+import inspect
 import os
 from typing import Any
 
@@ -26,6 +27,8 @@ SPLIT_TARGET = 1024
 """Programs the attention's first stage aims at (about eight per multiprocessor of an H200)."""
 MIN_SPLIT = 256
 """Keys a program reads at least: fewer and the merge costs more than the split saves."""
+MERGE_DIMS = 32
+"""Head dims one merge program weighs (a head's dims are cut over programs)."""
 BLOCK_N = 128
 """Split sizes are whole multiples of this many keys (the inner step is tuned, at most this)."""
 
@@ -111,10 +114,13 @@ _attention_split_kernel = _tuned(_attention_split_body)
 def _attention_merge_kernel(
     part_ptr, lse_ptr, out_ptr, stride_ob, splits,
     GROUPS: tl.constexpr, GROUP_PAD: tl.constexpr, DIM: tl.constexpr, SPLITS_PAD: tl.constexpr,
-    CHUNK: tl.constexpr,
+    CHUNK: tl.constexpr, DBLOCK: tl.constexpr,
 ):  # fmt: skip
-    # One program per query head: every split's log-sum-exp at once, then the partial outputs
-    # weighted by them, CHUNK splits at a time.
+    # One program per query head and DBLOCK of its dims: every split's log-sum-exp at once,
+    # then the partial outputs weighted by them, CHUNK splits at a time. Cutting the head's
+    # dims over programs (was one program per head) puts 4x the programs on the card and
+    # shortens each one's chain of dependent loads: the merge was latency-bound (0.33 ms of a
+    # 5.2 ms step after 32K on an H200 for 1.9 MB of partials).
     batch = tl.program_id(0).to(tl.int64)
     qhead = tl.program_id(1)
     heads = tl.num_programs(1)
@@ -129,8 +135,8 @@ def _attention_merge_kernel(
     best = tl.max(lse, 0)
     shift = tl.where(best == float("-inf"), 0.0, best)
     total = tl.sum(tl.exp(lse - shift), 0)
-    dims = tl.arange(0, DIM)
-    acc = tl.zeros([DIM], tl.float32)
+    dims = tl.program_id(2) * DBLOCK + tl.arange(0, DBLOCK)
+    acc = tl.zeros([DBLOCK], tl.float32)
     for first in range(0, splits, CHUNK):
         some = first + tl.arange(0, CHUNK)
         inside = some < splits
@@ -224,6 +230,159 @@ def _silu_mul_packed_kernel(x_ptr, out_ptr, width, BLOCK: tl.constexpr):
     )
 
 
+def _gemm_configs() -> list[Any]:
+    # Output columns a program makes, the K step, warps, pipeline depth: tried per shape on
+    # first use (before a graph is captured). Few, since each is compiled per row padding.
+    return [
+        triton.Config({"BLOCK_N": n, "BLOCK_K": k}, num_warps=warps, num_stages=stages)
+        for n, k, warps, stages in ((16, 256, 4, 4), (32, 256, 4, 4), (16, 512, 4, 3), (64, 128, 4, 4))
+    ]  # fmt: skip
+
+
+def _quick_bench(fn: Any, quantiles: Any) -> Any:
+    # Triton's default (25 ms warm-up, 100 ms timed per config) costs seconds per shape.
+    return triton.testing.do_bench(fn, warmup=5, rep=15, quantiles=quantiles)
+
+
+@triton.jit
+def _skinny_gemm_body(
+    x_ptr, w_ptr, b_ptr, out_ptr, M, N, K, stride_xm, stride_wn, stride_om,
+    HAS_BIAS: tl.constexpr, M_PAD: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+):  # fmt: skip
+    # out (M, N) = x (M, K) @ w (N, K).T (+ bias) for a few rows: each program streams
+    # BLOCK_N whole weight rows once, so the weights are read once at any M <= M_PAD.
+    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    rows = tl.arange(0, M_PAD)
+    steps = tl.arange(0, BLOCK_K)
+    in_cols = cols < N
+    in_rows = rows < M
+    weights = w_ptr + cols[:, None].to(tl.int64) * stride_wn
+    if M_PAD == 1:
+        # One row: products on the CUDA cores, summed once at the end (a 16-row matrix
+        # instruction would do 16x the arithmetic for nothing).
+        wide = tl.zeros([BLOCK_N, BLOCK_K], dtype=tl.float32)
+        for first in range(0, K, BLOCK_K):
+            ks = first + steps
+            in_k = ks < K
+            x1 = tl.load(x_ptr + ks, mask=in_k, other=0.0).to(tl.float32)
+            w = tl.load(weights + ks[None, :], mask=in_cols[:, None] & in_k[None, :], other=0.0)
+            wide += w.to(tl.float32) * x1[None, :]
+        acc = tl.sum(wide, 1)[None, :]
+    else:
+        acc = tl.zeros([M_PAD, BLOCK_N], dtype=tl.float32)
+        for first in range(0, K, BLOCK_K):
+            ks = first + steps
+            in_k = ks < K
+            x = tl.load(
+                x_ptr + rows[:, None] * stride_xm + ks[None, :],
+                mask=in_rows[:, None] & in_k[None, :], other=0.0,
+            )  # fmt: skip
+            w = tl.load(weights + ks[None, :], mask=in_cols[:, None] & in_k[None, :], other=0.0)
+            acc = tl.dot(x, tl.trans(w), acc)
+    if HAS_BIAS:
+        acc += tl.load(b_ptr + cols, mask=in_cols, other=0.0).to(tl.float32)[None, :]
+    tl.store(
+        out_ptr + rows[:, None] * stride_om + cols[None, :], acc.to(out_ptr.dtype.element_ty),
+        mask=in_rows[:, None] & in_cols[None, :],
+    )  # fmt: skip
+
+
+def _gemm_tuned(kernel: Any) -> Any:
+    if os.environ.get("TRITON_INTERPRET") == "1":
+        return kernel
+    options = inspect.signature(triton.autotune).parameters
+    extra: dict[str, Any] = {"do_bench": _quick_bench} if "do_bench" in options else {}
+    if "cache_results" in options:
+        extra["cache_results"] = True  # on disk with the compiled kernels: tuned once a card
+    return triton.autotune(configs=_gemm_configs(), key=["M_PAD", "N", "K", "HAS_BIAS"], **extra)(
+        kernel
+    )
+
+
+_skinny_gemm_kernel = _gemm_tuned(_skinny_gemm_body)
+
+GEMM_ROWS = 64
+"""Rows (batch) up to which `linear` considers the skinny GEMM."""
+_GEMM_CHOICE: dict[tuple[Any, ...], bool] = {}
+"""(padded rows, N, K, bias, dtype, device) -> whether the skinny GEMM ran faster there."""
+
+
+def _rows_pad(rows: int) -> int:
+    # One row alone (no matrix instruction), else the matrix instruction's 16 rows or more.
+    return 1 if rows == 1 else max(16, triton.next_power_of_2(rows))
+
+
+def skinny_gemm(x: Any, weight: Any, bias: Any | None) -> Any:
+    """Return `x @ weight.T + bias` (x (M, K) contiguous, M <= `GEMM_ROWS`) by the Triton
+    skinny GEMM, accumulated in float32 and rounded once (as cuBLAS does)."""
+    rows, width = x.shape
+    n = weight.shape[0]
+    out = torch.empty((rows, n), dtype=x.dtype, device=x.device)
+    pad = _rows_pad(rows)
+    extra = {"BLOCK_N": 16, "BLOCK_K": 64} if os.environ.get("TRITON_INTERPRET") == "1" else {}
+    _skinny_gemm_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK_N"]),)](
+        x, weight, bias if bias is not None else weight, out, rows, n, width,
+        x.stride(0), weight.stride(0), out.stride(0),
+        HAS_BIAS=bias is not None, M_PAD=pad, **extra,
+    )  # fmt: skip
+    return out
+
+
+def _gemm_wins(x: Any, weight: Any, bias: Any | None) -> bool:
+    # Both ways on this shape, timed by device events after a warm-up (which autotunes the
+    # Triton one); the skinny GEMM only where its answer agrees and it is faster.
+    linear_ = torch.nn.functional.linear
+    want = linear_(x, weight, bias)
+    got = skinny_gemm(x, weight, bias)
+    error = ((got.float() - want.float()).norm() / want.float().norm().clamp_min(1e-30)).item()
+    if not error < 1e-2:
+        return False
+    times = []
+    for run in (lambda: linear_(x, weight, bias), lambda: skinny_gemm(x, weight, bias)):
+        for _ in range(3):
+            run()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(20):
+            run()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    return times[1] < 0.98 * times[0]
+
+
+def linear(x: Any, weight: Any, bias: Any | None = None) -> Any:
+    """Return `torch.nn.functional.linear(x, weight, bias)` for the decode step: by the skinny
+    GEMM where, for this shape (16-bit, at most `GEMM_ROWS` rows), it measured faster than
+    torch's on this card (measured once, never while a graph is being captured)."""
+    rows = x.shape[0]
+    if (
+        x.dim() != 2
+        or rows > GEMM_ROWS
+        or x.dtype not in (torch.bfloat16, torch.float16)
+        or weight.dtype != x.dtype
+        or x.device.type != "cuda"
+        or not x.is_contiguous()
+        or weight.stride(1) != 1
+    ):
+        return torch.nn.functional.linear(x, weight, bias)
+    pad = _rows_pad(rows)
+    key = (pad, weight.shape[0], x.shape[1], bias is not None, x.dtype, x.device)
+    use = _GEMM_CHOICE.get(key)
+    if use is None:
+        if torch.cuda.is_current_stream_capturing():
+            return torch.nn.functional.linear(x, weight, bias)
+        use = _GEMM_CHOICE[key] = _gemm_wins(x, weight, bias)
+    if use:
+        return skinny_gemm(x, weight, bias)
+    return torch.nn.functional.linear(x, weight, bias)
+
+
+def gemm_choices() -> dict[str, bool]:
+    """Return the shapes `linear` has measured and whether the skinny GEMM won each."""
+    return {f"{k[0]}x{k[1]}x{k[2]}{'+b' if k[3] else ''}": v for k, v in _GEMM_CHOICE.items()}
+
+
 def attention_fits(head_dim: int, groups: int, dtype: Any) -> bool:
     """Return whether `attention` takes this shape: a power-of-two head of 16 or more, 16-bit
     or float32 values, and a group of query heads per KV head (any size up to 64)."""
@@ -285,10 +444,12 @@ class DecodeAttention:
             valid.stride(0),
             GROUPS=self.groups, GROUP_PAD=self.group_pad, DIM=self.dim, IEEE=self.ieee, **extra,
         )  # fmt: skip
-        _attention_merge_kernel[(batch, self.heads)](
+        pad = triton.next_power_of_2(self.splits)
+        dblock = min(self.dim, MERGE_DIMS)
+        _attention_merge_kernel[(batch, self.heads, self.dim // dblock)](
             self.part, self.lse, out, out.stride(0), self.splits,
             GROUPS=self.groups, GROUP_PAD=self.group_pad, DIM=self.dim,
-            SPLITS_PAD=triton.next_power_of_2(self.splits), CHUNK=16,
+            SPLITS_PAD=pad, CHUNK=min(pad, 4096 // dblock), DBLOCK=dblock,
         )  # fmt: skip
         return out
 

@@ -113,6 +113,8 @@ class StaticDecoder:
         self.why = "" if self.path == "graph" else f"device {self.device.type}: no CUDA graph"
         self.capture_s = 0.0
         self.captures = 0
+        self.rebuild_s = 0.0
+        self.rebuilds = 0
         self.steps = 0
         self.largest = batch
         self.merged: list[Any] = []
@@ -166,26 +168,50 @@ class StaticDecoder:
     def rebuild(self, keep: list[int], capacity: int, joining: StaticDecoder | None = None) -> None:
         """Keep rows `keep` (in that order), then `joining`'s rows, over `capacity` slots.
 
-        Layer by layer, each old layer freed once copied. Slots past what a row wrote are zero
-        (finite: masked scores are -inf, but NaN in values would still poison the product).
+        Rows leaving from either end of the batch (answers that end in the order they joined)
+        leave the others as a slice of the same cache: nothing is copied (the rows that left
+        free their memory at the next copy). Otherwise layer by layer, each old layer freed once
+        copied, and only the slots each row has written (a rebuild on every join or leave of a
+        64-row batch of 8K answers copied whole caches: terabytes). Slots past what a row wrote
+        are zero for the torch step (finite: masked scores are -inf, but NaN in values would
+        still poison the product); the Triton step never reads them, and they stay unwritten.
         """
         torch = self.torch
-        index = torch.tensor(keep, dtype=torch.long, device=self.device)
+        started = time.perf_counter()
         kept = len(keep)
+        first = keep[0] if keep else 0
+        contiguous = kept and keep == list(range(first, first + kept))
+        if joining is None and contiguous and capacity <= self.capacity:
+            # The larger capacity stays: the step reads only what each row wrote.
+            self._slice(first, kept)
+            self.rebuilds += 1
+            self.rebuild_s += time.perf_counter() - started
+            return
+        index = torch.tensor(keep, dtype=torch.long, device=self.device)
         rows = kept + (joining.rows if joining is not None else 0)
+        written = (self.slot + 1).clamp(max=self.capacity).tolist()
+        theirs_written = int((joining.slot + 1).max()) if joining is not None else 0
+        allocate = "new_empty" if self.kernels == "triton" else "new_zeros"
+        in_place = kept > 0 and keep == list(range(kept))
         for store, other in (
             (self.keys, joining.keys if joining is not None else None),
             (self.values, joining.values if joining is not None else None),
         ):
             for layer, old in enumerate(store):
                 _, heads, width, dim = old.shape
-                new = old.new_zeros((rows, heads, capacity, dim))
-                span = min(capacity, width)
-                for row, source in enumerate(keep):
-                    new[row, :, :span].copy_(old[source, :, :span])
+                new = getattr(old, allocate)((rows, heads, capacity, dim))
+                if in_place:
+                    # The rows stay where they are (a join): one copy up to the longest written.
+                    span = min(capacity, width, max(written[:kept]))
+                    new[:kept, :, :span].copy_(old[:kept, :, :span])
+                else:
+                    for row, source in enumerate(keep):
+                        span = min(capacity, width, written[source])
+                        new[row, :, :span].copy_(old[source, :, :span])
                 if other is not None:
                     theirs = other[layer]
-                    new[kept:, :, : min(capacity, theirs.shape[2])].copy_(theirs[:, :, :capacity])
+                    span = min(capacity, theirs.shape[2], theirs_written)
+                    new[kept:, :, :span].copy_(theirs[:, :, :span])
                     other[layer] = None
                 store[layer] = new
                 del old
@@ -208,6 +234,27 @@ class StaticDecoder:
         self.graph = self.logits = None
         self.largest = max(self.largest, rows)
         self._new_attention()
+        self.rebuilds += 1
+        self.rebuild_s += time.perf_counter() - started  # host time: the copies are queued
+
+    def _slice(self, first: int, kept: int) -> None:
+        """Keep rows first .. first + kept as views of the same cache (a new graph follows)."""
+        rows = slice(first, first + kept)
+        self.keys = [k[rows] for k in self.keys]
+        self.values = [v[rows] for v in self.values]
+        self.valid = self.valid[rows]
+        self.positions = self.positions[rows].clone()
+        self.slot = self.slot[rows].clone()
+        self.tokens = self.torch.zeros(kept, dtype=self.torch.long, device=self.device)
+        self.graph = self.logits = None
+        self._new_attention()
+
+    def _zero_unwritten(self) -> None:
+        """Zero every slot not marked valid (the torch step reads them; after a Triton-step
+        rebuild they were never written)."""
+        for store in (self.keys, self.values):
+            for cache in store:
+                cache.masked_fill_(~self.valid[:, None, :, None], 0)
 
     def _capture(self) -> None:
         torch = self.torch
@@ -224,8 +271,17 @@ class StaticDecoder:
             # made on whichever device captured first. Thread-local capture: in the default
             # ("global") mode an allocation or synchronize by another device's engine thread
             # during the capture invalidates it and fails that thread's call as a CUDA error.
-            with torch.cuda.graph(graph, stream=stream, capture_error_mode="thread_local"):
-                self.logits = self._forward()
+            # Begun and ended by hand: `torch.cuda.graph` first synchronizes the device and
+            # empties the allocator's cache, so a capture between two prefill chunks waited for
+            # the chunk queued before it, then left the card idle while it captured (RULER
+            # through the CLI: 45 such captures, 28 s of host time, most of it that wait), and
+            # the next chunk allocated its activations again.
+            with torch.cuda.stream(stream):
+                graph.capture_begin(capture_error_mode="thread_local")
+                try:
+                    self.logits = self._forward()
+                finally:
+                    graph.capture_end()
             self.graph = graph
             self.captures += 1
         except RuntimeError as exc:
@@ -242,6 +298,7 @@ class StaticDecoder:
             except Exception as exc:  # a Triton that cannot build a kernel: the torch step is exact
                 if self.torch.cuda.is_current_stream_capturing():
                     raise
+                self._zero_unwritten()
                 self.switches.decode_triton = False
                 self.switches.decode_error = str(exc)[:300]
                 self.kernels, self.kernels_why = "torch", f"triton failed: {str(exc)[:200]}"
@@ -260,7 +317,15 @@ class StaticDecoder:
         cos, sin = cos[:, 0].contiguous(), sin[:, 0].contiguous()
         first = self.layers[0].input_layernorm
         x = ops.add_rms_norm(residual, None, first.weight, first.variance_epsilon)
-        linear = torch.nn.functional.linear
+        plain = torch.nn.functional.linear
+        linear = ops.linear if self.switches.decode_gemm else plain
+
+        def project(module: Any, x: Any) -> Any:
+            # Plain Linear modules by `linear`; anything else (a quantized layer) as it is.
+            if type(module) is torch.nn.Linear:
+                return linear(x, module.weight, module.bias)
+            return module(x)
+
         last = len(self.layers) - 1
         for index, layer in enumerate(self.layers):
             attn, merged = layer.self_attn, self.merged[index]
@@ -271,12 +336,14 @@ class StaticDecoder:
             )
             out = self.attention(query, keys, values, self.valid, lengths, attn.scaling)
             post = layer.post_attention_layernorm
-            x = ops.add_rms_norm(residual, attn.o_proj(out), post.weight, post.variance_epsilon)
+            x = ops.add_rms_norm(
+                residual, project(attn.o_proj, out), post.weight, post.variance_epsilon
+            )
             gate_up = linear(x, merged.gate_up, merged.gate_up_bias)
-            down = layer.mlp.down_proj(ops.silu_mul_packed(gate_up))
+            down = project(layer.mlp.down_proj, ops.silu_mul_packed(gate_up))
             norm = inner.norm if index == last else self.layers[index + 1].input_layernorm
             x = ops.add_rms_norm(residual, down, norm.weight, norm.variance_epsilon)
-        return self.model.lm_head(x)
+        return project(self.model.lm_head, x)
 
     def _forward_torch(self) -> Any:
         torch = self.torch
@@ -367,6 +434,8 @@ class StaticDecoder:
             "why": self.why,
             "capture_ms": round(self.capture_s * 1e3, 1),
             "captures": self.captures,
+            "rebuild_ms": round(self.rebuild_s * 1e3, 1),
+            "rebuilds": self.rebuilds,
             "steps": self.steps,
             "capacity": self.capacity,
             "largest_batch": self.largest,

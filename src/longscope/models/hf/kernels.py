@@ -51,6 +51,11 @@ class KernelSwitches:
     projections, attention reading only each row's written keys (`decode_ops`)."""
     decode_error: str = ""
     """The error that turned `decode_triton` off."""
+    decode_gemm: bool = False
+    """The Triton step's 16-bit projections of 64 rows or fewer run as `decode_ops.linear`'s
+    skinny GEMM where it measured faster than torch's on the shape (else torch's matmul). Off:
+    on an H200 it won few shapes and the step was no faster (BENCHMARKS.md, issue 46), while
+    its tuning costs seconds per row padding on a card's first run."""
     fused_prefill_norm: bool = True
     """Prefill on CUDA runs Llama-family RMSNorms as torch's fused kernel (`fused_prefill_norms`)."""
     fused_prefill_ops: bool = True

@@ -3,8 +3,8 @@
 Rooms, in dependency order: `schema` (the dataset's rows and names), `scoring` (the authors'
 `compare_answers`), `prompts` (the authors' prompt pieces and assembly), `data` (where rows come
 from: the Hub's files at a pinned revision, or a local folder in their layout), `published` (the
-authors' published predictions, re-scored as their `collect_results.py` does).
-
-The suite class and its registration wait for the registry rework (issue 41); nothing here is
-registered.
+authors' published predictions, re-scored as their `collect_results.py` does), `suite` (the suite
+class: cells, samples, scores and the summary).
 """
+
+SUITES = {"babilong": "longscope.suites.babilong.suite:BabilongSuite"}

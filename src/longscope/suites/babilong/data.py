@@ -14,17 +14,23 @@ The authors' published runs read the 1000-row set up to 32k and the 100-row set 
 `samples_for(length)` says which set a length reads by default.
 
 A local folder (`-S data=DIR`) holds either set in its own layout, as downloaded (`hf
-download RMT-team/babilong --repo-type dataset --revision REV --local-dir DIR`), or both side by
-side. Only the file of a (task, length) the run sends is opened, and it is read row by row.
-sha256 of the upstream files: not pinned yet (no network where this was written); the first
-download fills `UPSTREAM_SHA256`, and until then a run records the digest of the files it read.
+download RMT-team/babilong --repo-type dataset --revision REV --local-dir DIR`), both side by
+side, or each in a subfolder named as the set (`DIR/babilong-1k-samples`, `DIR/babilong`: the
+layout `longscope data babilong` and `-S data=hub` write into the suite's cache). A length reads the
+set the authors read there first (`samples_for`), else the other. Only the file of a (task, length)
+the run sends is opened; a JSON-lines file is read as far as the run reads it, a JSON array or a
+Parquet file whole.
+
+sha256 of the upstream files: not pinned yet (no network where this was written). The Hub
+revisions are commits, which fix every file's content (the Hub's LFS pointers carry each file's
+sha256); a run records the sha256 of every file it read in its identity (`identity`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -32,6 +38,7 @@ from typing import Any
 from longscope.errors import UsageError
 from longscope.files import parse_json
 from longscope.jsonl import iter_jsonl, iter_parquet
+from longscope.sources import HubSource, Sources
 from longscope.suites.babilong.schema import LENGTHS, Row, check_length, check_task, parse_row
 
 
@@ -48,6 +55,8 @@ class HubSet:
     """Lengths whose config holds all 20 tasks (the others hold `other_tasks`)."""
     other_tasks: int
     """How many tasks (qa1 ... qaN) the other lengths hold."""
+    folder: str
+    """The set's subfolder in the suite's cache (and in a local folder holding both sets)."""
 
     def tasks_at(self, length: str) -> int:
         """Return how many tasks (qa1 ... qaN) this set holds at `length`."""
@@ -61,6 +70,7 @@ HUNDRED = HubSet(
     lengths=tuple(LENGTHS),
     all_tasks_at=("0k",),
     other_tasks=10,
+    folder="babilong",
 )
 THOUSAND = HubSet(
     repo="RMT-team/babilong-1k-samples",
@@ -69,10 +79,11 @@ THOUSAND = HubSet(
     lengths=("0k", "1k", "2k", "4k", "8k", "16k", "32k", "64k", "128k"),
     all_tasks_at=("0k",),
     other_tasks=5,
+    folder="babilong-1k-samples",
 )
 
-UPSTREAM_SHA256: dict[tuple[str, str], str] = {}
-"""sha256 of each upstream file, by (repo, path at the pinned revision): filled on first download."""
+LICENCE = "BABILong (RMT-team): Apache-2.0; background text PG-19: Apache-2.0; facts bAbI: BSD"
+"""The data's licences (booydar/babilong's README and dataset metadata), recorded in every run."""
 
 THOUSAND_UP_TO = 32_000
 """The longest length (tokens) the authors' published runs read from the 1000-row set."""
@@ -90,28 +101,113 @@ def upstream_path(hub: HubSet, task: str, length: str) -> str:
     return f"data/{task}/{length}.json"
 
 
+def _in_layout(root: Path, task: str, length: str, parquet_first: bool) -> Path | None:
+    """Return the file of `task` at `length` directly under `root` in either set's layout."""
+    json_files = [root / "data" / task / f"{length}.json", root / task / f"{length}.json"]
+    found = [p for p in json_files if p.is_file()][:1]
+    parquet = sorted((root / length).glob(f"{task}-*.parquet"))
+    if len(parquet) > 1:
+        # One split is one file upstream; several would be a partial or mixed download.
+        raise UsageError(
+            f"BABILong data {root / length}: {len(parquet)} files for {task}; keep one"
+        )
+    ordered = [*parquet, *found] if parquet_first else [*found, *parquet]
+    return ordered[0] if ordered else None
+
+
+def set_of(path: Path) -> HubSet:
+    """Return the set a data file belongs to: its set's subfolder, else its layout (Parquet: the
+    1000-row set; JSON: the 100-row set)."""
+    for hub in (THOUSAND, HUNDRED):
+        if hub.folder in path.parts:
+            return hub
+    return THOUSAND if path.suffix == ".parquet" else HUNDRED
+
+
 def find_file(root: Path, task: str, length: str) -> Path:
-    """Return the file holding `task` at `length` under `root`, in either set's layout."""
+    """Return the file holding `task` at `length` under `root`, in either set's layout: the set the
+    authors read at `length` first (its subfolder, then its layout), else the other."""
     check_task(task)
     check_length(length)
     if not root.is_dir():
         raise UsageError(
             f"BABILong data {root} is not a folder: give the downloaded dataset's folder"
         )
-    for candidate in (root / "data" / task / f"{length}.json", root / task / f"{length}.json"):
-        if candidate.is_file():
-            return candidate
-    parquet = sorted((root / length).glob(f"{task}-*.parquet"))
-    if parquet:
-        if len(parquet) > 1:
-            # One split is one file upstream; several would be a partial or mixed download.
-            raise UsageError(
-                f"BABILong data {root / length}: {len(parquet)} files for {task}; keep one"
-            )
-        return parquet[0]
+    wanted = samples_for(length)
+    other = HUNDRED if wanted is THOUSAND else THOUSAND
+    for place in (root / wanted.folder, root / other.folder, root):
+        if place.is_dir():
+            found = _in_layout(place, task, length, parquet_first=wanted is THOUSAND)
+            if found is not None:
+                return found
     raise UsageError(
         f"BABILong data {root}: no {task} at {length} (looked for data/{task}/{length}.json and "
         f"{length}/{task}-*.parquet): download that config or drop it from --lengths"
+    )
+
+
+def count_rows(path: Path) -> int | None:
+    """Return how many rows a data file holds when that is cheap to know (a Parquet file's
+    metadata, a JSON file up to `COUNT_UP_TO` bytes), else None."""
+    if path.suffix == ".parquet":
+        try:
+            import pyarrow.parquet as pq
+
+            return int(pq.ParquetFile(path).metadata.num_rows)
+        except Exception:  # no pyarrow or an unreadable file: reading it later names the problem
+            return None
+    if path.stat().st_size > COUNT_UP_TO:
+        return None
+    try:
+        return sum(1 for _ in _json_rows(path))
+    except UsageError:
+        return None  # named, with its row, when the run reads the file
+
+
+COUNT_UP_TO = 64 << 20
+"""JSON files up to this size are counted to size a cell (`plan`); longer ones (256k and beyond)
+are not parsed before the run reads them, and their cell counts the set's rows per split."""
+
+
+def hub_set_for(task: str, length: str) -> HubSet | None:
+    """Return the Hub set `task` at `length` is read from: the one the authors read there when
+    it holds the task, else the other one that does (qa6-qa10 at 1k-32k: the 100-row set), else
+    None (qa11-qa20 past 0k: no set holds them)."""
+    wanted = samples_for(length)
+    other = HUNDRED if wanted is THOUSAND else THOUSAND
+    number = int(check_task(task)[2:])
+    for hub in (wanted, other):
+        if length in hub.lengths and number <= hub.tasks_at(length):
+            return hub
+    return None
+
+
+def hub_sources(cells: Iterable[tuple[str, str]]) -> Sources:
+    """Return the Hub files holding `cells` ((task, length) pairs): each set's files at its pinned
+    revision, into its subfolder of the suite's cache (`hub_set_for` says which set)."""
+    patterns: dict[str, list[str]] = {THOUSAND.folder: [], HUNDRED.folder: []}
+    for task, length in cells:
+        hub = hub_set_for(task, length)
+        if hub is None:
+            continue
+        # Either layout: the JSON files the dataset card describes, or the Hub's Parquet export.
+        found = [f"{length}/{task}-*.parquet"]
+        if hub is HUNDRED:
+            found += [f"data/{task}/{length}.json", f"{task}/{length}.json"]
+        patterns[hub.folder] += found
+    return Sources(
+        "babilong",
+        hub=tuple(
+            HubSource(
+                hub.repo,
+                hub.revision,
+                f"{hub.repo} at {hub.revision[:12]}",
+                folder=hub.folder,
+                patterns=tuple(dict.fromkeys(patterns[hub.folder])),
+            )
+            for hub in (THOUSAND, HUNDRED)
+            if patterns[hub.folder]
+        ),
     )
 
 

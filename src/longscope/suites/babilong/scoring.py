@@ -18,6 +18,13 @@ The rules, as their code has them (quirks kept, never fixed: the published numbe
 
 Consequences the docs state: qa7's `none` is never right (its output always holds `one` too);
 qa8's `nothing` is right only alone; a target outside the task's labels is never right.
+
+4. The output reaches the metric through a CSV: `scripts/run_model_on_babilong.py` writes the
+   stripped output with `DataFrame.to_csv`, and `collect_results.py` reads it back with
+   `pd.read_csv` (pandas 2.2.2, the repository's `requirements.txt`) and `fillna('')`. pandas reads
+   a field that is exactly one of its default NA strings (`None`, `NA`, `null`, `nan`, ...) as
+   missing, so such an output is scored as the empty string: a bare `None` to a yes/no question
+   whose answer is `no` is wrong there, although `no` is in `none` (`collected_output`).
 """
 
 from __future__ import annotations
@@ -49,6 +56,39 @@ TASK_LABELS: dict[str, tuple[str, ...]] = {
     "qa20": ("bedroom", "bored", "garden", "hungry", "kitchen", "thirsty", "tired"),
 }
 """Each task's answer labels, as `TASK_LABELS` in the authors' metrics.py."""
+
+
+PANDAS_NA_STRINGS = frozenset(
+    {
+        "",
+        "#N/A",
+        "#N/A N/A",
+        "#NA",
+        "-1.#IND",
+        "-1.#QNAN",
+        "-NaN",
+        "-nan",
+        "1.#IND",
+        "1.#QNAN",
+        "<NA>",
+        "N/A",
+        "NA",
+        "NULL",
+        "NaN",
+        "None",
+        "n/a",
+        "nan",
+        "null",
+    }
+)
+"""pandas 2.2.2's default `na_values` of `read_csv` (`pandas._libs.parsers.STR_NA_VALUES`)."""
+
+
+def collected_output(output: str) -> str:
+    """Return the output as `collect_results.py` reads it back from the CSV (rule 4 of the module):
+    the empty string when the stripped output is one of pandas' NA strings, else the output."""
+    stripped = output.strip()
+    return "" if stripped in PANDAS_NA_STRINGS else stripped
 
 
 def preprocess_output(output: str) -> str:

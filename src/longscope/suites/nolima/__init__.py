@@ -1,6 +1,8 @@
 """NoLiMa (adobe-research, ICML 2025): needle in a haystack without literal matches.
 
-Not registered yet: the suite class waits for the registry rework (issue 41). This package holds
-what does not depend on it: the needle-set schema, the authors' scorer, prompts and placement, the
-published tables and the data layout.
+Rooms in dependency order: `schema` (the needle sets' files), `data` (a local folder or the Hub,
+pinned; the licence), `scoring` (the authors' metrics, base score, effective length), `prompts`
+(templates and needle placement), `published` (the README's tables), `summary`, `suite`.
 """
+
+SUITES = {"nolima": "longscope.suites.nolima.suite:NoLiMaSuite"}

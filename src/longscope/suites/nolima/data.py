@@ -29,12 +29,15 @@ from __future__ import annotations
 
 import hashlib
 import importlib.resources
+import json
+import os
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from longscope.errors import UsageError
 from longscope.files import decode_text, write_atomic
+from longscope.sources import FileSource, Sources
 from longscope.suites.nolima.schema import Experiment, parse_needle_set
 
 REPO = "amodaresi/NoLiMa"
@@ -134,11 +137,14 @@ class NoLiMaData:
     """Every file read has a pinned sha256 and matches it."""
     unpinned: tuple[str, ...]
     """Files read that have no pinned sha256 yet, or (with `allow_unpinned`) differ from it."""
+    from_revision: bool = False
+    """Downloaded from the Hub at `REVISION` (a commit: what it serves there never changes), every
+    pinned file matching its pin and every other one the digest recorded at its first download."""
 
     @property
     def source(self) -> str:
         """Return what a run records as its data: `REPO@REVISION`, or the files' own digest."""
-        if self.pinned:
+        if self.pinned or self.from_revision:
             return f"{REPO}@{REVISION}"
         joined = "\n".join(f"{path} {digest}" for path, digest in sorted(self.digests.items()))
         return "local:sha256:" + hashlib.sha256(joined.encode()).hexdigest()
@@ -209,6 +215,72 @@ def load_local(folder: Path, needle_set: str = "main", allow_unpinned: bool = Fa
         pinned=not unpinned,
         unpinned=tuple(sorted(unpinned)),
     )
+
+
+def sources() -> Sources:
+    """Return the files `longscope data nolima` downloads: the dataset at `REVISION`."""
+    base = f"{endpoint()}/datasets/{REPO}/resolve/{REVISION}"
+    return Sources(
+        "nolima",
+        tuple(
+            FileSource(f.path, f"{base}/{f.path}", f.sha256, f"{REPO}'s {f.path} at {REVISION[:8]}")
+            for f in FILES
+        ),
+    )
+
+
+def endpoint() -> str:
+    """Return the Hub's address: `$HF_ENDPOINT` (as huggingface_hub reads it), else huggingface.co."""
+    return (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+
+
+FIRST_DIGESTS = "first-download-sha256.json"
+"""In the cache folder: the sha256 of each unpinned file at its first download, checked after."""
+
+
+def check_first_digests(folder: Path, digests: dict[str, str]) -> None:
+    """Record the digests of files that have no pin the first time; refuse a file changed since.
+
+    A file without a pinned sha256 is trusted as its first download from the pinned revision
+    gave it; a later copy that differs (edited, replaced) is refused in one line.
+    """
+    record = folder / FIRST_DIGESTS
+    known: dict[str, str] = {}
+    if record.is_file():
+        try:
+            loaded = json.loads(record.read_text("utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+            raise UsageError(
+                f"{record} is unreadable ({type(error).__name__}): remove it and the NoLiMa "
+                "files beside it, then download again"
+            ) from None
+        known = {str(k): str(v) for k, v in loaded.items()} if isinstance(loaded, dict) else {}
+    for path, digest in sorted(digests.items()):
+        if PINNED.get(path) is not None:
+            continue
+        if path in known and known[path] != digest:
+            raise UsageError(
+                f"{folder / path} changed since its first download (sha256 {digest[:16]}..., "
+                f"recorded {known[path][:16]}...): remove it and run `longscope data nolima`"
+            )
+        known.setdefault(path, digest)
+    write_atomic(record, json.dumps(known, indent=1, sort_keys=True) + "\n")
+
+
+def load_hub(needle_set: str = "main", allow_unpinned: bool = False) -> NoLiMaData:
+    """Load `-S data=hub`: the dataset at `REVISION` from the cache, downloaded when missing.
+
+    Pinned files are checked against their sha256 by the download; the others against the
+    digest recorded at their first download (`check_first_digests`).
+    """
+    from longscope.download import fetch, suite_cache
+
+    folder = suite_cache("nolima")
+    fetch(sources(), folder)
+    data = load_local(folder, needle_set, allow_unpinned)
+    check_first_digests(folder, data.digests)
+    mismatched = any(PINNED.get(path) is not None for path in data.unpinned)
+    return replace(data, from_revision=not mismatched)
 
 
 def digest_report(data: NoLiMaData) -> str:

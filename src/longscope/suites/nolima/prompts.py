@@ -65,6 +65,14 @@ DEPTH_MIN, DEPTH_MAX, DEPTH_INTERVALS = 0.0, 100.0, 26
 
 LENGTHS: tuple[int, ...] = (250, 500, 1000, 2000, 4000, 8000, 16000, 32000)
 """The run configurations' `context_length`s: decimal thousands (`1K` is 1000 book tokens)."""
+PAPER_MAX = max(LENGTHS)
+"""The longest length the paper ran (32K): longer ones are labelled beyond the paper."""
+
+
+def length_label(tokens: int) -> str:
+    """Return a length as NoLiMa writes it: `1K` for 1000, `250` below 1000."""
+    return f"{tokens // 1000}K" if tokens % 1000 == 0 and tokens >= 1000 else str(tokens)
+
 
 SystemMode = Literal["default", "needle_set"]
 """`default`: the connector's "You are a helpful assistant"; `needle_set`: the experiment's own

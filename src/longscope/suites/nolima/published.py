@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import importlib.resources
 from dataclasses import dataclass
+from typing import Any
 
 from longscope.analysis.effective import effective_length
 from longscope.suites.nolima.scoring import EFFECTIVE_FRACTION
@@ -126,3 +127,52 @@ def published_hard_rows() -> tuple[HardRow, ...]:
         )
         for cell in _table("published_hard.tsv")
     )
+
+
+STATED_EFFECTIVE = "NoLiMa effective"
+"""The column of NoLiMa's own effective length (85% of the base score), runs and published alike."""
+STATED_BASE = "NoLiMa base"
+"""The column of NoLiMa's base score (the best of 250, 500 and 1K)."""
+
+
+def _claimed(text: str) -> int | None:
+    """Return a claimed context (`128K`, `2M`) in tokens, as models count them (K = 1024)."""
+    units = {"K": 1024, "M": 1024 * 1024}
+    unit = units.get(text[-1:].upper())
+    try:
+        return int(float(text[:-1]) * unit) if unit else int(text)
+    except ValueError:
+        return None
+
+
+def as_published() -> Any:
+    """Return the README's main table as `compare --published nolima` reads it.
+
+    Each row keeps the README's effective length and base score under the columns a run fills
+    by the same rule (`STATED_EFFECTIVE`, `STATED_BASE`); a row whose stated effective length or
+    threshold disagrees with its own scores carries a dagger.
+    """
+    from longscope.analysis.published import Published
+    from longscope.analysis.published import PublishedRow as Row
+
+    rows = []
+    for row in published_rows():
+        flagged = " \u2020" if row.flags else ""
+        rows.append(
+            Row(
+                f"{row.model}{flagged}",
+                "",
+                _claimed(row.claimed),
+                # The README prints no overall: the mean of its scores by length ranks the row,
+                # and `compare` takes that mean again over the lengths the runs measured.
+                round(sum(row.scores.values()) / len(row.scores), 2),
+                dict(row.scores),
+                stated={STATED_EFFECTIVE: row.effective, STATED_BASE: f"{row.base:.1f}"},
+            )
+        )
+    source = (
+        f"{PUBLISHED_SOURCE}; lengths in book tokens (1K = 1000); overall: the mean of a row's "
+        f"scores by length (the README prints none); {STATED_EFFECTIVE}: the longest length at 85% "
+        "of the base score; \u2020: the README's numbers disagree with the row's own scores"
+    )
+    return Published(source, tuple(rows), "nolima")

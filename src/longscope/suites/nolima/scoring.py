@@ -15,6 +15,7 @@ name.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal
 
 from longscope.analysis.effective import EffectiveLength, effective_length
@@ -84,17 +85,30 @@ def in_published_score(test_name: str) -> bool:
     return "direct" not in test_name
 
 
-def base_score(scores: Mapping[int, float]) -> float:
-    """Return the base score: the mean of the scores at 250, 500 and 1000 tokens.
+@dataclass(frozen=True)
+class BaseScore:
+    """NoLiMa's base score of a sweep and the short lengths it was read from."""
 
-    The README defines it as the model's accuracy "at short contexts (250, 500, and 1K)"; the
-    repository has no code for it, and a mean of the three is that accuracy over their tests (each
-    length holds the same number of tests).
+    score: float | None
+    """The best score among the measured short lengths; None when none was measured."""
+    lengths: tuple[int, ...]
+    """The short lengths (of 250, 500 and 1000) the sweep measured."""
+    missing: tuple[int, ...]
+    """The short lengths it did not measure: a base read from fewer is not NoLiMa's."""
+
+
+def base_score(scores: Mapping[int, float]) -> BaseScore:
+    """Return the base score: the best of the scores at 250, 500 and 1000 tokens.
+
+    The README defines it as the model's accuracy "at short contexts (250, 500, and 1K)" and the
+    repository has no code for it. It cannot be their mean: Jamba 1.5 Mini's row (base 92.4,
+    1K 76.3) would need 250 and 500 to average 100.45, above any score. The best of the three
+    fits every published row (each base is at least its 1K score).
     """
-    missing = [length for length in BASE_LENGTHS if length not in scores]
-    if missing:
-        raise ValueError(f"the base score needs scores at {BASE_LENGTHS}; missing {missing}")
-    return sum(scores[length] for length in BASE_LENGTHS) / len(BASE_LENGTHS)
+    used = tuple(length for length in BASE_LENGTHS if length in scores)
+    missing = tuple(length for length in BASE_LENGTHS if length not in scores)
+    best = max((scores[length] for length in used), default=None)
+    return BaseScore(best, used, missing)
 
 
 def effective_threshold(base: float) -> float:
@@ -111,12 +125,16 @@ SWEEP_START = 1000
 """The README's effective lengths run over 1K and up (`<1K` when 1K already fails)."""
 
 
-def effective(scores: Mapping[int, float]) -> EffectiveLength:
-    """Return NoLiMa's effective length of a {length: score (0-100)} sweep.
+def effective(scores: Mapping[int, float]) -> EffectiveLength | None:
+    """Return NoLiMa's effective length of a {length: score (0-100)} sweep, or None without a
+    base (no short length measured, or a base of 0: every length would pass a bar of 0).
 
     The bar is 85% of the base score; the sweep is every scored length from 1K up, and a length
     counts only when it and every shorter one of the sweep reach the bar (the README's "maintains").
     """
-    threshold = effective_threshold(base_score(scores))
+    base = base_score(scores).score
+    if base is None or base <= 0:
+        return None
+    threshold = effective_threshold(base)
     sweep = {length: score for length, score in scores.items() if length >= SWEEP_START}
     return effective_length(sweep, threshold)

@@ -1,0 +1,438 @@
+"""LongProc (Princeton, COLM 2025): long procedural generation, 0.5K, 2K and 8K output tokens.
+
+Each task's prompt is the authors' `USER_PROMPT` (its `prompts.yaml`) formatted with the row, sent
+as one user message (or a plain prompt to a base model); the output budget is the authors' per
+level (1024, 3072, 10240 tokens: `data.BUDGETS`), never cut to fit: a row whose prompt and budget
+do not fit the model is skipped with the tokens it needs. Answers are graded by the authors'
+evaluators (`grading.py`; the C++ task in the sandbox, `code.py`), a cut answer on the text it
+has, as theirs. The headline is theirs: per level the mean over tasks (their `agg_results.csv`),
+then the mean over the levels run.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections import defaultdict
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from longscope.errors import UsageError
+from longscope.params import Param
+from longscope.sources import Sources
+from longscope.suites.base import BuildCell, BuildContext, PromptTemplate, Suite
+from longscope.suites.longproc import code
+from longscope.suites.longproc.countdown import grade_countdown
+from longscope.suites.longproc.data import (
+    BUDGETS,
+    LABELS,
+    LEVELS,
+    TASK_LEVELS,
+    TASKS,
+    Folder,
+    Item,
+    item_of,
+    prompt_template,
+    raw_rows,
+    render,
+    resolve,
+    selected,
+)
+from longscope.suites.longproc.grading import (
+    Graded,
+    grade_html_to_tsv,
+    grade_path_traversal,
+    grade_tom_tracking,
+)
+from longscope.suites.longproc.travel import grade_travel_planning
+from longscope.summary import Breakdown, Cell, Headline, Summary, Table, View, percent
+from longscope.types import SCORABLE, Generation, GenerationConfig, Sample, Score, ScoredRow
+
+TITLES = {
+    "html_to_tsv": "HTML to TSV",
+    "pseudo_to_code": "Pseudocode to Code",
+    "path_traversal": "Path Traversal",
+    "tom_tracking": "ToM Tracking",
+    "countdown": "Countdown",
+    "travel_planning": "Travel Planning",
+}
+METRICS = {
+    "html_to_tsv": "row F1",
+    "pseudo_to_code": "accuracy (all of the first 10 test cases pass)",
+    "path_traversal": "accuracy (exact route)",
+    "tom_tracking": "accuracy (exact belief trace)",
+    "countdown": "accuracy (three equations reaching the target)",
+    "travel_planning": "accuracy (every stay of the plan, in order)",
+}
+UNFIT = ("skipped", "context_overflow")
+
+
+class LongProcSuite(Suite):
+    """LongProc (github.com/princeton-pli/LongProc; docs/suites/longproc.md)."""
+
+    name = "longproc"
+    title = "LongProc"
+    default_repeats = 1
+    default_config = GenerationConfig(max_tokens=1024, temperature=0.0)
+    template = PromptTemplate("{context}", "")
+    DESCRIPTION = (
+        "LongProc: long procedural output (HTML to TSV, pseudocode to C++, path traversal, ToM "
+        "tracking, countdown, travel planning) at 0.5K/2K/8K output tokens (-S data=DIR|github)"
+    )
+    PUBLISHED = Path(__file__).with_name("published.json")
+    """The authors' leaderboard (agg_results.csv, full_results.csv), with its source."""
+    OPTIONS = (
+        Param(
+            "data",
+            "str",
+            None,
+            "the repository's data/ folder, or github (princeton-pli/LongProc, pinned) (required)",
+        ),
+        Param("tasks", "strs", TASKS, "tasks to run", choices=TASKS),
+        Param(
+            "levels",
+            "strs",
+            tuple(LEVELS),
+            "output levels to run (0.5k, 2k, 8k: the authors' 500, 2K and 8K tokens)",
+            choices=tuple(LEVELS),
+        ),
+        Param(
+            "subset",
+            "choice",
+            "helmet",
+            "rows per task and level: helmet (the published runs' 100, shuffled with seed 42) or all",
+            choices=("helmet", "all"),
+        ),
+        Param(
+            "allow_unpinned",
+            "bool",
+            False,
+            "score data that is not the pinned commit's (recorded as unpinned)",
+        ),
+    )
+
+    def __init__(
+        self,
+        data: str | None,
+        tasks: Sequence[str],
+        levels: Sequence[str],
+        subset: str,
+        allow_unpinned: bool,
+    ) -> None:
+        if not data:
+            raise UsageError(
+                "longproc needs -S data=DIR (the repository's data/ folder) or -S data=github"
+            )
+        self.data = data
+        self.tasks = tuple(t for t in TASKS if t in set(tasks))
+        self.levels = tuple(level for level in LEVELS if level in set(levels))
+        if not self.tasks or not self.levels:
+            raise UsageError("longproc: -S tasks= and -S levels= must each name at least one")
+        self.subset = subset
+        self.allow_unpinned = allow_unpinned
+        self._folder: Folder | None = None
+        self._identity = ""
+
+    @classmethod
+    def sources(cls) -> Sources:
+        """Return the files `longscope data longproc` downloads (the pinned commit's data/)."""
+        from longscope.suites.longproc.data import sources
+
+        return sources()
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "data": self.data,
+            "tasks": list(self.tasks),
+            "levels": list(self.levels),
+            "subset": self.subset,
+            "allow_unpinned": self.allow_unpinned,
+        }
+
+    @property
+    def folder(self) -> Folder:
+        if self._folder is None:
+            self._folder = Folder(resolve(self.data), self.allow_unpinned)
+        return self._folder
+
+    @functools.cached_property
+    def version(self) -> str:
+        for task in self.tasks:  # read (and check) every file the identity stands for
+            prompt_template(self.folder, task)
+            for level in self._levels_of(task):
+                raw_rows(self.folder, task, level)
+        # The identity stands for the prompts and row files; each page a row names is checked
+        # against the pinned commit when it is read (refused unless allow_unpinned).
+        self._identity = self.folder.identity()
+        return f"longproc-1/{self._identity}"
+
+    def prepare(self) -> None:
+        """Read and check the rows and prompts (the pinned commit) before any model is asked."""
+        _ = self.version
+
+    def _levels_of(self, task: str) -> tuple[str, ...]:
+        return tuple(level for level in self.levels if level in TASK_LEVELS[task])
+
+    @functools.cache  # noqa: B019  (one suite per run; rows are read once)
+    def _rows(self, task: str, level: str) -> list[tuple[int, Any]]:
+        rows = raw_rows(self.folder, task, level)
+        return [(position, rows[position]) for position in selected(len(rows), self.subset)]
+
+    def cells(self, ctx: BuildContext) -> list[BuildCell]:
+        """Return one cell per task and level (`--limit N`: N rows of each), none built."""
+        why = code.unavailable()
+        out = []
+        for task in self.tasks:
+            for level in self._levels_of(task):
+                count = len(self._rows(task, level))
+                skipped = f"{task} is skipped: {why}" if task == "pseudo_to_code" and why else ""
+                out.append(BuildCell(task, LEVELS[level], count, skipped=skipped))
+        return out
+
+    def iter_cell(
+        self, ctx: BuildContext, task: str, length: int, count: int | None = None
+    ) -> Iterator[Sample]:
+        """Yield the first `count` rows of one task and level as samples, made as pulled."""
+        level = next(name for name, tokens in LEVELS.items() if tokens == length)
+        template = prompt_template(self.folder, task)
+        rows = self._rows(task, level)
+        for position, row in rows[: len(rows) if count is None else count]:
+            yield self._sample(
+                ctx, task, level, template, item_of(self.folder, task, position, row)
+            )
+
+    def build(self, ctx: BuildContext) -> list[Sample]:
+        return [
+            sample
+            for cell in self.cells(ctx)
+            if not cell.skipped
+            for sample in self.iter_cell(ctx, cell.task, cell.length)
+        ]
+
+    def _sample(
+        self, ctx: BuildContext, task: str, level: str, template: str, item: Item
+    ) -> Sample:
+        prompt = render(template, item.fields)
+        fit = ctx.fit(prompt)
+        budget = ctx.output_budget(BUDGETS[level])
+        needed = fit.reserved + budget
+        meta: dict[str, Any] = {
+            "level": LABELS[level],
+            # The task-and-level cell it counts in, as the summary names it (for the statistics).
+            "task_level": f"{task} {LABELS[level]}",
+            "budget": budget,
+            "position": item.position,
+            "needed_tokens": needed,
+            "data": self.version.split("/", 1)[1],
+        }
+        if item.name:
+            meta["row"] = item.name
+        if task == "countdown":
+            meta["nums"], meta["target"] = item.fields["nums"], item.fields["target"]
+        if task == "travel_planning":
+            meta["cities"] = item.fields["ground_truth_cities"]
+            meta["durations"] = item.fields["ground_truth_durations"]
+        if item.testcases:
+            meta["testcases"] = [[list(i), list(o)] for i, o in item.testcases[: code.MAX_CASES]]
+        return Sample(
+            id=f"{task}/{level}/{item.position:04d}",
+            task=task,
+            language="en",
+            context=prompt,
+            question="",
+            gold=(item.reference,),
+            length=_length(needed, ctx.context_length),
+            meta=meta,
+            max_tokens=budget,
+            prompt_tokens=fit.counted,
+        )
+
+    def timeout_s(self, sample: Sample) -> float:
+        # Long outputs are the point: allow for the budget at a slow 10 tokens/s.
+        budget = sample.max_tokens or 1024
+        return 120.0 + budget / 10.0 + 2.0 * sample.counted_prompt() / 1000.0
+
+    def score(self, sample: dict[str, Any], generation: Generation) -> Score:
+        """The authors' evaluator on the answer (the C++ task's programs run in the sandbox)."""
+        graded = grade(sample["task"], generation.text, sample)
+        evidence: dict[str, Any] = {"metrics": graded.metrics}
+        if graded.error is not None:
+            evidence["error"] = graded.error
+        if graded.parsed is None:
+            evidence["parsed"] = None
+        return Score(graded.score, 1.0, evidence=evidence)
+
+    def summarize(self, rows: Sequence[ScoredRow]) -> Summary:
+        return longproc_summary(rows)
+
+
+def _length(needed: int, context: int | None) -> int:
+    """Return a sample's length: the power of two holding its prompt and budget (few groups, an
+    upper bound of what it costs), the model's context when that is less and the sample fits, or
+    its need when it cannot fit (the runner then skips it, saying so). The output level, what
+    LongProc reports by, is `meta.level`."""
+    tier = max(1024, 1 << (needed - 1).bit_length())
+    if context is None:
+        return tier
+    return needed if needed > context else min(tier, context)
+
+
+def grade(task: str, text: str, sample: dict[str, Any]) -> Graded:
+    """Return the authors' grade of `text` for a stored sample of `task`."""
+    reference = sample["gold"][0]
+    if task == "html_to_tsv":
+        return grade_html_to_tsv(text, reference)
+    if task == "path_traversal":
+        return grade_path_traversal(text, reference)
+    if task == "tom_tracking":
+        return grade_tom_tracking(text, reference)
+    if task == "countdown":
+        meta = sample["meta"]
+        return grade_countdown(text, list(meta["nums"]), int(meta["target"]), reference)
+    if task == "travel_planning":
+        meta = sample["meta"]
+        return grade_travel_planning(text, meta["cities"], meta["durations"], reference)
+    if task == "pseudo_to_code":
+        cases = [(tuple(i), tuple(o)) for i, o in sample["meta"]["testcases"]]
+        return code.grade_pseudo_to_code(text, cases)
+    raise ValueError(f"unknown LongProc task {task!r}")
+
+
+def _value(row: ScoredRow) -> float:
+    if row.generation.status in SCORABLE and row.score is not None:
+        return row.score.fraction
+    return 0.0
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return round(sum(values) / len(values), 2) if values else None
+
+
+def longproc_summary(rows: Sequence[ScoredRow]) -> Summary:
+    """The authors' table: per task and level the task's metric, per level the mean over tasks,
+    and the headline: the mean over the levels run. Rows that could not fit are left out of the
+    means (counted as skipped); a failed request counts 0."""
+    sent = [r for r in rows if r.generation.status not in UNFIT]
+    per: dict[tuple[str, str], list[ScoredRow]] = defaultdict(list)
+    for row in sent:
+        per[(str(row.sample["task"]), str(row.sample["meta"]["level"]))].append(row)
+    cell = {key: percent(_value(r) for r in members) for key, members in per.items()}
+    levels = [label for label in LABELS.values() if any(k[1] == label for k in per)]
+    tasks = [t for t in TITLES if any(k[0] == t for k in per)]
+    by_level = {
+        label: _mean([v for (t, lv), v in cell.items() if lv == label and v is not None])
+        for label in levels
+    }
+    by_task = {
+        task: _mean([v for (t, lv), v in cell.items() if t == task and v is not None])
+        for task in tasks
+    }
+    overall = _mean([v for v in by_level.values() if v is not None])
+    level_rows = {
+        label: sum(len(m) for (t, lv), m in per.items() if lv == label) for label in levels
+    }
+    task_rows = {task: sum(len(m) for (t, lv), m in per.items() if t == task) for task in tasks}
+    table = Table(
+        "By task and output level (the task's metric, %)",
+        ("task", "metric", *levels),
+        tuple(
+            (
+                TITLES[task],
+                METRICS.get(task, "-"),
+                *(
+                    "-" if cell.get((task, lv)) is None else f"{cell[(task, lv)]:.1f}"
+                    for lv in levels
+                ),
+            )
+            for task in tasks
+        ),
+        where=tuple(
+            (
+                None,
+                None,
+                *({"task": task, "meta.level": lv} if (task, lv) in per else None for lv in levels),
+            )
+            for task in tasks
+        ),
+    )
+    skipped = len(rows) - len(sent)
+    cut = sum(1 for r in sent if r.generation.status == "length")
+    view = View(
+        headline=Headline(
+            "mean over tasks, then output levels",
+            overall,
+            digits=1,
+            note=f"{len(sent)} rows sent, {skipped} skipped (too long), {cut} cut by the budget",
+        ),
+        overall=overall,
+        breakdowns=(
+            Breakdown(
+                "level",
+                "By output level (mean over tasks, as the authors' table)",
+                {lv: Cell(by_level[lv], level_rows[lv]) for lv in levels},
+                compare=True,
+                plot=True,
+            ),
+            Breakdown(
+                "task_level",
+                "By task and output level (as the authors' full table)",
+                {
+                    f"{task} {lv}": Cell(cell[(task, lv)], len(per[(task, lv)]))
+                    for task in tasks
+                    for lv in levels
+                    if (task, lv) in per
+                },
+                compare=True,
+            ),
+            Breakdown(
+                "task",
+                "By task (mean over levels)",
+                {task: Cell(by_task[task], task_rows[task]) for task in tasks},
+                compare=True,
+                plot=True,
+            ),
+        ),
+        tables=(table,) if per else (),
+        facts=(("rows sent / skipped", f"{len(sent)} / {skipped}"),),
+    )
+    ran = set(tasks)
+    differences = []
+    missing = [TITLES[t] for t in TITLES if t not in ran]
+    if missing:
+        differences.append(
+            f"tasks not run: {', '.join(missing)} (the authors' level means average all six "
+            "that have the level)"
+        )
+    data = sorted({str(r.sample["meta"].get("data")) for r in rows})
+    if any(d.startswith("unpinned") for d in data):
+        differences.append(f"data not the pinned commit's: {', '.join(data)}")
+    failed = sum(1 for r in rows if r.generation.status not in (*SCORABLE, *UNFIT))
+    if failed:
+        differences.append(f"{failed} requests failed or were never answered (they score 0)")
+    notes = (
+        f"data: {', '.join(data) or '-'}",
+        "scores: the authors' evaluators (row F1 for HTML to TSV, accuracy for the others); "
+        "an answer cut by its budget is graded on the text it has, as theirs",
+        *(f"not comparable with the published table: {d}" for d in differences),
+    )
+    return Summary(
+        suite="longproc",
+        title="LongProc",
+        views=(view,),
+        notes=notes,
+        native={
+            "longproc": {
+                "levels": by_level,
+                "tasks": {
+                    task: {lv: cell.get((task, lv)) for lv in levels if (task, lv) in cell}
+                    for task in tasks
+                },
+                "mean": overall,
+            },
+            "comparable_with_published": "no" if differences else "yes",
+            "differences": differences,
+        },
+    )
+
+
+__all__ = ["LongProcSuite", "grade", "longproc_summary"]
