@@ -124,8 +124,8 @@ def merge_command(
     """Merge shard stores of one run (same identity) into one run that scores and reports."""
     merged = api.merge(output, run_dirs, run_id)
     out.print(plain(merged.describe(), one_line=False))
-    if merged.result is not None:
-        print_summary(merged.result.summary, out)
+    if merged.scores is not None:
+        print_summary(merged.scores.summary, out)
     if not merged.complete:  # gaps, unanswered or failed requests: the merged run is provisional
         raise typer.Exit(EXIT_INCOMPLETE)
 
