@@ -27,6 +27,7 @@ from longscope.results import (
     Report,
     ReportedRun,
 )
+from longscope.run.adaptive import evaluate_adaptive, forecast_plan, read_adaptive
 from longscope.run.assemble import assemble, build_backend, judge_backend, judge_of, judged_run
 from longscope.run.merge import MergeReport
 from longscope.run.plan import Plan
@@ -67,12 +68,14 @@ def evaluate(spec: RunSpec, *, notify: Notify | None = None) -> RunResult:
     return result
 
 
-def evaluate_adaptive(spec: RunSpec, adaptive: Any, *, notify: Notify | None = None) -> Any:
-    """Run `spec` adaptively: effective length decided from as few requests as it needs
-    (`run.adaptive.AdaptiveSpec` -> `AdaptiveResult`)."""
-    from longscope.run.adaptive import evaluate_adaptive as adaptive_run
-
-    return adaptive_run(spec, adaptive, notify or (lambda _: None))
+def adaptive(
+    spec: RunSpec, rule: Any, *, plan_only: bool = False, notify: Notify | None = None
+) -> Any:
+    """Run `spec` adaptively (`run.adaptive.AdaptiveSpec` -> `AdaptiveResult`), or with
+    `plan_only` return `plan(spec)` with what such a run is expected to send (`AdaptivePlan`)."""
+    if plan_only:
+        return forecast_plan(plan(spec), spec.suite, rule)
+    return evaluate_adaptive(spec, rule, notify or (lambda _: None))
 
 
 def plan(spec: RunSpec) -> Plan:
@@ -87,13 +90,6 @@ def plan(spec: RunSpec) -> Plan:
     spec = replace(spec, routing=replace(spec.routing, profile=None, length=None), quiet=True)
     suite, backend, transport = assemble(spec)
     return launch(spec, suite, backend, transport=transport, plan_only=True).plan
-
-
-def plan_adaptive(spec: RunSpec, adaptive: Any) -> Any:
-    """Return `plan(spec)` with what `evaluate_adaptive` is expected to send (`AdaptivePlan`)."""
-    from longscope.run.adaptive import forecast_plan
-
-    return forecast_plan(plan(spec), spec.suite, adaptive)
 
 
 def merge(
@@ -224,12 +220,8 @@ def profile(
     between(threshold, "--threshold", 0.0, 100.0)
     between(relative, "--relative", 0.0, 1.0)
     try:
-        from longscope.run.adaptive import read_adaptive
-
-        adaptive = [read_adaptive(d) for d in run_dirs]
-        made = model_profile(
-            [read_run(d) for d in run_dirs], threshold, relative, adaptive=adaptive
-        )
+        runs, decisions = [read_run(d) for d in run_dirs], [read_adaptive(d) for d in run_dirs]
+        made = model_profile(runs, threshold, relative, adaptive=decisions)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     if output is not None:

@@ -67,7 +67,7 @@ def run_command(
         from longscope.run.adaptive import AdaptiveSpec
 
         rule = AdaptiveSpec(confidence, adaptive_rule, budget_tokens=budget_tokens)  # type: ignore[arg-type]
-        made = api.evaluate_adaptive(spec, rule, notify=_note)
+        made = api.adaptive(spec, rule, notify=_note)
         print_summary(made.scores.summary, out)
         out.print(plain(made.describe(), one_line=False))
         out.print(plain(f"run {made.run_id[:12]} stored in {made.run_dir}"))
@@ -107,7 +107,7 @@ def plan_command(
         from longscope.run.adaptive import AdaptiveSpec
 
         rule = AdaptiveSpec(confidence, adaptive_rule)  # type: ignore[arg-type]
-        made = api.plan_adaptive(spec, rule)
+        made = api.adaptive(spec, rule, plan_only=True)
     else:
         made = api.plan(spec)
     if as_json:
