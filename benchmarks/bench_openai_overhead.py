@@ -29,7 +29,7 @@ from pathlib import Path
 
 from longscope.models.openai_api import OpenAIBackend
 from longscope.run.runner import RunOptions, run_async
-from longscope.suites.longctx.suite import GridSpec, LongCtxSuite
+from longscope.suites.longctx.suite import LongCtxSuite
 from longscope.types import Generation, Request
 
 ANSWER = json.dumps(
@@ -98,7 +98,9 @@ class TimedBackend(OpenAIBackend):
 
 def _measure(port: int, requests: int, concurrency: int, quiet: bool, profile: bool) -> dict:
     depths = tuple(round((i + 0.3) / 100, 3) for i in range(100))
-    suite = LongCtxSuite(grid=GridSpec(lengths=(1024,), depths=depths, types=("needle",)))
+    suite = LongCtxSuite(
+        **LongCtxSuite.completed({"lengths": (1024,), "depths": depths, "types": ("needle",)})
+    )
     backend = TimedBackend(
         "m", base_url=f"http://127.0.0.1:{port}/v1", context_length=8192, concurrency=concurrency
     )

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from longscope.models.base import Backend, ModelInfo
 from longscope.run.runner import RunOptions, run_async
-from longscope.suites.longctx.suite import GridSpec, LongCtxSuite
+from longscope.suites.longctx.suite import LongCtxSuite
 from longscope.text.tokenizers import QwenTokenizer, Tokenizer
 from longscope.types import Generation, Request
 
@@ -63,7 +63,9 @@ def main() -> None:
     per_length = min(samples, 100)
     depths = tuple(i / 100 for i in range(per_length))
     lengths = tuple(4096 - 8 * k for k in range(-(-samples // per_length)))
-    suite = LongCtxSuite(grid=GridSpec(lengths=lengths, depths=depths, types=("needle",)))
+    suite = LongCtxSuite(
+        **LongCtxSuite.completed({"lengths": lengths, "depths": depths, "types": ("needle",)})
+    )
     backend = InstantBackend()
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()

@@ -26,7 +26,7 @@ from longscope.types import GenerationConfig
 
 def build_seconds(tokenizer: Tokenizer, language: str, tiers: tuple[int, ...]) -> tuple[float, int]:
     """Return the seconds to build the tiers' prompts and their total counted tokens (checked)."""
-    suite = LongCtxSuite(tiers=tiers, language=language)
+    suite = LongCtxSuite(**LongCtxSuite.completed({"tiers": tiers, "language": language}))
     config = GenerationConfig()
     started = time.perf_counter()
     samples = suite.build(BuildContext(tokenizer, "completion", config))

@@ -157,11 +157,11 @@ def ours(samples: int, length: int, tasks: list[str]) -> dict[str, float]:
     tokenizer = QwenTokenizer()
     tokenizer.encode("warm up")
     cwe_words()
-    suite = RulerSuite(
-        tasks=tasks, lengths=[length], samples=samples,
-        essays=str(FIXTURES / "essays.json"), squad=str(FIXTURES / "squad.json"),
-        hotpotqa=str(FIXTURES / "hotpotqa.json"),
-    )  # fmt: skip
+    suite = RulerSuite(**RulerSuite.completed({
+        "tasks": tasks, "lengths": [length], "samples": samples,
+        "essays": str(FIXTURES / "essays.json"), "squad": str(FIXTURES / "squad.json"),
+        "hotpotqa": str(FIXTURES / "hotpotqa.json"),
+    }))  # fmt: skip
     ctx = BuildContext(tokenizer, "completion", GenerationConfig())
     env = suite.env(ctx)
     out = {"startup_s": time.perf_counter() - started}

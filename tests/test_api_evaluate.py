@@ -19,6 +19,7 @@ from longscope.errors import UsageError
 from longscope.models.endpoints import MultiEndpointBackend
 from longscope.models.scripted import ScriptedBackend, from_pattern
 from longscope.router.backend import RoutedBackend
+from longscope.run.assemble import build_suite
 from longscope.run.spec import Judging, RunSpec
 from longscope.suites import create_suite
 
@@ -45,7 +46,7 @@ def test_a_backend_built_by_the_caller_runs_as_given(tmp_path: Path) -> None:
     backend = ScriptedBackend("mine", answer=from_pattern(NEEDLE), context_length=4096)
     said: list[str] = []
     made = api.evaluate(longctx_spec(tmp_path, model=backend), notify=said.append)
-    assert made.sent == 2 and made.result is not None and made.scores.summary.overall == 100.0
+    assert made.sent == 2 and made.scores is not None and made.scores.summary.overall == 100.0
     assert [status for _, status, _ in _rows(tmp_path)] == ["ok", "ok"]
     assert len(backend.requests) == 2 and backend.closed
     assert said[0].startswith("plan: 2 requests (0 skipped, 0 done), ")
@@ -59,7 +60,7 @@ def test_a_suite_built_by_the_caller_is_the_one_run(tmp_path: Path) -> None:
     made = api.evaluate(RunSpec.of(suite, "scripted/x", model_options=ANSWERS, output=tmp_path))
     stored = [sample_id for sample_id, _, _ in _rows(tmp_path)]
     assert sorted(stored) == ["needle-1024-d025", "needle-1024-d075"]
-    assert made.result is not None and made.result.header["params"]["depths"] == [0.25, 0.75]
+    assert made.scores is not None and made.scores.header["params"]["depths"] == [0.25, 0.75]
 
 
 def test_typed_suite_params_and_the_seed_reach_the_suite(tmp_path: Path) -> None:
@@ -73,12 +74,12 @@ def test_typed_suite_params_and_the_seed_reach_the_suite(tmp_path: Path) -> None
             output=tmp_path / "p",
         )
     )
-    assert made.sent == 3 and made.result is not None
-    assert made.result.header["params"]["depths"] == [0.1, 0.5, 0.9]
+    assert made.sent == 3 and made.scores is not None
+    assert made.scores.header["params"]["depths"] == [0.1, 0.5, 0.9]
     seeded = api.evaluate(longctx_spec(tmp_path / "s", lengths="1k", seed=7))
-    assert seeded.result is not None and seeded.result.header["params"]["seed"] == 7
+    assert seeded.scores is not None and seeded.scores.header["params"]["seed"] == 7
     plain = api.evaluate(longctx_spec(tmp_path / "d", lengths="1k"))
-    assert plain.result is not None and plain.result.header["params"]["seed"] == 0
+    assert plain.scores is not None and plain.scores.header["params"]["seed"] == 0
     # The seed makes the haystack: the same sample id, another prompt.
     assert _rows(tmp_path / "s")[0][0] == _rows(tmp_path / "d")[0][0]
     assert _prompts(tmp_path / "s") != _prompts(tmp_path / "d")
@@ -104,7 +105,7 @@ def test_a_scoring_only_option_is_refused_as_a_pair_or_a_typed_param(tmp_path: P
         {"params": {"data": data, "difficulty_labels": "labels.json"}},
     ):
         with pytest.raises(UsageError) as caught:
-            api.build_suite("longbench-pro", **given)
+            build_suite("longbench-pro", **given)
         assert str(caught.value) == message
     spec = RunSpec.of(
         "longbench-pro",
@@ -139,7 +140,7 @@ def test_max_tokens_the_models_context_cannot_hold_are_refused_before_anything_i
     )
     assert not (tmp_path / "run" / "longscope.sqlite").exists()
     made = api.evaluate(longctx_spec(tmp_path / "ok", model_options=options, max_tokens=40))
-    assert made.result is not None and made.result.header["config"]["max_tokens"] == 40
+    assert made.scores is not None and made.scores.header["config"]["max_tokens"] == 40
 
 
 def test_the_routing_options_put_the_router_in_front(tmp_path: Path) -> None:
@@ -213,7 +214,7 @@ def test_the_evaluated_model_judges_its_own_answers_with_its_options(tmp_path: P
     )
     made = api.evaluate(spec, notify=said.append)
     answered = made.sent
-    assert answered == 4 and made.result is not None
+    assert answered == 4 and made.scores is not None
     # The answers a judge is asked about (the two with a context), judged by the evaluated model
     # with its own options (the scripted verdict).
     assert _rows(tmp_path, "judgements") == [("scripted/self", 1.0)] * 2
@@ -224,8 +225,8 @@ def test_the_evaluated_model_judges_its_own_answers_with_its_options(tmp_path: P
     assert said[0].startswith("plan: 4 requests")
     # The result is the run scored with the verdicts, as re-scoring reads it.
     again = api.score(tmp_path)
-    assert made.scores.summary.overall == again.result.overall == 100.0
-    assert made.result.completeness == again.result.completeness
+    assert made.scores.summary.overall == again.summary.overall == 100.0
+    assert made.scores.completeness == again.summary.completeness
 
 
 def test_a_judge_model_is_built_without_the_evaluated_models_options(tmp_path: Path) -> None:
@@ -242,7 +243,7 @@ def test_a_judge_model_is_built_without_the_evaluated_models_options(tmp_path: P
     # The judge has no -M answer: its empty replies are failed verdicts, recorded, not scored 0.
     assert not any(line.startswith("warning: no --judge-model") for line in said)
     assert any(line.startswith("judge scripted/judge: 0 judged, 2 failed") for line in said)
-    assert made.result is not None
+    assert made.scores is not None
 
 
 def test_a_judged_run_is_scored_only_after_its_judge_pass(
@@ -323,7 +324,7 @@ def test_merge_takes_the_run_named_from_a_directory_of_two(tmp_path: Path) -> No
     for made in (first, second):
         out = tmp_path / made.run_id
         report = api.merge(out, [tmp_path / "runs"], made.run_id)
-        assert report.result is not None and report.result.run_id == made.run_id
+        assert report.scores is not None and report.scores.run_id == made.run_id
         db = sqlite3.connect(out / "longscope.sqlite")
         stored = db.execute("SELECT DISTINCT run_id FROM generations").fetchall()
         db.close()
@@ -334,5 +335,5 @@ def test_merge_joins_the_shards_of_one_run(tmp_path: Path) -> None:
     api.evaluate(longctx_spec(tmp_path / "one", shard="0/2"))
     api.evaluate(longctx_spec(tmp_path / "two", shard="1/2"))
     report = api.merge(tmp_path / "all", [tmp_path / "one", tmp_path / "two"])
-    assert report.result is not None and report.result.completeness["complete"]
+    assert report.scores is not None and report.scores.completeness["complete"]
     assert len(_rows(tmp_path / "all")) == 2

@@ -26,11 +26,11 @@ def test_a_stored_run_rescored_gives_its_own_numbers(stored: tuple[Path, api.Run
     run_dir, made = stored
     for again in (api.score(run_dir), api.score(str(run_dir), made.run_id)):
         assert (again.run_id, again.suite, again.run_dir) == (made.run_id, "longctx", run_dir)
-        assert again.result.overall == 100.0
+        assert again.summary.overall == 100.0
         assert len(again.rows) == 2 and all(
             row.score and row.score.fraction == 1.0 for row in again.rows
         )
-        assert again.completeness == made.result.completeness  # type: ignore[union-attr]
+        assert again.completeness == made.scores.completeness  # type: ignore[union-attr]
 
 
 def test_an_option_that_changes_what_was_asked_is_refused(
@@ -87,6 +87,6 @@ def test_in_a_directory_of_two_runs_the_run_id_picks_the_one_rescored(tmp_path: 
     for made in (first, second):
         again = api.score(tmp_path / "run", made.run_id)
         assert again.run_id == made.run_id
-        assert again.header["config"]["max_tokens"] == made.result.header["config"]["max_tokens"]  # type: ignore[union-attr]
+        assert again.header["config"]["max_tokens"] == made.scores.header["config"]["max_tokens"]  # type: ignore[union-attr]
     # Without a run id: the latest run, as the store reads it.
     assert api.score(tmp_path / "run").run_id == second.run_id

@@ -73,7 +73,7 @@ def _refused(call, *args):  # type: ignore[no-untyped-def]
 
 def test_the_llama_cpp_engine_names_the_embedded_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     from longscope.catalogue import resolve_model_path
-    from longscope.models.cpu_check import library_files
+    from longscope.cpu_check import library_files
 
     monkeypatch.setitem(sys.modules, "llama_cpp", None)
     assert "pip install 'longscope[embedded]'" in _refused(library_files)

@@ -6,10 +6,12 @@ Floors (`FLOORS`, bottom first), after ../shared/design.md's layering and the fl
 0. the shared vocabulary: `longscope` (its version; the facade's re-exports are lazy),
    `errors`, `types`, `summary`;
 1. small utilities every layer may use: `files`, `jsonl`, `hub`, `catalogue`, `sources` (what a
-   suite downloads, as plain values), `sandbox` (runs model-written programs; stdlib only);
+   suite downloads, as plain values), `sandbox` (runs model-written programs; stdlib only),
+   `cpu_check` (whether llama.cpp's build runs on this CPU, asked by the tokenizers and the
+   llama.cpp backend);
 2. `text/`: tokenizers, counting, filler, safe text;
-2.5 `params` (typed plug-in options) and `plugins` (the one `Registry`), below both `models` and
-   `suites`, which share them;
+2.5 `params` (typed plug-in options), `plugins` (the one `Registry`) and `urls` (endpoint URLs:
+   checked, shown without secrets), below `models`, `metrics`, `suites` and `run`, which share them;
 3. `models/`: backends (they know no suite);
 4. `metrics/`: pure metrics, above the backends because a semantic metric may ask an embedding
    server (its URL is checked as the backends' are);
@@ -40,9 +42,12 @@ SUITES = f"{PACKAGE}.suites"
 SUITE_CONTRACT = {SUITES, f"{SUITES}.base", f"{SUITES}.params"}
 FLOORS: tuple[tuple[str, ...], ...] = (
     (PACKAGE, f"{PACKAGE}.errors", f"{PACKAGE}.types", f"{PACKAGE}.summary"),
-    tuple(f"{PACKAGE}.{m}" for m in ("files", "jsonl", "hub", "catalogue", "sources", "sandbox")),
+    tuple(
+        f"{PACKAGE}.{m}"
+        for m in ("files", "jsonl", "hub", "catalogue", "sources", "sandbox", "cpu_check")
+    ),
     (f"{PACKAGE}.text",),
-    (f"{PACKAGE}.params", f"{PACKAGE}.plugins"),
+    (f"{PACKAGE}.params", f"{PACKAGE}.plugins", f"{PACKAGE}.urls"),
     (f"{PACKAGE}.models",),
     (f"{PACKAGE}.metrics",),
     (f"{PACKAGE}.router",),
@@ -53,7 +58,7 @@ FLOORS: tuple[tuple[str, ...], ...] = (
     (f"{PACKAGE}.api", f"{PACKAGE}.results"),
     (f"{PACKAGE}.cli", f"{PACKAGE}.cli_options"),
 )
-MAX_UPWARD = 2
+MAX_UPWARD = 0
 # Strings that are a suite's name but mean something else where they appear.
 NOT_SUITES = {("longscope.text.quantities", "hundred"): "the English number word"}
 
@@ -234,9 +239,15 @@ def test_layers_point_one_way(graph) -> None:
             assert not above, (module, above)
 
 
-def test_suites_and_models_know_nothing_of_each_other(graph) -> None:
-    """`models` imports nothing from `suites` and `suites` nothing from `models`: what they share
-    (typed options, the registry) sits below both."""
+def test_suites_and_models_know_nothing_of_each_other() -> None:
+    """`models` imports nothing from `suites` and `suites` nothing from `models`, not even for the
+    type checker: what they share (typed options, the registry) sits below both."""
+    modules = _modules()
+    names = set(modules)
+    graph = {
+        name: _imports(ast.parse(path.read_text(encoding="utf-8")), names, types=True)
+        for name, path in modules.items()
+    }
     crossing = sorted(
         f"{module} -> {target}"
         for module, targets in graph.items()
@@ -276,3 +287,102 @@ def test_imports_run_down_the_floors(graph) -> None:
     assert len(upward) <= MAX_UPWARD, (
         f"{len(upward)} imports run back up a floor (at most {MAX_UPWARD}):\n" + "\n".join(upward)
     )
+
+
+# --- the facade, capabilities, plain names (issue 41) --------------------------------------------
+
+API_MAX_LINES = 350
+ASSEMBLY = {"transport_of", "create_backend", "spread_backend", "with_retries", "with_router"}
+"""What builds a backend: run/assemble.py's business, never the facade's."""
+
+
+def test_api_is_a_thin_facade_without_backend_assembly(graph) -> None:
+    path = SRC / PACKAGE / "api.py"
+    lines = path.read_text(encoding="utf-8").count("\n")
+    assert lines < API_MAX_LINES, f"api.py has {lines} lines (under {API_MAX_LINES})"
+    low = {t for t in graph[f"{PACKAGE}.api"] if t.startswith(f"{PACKAGE}.models")}
+    assert not low, f"api.py assembles backends itself: it imports {sorted(low)}"
+    called = {
+        node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+    }
+    assert not called & ASSEMBLY, f"api.py calls {sorted(called & ASSEMBLY)} (run/assemble.py's)"
+
+
+def _capabilities() -> set[str]:
+    """Every member a plug-in base declares (suites, backends, embedders): what a plug-in can do."""
+    from longscope.metrics.similarity import Embedder
+    from longscope.models.base import Backend
+    from longscope.suites.base import Suite
+
+    return {
+        name
+        for base in (Suite, Backend, Embedder)
+        for klass in base.__mro__
+        if klass is not object
+        for name in [*vars(klass), *getattr(klass, "__annotations__", {})]
+        if not name.startswith("__")
+    }
+
+
+def test_no_capability_is_asked_for_by_name_outside_the_registry() -> None:
+    """`getattr`/`hasattr` on a plug-in capability's name is the registry's alone (plugins.py):
+    everywhere else each capability is declared on its base class with its default, and read."""
+    capabilities = _capabilities()
+    assert {"OPTIONS", "from_options", "base_url", "max_similarity", "score"} <= capabilities
+    found = []
+    for module, path in _modules().items():
+        if module == f"{PACKAGE}.plugins":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (
+                isinstance(node, ast.Call)
+                and isinstance(node.func, ast.Name)
+                and node.func.id in ("getattr", "hasattr")
+                and len(node.args) >= 2
+                and isinstance(node.args[1], ast.Constant)
+                and node.args[1].value in capabilities
+            ):
+                found.append(f"{module}:{node.lineno} {node.func.id}(..., {node.args[1].value!r})")
+    assert not found, "capabilities asked for by name:\n" + "\n".join(found)
+
+
+def test_no_result_result_chain_anywhere() -> None:
+    """Results read by their plain names (`RunResult.scores`, `ScoreResult.summary`): no
+    `.result` alias is left to chain, in the source, the docs or the tests."""
+    import re
+
+    chain = re.compile(r"result\.result\b")
+    root = SRC.parent
+    found = [
+        f"{path.relative_to(root)}:{number}"
+        for folder in ("src", "docs", "tests", "benchmarks")
+        for path in sorted((root / folder).rglob("*"))
+        if path.suffix in (".py", ".md") and path != Path(__file__)
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if chain.search(line)
+    ] + [
+        f"{name}:{number}"
+        for name in ("README.md", "BENCHMARKS.md")
+        for number, line in enumerate((root / name).read_text(encoding="utf-8").splitlines(), 1)
+        if chain.search(line)
+    ]
+    assert not found, "result.result chains:\n" + "\n".join(found)
+
+
+def test_one_file_digest() -> None:
+    """A file's sha256 is computed in one place (`files.sha256_of`), which every pin and input
+    record reads: no second copy to drift."""
+    found = [
+        f"{module}:{node.lineno}"
+        for module, path in _modules().items()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.FunctionDef) and node.name == "sha256_of"
+    ]
+    assert found == [f"{PACKAGE}.files:{_line_of('def sha256_of', SRC / PACKAGE / 'files.py')}"]
+
+
+def _line_of(text: str, path: Path) -> int:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return next(number for number, line in enumerate(lines, 1) if line.startswith(text))

@@ -15,6 +15,13 @@ runs kept as first stored) and says so here:
   the embedding model's vectors, which differ between CPU vendors (issue 47), so with them these
   bytes held only on the CPU that recorded them. The test runs in make test's second pass, as if
   on another CPU, to keep it so.
+
+tests/fixtures/stored_runs/legacy/ holds runs in layouts that only older versions wrote, which
+issue 41's removal of legacy readers must keep reading (the stored-run migration test):
+- `longbench-pro-rouge-parity`: the LongBench Pro run above with `rouge_parity: true` in its stored
+  params, as `score --predictions ... --rouge-parity` stored it before `official_parity` (98cf90f);
+  `-S rouge_parity` is no option any more, and the run must still report with official parity on.
+  Its reports were recorded by main at 427b670, before the removal.
 """
 
 from __future__ import annotations
@@ -25,6 +32,8 @@ from pathlib import Path
 import pytest
 
 from tests.fixtures.stored_runs.make_runs import HERE, RUN_DIR, RUNS, report
+
+LEGACY = HERE / "legacy"
 
 pytestmark = pytest.mark.cpu_sensitive  # make test runs it again as if on another CPU
 
@@ -40,3 +49,16 @@ def test_a_run_stored_before_reports_the_same_bytes(name: str, tmp_path: Path) -
         assert text == expected.replace(RUN_DIR, str(run_dir)), f"{name}/{file} differs"
     # the recorded reports are of scored runs, not empty tables
     assert '"overall"' in made["report.json"] or '"headline"' in made["report.json"]
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in LEGACY.iterdir() if p.is_dir()))
+def test_a_run_in_an_older_layout_reports_the_same_bytes(name: str, tmp_path: Path) -> None:
+    stored = LEGACY / name
+    run_dir = tmp_path / name
+    shutil.copytree(stored, run_dir, ignore=shutil.ignore_patterns("expected"))
+    made = report(run_dir)
+    for file, text in made.items():
+        expected = (stored / "expected" / file).read_text(encoding="utf-8")
+        assert text == expected.replace(RUN_DIR, str(run_dir)), f"{name}/{file} differs"
+    if name == "longbench-pro-rouge-parity":  # the earlier name still switches parity on
+        assert "official parity: True" in made["report.json"]

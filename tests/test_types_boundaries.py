@@ -33,29 +33,21 @@ def _sample(**fields: object) -> Sample:
     return Sample("i", "t", "en", "context", "q", ("g",), 4096, **fields)  # type: ignore[arg-type]
 
 
-def test_output_budget_is_the_samples_own_then_the_legacy_meta_then_the_suites() -> None:
-    # the typed field wins over a stale meta value and over the suite's default
-    assert _sample(max_tokens=64, meta={"max_tokens": 128}).output_budget(200) == 64
+def test_output_budget_is_the_samples_own_else_the_suites() -> None:
+    assert _sample(max_tokens=64).output_budget(200) == 64
     # a budget of 0 is a budget (not "unset"): the request must not fall back to 200 tokens
-    assert _sample(max_tokens=0, meta={"max_tokens": 128}).output_budget(200) == 0
-    # runs stored before the typed field kept it in meta
-    assert _sample(meta={"max_tokens": 128}).output_budget(200) == 128
-    # anything but an int in meta is not a budget
-    assert _sample(meta={"max_tokens": "128"}).output_budget(200) == 200
-    assert _sample(meta={"max_tokens": None}).output_budget(200) == 200
+    assert _sample(max_tokens=0).output_budget(200) == 0
     assert _sample().output_budget(200) == 200
+    # `meta` is the suite's own: a budget there (as suites kept it before the typed field) is
+    # not read (issue 41: no legacy readers)
+    assert _sample(meta={"max_tokens": 128}).output_budget(200) == 200
 
 
-def test_counted_prompt_is_the_typed_count_then_a_positive_legacy_count_else_0() -> None:
-    assert _sample(prompt_tokens=3897, meta={"prompt_tokens": 3896}).counted_prompt() == 3897
-    assert _sample(meta={"prompt_tokens": 3896}).counted_prompt() == 3896
-    # the smallest count there is: one token
-    assert _sample(meta={"prompt_tokens": 1}).counted_prompt() == 1
-    # 0, a negative, a string or no count: not counted
-    assert _sample(meta={"prompt_tokens": 0}).counted_prompt() == 0
-    assert _sample(meta={"prompt_tokens": -3}).counted_prompt() == 0
-    assert _sample(meta={"prompt_tokens": "3896"}).counted_prompt() == 0
+def test_counted_prompt_is_the_typed_count_else_0() -> None:
+    assert _sample(prompt_tokens=3897).counted_prompt() == 3897
+    assert _sample(prompt_tokens=1).counted_prompt() == 1
     assert _sample().counted_prompt() == 0
+    assert _sample(meta={"prompt_tokens": 3896}).counted_prompt() == 0
 
 
 def test_score_fraction_is_value_over_max_and_0_without_a_max() -> None:

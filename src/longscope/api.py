@@ -27,27 +27,14 @@ from longscope.results import (
     Report,
     ReportedRun,
 )
-from longscope.run.assemble import (
-    assemble,
-    build_backend,
-    build_suite,
-    endpoint_urls_of,
-    judge_backend,
-    judge_endpoint,
-    judge_of,
-    transport_backend,
-)
+from longscope.run.adaptive import evaluate_adaptive, forecast_plan, read_adaptive
+from longscope.run.assemble import assemble, build_backend, judge_backend, judge_of, judged_run
 from longscope.run.merge import MergeReport
 from longscope.run.plan import Plan
 from longscope.run.runner import RunResult
 from longscope.run.scoring import ScoreResult, read_run, score_run
-from longscope.run.spec import RunSpec, Scale, at_least, between, model_options
-from longscope.run.stored import (
-    attach_differences,
-    published_rows,
-    stored_suite,
-    with_published,
-)
+from longscope.run.spec import RunSpec, Scale, at_least, between
+from longscope.run.stored import attach_differences, published_rows, stored_suite, with_published
 from longscope.suites import scoring_overrides
 from longscope.text.safe_text import visible
 
@@ -64,27 +51,31 @@ def evaluate(spec: RunSpec, *, notify: Notify | None = None) -> RunResult:
     spec's judge model (default: the evaluated model). `notify` receives one-line messages (the
     forecast, the actual figures, warnings, judge counts).
     """
-    from longscope.run.judge import uses_judge
     from longscope.run.launch import launch
 
     say = notify or (lambda _: None)
     suite, backend, transport = assemble(spec)
-    judged = uses_judge(suite)
-    judge_model = spec.judge.model
-    if judged and judge_model is None and not isinstance(spec.model, str):
-        raise UsageError("this suite is scored by an LLM judge: give judge_model")
-    if judged:  # a judge with nowhere to go is refused before the run sends anything
-        judge_endpoint(*judge_of(spec)[:2])
+    judged = judged_run(spec, suite)  # a judge with nowhere to go: refused before anything is sent
     # A judged suite is scored once, after its judge pass, not also before it.
     launched = launch(spec, suite, backend, transport=transport, say=say, score=not judged)
-    result = launched.result
+    result = launched.run
     assert result is not None
     if judged:
-        if judge_model is None:
+        if spec.judge.model is None:
             say("warning: no --judge-model given: the evaluated model judges its own answers")
         made = judge(result.run_dir, *judge_of(spec), notify=say)
         result = replace(result, scores=made.scored)
     return result
+
+
+def adaptive(
+    spec: RunSpec, rule: Any, *, plan_only: bool = False, notify: Notify | None = None
+) -> Any:
+    """Run `spec` adaptively (`run.adaptive.AdaptiveSpec` -> `AdaptiveResult`), or with
+    `plan_only` return `plan(spec)` with what such a run is expected to send (`AdaptivePlan`)."""
+    if plan_only:
+        return forecast_plan(plan(spec), spec.suite, rule)
+    return evaluate_adaptive(spec, rule, notify or (lambda _: None))
 
 
 def plan(spec: RunSpec) -> Plan:
@@ -144,17 +135,9 @@ def score(
             f"{visible(target)!r} is not a run directory; to score predictions made elsewhere "
             "give a suite name and --predictions FILE"
         )
-    from longscope.params import parse_options
-    from longscope.run.predictions import import_predictions
-    from longscope.suites import suite_factory, suite_options
+    from longscope.run.predictions import score_predictions
 
-    name = str(target)
-    suite_factory(name)  # an unknown suite: one line naming the known ones
-    params = parse_options(name, suite_options(name), options)
-    where = (
-        Path(output) if output else Path("runs") / f"{name}-predictions-{Path(predictions).stem}"
-    )
-    return import_predictions(name, predictions, where, params)
+    return score_predictions(str(target), predictions, options, output)
 
 
 def report(
@@ -237,7 +220,8 @@ def profile(
     between(threshold, "--threshold", 0.0, 100.0)
     between(relative, "--relative", 0.0, 1.0)
     try:
-        made = model_profile([read_run(d) for d in run_dirs], threshold, relative)
+        runs, decisions = [read_run(d) for d in run_dirs], [read_adaptive(d) for d in run_dirs]
+        made = model_profile(runs, threshold, relative, adaptive=decisions)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     if output is not None:
@@ -311,33 +295,6 @@ def longscore(
     )
 
 
-__all__ = [
-    "RunSpec",
-    "Scale",
-    "build_backend",
-    "build_suite",
-    "calibrate",
-    "catalogue",
-    "compare",
-    "download_data",
-    "endpoint_urls_of",
-    "evaluate",
-    "export",
-    "judge",
-    "longscore",
-    "merge",
-    "model_options",
-    "plan",
-    "profile",
-    "published_rows",
-    "report",
-    "routes",
-    "score",
-    "transport_backend",
-    "write_reports",
-]
-
-
 def download_data(
     suite: str, folder: str | Path | None = None, *, mirror: str | None = None
 ) -> Downloaded:
@@ -365,3 +322,26 @@ def export(
     from longscope.export import export as write
 
     return write(run_dirs, fmt, out, run_id=run_id, model_id=model_id, provisional=provisional)
+
+
+__all__ = [
+    "RunSpec",
+    "Scale",
+    "build_backend",
+    "calibrate",
+    "catalogue",
+    "compare",
+    "download_data",
+    "evaluate",
+    "export",
+    "judge",
+    "longscore",
+    "merge",
+    "plan",
+    "profile",
+    "published_rows",
+    "report",
+    "routes",
+    "score",
+    "write_reports",
+]

@@ -48,17 +48,11 @@ class Sample:
 
     def output_budget(self, default: int) -> int:
         """Return the output budget of this sample's requests (`max_tokens`, else `default`)."""
-        if self.max_tokens is not None:
-            return self.max_tokens
-        legacy = self.meta.get("max_tokens")  # suites from before the typed field
-        return int(legacy) if isinstance(legacy, int) else default
+        return self.max_tokens if self.max_tokens is not None else default
 
     def counted_prompt(self) -> int:
         """Return the prompt's counted length (`prompt_tokens`), 0 when the suite did not count."""
-        if self.prompt_tokens:
-            return self.prompt_tokens
-        legacy = self.meta.get("prompt_tokens")  # suites from before the typed field
-        return int(legacy) if isinstance(legacy, int) and legacy > 0 else 0
+        return self.prompt_tokens
 
     def public(self) -> dict[str, Any]:
         """Return everything but the context, as stored beside the generations."""

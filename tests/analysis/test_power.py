@@ -10,10 +10,11 @@ from longscope.analysis.power import detectable, detectable_lines
 from longscope.types import Sample
 
 from ..cli_helper import longscope
+from ..factories import sample
 
 
 def _sample(sid: str, length: int, context: str) -> Sample:
-    return Sample(sid, "t", "en", context, "q", ("a",), length=length)
+    return sample(sid, context=context, length=length)
 
 
 def test_detectable_difference_counts_clusters_not_samples() -> None:

@@ -15,17 +15,19 @@ from longscope.analysis.profile import leaderboard, model_profile, threshold_nam
 from longscope.run.scoring import score_run
 from longscope.run.store import RunStore
 from longscope.suites.base import BuildContext
-from longscope.suites.longctx.suite import GridSpec, LongCtxSuite
+from longscope.suites.longctx.suite import LongCtxSuite
 from longscope.summary import Summary
 from longscope.text.tokenizers import QwenTokenizer
 from longscope.types import Generation, GenerationConfig
+
+from ..factories import make_suite
 
 LENGTHS = (1024, 2048, 4096)
 
 
 def _run(run_dir: Path, model: str, right: set[int], status: str = "ok") -> Summary:
     """A stored LongCtx grid run (one needle per length) answered right at the lengths `right`."""
-    suite = LongCtxSuite(grid=GridSpec(lengths=LENGTHS, depths=(0.5,), types=("needle",)))
+    suite = make_suite(LongCtxSuite, lengths=LENGTHS, depths=(0.5,), types=("needle",))
     samples = suite.build(BuildContext(QwenTokenizer(), "chat", GenerationConfig()))
     with RunStore(run_dir) as store:
         store.put_run(
@@ -38,7 +40,7 @@ def _run(run_dir: Path, model: str, right: set[int], status: str = "ok") -> Summ
             text = sample.gold[0] if sample.length in right else "I do not know."
             error = "HTTP 500" if status == "error" else ""
             store.put_generation("p1", sample.id, 0, Generation(text, status, error=error))
-    return score_run(run_dir).result
+    return score_run(run_dir).summary
 
 
 def test_curve_profile_and_weighted_averages(tmp_path: Path) -> None:

@@ -15,7 +15,7 @@ from .test_every_suite import runs  # noqa: F401  (the module fixture: one store
 
 def test_every_shown_score_has_a_standard_error(runs: dict[str, Path]) -> None:  # noqa: F811
     for name, run_dir in runs.items():
-        summary = read_run(run_dir).result
+        summary = read_run(run_dir).summary
         record = summary.uncertainty
         assert record["unmatched"] == 0, name
         for view in summary.views:
@@ -43,12 +43,12 @@ def test_clusters_are_the_units_samples_share(runs: dict[str, Path]) -> None:  #
     questions = {
         (r.sample["task"], r.sample["meta"].get("source_row", r.sample["id"])) for r in hundred.rows
     }
-    assert hundred.result.uncertainty["clusters"] == len(questions)
+    assert hundred.summary.uncertainty["clusters"] == len(questions)
     # LongBench Pro's questions over one document (both modes, every repeat) are one cluster.
     lbp = read_run(runs["longbench-pro"])
     with RunStore.open_readonly(runs["longbench-pro"]) as store:
         documents = set(store.context_hashes(lbp.run_id).values())
-    assert lbp.result.uncertainty["clusters"] == len(documents)
+    assert lbp.summary.uncertainty["clusters"] == len(documents)
     stored = json.loads((runs["longctx"] / "summary.json").read_text(encoding="utf-8"))
     cells = stored["longscope"]["views"][0]["breakdowns"][0]["cells"]
     assert all("se_plain" in c or c.get("clusters", 0) < 2 for c in cells.values())
@@ -97,7 +97,7 @@ def test_rulers_mean_of_task_means_is_found_and_its_error_is_by_the_formula() ->
 def test_profile_and_leaderboard_carry_the_intervals(runs: dict[str, Path]) -> None:  # noqa: F811
     from longscope.analysis.profile import leaderboard, model_profile
 
-    summary = read_run(runs["hundred"]).result
+    summary = read_run(runs["hundred"]).summary
     # Right up to 4K, wrong beyond, every sample: every replicate crosses at 4096.
     measured = model_profile([summary])["measured"][0]
     absolute = measured["intervals"]["effective length (>= 85.6)"]
@@ -123,7 +123,7 @@ def test_every_renderer_shows_the_errors(runs: dict[str, Path], tmp_path: Path) 
     from ..cli_helper import longscope
 
     run_dir = str(runs["hundred"])
-    summary = read_run(run_dir).result
+    summary = read_run(run_dir).summary
     se = summary.view.overall_error.se
     table = longscope("report", run_dir)
     assert table.returncode == 0, table.stderr

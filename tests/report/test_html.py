@@ -185,7 +185,7 @@ def test_report_renders_in_headless_chromium_with_plots_and_no_script(
     # heatmap cell (one sample each here: `±n/a`, never a bare number or a 0).
     from longscope.run.scoring import read_run
 
-    metrics = read_run(tmp_path / "run").result.view.metrics
+    metrics = read_run(tmp_path / "run").summary.view.metrics
     assert metrics is not None and metrics.auc_se is not None
     assert f"length AUC</th><td>{metrics.auc:.1f} ± {metrics.auc_se:.1f}" in dom
     assert '<td class="num">100 ±n/a</td>' in dom or '<td class="num">0 ±n/a</td>' in dom
@@ -272,16 +272,16 @@ def test_a_budget_bound_run_shows_no_level(tmp_path: Path) -> None:
     _bound_run(tmp_path / "free", "ok")
     _bound_run(tmp_path / "bound", "length")
     free, bound = score_run(tmp_path / "free"), score_run(tmp_path / "bound")
-    level = free.result.headline.level
-    assert level and bound.result.headline.level == level  # the suite gives both a level
-    assert bound.result.overall == free.result.overall > 0
+    level = free.summary.headline.level
+    assert level and bound.summary.headline.level == level  # the suite gives both a level
+    assert bound.summary.overall == free.summary.overall > 0
     free_html = render_html([(tmp_path / "free", free)])
     bound_html = render_html([(tmp_path / "bound", bound)])
     assert f"({level})" in free_html
     assert f"({level})" not in bound_html and "(no level: budget-bound at 1K)" in bound_html
-    terminal = headline_text(bound.result, bound.result.view).plain
+    terminal = headline_text(bound.summary, bound.summary.view).plain
     assert level not in terminal and "no level: budget-bound at 1K" in terminal
-    assert level in headline_text(free.result, free.result.view).plain
+    assert level in headline_text(free.summary, free.summary.view).plain
 
 
 def test_compare_html_sets_runs_side_by_side(tmp_path: Path) -> None:
@@ -304,7 +304,7 @@ def test_compare_html_sets_runs_side_by_side(tmp_path: Path) -> None:
     a, b = score_run(tmp_path / "a"), score_run(tmp_path / "b")
     for result in (a, b):
         assert result.run_id[:12] in html
-        assert f"{result.result.overall:.1f}" in html
+        assert f"{result.summary.overall:.1f}" in html
     # One plot of both runs' curves (the grid run has two lengths; the other one).
     assert html.count('src="data:image/png;base64,') == 1
     # The hostile model name is text, never markup.

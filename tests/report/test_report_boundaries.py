@@ -14,9 +14,11 @@ from longscope.report.html import render_html
 from longscope.run.scoring import score_run
 from longscope.run.store import RunStore
 from longscope.suites.base import BuildContext
-from longscope.suites.longctx.suite import GridSpec, LongCtxSuite
+from longscope.suites.longctx.suite import LongCtxSuite
 from longscope.text.tokenizers import QwenTokenizer
 from longscope.types import Generation, GenerationConfig
+
+from ..factories import make_suite
 
 # (length, depth index) -> the generation stored for that sample
 PLAN = {
@@ -30,8 +32,9 @@ PLAN = {
 
 
 def _run(run_dir: Path) -> None:
-    grid = GridSpec(lengths=(1024, 2048), depths=(0.1, 0.5, 0.9), types=("needle",))
-    suite = LongCtxSuite(grid=grid)
+    suite = make_suite(
+        LongCtxSuite, lengths=(1024, 2048), depths=(0.1, 0.5, 0.9), types=("needle",)
+    )
     samples = suite.build(BuildContext(QwenTokenizer(), "chat", GenerationConfig()))
     assert len(samples) == 6
     with RunStore(run_dir) as store:

@@ -7,11 +7,14 @@ import io
 from longscope.report.terminal import print_summary, safe_console
 from longscope.run.scoring import completeness, failure_reason, incomplete_line, result_state
 from longscope.suites.base import ScoredRow
+from longscope.summary import Summary
 from longscope.types import Generation, Score
+
+from ..factories import stored_sample
 
 
 def _sample(sid: str, length: int) -> dict:
-    return {"id": sid, "task": "needle", "language": "en", "length": length, "meta": {}}
+    return stored_sample(sid, length, task="needle", language="en")
 
 
 def _row(sid: str, length: int, repeat: int, status: str, error: str = "", score=None):
@@ -66,15 +69,17 @@ def test_skipped_for_context_is_complete_and_nothing_scored_prints_no_level() ->
     samples = {"a": _sample("a", 131072)}
     record = completeness(samples, [_row("a", 131072, 0, "skipped", "insufficient_context")])
     assert record["complete"] is True and incomplete_line(record) == ""
-    summary = {
-        "suite": "longctx",
-        "model": "m",
-        "completeness": record,
-        "total": 0.0,
-        "level": "Severe Context Loss",
-        "per_sample": {},
-        "statuses": {"skipped": 1},
-    }
+    summary = Summary.from_dict(
+        {
+            "suite": "longctx",
+            "model": "m",
+            "completeness": record,
+            "total": 0.0,
+            "level": "Severe Context Loss",
+            "per_sample": {},
+            "statuses": {"skipped": 1},
+        }
+    )
     assert result_state(summary) == "none"
     buffer = io.StringIO()
     print_summary(summary, safe_console(file=buffer, width=200))

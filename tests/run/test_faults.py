@@ -53,7 +53,7 @@ def _rows(run_dir: Path) -> dict[str, tuple[str, str, str]]:
 
 
 def _scores(result: RunResult) -> dict[str, float]:
-    return {row.sample["id"]: row.score.value for row in result.result.rows if row.score}
+    return {row.sample["id"]: row.score.value for row in result.scores.rows if row.score}
 
 
 @pytest.fixture(scope="module")

@@ -86,7 +86,7 @@ def test_a_group_that_fails_transiently_is_retried_as_a_group(
     assert {(status, error) for _, _, status, _, error in rows} == {("ok", "")}
     # every answer is the key its sample hides (the suite's own gold, through its score)
     assert all(text == f"K{sid.split('-')[1]}x{sid.split('-')[2]}" for sid, _, _, text, _ in rows)
-    assert result.result is not None and result.scores.summary.overall == 100.0
+    assert result.scores is not None and result.scores.summary.overall == 100.0
     # four documents of 3 repeats went as groups of 3; their 2 failed members again as groups of 2
     assert sorted(inner.groups) == [2, 2, 2, 2, 3, 3, 3, 3]
     assert backend.retries_done == 8
@@ -111,7 +111,7 @@ def test_a_group_that_hangs_is_cut_off_by_the_runner_deadline(
     assert all(error == "no answer within 1s (task limit 0s)" for *_, error in rows), rows[0]
     assert sorted(inner.groups) == [3, 3, 3, 3]
     assert took < 30  # cut off after (0.3 + 0.1) x 3 s, not after the backend's hour
-    assert result.result is not None and result.scores.summary.statuses == {"timeout": 12}
+    assert result.scores is not None and result.scores.summary.statuses == {"timeout": 12}
 
 
 def test_serial_runs_send_groups_of_one(tmp_path: Path, echo: type[EchoSuite]) -> None:
@@ -131,4 +131,4 @@ def test_serial_runs_send_groups_of_one(tmp_path: Path, echo: type[EchoSuite]) -
         for i in range(2)
         for repeat in range(2)
     ]
-    assert result.result is not None and result.scores.summary.overall == 100.0
+    assert result.scores is not None and result.scores.summary.overall == 100.0

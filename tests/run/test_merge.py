@@ -74,7 +74,7 @@ def test_merge_equals_the_unsharded_run_and_is_idempotent(runs, tmp_path: Path) 
     assert (report.samples, report.generations, report.added) == (2, 2, 2)
     assert (report.overlaps, report.conflicts, report.missing_shards) == (0, [], [])
     assert report.missing_samples == [] and report.unfinished == 0
-    merged = report.result
+    merged = report.scores
     assert merged is not None
     assert _volatile_free(merged.to_dict()) == _volatile_free(whole.scores.to_dict())
     with RunStore.open_readonly(out) as a, RunStore.open_readonly(whole_dir) as b:

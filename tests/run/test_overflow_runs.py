@@ -88,7 +88,7 @@ def _old_run(server: FaultServer, out: Path, monkeypatch: pytest.MonkeyPatch) ->
         backend = OpenAIBackend("m", base_url=server.url, context_length=8192)
         result = run(suite, backend, RunOptions(output=out, quiet=True))
     assert result.sent == 2 and _statuses(out) == ["error", "error"]
-    assert result.result.completeness["complete"] is False
+    assert result.scores.completeness["complete"] is False
 
 
 def test_run_against_llama_server_overflow_is_final_exits_0_and_resume_sends_nothing(

@@ -67,7 +67,7 @@ def test_more_repeats_on_resume_sends_exactly_the_missing_repeats(tmp_path: Path
         (sid, rep) for sid in samples for rep in range(3)
     ]
     assert {status for *_, status, _ in rows} == {"ok"}
-    assert more.result.completeness["requested"] == 6 and more.result.completeness["complete"]
+    assert more.scores.completeness["requested"] == 6 and more.scores.completeness["complete"]
 
 
 def test_a_second_run_in_the_same_directory_sends_and_keeps_its_own_answers(
@@ -90,7 +90,7 @@ def test_a_second_run_in_the_same_directory_sends_and_keeps_its_own_answers(
     assert [b["max_tokens"] for b in bodies] == [40, 40, 30, 30]
     rows = _rows(tmp_path)
     assert sorted(r[0] for r in rows) == sorted([first.run_id] * 2 + [second.run_id] * 2)
-    assert second.result.completeness["scored"] == 2
+    assert second.scores.completeness["scored"] == 2
 
 
 def test_merge_keeps_the_answered_row_over_an_error_row_of_the_same_request(
@@ -112,8 +112,8 @@ def test_merge_keeps_the_answered_row_over_an_error_row_of_the_same_request(
     assert [(r[1], r[3], r[4]) for r in rows] == [
         (sid, "ok", answers[sid]) for sid in sorted(answers)
     ]
-    assert report.result is not None and report.result.completeness["complete"]
-    assert report.result.completeness["scored"] == 2
+    assert report.scores is not None and report.scores.completeness["complete"]
+    assert report.scores.completeness["scored"] == 2
 
 
 def test_endpoints_of_unequal_context_lengths_size_the_run_by_the_smallest(
@@ -129,7 +129,7 @@ def test_endpoints_of_unequal_context_lengths_size_the_run_by_the_smallest(
     # never sent to either.
     assert statuses == [("4096", "ok"), ("8192", "skipped")]
     assert len(prompts) == 1 and result.sent == 1
-    assert result.result.completeness["skipped"] == 1
+    assert result.scores.completeness["skipped"] == 1
 
 
 def _verdicts(count: int) -> list[tuple[str, dict]]:

@@ -93,7 +93,7 @@ def test_longctx_through_real_llama_server(llama_server: str, tmp_path: Path) ->
     assert rows["needle-2048-d050"][2] in ("ok", "length"), rows["needle-2048-d050"]
     skipped = rows["needle-16384-d050"]
     assert skipped[2] == "skipped" and "holds 8192 (user)" in skipped[4]
-    assert result.result.header["model_info"]["context_source"] == "user"
+    assert result.scores.header["model_info"]["context_source"] == "user"
     # the server counted the same prompt the harness built (no silent truncation)
     db = sqlite3.connect(tmp_path / "longscope.sqlite")
     counted = dict(db.execute("SELECT sample_id, prompt_tokens FROM generations WHERE status='ok'"))

@@ -104,7 +104,7 @@ def test_api_plan_is_what_the_command_prints() -> None:
 def test_every_command_on_a_stored_run_returns_its_typed_result(tmp_path: Path) -> None:
     run_dir = tmp_path / "run"
     result = api.evaluate(RunSpec.of(*NEEDLE, model_options=ANSWERS, output=run_dir, **SMALL))
-    assert result.sent == 2 and result.result is not None
+    assert result.sent == 2 and result.scores is not None
     assert result.scores.summary.overall == 100.0
 
     reported = api.report([run_dir])

@@ -18,8 +18,10 @@ from longscope.models.base import ModelInfo
 from longscope.run.prepared import skip_reason
 from longscope.run.runner import RunOptions, run
 from longscope.run.store import RunStore
-from longscope.suites.longctx.suite import GridSpec, LongCtxSuite
+from longscope.suites.longctx.suite import LongCtxSuite
 from longscope.types import RETRYABLE, SCORABLE, STATUSES, Generation, Sample
+
+from ..factories import make_suite
 
 FINAL = {"ok": True, "length": True, "context_overflow": True}
 REDONE = {"skipped": False, "timeout": False, "error": False}
@@ -71,7 +73,7 @@ def _fast(output: Path) -> RunOptions:
 
 
 def _suite() -> LongCtxSuite:
-    return LongCtxSuite(grid=GridSpec(lengths=(1024,), depths=(0.5,), types=("needle",)))
+    return make_suite(LongCtxSuite, lengths=(1024,), depths=(0.5,), types=("needle",))
 
 
 def _generations(run_dir: Path) -> list[tuple]:
@@ -90,7 +92,7 @@ def test_a_grid_length_equal_to_n_ctx_runs_and_resume_keeps_overflow(tmp_path: P
 
     backend = create_backend("llamacpp/gemma3-270m", {"n_ctx": 1024})
     first = run(_suite(), backend, _fast(tmp_path))
-    assert first.result.header["model_info"]["context_length"] == 1024
+    assert first.scores.header["model_info"]["context_length"] == 1024
     # 1024 tokens of prompt and answer in a 1024-token window: sent, not skipped
     assert (first.sent, first.skipped) == (1, 0)
     [(sample_id, status, _, prompt_tokens)] = _generations(tmp_path)
@@ -115,7 +117,7 @@ def test_a_grid_length_equal_to_n_ctx_runs_and_resume_keeps_overflow(tmp_path: P
 def test_a_grid_length_one_over_n_ctx_is_skipped_with_the_reason(tmp_path: Path) -> None:
     from longscope.models.registry import create_backend
 
-    suite = LongCtxSuite(grid=GridSpec(lengths=(1280,), depths=(0.5,), types=("needle",)))
+    suite = make_suite(LongCtxSuite, lengths=(1280,), depths=(0.5,), types=("needle",))
     backend = create_backend("llamacpp/gemma3-270m", {"n_ctx": 1024})
     result = run(suite, backend, _fast(tmp_path))
     assert (result.sent, result.skipped) == (0, 1)

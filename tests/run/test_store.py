@@ -12,9 +12,14 @@ import pytest
 from longscope.run.store import RunLock, RunStore, StoreError
 from longscope.types import Generation, Sample, Score
 
+from ..factories import sample
+
 
 def _sample(i: int, context: str = "shared context") -> Sample:
-    return Sample(f"s{i}", "needle", "en", context, "q?", ("a",), 4096, {"task_id": "LCB-001"})
+    return sample(
+        f"s{i}", task="needle", context=context, question="q?", length=4096,
+        meta={"task_id": "LCB-001"},
+    )  # fmt: skip
 
 
 def test_generations_are_final_once_ok_and_retryable_otherwise(tmp_path) -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from longscope.errors import UsageError
-from longscope.suites import scoring_overrides, suite_from_options
+from longscope.suites import create_suite, scoring_overrides, suite_from_options
 from longscope.suites.base import BuildContext
 from longscope.types import GenerationConfig
 
@@ -81,8 +81,11 @@ def test_longbench_pro_every_option(tmp_path: Path) -> None:
         r.language == "Chinese" and r.contextual_requirement == "Full" for r in rows
     )
     assert {r.token_length for r in rows} <= {"8k", "16k"}
-    # --rouge-parity, the earlier name
-    assert suite_from_options("longbench-pro", [f"data={DATA}", "rouge_parity=yes"]).official_parity
+    # `rouge_parity`, the earlier name, is no option any more; a run stored with it keeps it
+    with pytest.raises(UsageError, match="unknown longbench-pro option 'rouge_parity'"):
+        suite_from_options("longbench-pro", [f"data={DATA}", "rouge_parity=yes"])
+    assert create_suite("longbench-pro", {"data": DATA, "rouge_parity": True}).official_parity
+    assert not create_suite("longbench-pro", {"data": DATA, "rouge_parity": False}).official_parity
     # re-scoring takes the scoring options only
     assert scoring_overrides("longbench-pro", ["embedder=x", "official_parity=false"]) == {
         "embedder": "x",

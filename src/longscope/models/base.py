@@ -150,6 +150,15 @@ class Backend:
         """Return the generation for one request (failures are a status, never an exception)."""
         raise NotImplementedError(f"{type(self).__name__} must define generate(request)")
 
+    # -- an endpoint's identity ------------------------------------------------------------------
+
+    base_url: str | None = None
+    """The server it talks to (an `ENDPOINT` backend); None in-process. Shown as its label."""
+
+    def requested_model(self) -> str | None:
+        """Return the model name it asks its server for (an `ENDPOINT` backend), else None."""
+        return None
+
     # -- grouped generation ----------------------------------------------------------------------
 
     shares_prefill: bool = False
@@ -239,6 +248,13 @@ class Forwarding(Backend):
         self, requests: Sequence[Request], on_result: OnResult | None = None
     ) -> list[Generation]:
         return await self.inner.generate_group(requests, on_result)
+
+    @property  # type: ignore[override]
+    def base_url(self) -> str | None:
+        return self.inner.base_url
+
+    def requested_model(self) -> str | None:
+        return self.inner.requested_model()
 
     @property  # type: ignore[override]
     def shares_prefill(self) -> bool:

@@ -26,10 +26,10 @@ from longscope.models.flow import (
     split_cap,
 )
 from longscope.models.groups import prefix_key
-from longscope.models.urls import endpoint_url
 from longscope.text.safe_text import visible
 from longscope.text.tokenizers import Tokenizer
 from longscope.types import Generation, Request
+from longscope.urls import endpoint_url
 
 QUEUE_DEPTH = 1 << 16
 """What the runner may hand over at once: every request, so that this backend orders them."""
@@ -72,7 +72,7 @@ class MultiEndpointBackend(Backend):
         if not endpoints:
             raise UsageError("no endpoint given: pass --base-url at least once")
         self.endpoints: list[Backend] = list(endpoints)
-        self.labels = list(labels or [getattr(e, "base_url", e.name) for e in endpoints])
+        self.labels = list(labels or [e.base_url or e.name for e in endpoints])
         self.name = self.endpoints[0].name
         self.max_concurrency = QUEUE_DEPTH
         self.token_cap = token_cap
@@ -124,7 +124,7 @@ class MultiEndpointBackend(Backend):
                 "every --base-url must serve the same model"
             )
         check_same_model(
-            getattr(self.endpoints[0], "model", None),
+            self.endpoints[0].requested_model(),
             {self.labels[i]: a.details.get("served_models") for i, a in reachable},
         )
         lengths = [a.context_length for _, a in reachable if a.context_length]

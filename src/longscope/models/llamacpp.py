@@ -12,9 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from longscope.catalogue import KNOWN_MODELS, resolve_model_path
+from longscope.cpu_check import check_library, engine_log
 from longscope.errors import UsageError
 from longscope.models.base import Backend, ModelInfo, available_host_bytes, split_reasoning
-from longscope.models.cpu_check import check_library, engine_log
 from longscope.models.memory_plan import (
     GIB,
     HOST_CONTEXT_QUANTUM,

@@ -48,7 +48,6 @@ from longscope.models.transport import (
     bounded,
     refused,
 )
-from longscope.models.urls import base_url_or_env, endpoint_url, shown
 from longscope.text.safe_text import visible
 from longscope.text.tokenizers import DEFAULT_TOKENIZER, Tokenizer, load_tokenizer
 from longscope.types import (
@@ -60,6 +59,7 @@ from longscope.types import (
     sanitized_note,
     storable_text,
 )
+from longscope.urls import base_url_or_env, endpoint_url, shown
 
 DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
 THINKING_VIA = ("continue", "vllm", "sglang")
@@ -278,6 +278,10 @@ class OpenAIBackend(Backend):
             },
         )
         return self._info
+
+    def requested_model(self) -> str:
+        """Return the model name sent in each request's `model` field."""
+        return self.model
 
     def tokenizer(self) -> Tokenizer:
         if self._tokenizer is None:

@@ -20,7 +20,7 @@ import contextlib
 import contextvars
 from collections.abc import AsyncIterator, Iterator
 
-from longscope.models.urls import shown
+from longscope.urls import shown
 
 try:  # the HTTP library the `openai` SDK itself uses: httpx2 from SDK 3 on (faster), else httpx
     import httpx2 as httpx

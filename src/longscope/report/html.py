@@ -533,7 +533,7 @@ def render_compare_html(
 
     runs, curves, bands = [], {}, {}
     for run_dir, result in results:
-        summary = result.result
+        summary = result.summary
         view = summary.view
         runs.append(
             {

@@ -377,11 +377,9 @@ def curves_table(view: View) -> Table | None:
     return table
 
 
-def print_summary(summary: Summary | dict[str, Any], console: Console | None = None) -> None:
+def print_summary(summary: Summary, console: Console | None = None) -> None:
     """Print a run's summary: the incomplete line, each view's tables, notes, completeness."""
     console = console or safe_console()
-    if not isinstance(summary, Summary):
-        summary = Summary.from_dict(summary)
     line = incomplete_line(summary.completeness)
     if line:
         _say(console, plain(line, "bold red"))

@@ -187,6 +187,19 @@ def judge_backend(
     return build_backend(spec, model_options(options or {}), base_url=base_url)
 
 
+def judged_run(spec: RunSpec, suite: Suite) -> bool:
+    """Return whether `spec`'s run is scored by an LLM judge; refuse (one line, before the run
+    sends anything) a judge with nowhere to go or none to name (a backend object as the model)."""
+    from longscope.run.judge import uses_judge
+
+    if not uses_judge(suite):
+        return False
+    if spec.judge.model is None and not isinstance(spec.model, str):
+        raise UsageError("this suite is scored by an LLM judge: give judge_model")
+    judge_endpoint(*judge_of(spec)[:2])
+    return True
+
+
 def judge_endpoint(judge_model: str, base_url: str | None) -> str:
     """Return the judge's model spec; refuse (one line) a judge that talks to a server when no
     endpoint is named: checked before a judged run sends anything, and again by `judge`."""
@@ -217,6 +230,7 @@ __all__ = [
     "judge_backend",
     "judge_endpoint",
     "judge_of",
+    "judged_run",
     "routed",
     "transport_backend",
     "transport_of",

@@ -73,7 +73,7 @@ class Launched:
     """What one invocation did: its plan, and the run unless it only planned."""
 
     plan: Plan
-    result: RunResult | None
+    run: RunResult | None
     wall_s: float
     endpoints: list[dict[str, Any]]
     """Per-endpoint figures of a several-endpoint backend (empty otherwise)."""
@@ -159,7 +159,7 @@ def launch(
             score=score,
         )
     )
-    result = launched.result
+    result = launched.run
     if result is None:
         return launched
     if launched.endpoints:

@@ -74,7 +74,7 @@ class MergeReport:
     missing_samples: list[str] = field(default_factory=list)
     unfinished: int = 0
     """Stored (sample, repeat) pairs without a final generation (failed, timed out, skipped)."""
-    result: ScoreResult | None = None
+    scores: ScoreResult | None = None
     unanswered: int = 0
     """(sample, repeat) pairs with no generation at all (a shard killed mid-run)."""
 
@@ -83,7 +83,7 @@ class MergeReport:
         """Return whether the merged run holds every request's final answer (nothing to send)."""
         if self.missing_shards or self.missing_samples or self.unfinished or self.unanswered:
             return False
-        return self.result is None or self.result.completeness.get("complete", True)
+        return self.scores is None or self.scores.completeness.get("complete", True)
 
     def describe(self) -> str:
         """Return the report as a few plain lines."""
@@ -267,7 +267,7 @@ def merge_runs(
         missing_shards=missing_shards,
         missing_samples=missing_samples,
         unfinished=unfinished,
-        result=result,
+        scores=result,
         unanswered=unanswered,
     )
 

@@ -7,6 +7,7 @@ report, comparison and re-score works on it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +15,20 @@ from longscope.errors import UsageError
 from longscope.run.header import run_header
 from longscope.run.scoring import ScoreResult, score_run
 from longscope.run.store import RunStore
-from longscope.suites import suite_factory
+from longscope.suites import REGISTRY, suite_factory
 from longscope.types import stable_hash
+
+
+def score_predictions(
+    suite: str, predictions: str | Path, options: Sequence[str], output: str | Path | None
+) -> ScoreResult:
+    """Store and score `predictions` made elsewhere for suite `suite` (`options`: its `-S`
+    pairs, e.g. `data=FILE`), in `output` (default: `runs/SUITE-predictions-STEM`)."""
+    suite_factory(suite)  # an unknown suite: one line naming the known ones
+    params = REGISTRY.parse(suite, options)
+    stem = Path(predictions).stem
+    where = Path(output) if output else Path("runs") / f"{suite}-predictions-{stem}"
+    return import_predictions(suite, predictions, where, params)
 
 
 def import_predictions(

@@ -61,11 +61,6 @@ class RunResult:
     timing: dict[str, Any] = field(default_factory=dict)
     """This invocation's timing (seconds building, sending; requests sent and skipped)."""
 
-    @property
-    def result(self) -> ScoreResult | None:
-        """The scores under their name before issue 41 (`scores`), for code in flight."""
-        return self.scores
-
 
 def default_run_dir(suite: Suite, backend: Backend, run_id: str) -> Path:
     slug = re.sub(r"[^A-Za-z0-9._-]+", "_", backend.name).strip("_")

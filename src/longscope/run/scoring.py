@@ -30,7 +30,6 @@ from longscope.summary import (
     Summary,
     incomplete_line,
     no_score_text,
-    state_of,
     statuses_of,
 )
 from longscope.types import SANITIZED, SCORABLE, Generation, ScoredRow
@@ -57,11 +56,6 @@ class ScoreResult:
     def to_dict(self) -> dict[str, Any]:
         """Return the summary as summary.json holds it."""
         return self.summary.to_dict()
-
-    @property
-    def result(self) -> Summary:
-        """The typed summary under its name before issue 41 (`summary`), for code in flight."""
-        return self.summary
 
     @property
     def claimed(self) -> int | None:
@@ -207,12 +201,10 @@ def reclassify_overflows(
 
 
 def as_summary(suite: str, value: Any) -> Summary:
-    """Return a suite's summary as a `Summary`; a plain dict (an older suite) is read as best it
-    can be: its `by_length`, `by_task` and `overall`/`total`, kept whole as the native part."""
+    """Return a suite's summary, which `Suite.summarize` declares a `Summary`; anything else (a
+    plain dict, as suites returned before the typed summary) is refused with the suite's name."""
     if isinstance(value, Summary):
         return value
-    if isinstance(value, dict):
-        return Summary.from_native(suite, value)
     raise TypeError(f"suite {suite!r} summarize() returned {type(value).__name__}, not a Summary")
 
 
@@ -322,11 +314,9 @@ def nothing_scored(record: dict[str, Any]) -> bool:
     return record.get("scored", 0) == 0
 
 
-def result_state(summary: dict[str, Any] | Summary) -> str:
+def result_state(summary: Summary) -> str:
     """Return `none` (nothing scored: print no total, no level), `provisional` or `complete`."""
-    if isinstance(summary, Summary):
-        return summary.state
-    return state_of(summary.get("completeness"))
+    return summary.state
 
 
 __all__ = [

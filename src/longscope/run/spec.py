@@ -207,7 +207,7 @@ class Judging:
         if self.base_url is not None:
             # Checked with the rest of the spec: a bad judge URL is refused before the run sends
             # anything, not after its generations are paid for.
-            from longscope.models.urls import endpoint_url
+            from longscope.urls import endpoint_url
 
             endpoint_url(self.base_url, "--judge-base-url")
 

@@ -204,10 +204,19 @@ class Suite:
     def from_params(cls, params: dict[str, Any]) -> Suite:
         """Return the suite of stored parameters (`params()`) or typed values. Default: the
         constructor, given every declared option (stored value, else its default) by name."""
-        values = complete(
-            cls.OPTIONS, {p.name: params[p.name] for p in cls.OPTIONS if p.name in params}
-        )
-        return cls(**values)
+        return cls(**cls.completed(params))
+
+    @classmethod
+    def completed(cls, params: dict[str, Any]) -> dict[str, Any]:
+        """Return every declared option, typed: its value in `params` where one is given there
+        (not None, not empty), else its declared default. Keys it does not declare are dropped."""
+        given = {
+            p.name: params[p.name]
+            for p in cls.OPTIONS
+            if params.get(p.name) is not None and params[p.name] not in ("", [], (), {})
+        }
+        values = complete(cls.OPTIONS, given)
+        return {p.name: values[p.name] for p in cls.OPTIONS}
 
     @classmethod
     def sources(cls) -> Sources | None:

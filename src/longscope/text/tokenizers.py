@@ -85,7 +85,7 @@ class GGUFTokenizer:
 
 @functools.cache
 def _load_vocab(model_path: str):  # type: ignore[no-untyped-def]
-    from longscope.models.cpu_check import check_library, engine_log
+    from longscope.cpu_check import check_library, engine_log
 
     check_library()
     from llama_cpp import Llama

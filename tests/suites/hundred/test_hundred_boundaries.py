@@ -12,6 +12,8 @@ from longscope.metrics.rouge import rouge_l
 from longscope.suites.hundred.suite import HundredSuite, grade
 from longscope.types import Generation, Judgement
 
+from ...factories import make_suite
+
 KEY = "0f8fad5b-d9cb-469f-a165-70867728950e"
 OTHER = "7c9e6679-7425-40de-944b-e07fc1f90ae7"
 
@@ -21,18 +23,20 @@ def _sample(metric: str | None, gold: list[str], **meta) -> dict:
 
 
 def test_token_f1_hand_computed() -> None:
-    score = HundredSuite().score(_sample("f1", ["Orla River", "x"]), Generation("the Orla", "ok"))
+    score = make_suite(HundredSuite).score(
+        _sample("f1", ["Orla River", "x"]), Generation("the Orla", "ok")
+    )
     # 1 common token: precision 1/1, recall 1/2 -> F1 2/3; the best of the golds counts
     assert score.value == pytest.approx(2 / 3) and score.max == 1.0
     assert score.evidence["metric"] == "token F1" and score.evidence["gold"] == ["Orla River", "x"]
-    empty = HundredSuite().score(_sample("f1", ["Orla River"]), Generation("", "ok"))
+    empty = make_suite(HundredSuite).score(_sample("f1", ["Orla River"]), Generation("", "ok"))
     assert empty.value == 0.0
 
 
 def test_rouge_l_scores_the_whole_summary_lower_cased() -> None:
     gold = "The committee approved the budget after a long debate"
     answer = "Summary:\nthe committee APPROVED the budget"
-    score = HundredSuite().score(
+    score = make_suite(HundredSuite).score(
         _sample("rouge_l", [gold, "unrelated words"]), Generation(answer, "ok")
     )
     assert score.value == pytest.approx(rouge_l(answer.lower(), gold.lower()).f)
@@ -48,7 +52,7 @@ def test_rouge_l_scores_the_whole_summary_lower_cased() -> None:
     ],
 )
 def test_judge_verdicts_replace_f1_and_rouge(judgement, value, failed) -> None:
-    suite = HundredSuite(metric="judge")
+    suite = make_suite(HundredSuite, metric="judge")
     for metric in ("f1", "rouge_l"):
         sample = _sample(metric, ["Orla River"])
         score = suite.score(sample, Generation("Orla River", "ok"), judgement=judgement)
@@ -57,14 +61,17 @@ def test_judge_verdicts_replace_f1_and_rouge(judgement, value, failed) -> None:
 
 
 def test_judge_mode_leaves_no_context_and_synthetic_tasks_to_their_rules() -> None:
-    suite = HundredSuite(metric="judge")
+    suite = make_suite(HundredSuite, metric="judge")
     no_context = _sample("f1", ["Orla River"], no_context=True)
     assert suite.score(no_context, Generation("Orla River", "ok")).value == 1.0
     kv = {"task": "kv_retrieval", "gold": [KEY], "meta": {"answer": KEY}}
     assert suite.score(kv, Generation(f"The value is {KEY}.", "ok")).value == 1.0
     # without a judge, f1 rows are never "not judged"; an article alone is no answer (SQuAD)
-    assert HundredSuite().score(_sample("f1", ["Orla"]), Generation("Orla", "ok")).value == 1.0
-    assert HundredSuite().score(_sample("f1", ["a"]), Generation("a", "ok")).value == 0.0
+    assert (
+        make_suite(HundredSuite).score(_sample("f1", ["Orla"]), Generation("Orla", "ok")).value
+        == 1.0
+    )
+    assert make_suite(HundredSuite).score(_sample("f1", ["a"]), Generation("a", "ok")).value == 0.0
 
 
 @pytest.mark.parametrize(
@@ -96,10 +103,10 @@ def test_the_suite_summary_applies_its_own_qa_filter_and_records_its_metric() ->
 
     # answered with no context at F1 0.6: dropped at the default 0.5, kept with a filter of 0.7
     rows = [row(True, 0.6, "Orla"), row(False, 1.0, "Orla River")]
-    default = HundredSuite(tasks=("kv_retrieval",)).summarize(rows).native
+    default = make_suite(HundredSuite, tasks=("kv_retrieval",)).summarize(rows).native
     assert default["metric"] == "deterministic"
     assert default["qa_filter"] == {"threshold": 0.5, "dropped": {"single_doc_qa": {"2048": 1}}}
     assert default["by_task"] == {}
-    strict = HundredSuite(tasks=("kv_retrieval",), qa_filter=0.7).summarize(rows).native
+    strict = make_suite(HundredSuite, tasks=("kv_retrieval",), qa_filter=0.7).summarize(rows).native
     assert strict["qa_filter"] == {"threshold": 0.7, "dropped": {}}
     assert strict["by_task"] == {"single_doc_qa": {"2048": 100.0}}

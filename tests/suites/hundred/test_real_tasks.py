@@ -107,7 +107,7 @@ def test_metric_flag_is_parsed_not_truthy() -> None:
     # The reference code parsed "--original_metric False" as True; here the value is the name.
     assert _suite(metric="deterministic").metric == "deterministic"
     assert _suite(metric="judge").metric == "judge"
-    with pytest.raises(UsageError, match="unknown metric 'False'"):
+    with pytest.raises(UsageError, match="metric=False: use one of deterministic, judge"):
         _suite(metric="False")
 
 

@@ -19,7 +19,9 @@ DATA = Path(__file__).parents[2] / "fixtures" / "longbench_pro_mini.json"
 
 
 def _built(mode: str, context_length: int | None, **options) -> dict:
-    suite = LongBenchProSuite(str(DATA), modes=(mode,), truncate_with="model", **options)
+    suite = LongBenchProSuite.from_params(
+        {"data": str(DATA), "modes": [mode], "truncate_with": "model", **options}
+    )
     ctx = BuildContext(QwenTokenizer(), "chat", GenerationConfig(), context_length=context_length)
     return {s.id: s for s in suite.build(ctx)}
 
@@ -54,13 +56,17 @@ def test_max_input_tokens_is_the_prompt_limit_to_the_token() -> None:
     [(256 * 1024, 32768), (256 * 1024 - 1, 8192), (None, 8192)],
 )
 def test_thinking_budget_switches_exactly_at_256k(context_length, budget) -> None:
-    suite = LongBenchProSuite(str(DATA), modes=("thinking",), filters={"language": ["en"]})
+    suite = LongBenchProSuite.from_params(
+        {"data": str(DATA), "modes": ["thinking"], "filters": {"language": ["en"]}}
+    )
     ctx = BuildContext(QwenTokenizer(), "chat", GenerationConfig(), context_length=context_length)
     assert {(s.max_tokens, s.thinking_budget) for s in suite.build(ctx)} == {(1024, budget - 1024)}
 
 
 def test_a_thinking_budget_override_keeps_the_answer_budget_and_moves_the_limit() -> None:
-    suite = LongBenchProSuite(str(DATA), modes=("thinking",), truncate_with="model")
+    suite = LongBenchProSuite.from_params(
+        {"data": str(DATA), "modes": ["thinking"], "truncate_with": "model"}
+    )
     ctx = BuildContext(
         QwenTokenizer(), "chat", GenerationConfig(), context_length=1300,
         thinking_budget_override=76,
@@ -72,13 +78,13 @@ def test_a_thinking_budget_override_keeps_the_answer_budget_and_moves_the_limit(
 
 
 def test_max_tokens_alone_keeps_one_budget_for_thinking_and_answer() -> None:
-    suite = LongBenchProSuite(str(DATA), modes=("thinking",))
+    suite = LongBenchProSuite.from_params({"data": str(DATA), "modes": ["thinking"]})
     ctx = BuildContext(QwenTokenizer(), "chat", GenerationConfig(), max_tokens_override=100)
     assert {(s.max_tokens, s.thinking_budget) for s in suite.build(ctx)} == {(100, None)}
 
 
 def test_max_tokens_override_replaces_the_budget_and_the_limit() -> None:
-    suite = LongBenchProSuite(str(DATA), truncate_with="model")
+    suite = LongBenchProSuite.from_params({"data": str(DATA), "truncate_with": "model"})
     ctx = BuildContext(
         QwenTokenizer(), "chat", GenerationConfig(), context_length=300, max_tokens_override=100
     )

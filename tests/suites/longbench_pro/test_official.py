@@ -311,7 +311,7 @@ def test_the_score_command_writes_the_official_summary(tmp_path) -> None:
         "--predictions",
         str(INFERENCE),
         "-S",
-        "rouge_parity=true",
+        "official_parity=true",
         "-o",
         str(tmp_path),
         timeout=300,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from longscope.metrics.rouge import OFFICIAL_FAILING_STEPS, rouge_l
-from longscope.metrics.similarity import load_embedder
+from longscope.metrics.similarity import Embedder, load_embedder
 from longscope.suites.longbench_pro.scoring import score_prediction, summary_score
 
 from ...lbp_helper import CROSS_CPU_SCORE_TOLERANCE, standin_cosine
@@ -63,7 +63,7 @@ def test_summary_at_the_recursion_boundary_equals_the_official_run(language, ste
     assert not parity.evidence["official_failed"]  # caught inside the metric: 0, not a failure
 
 
-class FixedEmbedder:
+class FixedEmbedder(Embedder):
     """An embedding model whose best cosine is given: puts it exactly where a test needs it."""
 
     name = "fixed"

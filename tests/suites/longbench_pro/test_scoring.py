@@ -2,7 +2,7 @@
 
 import pytest
 
-from longscope.metrics.similarity import load_embedder, max_cosine
+from longscope.metrics.similarity import Embedder, load_embedder, max_cosine
 from longscope.suites.longbench_pro.scoring import score_prediction, solved, summary_score
 
 pytestmark = pytest.mark.cpu_sensitive  # make test runs it again as if on another CPU
@@ -61,7 +61,7 @@ def test_solved_threshold() -> None:
 
 
 # --- the summary score's arithmetic, with a fixed cosine ----------------------------------------
-class FixedCosine:
+class FixedCosine(Embedder):
     """An embedder whose similarity is a given number (the model's value is not under test)."""
 
     def __init__(self, cosine: float) -> None:

@@ -93,7 +93,7 @@ def test_filters_one_flag_each() -> None:
 
 
 def test_prompt_is_context_four_newlines_question_in_one_user_message() -> None:
-    suite = LongBenchProSuite(str(DATA), modes=("nonthinking", "thinking"))
+    suite = LongBenchProSuite.from_params({"data": str(DATA), "modes": ["nonthinking", "thinking"]})
     samples = suite.build(BuildContext(QwenTokenizer(), "chat", GenerationConfig()))
     row = next(r for r in _rows() if r["id"] == "mini-T3.2-en")
     by_id = {s.id: s for s in samples}
@@ -113,7 +113,7 @@ def test_prompt_is_context_four_newlines_question_in_one_user_message() -> None:
 
 
 def test_thinking_budget_for_256k_models() -> None:
-    suite = LongBenchProSuite(str(DATA), modes=("thinking",))
+    suite = LongBenchProSuite.from_params({"data": str(DATA), "modes": ["thinking"]})
     ctx = BuildContext(QwenTokenizer(), "chat", GenerationConfig(), context_length=262144)
     assert {(s.max_tokens, s.thinking_budget) for s in suite.build(ctx)} == {(1024, 32768 - 1024)}
 
@@ -131,7 +131,7 @@ def test_middle_truncation_keeps_head_and_tail_tokens() -> None:
 
 
 def test_truncated_sample_keeps_the_question_whole() -> None:
-    suite = LongBenchProSuite(str(DATA), max_input_tokens=120)
+    suite = LongBenchProSuite.from_params({"data": str(DATA), "max_input_tokens": 120})
     samples = suite.build(BuildContext(QwenTokenizer(), "chat", GenerationConfig()))
     row = {r["id"]: r for r in _rows()}["mini-T1.1-en"]
     sample = next(s for s in samples if s.id == "mini-T1.1-en#nonthinking")

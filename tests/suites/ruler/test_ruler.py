@@ -19,6 +19,8 @@ from longscope.suites.ruler.summary import summarize_ruler
 from longscope.suites.ruler.tasks import ALL_TASKS, TASKS
 from longscope.types import Generation, GenerationConfig, Score
 
+from ...factories import make_suite
+
 FIXTURES = Path(__file__).parent / "fixtures"
 DATA = {
     "essays": str(FIXTURES / "essays.json"),
@@ -38,7 +40,15 @@ def _build(
     overhead=None,
     fill="ruler",
 ):
-    suite = RulerSuite(tasks=tasks, lengths=[length], samples=samples, seed=seed, fill=fill, **DATA)
+    suite = make_suite(
+        RulerSuite,
+        tasks=tasks,
+        lengths=[length],
+        samples=samples,
+        random_seed=seed,
+        fill=fill,
+        **DATA,
+    )
     ctx = BuildContext(tokenizer, mode, GenerationConfig(), chat_overhead=overhead)
     return suite, suite.build(ctx)
 
@@ -240,8 +250,11 @@ def test_effective_length_at_the_threshold_exactly() -> None:
 
 
 def test_missing_data_skips_the_task_with_its_reason(qwen_tokenizer) -> None:
-    suite = RulerSuite(
-        tasks=["niah_single_1", "niah_single_2", "qa_1", "qa_2"], lengths=[4096], samples=1
+    suite = make_suite(
+        RulerSuite,
+        tasks=["niah_single_1", "niah_single_2", "qa_1", "qa_2"],
+        lengths=[4096],
+        samples=1,
     )
     skipped = suite.skipped()
     assert set(skipped) == {"niah_single_2", "qa_1", "qa_2"}
@@ -250,9 +263,9 @@ def test_missing_data_skips_the_task_with_its_reason(qwen_tokenizer) -> None:
     assert {s.task for s in samples} == {"niah_single_1"}
     assert suite.params()["comparable_with_published"] is False
     assert any("niah_single_2 skipped" in d for d in suite.differences())
-    full = RulerSuite(**DATA)
+    full = make_suite(RulerSuite, **DATA)
     assert full.differences() == [] and full.params()["comparable_with_published"] is True
-    short = RulerSuite(lengths=[4096, 8192], **DATA).differences()
+    short = make_suite(RulerSuite, lengths=[4096, 8192], **DATA).differences()
     assert short == ["lengths 4K, 8K (RULER: 4K-128K): the average, effective length and wAvg "
                      "cover other lengths"]  # fmt: skip
 
@@ -268,21 +281,23 @@ def test_missing_data_skips_the_task_with_its_reason(qwen_tokenizer) -> None:
 def test_bad_essays_file_is_one_line_naming_it(tmp_path, content, needle) -> None:
     bad = tmp_path / "essays.json"
     bad.write_bytes(content)
-    suite = RulerSuite(tasks=["niah_single_2"], essays=str(bad))
+    suite = make_suite(RulerSuite, tasks=["niah_single_2"], essays=str(bad))
     with pytest.raises(UsageError, match=needle) as info:
         suite.prepare()
     assert str(bad) in str(info.value) and "\n" not in str(info.value)
 
 
 def test_a_length_too_short_for_a_task_is_one_line(qwen_tokenizer) -> None:
-    suite = RulerSuite(tasks=["vt"], lengths=[700], samples=1)
+    suite = make_suite(RulerSuite, tasks=["vt"], lengths=[700], samples=1)
     with pytest.raises(UsageError, match=r"ruler task vt does not fit in 700 tokens.*longer"):
         suite.build(BuildContext(qwen_tokenizer, "completion", GenerationConfig()))
-    suite = RulerSuite(tasks=["niah_multikey_1"], lengths=[256], samples=1, fill="exact", **DATA)
+    suite = make_suite(
+        RulerSuite, tasks=["niah_multikey_1"], lengths=[256], samples=1, fill="exact", **DATA
+    )
     with pytest.raises(UsageError, match="fixed parts alone need 144 tokens, over the 127 left"):
         suite.build(BuildContext(qwen_tokenizer, "completion", GenerationConfig()))
     # RULER itself would retry forever here: its smallest haystack never fits.
-    suite = RulerSuite(tasks=["niah_multikey_1"], lengths=[256], samples=1, **DATA)
+    suite = make_suite(RulerSuite, tasks=["niah_multikey_1"], lengths=[256], samples=1, **DATA)
     with pytest.raises(UsageError, match="even with RULER's smallest haystack"):
         suite.build(BuildContext(qwen_tokenizer, "completion", GenerationConfig()))
 
@@ -291,9 +306,9 @@ def test_bad_squad_and_missing_file(tmp_path) -> None:
     bad = tmp_path / "squad.json"
     bad.write_text(json.dumps({"data": [{"paragraphs": [{"qas": []}]}]}))
     with pytest.raises(UsageError, match="not SQuAD JSON"):
-        RulerSuite(tasks=["qa_1"], squad=str(bad)).prepare()
+        make_suite(RulerSuite, tasks=["qa_1"], squad=str(bad)).prepare()
     with pytest.raises(UsageError, match="not found"):
-        RulerSuite(tasks=["qa_2"], hotpotqa=str(tmp_path / "none.json")).prepare()
+        make_suite(RulerSuite, tasks=["qa_2"], hotpotqa=str(tmp_path / "none.json")).prepare()
 
 
 def test_from_params_reads_text_and_lists() -> None:
@@ -304,9 +319,12 @@ def test_from_params_reads_text_and_lists() -> None:
     assert from_params({"seed": 0}).seed == 42 and from_params({"random_seed": "7"}).seed == 7
     again = from_params(suite.params())
     assert again.params() == suite.params()
-    with pytest.raises(UsageError, match="unknown ruler task"):
+    # stored or typed values are checked as `-S` checks them, naming the option
+    with pytest.raises(
+        UsageError, match=r"bad -S tasks=vt,nope: unknown 'nope'; use niah_single_1"
+    ):
         from_params({"tasks": "vt,nope"})
-    with pytest.raises(UsageError, match="bad ruler length"):
+    with pytest.raises(UsageError, match=r"bad length '4q' in -S lengths"):
         from_params({"lengths": "4q"})
 
 
@@ -341,7 +359,7 @@ def test_published_rows_as_published_with_flags() -> None:
 
 
 def test_rulers_model_templates_wrap_the_task_in_completion_mode(qwen_tokenizer) -> None:
-    suite = RulerSuite(tasks=["niah_single_1", "vt", "cwe"], lengths=[4096], samples=1,
+    suite = make_suite(RulerSuite, tasks=["niah_single_1", "vt", "cwe"], lengths=[4096], samples=1,
                        model_template="meta-chat")  # fmt: skip
     ctx = BuildContext(qwen_tokenizer, "completion", GenerationConfig())
     for sample in suite.build(ctx):
@@ -356,7 +374,7 @@ def test_rulers_model_templates_wrap_the_task_in_completion_mode(qwen_tokenizer)
             assert prompt.count("[INST]") == 2
     chat = suite.build(BuildContext(qwen_tokenizer, "chat", GenerationConfig()))
     assert not any("[INST]" in _sent(suite, s, "chat") for s in chat)
-    with pytest.raises(UsageError, match="unknown model_template"):
+    with pytest.raises(UsageError, match="bad -S model_template=nope: use one of base, meta-chat"):
         from_params({"model_template": "nope"})
 
 
@@ -377,7 +395,7 @@ def test_end_to_end_on_the_embedded_model_at_1k(tmp_path) -> None:
     options = RunOptions(output=tmp_path, limit=1, max_tokens=16, concurrency=1, quiet=True)
     result = run(suite, backend, options)
     assert result.sent == 2
-    rows = result.result.rows
+    rows = result.scores.rows
     assert len(rows) == 2 and {r.sample["task"] for r in rows} == {"niah_single_1", "vt"}
     for row in rows:  # RULER's budget: prompt + the task's output tokens within the length
         budget = TASKS[row.sample["task"]].template.tokens_to_generate
@@ -396,7 +414,7 @@ def test_end_to_end_on_the_embedded_model_at_1k(tmp_path) -> None:
     cells = [summary["by_task"][t]["1024"] for t in summary["by_task"]]
     assert summary["by_length"]["1024"] == round(sum(cells) / len(cells), 2)
     assert summary["comparable_with_published"] == "no"  # 5 samples, 2 tasks, 1K only
-    typed = result.result.result
+    typed = result.scores.summary
     assert typed.title == "RULER" and set(typed.by_length) == {1024}
     assert any("tasks not run" in d for d in summary["differences"])
 
@@ -497,7 +515,7 @@ def test_stored_run_scores_as_ruler_and_reports(tmp_path, qwen_tokenizer) -> Non
         native["effective_length"]["50.0"] == ">8192"
         and native["effective_length"]["85.6"] == "<4096"
     )
-    typed = result.result
+    typed = result.summary
     assert typed.title == "RULER" and typed.by_length == {4096: 70.0, 8192: 50.0}
     assert typed.headline.score == 60.0
 

@@ -21,6 +21,8 @@ from longscope.suites.ruler.summary import comparability, summarize_ruler
 from longscope.suites.ruler.tasks import ALL_TASKS, TASKS
 from longscope.types import Generation, GenerationConfig, Score, ScoredRow
 
+from ...factories import make_suite
+
 FIXTURES = Path(__file__).parent / "fixtures"
 DIGESTS = json.loads((FIXTURES / "prepare_digests.json").read_text())
 
@@ -45,13 +47,15 @@ def _ctx(tokenizer, mode="completion"):
 def test_samples_equal_what_rulers_prepare_wrote(qwen_tokenizer, key) -> None:
     template, task = key.split("/")
     expected = DIGESTS[key]
-    suite = RulerSuite(tasks=[task], lengths=[4096], samples=len(expected), model_template=template)
+    suite = make_suite(
+        RulerSuite, tasks=[task], lengths=[4096], samples=len(expected), model_template=template
+    )
     samples = list(suite.iter_cell(_ctx(qwen_tokenizer), task, 4096))
     assert [digest(s) for s in samples] == expected
 
 
 def test_iter_cell_is_lazy_and_matches_build(qwen_tokenizer) -> None:
-    suite = RulerSuite(tasks=["vt", "niah_single_1"], lengths=[4096], samples=3)
+    suite = make_suite(RulerSuite, tasks=["vt", "niah_single_1"], lengths=[4096], samples=3)
     ctx = _ctx(qwen_tokenizer)
     built = suite.build(ctx)
     # build is sample-major over the cells; a cell's first two are the same from iter_cell.
@@ -64,7 +68,7 @@ def test_iter_cell_is_lazy_and_matches_build(qwen_tokenizer) -> None:
 
 def test_ruler_lengths_are_rulers_count(qwen_tokenizer) -> None:
     tasks = ["niah_single_1", "niah_multikey_3", "vt", "cwe", "fwe"]
-    suite = RulerSuite(tasks=tasks, lengths=[4096], samples=2)
+    suite = make_suite(RulerSuite, tasks=tasks, lengths=[4096], samples=2)
     for sample in suite.build(_ctx(qwen_tokenizer)):
         ttg = TASKS[sample.task].template.tokens_to_generate
         prompt, _ = suite.template.render(sample, "completion")
@@ -76,7 +80,7 @@ def test_ruler_lengths_are_rulers_count(qwen_tokenizer) -> None:
 
 
 def test_missing_data_task_is_one_line(qwen_tokenizer) -> None:
-    suite = RulerSuite(tasks=["qa_1"], lengths=[4096], samples=1)
+    suite = make_suite(RulerSuite, tasks=["qa_1"], lengths=[4096], samples=1)
     with pytest.raises(UsageError, match="qa_1 cannot run: needs squad=FILE"):
         next(suite.iter_cell(_ctx(qwen_tokenizer), "qa_1", 4096))
 

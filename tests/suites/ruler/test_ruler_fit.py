@@ -10,6 +10,8 @@ from longscope.suites.ruler.tasks import ALL_TASKS, TASKS
 from longscope.types import Generation, GenerationConfig
 from tests.suites.ruler.helpers import RunMergingTokenizer
 
+from ...factories import make_suite
+
 FIXTURES = Path(__file__).parent / "fixtures"
 DATA = {
     "essays": str(FIXTURES / "essays.json"),
@@ -19,7 +21,15 @@ DATA = {
 
 
 def _suite(tasks: list[str], samples: int = 2) -> RulerSuite:
-    return RulerSuite(tasks=tasks, lengths=[4096], samples=samples, seed=42, fill="exact", **DATA)
+    return make_suite(
+        RulerSuite,
+        tasks=tasks,
+        lengths=[4096],
+        samples=samples,
+        random_seed=42,
+        fill="exact",
+        **DATA,
+    )
 
 
 def _sent(suite: RulerSuite, sample, mode: str) -> str:

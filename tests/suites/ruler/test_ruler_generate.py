@@ -26,6 +26,8 @@ from longscope.suites.ruler.tasks import TASKS
 from longscope.text.tokenizers import QwenTokenizer
 from tests.suites.ruler.helpers import RunMergingTokenizer, fixture_env
 
+from ...factories import make_suite
+
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
@@ -210,7 +212,7 @@ def test_iter_cell_yields_the_suites_cell(qwen_tokenizer) -> None:
     from longscope.suites.ruler.suite import RulerSuite
     from longscope.types import GenerationConfig
 
-    suite = RulerSuite(tasks=["vt"], lengths=[2048], samples=3, seed=5)
+    suite = make_suite(RulerSuite, tasks=["vt"], lengths=[2048], samples=3, random_seed=5)
     ctx = BuildContext(qwen_tokenizer, "completion", GenerationConfig())
     two = list(generate.iter_cell(suite, ctx, "vt", 2048, 2))
     assert [s.id for s in two] == ["vt-2048-000", "vt-2048-001"]

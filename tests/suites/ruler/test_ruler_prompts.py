@@ -31,6 +31,8 @@ from longscope.suites.ruler.suite import RulerSuite
 from longscope.suites.ruler.tasks import ALL_TASKS, TASKS
 from longscope.types import GenerationConfig
 
+from ...factories import make_suite
+
 FIXTURES = Path(__file__).parent / "fixtures"
 RULER = json.loads((FIXTURES / "ruler_templates.json").read_text())
 MODEL_TEMPLATES: dict[str, str] = RULER["model_templates"]
@@ -127,7 +129,8 @@ def _fields(sample, questions: dict[str, list[str]]) -> dict[str, str]:
 def test_every_prompt_is_rulers_rule_on_rulers_templates(
     qwen_tokenizer, questions, template, fill
 ) -> None:
-    suite = RulerSuite(
+    suite = make_suite(
+        RulerSuite,
         lengths=LENGTHS,
         samples=SAMPLES,
         essays=str(FIXTURES / "essays.json"),

@@ -28,6 +28,8 @@ from longscope.suites.ruler.tasks import MODEL_TEMPLATES, TASKS
 from longscope.types import GenerationConfig
 from tests.suites.ruler.helpers import TEMPLATE_SPECIALS, SpecialQwen, fixture_env
 
+from ...factories import make_suite
+
 FIXTURES = Path(__file__).parent / "fixtures"
 DIGESTS = json.loads((FIXTURES / "prepare_digests_special.json").read_text())
 # The templates whose text holds special tokens of that vocabulary (the others: none at all).
@@ -85,8 +87,13 @@ def test_counting_reads_special_tokens_only_where_the_template_holds_them(
 
 @pytest.mark.parametrize("fill", ["ruler", "exact"])
 def test_the_suites_lengths_count_the_templates_special_tokens(special_qwen, fill) -> None:
-    suite = RulerSuite(
-        tasks=["niah_single_1", "vt"], lengths=[4096], samples=2, model_template="Phi3", fill=fill
+    suite = make_suite(
+        RulerSuite,
+        tasks=["niah_single_1", "vt"],
+        lengths=[4096],
+        samples=2,
+        model_template="Phi3",
+        fill=fill,
     )
     ctx = BuildContext(special_qwen, "completion", GenerationConfig())
     unit = len(special_qwen.encode("\n" + NOISE))

@@ -13,6 +13,8 @@ from longscope.suites.ruler.tasks import TASKS
 from longscope.text.tokenizers import QwenTokenizer
 from longscope.types import Generation, GenerationConfig
 
+from ...factories import make_suite
+
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
@@ -51,7 +53,7 @@ def _row(sample) -> dict:
     ],
 )
 def test_score_of_a_stored_row_and_its_evidence(metric, text, value) -> None:
-    suite = RulerSuite(tasks=["niah_single_1"], lengths=[4096], samples=1)
+    suite = make_suite(RulerSuite, tasks=["niah_single_1"], lengths=[4096], samples=1)
     refs = [f"ref{i}" for i in range(8)] + ["alpha", "beta", "gamma", "delta"]
     meta = {} if metric is None else {"metric": metric}
     row = {"id": "x", "gold": ["alpha", "beta", "gamma"], "meta": meta}
@@ -71,8 +73,13 @@ def test_score_of_a_stored_row_and_its_evidence(metric, text, value) -> None:
 
 
 def test_build_cell_is_the_tight_fills_cell(qwen_tokenizer) -> None:
-    suite = RulerSuite(
-        tasks=["niah_single_1", "vt"], lengths=[2048], samples=2, fill="exact", seed=3
+    suite = make_suite(
+        RulerSuite,
+        tasks=["niah_single_1", "vt"],
+        lengths=[2048],
+        samples=2,
+        fill="exact",
+        random_seed=3,
     )
     ctx = BuildContext(qwen_tokenizer, "completion", GenerationConfig())
     built = suite.build_cell(suite.env(ctx), ctx, TASKS["vt"], 2048)
@@ -87,7 +94,9 @@ def test_build_cell_is_the_tight_fills_cell(qwen_tokenizer) -> None:
 @pytest.mark.parametrize("mode", ["completion", "chat"])
 def test_tight_fill_recounts_whole_and_cuts_where_joins_add_tokens(qwen_tokenizer, mode) -> None:
     tokenizer = RunSplitting(qwen_tokenizer)
-    suite = RulerSuite(tasks=["fwe"], lengths=[2048], samples=2, fill="exact", seed=42)
+    suite = make_suite(
+        RulerSuite, tasks=["fwe"], lengths=[2048], samples=2, fill="exact", random_seed=42
+    )
     ctx = BuildContext(tokenizer, mode, GenerationConfig(), chat_overhead=9)
     budget = 2048 - TASKS["fwe"].template.tokens_to_generate
     for sample in suite.iter_cell(ctx, "fwe", 2048):

@@ -30,6 +30,8 @@ from longscope.text.tokenizers import QwenTokenizer
 from longscope.types import GenerationConfig
 from tests.suites.ruler.helpers import RunMergingTokenizer
 
+from ...factories import make_suite
+
 FIXTURES = Path(__file__).parent / "fixtures"
 DATA = {
     "essays": str(FIXTURES / "essays.json"),
@@ -50,8 +52,14 @@ def qwen() -> QwenTokenizer:
 
 
 def _env(tokenizer, mode: str = "completion", template: str = "base", seed: int = 42) -> tight.Env:
-    suite = RulerSuite(
-        tasks=list(TASKS), lengths=[4096], seed=seed, fill="exact", model_template=template, **DATA
+    suite = make_suite(
+        RulerSuite,
+        tasks=list(TASKS),
+        lengths=[4096],
+        random_seed=seed,
+        fill="exact",
+        model_template=template,
+        **DATA,
     )
     return suite.env(BuildContext(tokenizer, mode, GenerationConfig()))
 

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from longscope.errors import UsageError
-from longscope.files import parse_json
+from longscope.files import parse_json, sha256_of
 from longscope.jsonl import iter_jsonl, iter_parquet
 from longscope.sources import HubSource, Sources
 from longscope.suites.babilong.schema import LENGTHS, Row, check_length, check_task, parse_row
@@ -236,15 +236,6 @@ def iter_rows(path: Path, limit: int | None = None) -> Iterator[Row]:
         count += 1
     if count == 0:
         raise UsageError(f"BABILong data file {path} has no rows")
-
-
-def sha256_of(path: Path) -> str:
-    """Return the sha256 of a file, read in blocks."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def identity(files: dict[str, Path]) -> str:

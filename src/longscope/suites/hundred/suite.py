@@ -114,24 +114,27 @@ class HundredSuite(Suite):
     default_config = GenerationConfig(max_tokens=64, temperature=0.0)
     template = HundredTemplate(completion_stop=("\n\n", "\nQuestion:"))
 
+    base_lengths: tuple[int, ...] = DEFAULT_BASE_LENGTHS
+    """The lengths LongScore's base ability averages (the paper's)."""
+
     def __init__(
         self,
-        tasks: Sequence[str] = SYNTHETIC_TASKS,
-        lengths: Sequence[int] = (2048, 4096, 6144, 8192, 16384),
-        samples: int = 10,
-        seed: int = 0,
-        pool: str = DEFAULT_POOL,
-        base_lengths: Sequence[int] = DEFAULT_BASE_LENGTHS,
-        sources: dict[str, str] | None = None,
-        metric: str = "deterministic",
-        qa_filter: float = 0.5,
+        *,
+        tasks: Sequence[str],
+        lengths: Sequence[int],
+        samples: int,
+        seed: int,
+        pool: str,
+        source: dict[str, str],
+        metric: str,
+        qa_filter: float,
     ) -> None:
         if metric not in ("deterministic", "judge"):
             raise ValueError(f"unknown metric {metric!r}: use deterministic or judge")
         unknown = [t for t in tasks if t not in ALL_TASKS]
         if unknown or not tasks:
             raise ValueError(f"unknown task(s) {unknown}: use {', '.join(ALL_TASKS)}")
-        sources = dict(sources or {})
+        sources = dict(source)
         if "passage_retrieval" in tasks and "passage_retrieval" not in sources:
             raise ValueError(
                 "passage_retrieval needs a summary per document, which the default pydoc pool does "
@@ -158,23 +161,15 @@ class HundredSuite(Suite):
         self.samples = samples
         self.seed = seed
         self.pool = pool
-        self.base_lengths = tuple(base_lengths)
         self._source_pools: dict[tuple[str, str], CountedPool] = {}
         self._loaded_sources: dict[str, Source] = {}
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> HundredSuite:
-        """Build from stored params (`params()`) or typed `-S` values."""
-        return cls(
-            tasks=tuple(params.get("tasks") or SYNTHETIC_TASKS),
-            lengths=tuple(params.get("lengths") or (2048, 4096, 6144, 8192, 16384)),
-            samples=int(params.get("samples") or 10),
-            seed=int(params.get("seed") or 0),
-            pool=params.get("pool") or DEFAULT_POOL,
-            sources=params.get("sources") or params.get("source") or {},
-            metric=params.get("metric") or "deterministic",
-            qa_filter=float(params["qa_filter"]) if params.get("qa_filter") is not None else 0.5,
-        )
+        """Build from stored params (`params()`, which keeps `-S source` as `sources`) or typed
+        `-S` values."""
+        source = params.get("sources") or params.get("source")
+        return cls(**cls.completed({**params, "source": source}))
 
     def params(self) -> dict[str, Any]:
         return {

@@ -32,13 +32,14 @@ from longscope.types import Generation, GenerationConfig, Sample, Score
 SEPARATOR = "\n\n\n\n"
 MODES = ("nonthinking", "thinking")
 OUTPUT_BUDGET = {"nonthinking": 1024, "thinking": 8192}
+TEMPERATURE = 1.0
+"""The official sampling temperature (stored with each run)."""
 LONG_MODEL_THINKING_BUDGET = 32768
 """Thinking budget for models holding 256K tokens or more (as the official runs)."""
 SCORING_OPTIONS = (
     "embedder",
     "embed_base_url",
     "official_parity",
-    "rouge_parity",
     "difficulty_labels",
 )
 """Options that change scores but not generations: never part of a run's identity."""
@@ -51,6 +52,11 @@ FILTERS = {
     "requirement": "requirement",
 }
 """`-S` option -> the dataset filter it sets (loader.select)."""
+
+
+def _modes(mode: str) -> list[str]:
+    """Return the prompt modes `-S mode=` names (`both`: non-thinking, then thinking)."""
+    return list(MODES) if mode == "both" else [mode]
 
 
 class LongBenchProSuite(Suite):
@@ -114,7 +120,6 @@ class LongBenchProSuite(Suite):
             "crashes (ROUGE recursion, empty texts, scores outside [0, 1])",
             scoring=True,
         ),
-        Param("rouge_parity", "bool", False, "earlier name of official_parity", scoring=True),
         Param(
             "difficulty_labels",
             "str",
@@ -131,19 +136,20 @@ class LongBenchProSuite(Suite):
 
     def __init__(
         self,
-        data: str,
         *,
-        modes: Sequence[str] = ("nonthinking",),
-        filters: dict[str, Any] | None = None,
-        truncate_with: str = "qwen2.5",
-        max_input_tokens: int | None = None,
-        temperature: float = 1.0,
-        embedder: str = DEFAULT_EMBEDDER,
-        embed_base_url: str | None = None,
-        official_parity: bool = False,
-        rouge_parity: bool = False,
-        difficulty_labels: str | None = None,
+        data: str,
+        modes: Sequence[str],
+        filters: dict[str, Any],
+        truncate_with: str,
+        max_input_tokens: int | None,
+        temperature: float,
+        embedder: str,
+        embed_base_url: str | None,
+        official_parity: bool,
+        difficulty_labels: str | None,
     ) -> None:
+        """Take the values a run stores (`params()`: modes, filters, the sampling temperature)
+        and the scoring options, complete: `from_options` and `from_params` make them."""
         bad = [m for m in modes if m not in MODES]
         if bad or not modes:
             raise ValueError(f"unknown mode(s) {bad}: use nonthinking, thinking or both")
@@ -151,7 +157,7 @@ class LongBenchProSuite(Suite):
             raise ValueError("truncate_with must be 'qwen2.5' (official) or 'model'")
         self.data = data
         self.modes = tuple(modes)
-        self.filters = {k: v for k, v in (filters or {}).items() if v}
+        self.filters = {k: v for k, v in filters.items() if v}
         self.truncate_with = truncate_with
         self.max_input_tokens = max_input_tokens
         self.default_config = GenerationConfig(
@@ -159,8 +165,7 @@ class LongBenchProSuite(Suite):
         )
         self.embedder = embedder
         self.embed_base_url = embed_base_url
-        # `rouge_parity` is the earlier name of the same switch (it now covers every crash).
-        self.official_parity = official_parity or rouge_parity
+        self.official_parity = official_parity
         self.difficulty_labels = difficulty_labels
         self._dataset: Dataset | None = None
 
@@ -171,24 +176,28 @@ class LongBenchProSuite(Suite):
             raise ValueError(
                 "longbench-pro needs -S data=FILE (.json/.jsonl/.parquet) or -S data=hub"
             )
+        values = cls.completed(params)
+        # Runs stored before `official_parity` (imported predictions re-scored with
+        # `--rouge-parity`) keep the switch under its earlier name: read as the same one.
+        parity = values["official_parity"] or params.get("rouge_parity") is True
         return cls(
-            params["data"],
-            modes=tuple(params.get("modes") or ("nonthinking",)),
+            data=values["data"],
+            modes=tuple(params.get("modes") or _modes(values["mode"])),
             filters=params.get("filters") or {},
-            truncate_with=params.get("truncate_with") or "qwen2.5",
-            max_input_tokens=params.get("max_input_tokens"),
-            temperature=float(params.get("temperature", 1.0)),
-            **{k: params[k] for k in SCORING_OPTIONS if params.get(k) is not None},
+            truncate_with=values["truncate_with"],
+            max_input_tokens=values["max_input_tokens"],
+            temperature=float(params.get("temperature", TEMPERATURE)),
+            embedder=values["embedder"],
+            embed_base_url=values["embed_base_url"],
+            official_parity=parity,
+            difficulty_labels=values["difficulty_labels"],
         )
 
     @classmethod
     def from_options(cls, values: dict[str, Any]) -> LongBenchProSuite:
         """Build from `-S` values: mode and the filters become stored params."""
-        mode = values.get("mode") or "nonthinking"
-        params = {
-            k: v for k, v in values.items() if k not in FILTERS and k != "mode" and v is not None
-        }
-        params["modes"] = ["nonthinking", "thinking"] if mode == "both" else [mode]
+        params = {k: v for k, v in values.items() if k not in FILTERS and k != "mode"}
+        params["modes"] = _modes(values["mode"])
         params["filters"] = {FILTERS[k]: values[k] for k in FILTERS if values.get(k)}
         return cls.from_params(params)
 
@@ -202,7 +211,7 @@ class LongBenchProSuite(Suite):
         scoring = {k: params[k] for k in SCORING_OPTIONS if params.get(k) is not None}
 
         def make(modes: list[str]) -> LongBenchProSuite:
-            return cls(params["data"], modes=modes, **scoring)
+            return cls.from_params({**scoring, "data": params["data"], "modes": modes})
 
         return read_predictions(params["data"], predictions, make)
 

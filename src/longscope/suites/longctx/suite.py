@@ -55,8 +55,8 @@ class GridSpec:
     """Any lengths x depths x task types, built by the same code as the fixed 20."""
 
     lengths: tuple[int, ...]
-    depths: tuple[float, ...] = (0.1, 0.3, 0.5, 0.7, 0.9)
-    types: tuple[str, ...] = ("needle",)
+    depths: tuple[float, ...]
+    types: tuple[str, ...]
 
 
 class LongCtxSuite(Suite):
@@ -82,9 +82,12 @@ class LongCtxSuite(Suite):
             "grid mode: any context lengths, e.g. 2k,4k,8k (replaces the tiers)",
         ),
         Param(
-            "depths", "depths", GridSpec.depths, "grid mode: needle depths, fractions or percents"
+            "depths",
+            "depths",
+            (0.1, 0.3, 0.5, 0.7, 0.9),
+            "grid mode: needle depths, fractions or percents",
         ),
-        Param("types", "strs", GridSpec.types, "grid mode: task types", choices=TASK_TYPES),
+        Param("types", "strs", ("needle",), "grid mode: task types", choices=TASK_TYPES),
         Param("language", "choice", "en", "prompts, documents and answers", choices=("en", "zh")),
         Param("seed", "int", 0, "filler text (also the run's --seed)", low=0),
     )
@@ -94,16 +97,22 @@ class LongCtxSuite(Suite):
 
     def __init__(
         self,
-        tiers: Sequence[int] = (1, 2, 3, 4, 5),
-        language: str = "en",
-        seed: int = 0,
-        grid: GridSpec | None = None,
+        *,
+        tiers: Sequence[int],
+        lengths: Sequence[int],
+        depths: Sequence[float],
+        types: Sequence[str],
+        language: str,
+        seed: int,
     ) -> None:
+        """Any `lengths` make a grid (lengths x depths x task types); none, the fixed 20 tasks
+        of `tiers`."""
         bad = [t for t in tiers if t not in TIERS]
         if bad:
             raise ValueError(f"unknown LongCtx tier(s) {bad}: tiers are 1-5 ({_tier_names()})")
         if language not in TEMPLATES:
             raise ValueError(f"unknown language {language!r}: use en or zh")
+        grid = GridSpec(tuple(lengths), tuple(depths), tuple(types)) if lengths else None
         if grid is not None:
             unknown = [t for t in grid.types if t not in TASK_TYPES]
             if unknown or any(not 0 <= d <= 1 for d in grid.depths):
@@ -117,26 +126,9 @@ class LongCtxSuite(Suite):
         self.template = TEMPLATES[language]
 
     @classmethod
-    def from_params(cls, params: dict[str, Any]) -> LongCtxSuite:
-        """Build from stored params (`params()`) or typed `-S` values."""
-        grid = None
-        if params.get("preset") == "grid" or params.get("lengths"):
-            grid = GridSpec(
-                lengths=tuple(params["lengths"]),
-                depths=tuple(params.get("depths") or GridSpec.depths),
-                types=tuple(params.get("types") or GridSpec.types),
-            )
-        return cls(
-            tiers=tuple(params.get("tiers") or (1, 2, 3, 4, 5)),
-            language=params.get("language") or "en",
-            seed=int(params.get("seed") or 0),
-            grid=grid,
-        )
-
-    @classmethod
     def from_options(cls, values: dict[str, Any]) -> LongCtxSuite:
         """Build from complete `-S` values: depths and types belong to grid mode (lengths)."""
-        default = {p.name: p.parse(p.default) for p in cls.OPTIONS}
+        default = cls.completed({})
         changed = {k for k in ("depths", "types", "tiers") if values[k] != default[k]}
         if not values["lengths"] and changed & {"depths", "types"}:
             raise ValueError("-S depths and -S types need -S lengths (grid mode)")

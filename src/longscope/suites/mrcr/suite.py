@@ -157,14 +157,18 @@ class MrcrSuite(Suite):
 
     def __init__(
         self,
-        data: str,
         *,
-        needles: Sequence[int] = (),
-        lengths: Sequence[int] = (),
-        bins: str = "model",
-        revision: str = REVISION,
-        allow_unpinned: bool = False,
+        data: str | None,
+        needles: Sequence[int],
+        lengths: Sequence[int],
+        bins: str,
+        revision: str,
+        allow_unpinned: bool,
     ) -> None:
+        if not data:
+            raise ValueError(
+                "mrcr needs -S data=FILE (.parquet/.jsonl, or a folder) or -S data=hub"
+            )
         if bins not in BIN_COUNTERS:
             raise ValueError(f"-S bins={bins}: use model or o200k")
         if any(n < 1 for n in needles):
@@ -177,22 +181,6 @@ class MrcrSuite(Suite):
         self.allow_unpinned = allow_unpinned
         self._dataset: Dataset | None = None
         self._counts: dict[tuple[str, str], list[Counted]] = {}
-
-    @classmethod
-    def from_params(cls, params: dict[str, Any]) -> MrcrSuite:
-        """Build from stored params (`params()`) or typed `-S` values."""
-        if not params.get("data"):
-            raise ValueError(
-                "mrcr needs -S data=FILE (.parquet/.jsonl, or a folder) or -S data=hub"
-            )
-        return cls(
-            str(params["data"]),
-            needles=tuple(int(n) for n in params.get("needles") or ()),
-            lengths=tuple(int(n) for n in params.get("lengths") or ()),
-            bins=params.get("bins") or "model",
-            revision=params.get("revision") or REVISION,
-            allow_unpinned=bool(params.get("allow_unpinned")),
-        )
 
     def params(self) -> dict[str, Any]:
         return {

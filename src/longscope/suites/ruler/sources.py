@@ -23,8 +23,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from longscope.download import FileSource, Sources, sha256_of
+from longscope.download import FileSource, Sources
 from longscope.errors import UsageError
+from longscope.files import sha256_of
 from longscope.suites.ruler.tasks import RULER_REVISION
 
 _COMMIT = RULER_REVISION.split("@")[1]

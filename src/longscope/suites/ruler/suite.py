@@ -88,17 +88,6 @@ class RulerTemplate(PromptTemplate):
         return "", (Message("user", body),)
 
 
-def _list(value: Any, what: str) -> list[str]:
-    items = (
-        [v.strip() for v in value.split(",")]
-        if isinstance(value, str)
-        else [str(v).strip() for v in value]
-    )
-    if not items or any(not v for v in items):
-        raise UsageError(f"bad ruler {what} {value!r}: use a comma-separated list")
-    return items
-
-
 def _length(text: str) -> int:
     lower = text.lower()
     try:
@@ -183,16 +172,17 @@ class RulerSuite(Suite):
 
     def __init__(
         self,
-        tasks: Sequence[str] = ALL_TASKS,
-        lengths: Sequence[int] = DEFAULT_LENGTHS,
-        samples: int = DEFAULT_SAMPLES,
-        seed: int = DEFAULT_SEED,
-        essays: str | None = None,
-        squad: str | None = None,
-        hotpotqa: str | None = None,
-        words: str | None = None,
-        model_template: str = "base",
-        fill: str = "ruler",
+        *,
+        tasks: Sequence[str],
+        lengths: Sequence[int],
+        samples: int,
+        random_seed: int,
+        essays: str | None,
+        squad: str | None,
+        hotpotqa: str | None,
+        words: str | None,
+        model_template: str,
+        fill: str,
     ) -> None:
         unknown = [t for t in tasks if t not in TASKS]
         if unknown or not tasks:
@@ -214,7 +204,7 @@ class RulerSuite(Suite):
         self.tasks = tuple(tasks)
         self.lengths = tuple(sorted({int(n) for n in lengths}))
         self.samples = samples
-        self.seed = seed
+        self.seed = random_seed
         self.data = {
             k: v
             for k, v in (
@@ -246,26 +236,14 @@ class RulerSuite(Suite):
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> RulerSuite:
-        """Build from stored params (`params()`), typed `-S` values or text; unknown keys ignored."""
+        """Build from stored params (`params()`) or typed `-S` values; unknown keys ignored. An
+        input file not given is taken from the data cache (`longscope data ruler`)."""
         try:
-            lengths = params.get("lengths") or DEFAULT_LENGTHS
-            # Inputs not given are taken from the data cache (`longscope data ruler`).
+            values = cls.completed(params)
             found = cached_data()
-            return cls(
-                tasks=_list(params.get("tasks") or ALL_TASKS, "tasks"),
-                lengths=[_length(str(n)) for n in _list(lengths, "lengths")],
-                samples=int(params.get("samples") or DEFAULT_SAMPLES),
-                # RULER's own name (prepare.py --random_seed): the run's --seed is the sampling seed.
-                seed=int(params["random_seed"])
-                if params.get("random_seed") not in (None, "")
-                else DEFAULT_SEED,
-                essays=params.get("essays") or found.get("essays"),
-                squad=params.get("squad") or found.get("squad"),
-                hotpotqa=params.get("hotpotqa") or found.get("hotpotqa"),
-                words=params.get("words") or found.get("words"),
-                model_template=params.get("model_template") or "base",
-                fill=params.get("fill") or "ruler",
-            )._from_cache({k for k in found if not params.get(k)}, params.get("inputs"))
+            from_cache = {k for k in found if not values.get(k)}
+            values |= {k: found[k] for k in from_cache}
+            return cls(**values)._from_cache(from_cache, params.get("inputs"))
         except ValueError as exc:
             if isinstance(exc, UsageError):
                 raise

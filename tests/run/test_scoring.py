@@ -28,6 +28,7 @@ from longscope.suites.base import BuildContext
 from longscope.summary import Summary
 from longscope.types import Generation, GenerationConfig, Score, ScoredRow
 
+from ..factories import stored_sample
 from .test_judge import FIXTURES
 
 REFUSAL = "HTTP 400: the request exceeds the available context size, try increasing it"
@@ -121,9 +122,9 @@ def test_rescoring_stores_scores_summary_and_reclassified_refusals(
     }
     assert record["shard"] == {"index": 1, "count": 2, "samples": 4, "of": 6}
     assert record["complete"] is False
-    assert result.result.statuses == {"context_overflow": 1, "ok": 2}
+    assert result.summary.statuses == {"context_overflow": 1, "ok": 2}
     by_length = {str(row.sample["length"]): {row.generation.status: 1} for row in result.rows}
-    assert len(by_length) == 3 and result.result.statuses_by_length == by_length
+    assert len(by_length) == 3 and result.summary.statuses_by_length == by_length
     suite = create_suite("hundred", result.header["params"])
     with RunStore.open_readonly(tmp_path) as store:
         samples = store.samples("j1")
@@ -273,18 +274,20 @@ def test_lengths_are_listed_in_numeric_order_then_the_unknown() -> None:
     assert list(completeness(samples, rows)["by_length"]) == ["900", "4096", "16384", "None"]
 
 
-def test_a_suites_plain_dict_summary_is_read_and_anything_else_refused() -> None:
+def test_a_summary_is_taken_and_anything_else_refused_even_a_plain_dict() -> None:
     native = {"by_length": {"4096": 50.0}, "overall": 50.0}
-    assert as_summary("old", native) == Summary.from_native("old", native)
     summary = Summary.from_native("old", native)
     assert as_summary("old", summary) is summary
     with pytest.raises(TypeError) as refused:
         as_summary("old", 3)
     assert str(refused.value) == "suite 'old' summarize() returned int, not a Summary"
+    # The typed summary is the contract: a suite's plain dict is no longer read as best it can be.
+    with pytest.raises(TypeError, match="returned dict, not a Summary"):
+        as_summary("old", native)
 
 
 def _sample(sid: str, length: int) -> dict:
-    return {"id": sid, "task": "t", "length": length, "meta": {}}
+    return stored_sample(sid, length)
 
 
 def _row(sample: dict, repeat: int, status: str, error: str = "", score=None) -> ScoredRow:

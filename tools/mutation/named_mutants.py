@@ -1,7 +1,7 @@
 """Issues 17 and 30's hand-made mutants, each applied to a copy of the committed sources and run against the
 default test suite's tests for that code (never `-m slow`). Every one must be killed.
 
-Usage: python -m tests.mutation.named_mutants [--workdir DIR] [NAME ...]
+Usage: python -m tools.mutation.named_mutants [--workdir DIR] [NAME ...]
 
 mutmut does not mutate module-level constants (SCORABLE, RETRYABLE, the overlap thresholds) or
 the report template; these mutants cover them, and guard the boundaries the issue found unguarded.

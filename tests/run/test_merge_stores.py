@@ -106,11 +106,11 @@ def test_two_shards_merge_into_the_whole_run_in_build_order(tmp_path: Path) -> N
     assert report == MergeReport(
         run_id=RUN, out=out, inputs=2, samples=4, generations=4, added=4, overlaps=0,
         conflicts=[], missing_shards=[], missing_samples=[], unfinished=0,
-        result=report.result, unanswered=0,
+        scores=report.scores, unanswered=0,
     )  # fmt: skip
-    assert report.complete and report.result is not None
-    assert report.result.run_id == RUN
-    assert report.result.completeness["scored"] == 4 and report.result.completeness["complete"]
+    assert report.complete and report.scores is not None
+    assert report.scores.run_id == RUN
+    assert report.scores.completeness["scored"] == 4 and report.scores.completeness["complete"]
     merged = _read(out)
     assert merged["runs"] == [RUN]
     assert list(merged["samples"]) == ORDER  # the whole run's build order, not the inputs'
@@ -177,8 +177,8 @@ def test_a_merge_into_a_copy_of_one_shard_is_the_whole_run_not_that_shard(tmp_pa
     out = tmp_path / "copy-of-shard0"
     shutil.copytree(s0, out)
     whole = merge_runs(out, [s1])
-    assert whole.complete and whole.result is not None
-    assert whole.result.completeness["complete"] and "shard" not in whole.result.completeness
+    assert whole.complete and whole.scores is not None
+    assert whole.scores.completeness["complete"] and "shard" not in whole.scores.completeness
     with RunStore.open_readonly(out) as store:
         assert store.get_meta(SHARD_KEY + RUN) is None  # no longer one shard's store
     # A copy of shard 0 merged with nothing else new still lacks shard 1: provisional, with gaps.
@@ -268,7 +268,7 @@ def test_a_store_without_any_answer_counts_each_sample_once(tmp_path: Path) -> N
 
 def test_without_scoring_no_result_and_completeness_from_the_rows(tmp_path: Path) -> None:
     report = merge_runs(tmp_path / "out", [_shard(tmp_path, 0), _shard(tmp_path, 1)], score=False)
-    assert report.result is None and report.complete
+    assert report.scores is None and report.complete
     assert not (tmp_path / "out" / "summary.json").exists()
 
 
@@ -429,4 +429,4 @@ def test_samples_outside_the_shard_record_and_shards_owning_nothing(tmp_path: Pa
     # The skipped request is final as the summary counts it: nothing to send again.
     assert (report.unfinished, report.samples) == (0, 3) and report.complete
     assert list(_read(tmp_path / "out")["samples"]) == ["s3", "s1", "s0"]
-    assert report.result is not None and report.result.completeness["skipped"] == 1
+    assert report.scores is not None and report.scores.completeness["skipped"] == 1

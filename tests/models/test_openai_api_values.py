@@ -5,7 +5,7 @@ The fault server (tests/models/fault_server.py) or a small observing server answ
 faults and record what was sent, nothing more (the real llama.cpp server is tested elsewhere).
 `clock` is the backend's own view of time: its pauses are recorded and advance that clock instead
 of being slept, so latencies and the deadline rule are exact, and the retry policy's jitter is at
-its ceiling (the policy's draw itself is tested in test_retry_fast.py).
+its ceiling (the policy's draw itself is tested in test_retry.py).
 """
 
 from __future__ import annotations

@@ -5,10 +5,9 @@ unnoticed, and `make mutation` stopped at its first step); this fails at the edi
 from pathlib import Path
 
 import pytest
+from tools.mutation.named_mutants import MUTANTS
 
-from tests.mutation.named_mutants import MUTANTS
-
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.mark.parametrize("mutant", MUTANTS, ids=[m.name for m in MUTANTS])

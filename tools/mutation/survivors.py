@@ -1,6 +1,6 @@
 """Write each module's surviving mutants, with `mutmut show`'s diff, one plain file a module.
 
-Usage: python -m tests.mutation.survivors SNAPSHOT OUTDIR [--round 1|2] [MODULE ...]
+Usage: python -m tools.mutation.survivors SNAPSHOT OUTDIR [--round 1|2] [MODULE ...]
 
 SNAPSHOT is a mutmut run directory (its `mutants/` tree with the .meta files and the mutated
 sources); OUTDIR gets `<module>.txt` per module of SCOPE (e.g. `run-store.txt`), listing every
@@ -16,7 +16,7 @@ import re
 import sys
 from pathlib import Path
 
-from tests.mutation.run_mutation import NO_TESTS, ROUND_2, SCOPE, exit_codes, summarize
+from tools.mutation.run_mutation import NO_TESTS, ROUND_2, SCOPE, exit_codes, summarize
 
 
 def file_name(module: str) -> str:

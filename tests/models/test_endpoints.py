@@ -18,6 +18,8 @@ from longscope.models.endpoints import (
 from longscope.models.openai_api import create_multi_backend
 from longscope.types import Generation
 
+from ..factories import request
+
 # -- check_same_model ----------------------------------------------------------------------------
 
 
@@ -260,15 +262,7 @@ def _closed_url() -> str:
 
 
 def _request(sample: str = "s", prompt: str = "hello there", tokens: int = 0) -> Request:
-    return Request(
-        sample,
-        0,
-        "completion",
-        prompt=prompt,
-        config=GenerationConfig(max_tokens=4),
-        prompt_tokens=tokens,
-        timeout_s=5.0,
-    )
+    return request(sample, prompt=prompt, max_tokens=4, prompt_tokens=tokens, timeout_s=5.0)
 
 
 def _run(backend: MultiEndpointBackend, coro_fn):

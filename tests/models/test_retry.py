@@ -11,18 +11,13 @@ import pytest
 
 from longscope.models.retry import Retrying, RetryPolicy, with_retries
 from longscope.models.scripted import Failure, ScriptedBackend
-from longscope.types import Generation, GenerationConfig, Request
+from longscope.types import Generation, Request
+
+from ..factories import request
 
 
 def _request(prompt: str, timeout_s: float | None = None) -> Request:
-    return Request(
-        "s",
-        0,
-        "completion",
-        prompt=prompt,
-        config=GenerationConfig(max_tokens=8),
-        timeout_s=timeout_s,
-    )
+    return request(prompt=prompt, timeout_s=timeout_s)
 
 
 class _Script:

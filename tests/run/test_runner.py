@@ -36,6 +36,8 @@ from longscope.suites.base import BuildCell, BuildContext
 from longscope.types import Generation, GenerationConfig, Request, Sample
 from tests.plugin.echo_suite import EchoSuite
 
+from ..factories import request
+
 PATTERN = r"The key is (\w+)\."
 SLOW_S = 5.0
 """How long a backend that "never answers" takes: far past every deadline here, short enough that
@@ -182,7 +184,7 @@ def test_a_run_stores_every_answer_its_samples_positions_and_its_header(
     timing = result.timing
     assert set(timing) == {"build_s", "first_request_s"}
     assert 0 <= timing["first_request_s"] < 30 and 0 <= timing["build_s"] < 30
-    assert result.result.run_id == result.run_id and result.result.completeness["scored"] == 4
+    assert result.scores.run_id == result.run_id and result.scores.completeness["scored"] == 4
 
 
 def test_the_timing_figures_are_rounded_to_the_millisecond() -> None:
@@ -242,7 +244,7 @@ def test_samples_past_the_context_are_stored_as_skipped_with_the_reason(
         ("echo-512-1", 1, "skipped", "", reason),
     ]
     assert {r.sample_id for r in backend.requests} == {"echo-256-0", "echo-256-1"}
-    assert result.result.completeness["skipped"] == 4
+    assert result.scores.completeness["skipped"] == 4
 
 
 def test_a_length_refusal_stored_as_error_is_final_on_resume(tmp_path: Path, register: Any) -> None:
@@ -258,7 +260,7 @@ def test_a_length_refusal_stored_as_error_is_final_on_resume(tmp_path: Path, reg
         return await run_prepared(prepared, score=False)
 
     first = asyncio.run(unscored())
-    assert first.result is None and first.sent == 2
+    assert first.scores is None and first.sent == 2
     assert {r[2] for r in _rows(tmp_path, first.run_id)} == {"error"}
     again = _keys()
     second = _run(_echo((256,)), again, tmp_path)
@@ -273,8 +275,8 @@ def test_a_resumed_run_is_scored_as_itself_not_as_the_latest_run(
     other = _run(_echo((256,)), _keys(), tmp_path, max_tokens=8)
     again = _run(_echo((256,)), _keys(), tmp_path)
     assert other.run_id != first.run_id and again.run_id == first.run_id and again.sent == 0
-    assert again.result.run_id == first.run_id
-    assert again.result.header["config"]["max_tokens"] == 16
+    assert again.scores.run_id == first.run_id
+    assert again.scores.header["config"]["max_tokens"] == 16
 
 
 # -- in flight, groups, commits --------------------------------------------------------------------
@@ -471,14 +473,8 @@ def test_a_cut_off_group_returns_the_answered_members_and_timeouts_for_the_rest(
 
 
 def _request(timeout_s: float | None, prompt_tokens: int = 100, repeat: int = 0) -> Request:
-    return Request(
-        "s",
-        repeat,
-        "completion",
-        prompt="x",
-        config=GenerationConfig(max_tokens=16),
-        prompt_tokens=prompt_tokens,
-        timeout_s=timeout_s,
+    return request(
+        "s", repeat, prompt="x", max_tokens=16, prompt_tokens=prompt_tokens, timeout_s=timeout_s
     )
 
 
@@ -603,4 +599,4 @@ def test_the_header_json_is_what_the_store_holds(tmp_path: Path, register: Any) 
     finally:
         db.close()
     assert json.loads(raw)["model"] == "scripted/keys"
-    assert result.result.header["model"] == "scripted/keys"
+    assert result.scores.header["model"] == "scripted/keys"

@@ -4,8 +4,8 @@ Each mutant's function (as mutmut wrote it under `<snapshot>/mutants/src/...`) r
 original function in a `git archive HEAD` copy of this tree, and the tests run there alone
 (`PYTHONPATH=<copy>/src`). Prints one verdict a mutant; the copy is left with the original source.
 
-    python -m tests.mutation.check_mutants --snapshot build/mutation-r2 \\
-        --module src/longscope/run/merge.py --names survivors.txt tests/run/test_merge_fast.py
+    python -m tools.mutation.check_mutants --snapshot build/mutation-r2 \\
+        --module src/longscope/run/merge.py --names survivors.txt tests/run/test_merge_stores.py
 
 `survivors.txt`: one mutmut name a line (`longscope.run.merge.x_merge_runs__mutmut_12`), e.g.
 from `mutmut results | grep -v killed`.
@@ -228,7 +228,7 @@ def main() -> None:
     original = target.read_text()
     # A mutant's file writes land in the copy, never in the user's own ~/.cache. (Imported here:
     # the in-process worker runs as a script, where `tests` is not importable.)
-    from tests.mutation.run_mutation import scratch_home
+    from tools.mutation.run_mutation import scratch_home
 
     env = {**os.environ, **scratch_home(args.workdir), "PYTHONPATH": str(args.workdir / "src")}
     if args.in_process:

@@ -1,6 +1,6 @@
 """`make mutation`: mutmut over the code whose numbers users trust, then killed/total per module.
 
-Usage: python -m tests.mutation.run_mutation [--max-children N] [--snapshot DIR] [--summary-only]
+Usage: python -m tools.mutation.run_mutation [--max-children N] [--snapshot DIR] [--summary-only]
        [--together] [--round 1|2] [--stop-after S] [--no-clean-pass] [MODULE ...]
 
 Resumable: mutmut keeps each mutant's verdict in DIR/mutants/*.meta. Given patterns, mutmut re-runs
@@ -24,7 +24,7 @@ prompt building, which is not a number users trust), runs mutmut on them, and pr
 table row per module. Exit code 1 when fewer than TARGET of the checked mutants are killed.
 
 Module-level constants (SCORABLE, RETRYABLE, RULER_THRESHOLD, the report template) are not
-mutated by mutmut; tests/mutation/named_mutants.py applies the issue's hand-made mutants to them.
+mutated by mutmut; tools/mutation/named_mutants.py applies the issue's hand-made mutants to them.
 """
 
 from __future__ import annotations

@@ -31,11 +31,16 @@ from longscope.types import (
     stable_hash,
 )
 
+from ..factories import sample
+
 SURROGATE = "\udc80"
 
 
 def _sample(sid: str, context: str = "the context", length: int = 4096) -> Sample:
-    return Sample(sid, "needle", "en", context, f"question {sid}?", ("gold",), length, {"k": sid})
+    return sample(
+        sid, task="needle", context=context, question=f"question {sid}?", gold=("gold",),
+        length=length, meta={"k": sid},
+    )  # fmt: skip
 
 
 def _raw(run_dir: Path) -> sqlite3.Connection:

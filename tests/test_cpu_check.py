@@ -10,9 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from longscope import cpu_check
+from longscope.cpu_check import CpuVerdict, check_library, has_amx, library_files, probe
 from longscope.errors import UsageError
-from longscope.models import cpu_check
-from longscope.models.cpu_check import CpuVerdict, check_library, has_amx, library_files, probe
 
 SIGILL_SCRIPT = "import os, signal; os.kill(os.getpid(), signal.SIGILL)"
 # Instructions that exist only in AMX kernels, and the AVX-512 register file.
@@ -104,7 +104,7 @@ def test_a_crashing_verdict_is_a_usage_error(tmp_path: Path, monkeypatch) -> Non
 
 def _run_with_crashing_probe(code: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     """Run `code` in a fresh interpreter whose probe child dies by SIGILL (a simulated bad build)."""
-    preamble = f"import longscope.models.cpu_check as c\nc.PROBE_SCRIPT = {SIGILL_SCRIPT!r}\n"
+    preamble = f"import longscope.cpu_check as c\nc.PROBE_SCRIPT = {SIGILL_SCRIPT!r}\n"
     env = {**os.environ, "LONGSCOPE_CACHE": str(tmp_path / "cache")}
     return subprocess.run(
         [sys.executable, "-c", preamble + code],

@@ -7,7 +7,7 @@ workers). A signal kills the whole process, so no exception can be caught: the o
 is a short generation in a child process. Its verdict is cached per (library files, CPU flags), so
 it costs about a second once and nothing after.
 
-`python -m longscope.models.cpu_check` runs the check (the Makefile calls it right after install)
+`python -m longscope.cpu_check` runs the check (the Makefile calls it right after install)
 and exits 2 with one line when the library would crash.
 """
 

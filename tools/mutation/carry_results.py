@@ -1,6 +1,6 @@
 """Carry mutmut verdicts from one snapshot to another when the mutated source is the same.
 
-Usage: python -m tests.mutation.carry_results OLD_SNAPSHOT NEW_SNAPSHOT MODULE.py ... > SURVIVORS
+Usage: python -m tools.mutation.carry_results OLD_SNAPSHOT NEW_SNAPSHOT MODULE.py ... > SURVIVORS
 
 For each file (path under src/longscope/), copies the verdicts of OLD's full run into NEW's
 results, after checking that mutmut's hash of every function is identical in both (the same
@@ -17,7 +17,7 @@ import json
 import sys
 from pathlib import Path
 
-from tests.mutation.run_mutation import KILLED, NO_TESTS, SURVIVED
+from tools.mutation.run_mutation import KILLED, NO_TESTS, SURVIVED
 
 
 def main(argv: list[str]) -> int:

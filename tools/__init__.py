@@ -1,0 +1,1 @@
+"""Developer tools that are not tests: mutation testing (`make mutation`)."""
