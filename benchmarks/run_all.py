@@ -53,6 +53,7 @@ SCRIPTS: tuple[Script, ...] = (
     Script("bench_kill_loss.py"),
     Script("bench_coverage.py"),
     Script("bench_uncertainty_cost.py"),
+    Script("bench_adaptive.py"),
     # The suite's own per-request limit (120 s + 2 s per 1K) times out a 2-core machine's 4K
     # thinking runs; the recorded table used this deadline.
     Script("bench_thinking.py", ("--deadline", "1800")),

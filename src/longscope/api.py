@@ -27,6 +27,7 @@ from longscope.results import (
     Report,
     ReportedRun,
 )
+from longscope.run.adaptive import evaluate_adaptive, forecast_plan, read_adaptive
 from longscope.run.assemble import assemble, build_backend, judge_backend, judge_of, judged_run
 from longscope.run.merge import MergeReport
 from longscope.run.plan import Plan
@@ -65,6 +66,16 @@ def evaluate(spec: RunSpec, *, notify: Notify | None = None) -> RunResult:
         made = judge(result.run_dir, *judge_of(spec), notify=say)
         result = replace(result, scores=made.scored)
     return result
+
+
+def adaptive(
+    spec: RunSpec, rule: Any, *, plan_only: bool = False, notify: Notify | None = None
+) -> Any:
+    """Run `spec` adaptively (`run.adaptive.AdaptiveSpec` -> `AdaptiveResult`), or with
+    `plan_only` return `plan(spec)` with what such a run is expected to send (`AdaptivePlan`)."""
+    if plan_only:
+        return forecast_plan(plan(spec), spec.suite, rule)
+    return evaluate_adaptive(spec, rule, notify or (lambda _: None))
 
 
 def plan(spec: RunSpec) -> Plan:
@@ -209,7 +220,8 @@ def profile(
     between(threshold, "--threshold", 0.0, 100.0)
     between(relative, "--relative", 0.0, 1.0)
     try:
-        made = model_profile([read_run(d) for d in run_dirs], threshold, relative)
+        runs, decisions = [read_run(d) for d in run_dirs], [read_adaptive(d) for d in run_dirs]
+        made = model_profile(runs, threshold, relative, adaptive=decisions)
     except ValueError as exc:
         raise UsageError(str(exc)) from exc
     if output is not None:

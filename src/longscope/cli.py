@@ -49,13 +49,33 @@ out, err = safe_console(), safe_console(stderr=True)
 
 @app.command("run")
 @takes_spec(run=True)
-def run_command(spec: RunSpec) -> None:
+def run_command(
+    spec: RunSpec,
+    adaptive: Opt.adaptive = False,
+    confidence: Opt.confidence = 0.95,
+    adaptive_rule: Opt.adaptive_rule = "absolute",
+    budget_tokens: Opt.budget_tokens = None,
+) -> None:
     """Run a suite on a model, store every generation, score, and print the table.
 
     Exits 0 when every request was scored or deliberately skipped (its context cannot fit the
     model), 3 when some failed or were not answered (the scores shown are provisional; the same
-    command retries them), 2 on bad input.
+    command retries them), 2 on bad input. With --adaptive: 0 once effective length is decided,
+    3 when it stopped undecided (budget spent, requests failing).
     """
+    if adaptive:
+        from longscope.run.adaptive import AdaptiveSpec
+
+        rule = AdaptiveSpec(confidence, adaptive_rule, budget_tokens=budget_tokens)  # type: ignore[arg-type]
+        made = api.adaptive(spec, rule, notify=_note)
+        print_summary(made.scores.summary, out)
+        out.print(plain(made.describe(), one_line=False))
+        out.print(plain(f"run {made.run_id[:12]} stored in {made.run_dir}"))
+        if not made.decision.decided:
+            raise typer.Exit(EXIT_INCOMPLETE)
+        return
+    if budget_tokens is not None or adaptive_rule != "absolute" or confidence != 0.95:
+        raise UsageError("--confidence, --adaptive-rule and --budget-tokens go with --adaptive")
     result = api.evaluate(spec, notify=_note)
     summary = result.scores.summary
     print_summary(summary, out)
@@ -73,10 +93,23 @@ def run_command(spec: RunSpec) -> None:
 
 @app.command("plan")
 @takes_spec()
-def plan_command(spec: RunSpec, as_json: Opt.json_out = False) -> None:
+def plan_command(
+    spec: RunSpec,
+    as_json: Opt.json_out = False,
+    adaptive: Opt.adaptive = False,
+    confidence: Opt.confidence = 0.95,
+    adaptive_rule: Opt.adaptive_rule = "absolute",
+) -> None:
     """Print what `run` with the same options would send: prompt tokens per length, requests,
-    an ETA (stated or --probe rates) and a cost (--price-in/--price-out). Sends nothing else."""
-    made = api.plan(spec)
+    an ETA (stated or --probe rates) and a cost (--price-in/--price-out). Sends nothing else.
+    With --adaptive, also what `run --adaptive` is expected to send (a simulation)."""
+    if adaptive:
+        from longscope.run.adaptive import AdaptiveSpec
+
+        rule = AdaptiveSpec(confidence, adaptive_rule)  # type: ignore[arg-type]
+        made = api.adaptive(spec, rule, plan_only=True)
+    else:
+        made = api.plan(spec)
     if as_json:
         return _print_json(made.as_dict())
     out.print(plain(made.table(), one_line=False))

@@ -94,6 +94,13 @@ class Opt:
     run_dirs = arg(list[Path], "Run directories")
     run_id = option(str | None, "--run-id", help="Run id prefix (default: the latest)")
     json_out = option(bool, "--json", help="Print JSON")
+    adaptive = option(bool, "--adaptive", help="Measure effective length adaptively: each length "
+                      "only until its verdict is sure (docs/runs.md#adaptive-runs)")
+    confidence = option(float, "--confidence", help="--adaptive: the confidence of the decision")
+    adaptive_rule = option(str, "--adaptive-rule", help="--adaptive: absolute (score >= 85.6, "
+                           "RULER's) or relative (0.9 x the shortest length's score)")
+    budget_tokens = option(int | None, "--budget-tokens", help="--adaptive: prompt tokens it may "
+                           "send in all (stops undecided, with its interval, past them)")
     predictions = option(Path | None, "--predictions", help="Predictions made elsewhere, read by "
                          "the suite (LongBench Pro: JSONL rows id, prediction, [run|bon_idx], "
                          "[thinking]; -S data=FILE)")

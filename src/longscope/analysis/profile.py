@@ -9,7 +9,7 @@ Nothing here knows a suite by name.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,15 +80,19 @@ def model_profile(
     relative: float = 0.9,
     *,
     claimed: int | None = None,
+    adaptive: Sequence[Mapping[str, Any] | None] | None = None,
 ) -> dict[str, Any]:
     """A profile the router reads: claimed context, effective lengths and where they came from.
 
-    `runs`: summaries, or scored runs (`run.scoring.ScoreResult`).
+    `runs`: summaries, or scored runs (`run.scoring.ScoreResult`); `adaptive`: beside each run, its
+    adaptive decision (`run.adaptive`'s `adaptive.json`) or None. An adaptive run's curve stops
+    where its rule stopped reading, so its effective length is the decision, with its interval.
     """
     summaries = [as_summary(r) for r in runs]
     if not summaries:
         raise ValueError("a profile needs at least one scored run")
     scored = dict(zip(map(id, summaries), runs, strict=True))
+    decisions = dict(zip(map(id, summaries), adaptive or [None] * len(runs), strict=True))
     models = {s.model for s in summaries}
     if len(models) > 1:
         raise ValueError(f"runs are of different models: {', '.join(sorted(models))}")
@@ -139,6 +143,16 @@ def model_profile(
                 i.name: {"estimate": i.estimate, "median": i.median, "low": i.low, "high": i.high}
                 for i in intervals
             }
+        record = decisions[id(summary)]
+        if record is not None:
+            made_here = adaptive_measurement(record, threshold, relative)
+            # The bootstrap of a partial curve does not describe the decision: its own interval.
+            kept = {
+                k: v
+                for k, v in measurements[-1].get("intervals", {}).items()
+                if not k.startswith("effective length")
+            }
+            measurements[-1].update(made_here, intervals={**kept, **made_here["intervals"]})
     known = [m["effective_length"] for m in measurements if m["effective_length"]]
     return {
         "profile_version": PROFILE_VERSION,
@@ -148,6 +162,43 @@ def model_profile(
         "measured": measurements,
         "date": dt.date.today().isoformat(),
     }
+
+
+def adaptive_measurement(
+    record: Mapping[str, Any], threshold: float, relative: float
+) -> dict[str, Any]:
+    """Return what an adaptive decision puts in a profile's measurement, in place of what its
+    partial curve would give: the decided length (None while undecided, or where the decision is
+    at another rule or bar than the profile's) and its interval at the decision's confidence."""
+    rule = record.get("rule") or {}
+    kind = rule.get("kind")
+    same = (kind == "absolute" and float(rule.get("threshold", -1)) == threshold) or (
+        kind == "relative" and float(rule.get("fraction", -1)) == relative
+    )
+    tokens = record.get("effective_tokens") if record.get("decided") and same else None
+    label = str(record.get("effective")) if same else "not decided at this bar"
+    low, high = record.get("interval") or ("", "")
+    out: dict[str, Any] = {
+        "adaptive": {
+            "decided": bool(record.get("decided")),
+            "stopped": record.get("stopped"),
+            "rule": record.get("rule_text"),
+            "confidence": record.get("confidence"),
+            "method": record.get("method"),
+            "interval": [low, high],
+            "non_monotone": record.get("non_monotone") or [],
+            "sent_prompt_tokens": record.get("sent_prompt_tokens"),
+            "grid_prompt_tokens": record.get("grid_prompt_tokens"),
+        }
+    }
+    interval = {"estimate": label, "median": label, "low": low, "high": high}
+    name = f"effective length (adaptive, {record.get('rule_text')}, {record.get('confidence')})"
+    out["intervals"] = {name: interval}
+    if kind == "absolute":
+        out.update(effective_length=tokens, effective_label=label)
+    else:
+        out.update(relative_effective_length=tokens, relative_label=label)
+    return out
 
 
 def _intervals(run: Any, summary: Summary, threshold: float, relative: float) -> tuple[Any, ...]:

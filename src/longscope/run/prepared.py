@@ -9,8 +9,9 @@ the grid. `plan` counts the same samples `run` sends; one invocation builds them
 
 from __future__ import annotations
 
+import copy
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -259,6 +260,16 @@ class PreparedRun:
         prepared = cls(suite, backend, info, options, config, source)
         prepared.made_s = time.perf_counter() - started
         return prepared
+
+    def with_counts(self, count: Callable[[BuildCell], int]) -> PreparedRun:
+        """Return this run sending `count(cell)` samples of each cell (at most the cell's own
+        count, none of a skipped one): one look of an adaptive run (run/adaptive.py)."""
+        look = copy.copy(self)
+        look.cells = tuple(
+            PlannedCell(p.cell, 0 if p.cell.skipped else max(0, min(p.cell.count, count(p.cell))))
+            for p in self.cells
+        )
+        return look
 
     @property
     def limit_per_cell(self) -> bool:

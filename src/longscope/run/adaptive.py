@@ -1,0 +1,503 @@
+"""`run SUITE --adaptive`: measure effective length with as few requests as the answer needs.
+
+The driver works through what every suite built by cells declares: its cells (one task at one
+length, samples in index order), its `score`, and the ordinary store. Each look is an ordinary run
+of the same identity with a per-cell count: the first `n` samples of every task at one length, so
+the tasks stay balanced (`analysis.adaptive`'s rounds); everything is stored, resumed, scored and
+reported like any run. The decision is a pure function of the stored rows: the driver replays the
+looks from the first, taking the rounds each one asked for from the store while the store holds
+them, so a run interrupted at any point resumes to the same decision. What was decided, at what
+confidence, and what it cost against the full grid is written to `adaptive.json` in the run
+directory (atomically) and read by `profile`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+from longscope.analysis.adaptive import (
+    DEFAULT_CONFIDENCE,
+    Decision,
+    Forecast,
+    Method,
+    Rule,
+    RuleKind,
+    decide,
+    forecast,
+    synthetic_curves,
+)
+from longscope.analysis.effective import RULER_THRESHOLD
+from longscope.errors import UsageError
+from longscope.files import write_atomic
+from longscope.models.base import Backend
+from longscope.run.plan import Plan, format_duration
+from longscope.run.prepared import PlannedCell, PreparedRun, RunOptions
+from longscope.run.runner import RunResult, default_run_dir, run_prepared
+from longscope.run.scoring import ScoreResult, score_run
+from longscope.run.spec import RunSpec
+from longscope.run.store import STORE_NAME, RunStore
+from longscope.suites.base import Suite
+from longscope.types import SCORABLE, Generation
+
+ADAPTIVE_NAME = "adaptive.json"
+
+
+@dataclass(frozen=True)
+class AdaptiveSpec:
+    """How an adaptive run decides: the rule, the confidence, an optional token budget."""
+
+    confidence: float = DEFAULT_CONFIDENCE
+    rule: RuleKind = "absolute"
+    threshold: float = RULER_THRESHOLD
+    fraction: float = 0.9
+    budget_tokens: int | None = None
+    """Prompt tokens the run may send in all (None: until decided)."""
+    method: Method = "asymptotic"
+
+    def __post_init__(self) -> None:
+        if not 0.5 <= self.confidence < 1.0:
+            raise UsageError(
+                f"bad --confidence {self.confidence!r}: use a level from 0.5 to below 1, e.g. 0.95"
+            )
+        if self.rule not in ("absolute", "relative"):
+            raise UsageError(f"bad --adaptive-rule {self.rule!r}: use absolute or relative")
+        if not 0.0 < self.threshold <= 100.0:
+            raise UsageError(f"bad threshold {self.threshold!r}: a score from 0 to 100")
+        if not 0.0 < self.fraction <= 1.0:
+            raise UsageError(f"bad fraction {self.fraction!r}: from 0 to 1")
+        if self.budget_tokens is not None and self.budget_tokens < 1:
+            raise UsageError(f"bad --budget-tokens {self.budget_tokens!r}: a positive count")
+
+    @property
+    def decision_rule(self) -> Rule:
+        """Return the rule `analysis.adaptive` decides."""
+        return Rule(self.rule, self.threshold, self.fraction)
+
+
+@dataclass(frozen=True)
+class AdaptiveResult:
+    """An adaptive run: its decision, what it sent against the full grid, and the stored run."""
+
+    decision: Decision
+    stopped: str
+    """`decided`, `budget` (the token budget would be passed) or `stalled` (requests failing)."""
+    looks: int
+    """Looks sent by this invocation."""
+    sent_requests: int
+    grid_requests: int
+    sent_tokens: int
+    grid_tokens: int
+    run_id: str
+    run_dir: Path
+    scores: ScoreResult
+    method: Method = "asymptotic"
+
+    def record(self) -> dict[str, Any]:
+        """Return what `adaptive.json` holds."""
+        d = self.decision
+        return {
+            "decided": d.decided,
+            "stopped": self.stopped,
+            "effective": d.effective,
+            "effective_tokens": d.tokens,
+            "interval": [d.low, d.high],
+            "confidence": d.confidence,
+            "rule": asdict(d.rule),
+            "rule_text": d.rule.describe(),
+            "bar": list(d.bar),
+            "method": self.method,
+            "non_monotone": [list(p) for p in d.non_monotone],
+            "lengths": [
+                {
+                    "length": v.length,
+                    "status": v.status,
+                    "rounds": v.bounds.rounds,
+                    "rounds_full": v.bounds.population,
+                    "estimate": None if v.bounds.estimate is None else round(v.bounds.estimate, 2),
+                    "low": round(v.bounds.low, 2),
+                    "high": round(v.bounds.high, 2),
+                }
+                for v in d.verdicts
+            ],
+            "sent_requests": self.sent_requests,
+            "grid_requests": self.grid_requests,
+            "sent_prompt_tokens": self.sent_tokens,
+            "grid_prompt_tokens": self.grid_tokens,
+            "run_id": self.run_id,
+        }
+
+    def describe(self) -> str:
+        """Return the lines the CLI prints: the decision, its confidence and its cost."""
+        return describe_record(self.record())
+
+
+def describe_record(record: Mapping[str, Any]) -> str:
+    """Return an adaptive run's decision and cost as lines of text (from `adaptive.json`)."""
+    conf = f"{100 * float(record['confidence']):g}%"
+    low, high = record["interval"]
+    if record["decided"]:
+        head = f"adaptive: effective length {record['effective']} ({record['rule_text']}), "
+        head += f"decided at {conf} confidence"
+    else:
+        why = {"budget": "the token budget is spent", "stalled": "requests keep failing"}.get(
+            str(record["stopped"]), str(record["stopped"])
+        )
+        head = f"adaptive: undecided ({why}): effective length between {low} and {high} "
+        head += f"at {conf} confidence ({record['rule_text']})"
+    lines = [head]
+    for row in record["lengths"]:
+        if row["rounds"]:
+            lines.append(
+                f"  {row['length']}: {row['status']}, score {row['estimate']} "
+                f"[{row['low']}, {row['high']}] from {row['rounds']} of {row['rounds_full']} rounds"
+            )
+        else:
+            lines.append(f"  {row['length']}: not measured")
+    for fail, passed in record["non_monotone"]:
+        lines.append(f"  non-monotone: {fail} surely fails below {passed}, which surely passes")
+    unmeasured = [str(row["length"]) for row in record["lengths"] if not row["rounds"]]
+    if unmeasured:
+        lines.append(
+            f"  the tables above cover the measured cells only: {', '.join(unmeasured)} not "
+            "measured, so their curve metrics are not the decision"
+        )
+    grid_tokens = max(1, int(record["grid_prompt_tokens"]))
+    lines.append(
+        f"cost: {record['sent_requests']:,} of the full grid's {record['grid_requests']:,} "
+        f"requests, {record['sent_prompt_tokens']:,} of {record['grid_prompt_tokens']:,} prompt "
+        f"tokens ({100 * record['sent_prompt_tokens'] / grid_tokens:.1f}%)"
+    )
+    return "\n".join(lines)
+
+
+def read_adaptive(run_dir: str | Path) -> dict[str, Any] | None:
+    """Return a run directory's adaptive record (`adaptive.json`), or None for an ordinary run."""
+    path = Path(run_dir) / ADAPTIVE_NAME
+    if not path.is_file():
+        return None
+    try:
+        data = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(
+            f"{path} is not an adaptive record ({exc}): run the same command again"
+        ) from exc
+    if not isinstance(data, dict) or "interval" not in data:
+        raise UsageError(f"{path} is not an adaptive record: run the same command again")
+    return data
+
+
+class _Grid:
+    """The run's cells by length: tasks, full counts, and the ids of their samples by index."""
+
+    def __init__(self, prepared: PreparedRun) -> None:
+        self.prepared = prepared
+        cells = [p for p in prepared.cells if p.count and not p.cell.skipped]
+        if not prepared.limit_per_cell or any(p.cell.length <= 0 for p in cells):
+            raise UsageError(
+                f"{prepared.suite.name} is not built by cells of one task at one length: "
+                "--adaptive needs a suite whose cells name their lengths (see docs/plugins.md)"
+            )
+        self.by_length: dict[int, list[PlannedCell]] = {}
+        for p in cells:
+            self.by_length.setdefault(p.cell.length, []).append(p)
+        if len(self.by_length) < 1:
+            raise UsageError(f"{prepared.suite.name}: no length to measure")
+        self.lengths = sorted(self.by_length)
+        self.populations = {n: min(p.count for p in c) for n, c in self.by_length.items()}
+        self._ids: dict[tuple[str, int], list[str]] = {}
+
+    def ids(self, planned: PlannedCell, count: int) -> list[str]:
+        """Return the ids of the first `count` samples of one cell (made only when unknown)."""
+        key = (planned.cell.task, planned.cell.length)
+        if key not in self._ids:
+            known = [planned.cell.sample_id(i) for i in range(count)]
+            if all(known):
+                self._ids[key] = [str(i) for i in known]
+            else:
+                made = self.prepared.source.samples(planned.cell, count)
+                self._ids[key] = [s.id for s in made]
+        return self._ids[key]
+
+    def rounds(self, values: Mapping[str, float]) -> tuple[dict[int, list[float]], dict[int, int]]:
+        """Return each length's complete rounds (equal weights over its tasks, as a mean of task
+        means) and how many there are, from each stored sample's value."""
+        out: dict[int, list[float]] = {}
+        for n, cells in self.by_length.items():
+            full = self.populations[n]
+            per_task = []
+            for planned in cells:
+                series = []
+                for sample_id in self.ids(planned, full):
+                    if sample_id not in values:
+                        break
+                    series.append(values[sample_id])
+                per_task.append(series)
+            count = min(len(s) for s in per_task)
+            out[n] = [sum(s[r] for s in per_task) / len(per_task) for r in range(count)]
+        return out, {n: len(v) for n, v in out.items()}
+
+
+def _values(
+    run_dir: Path, run_id: str, suite: Suite, repeats: int
+) -> tuple[dict[str, float], dict[str, dict[str, Any]], int]:
+    """Return each stored sample's value in [0, 1] (mean over its repeats, a failed request 0 as
+    the suites count it), the stored samples, and the (sample, repeat) pairs stored final."""
+    if not (run_dir / STORE_NAME).is_file():
+        return {}, {}, 0
+    with RunStore.open_readonly(run_dir) as store:
+        if not any(run["run_id"] == run_id for run in store.runs()):
+            return {}, {}, 0
+        samples = store.samples(run_id)
+        done = store.done_keys(run_id)
+        stored = [(s, r, g) for s, r, g in store.generations(run_id) if (s, r) in done]
+    by_sample: dict[str, list[float]] = {}
+    for sample_id, repeat, generation in stored:
+        sample = samples.get(sample_id)
+        if sample is None or repeat >= repeats:
+            continue
+        by_sample.setdefault(sample_id, []).append(_value(suite, sample, generation))
+    values = {s: sum(v) / len(v) for s, v in by_sample.items() if len(v) == repeats}
+    return values, samples, len(stored)
+
+
+def _value(suite: Suite, sample: dict[str, Any], generation: Generation) -> float:
+    if generation.status not in SCORABLE:
+        return 0.0
+    return float(suite.score(sample, generation).fraction)
+
+
+def replay(
+    rounds: Mapping[int, Sequence[float]],
+    grid_lengths: Sequence[int],
+    populations: Mapping[int, int],
+    spec: AdaptiveSpec,
+) -> tuple[Decision, dict[int, int]]:
+    """Return the decision the looks reach from the stored rounds, and the rounds they hold.
+
+    The looks are replayed from the first: each asks for a length's first `n` rounds; while the
+    store holds them the replay goes on. The result depends only on the stored rounds, never on
+    when a run was interrupted.
+    """
+    held = dict.fromkeys(grid_lengths, 0)
+    while True:
+        decision = decide(
+            {n: list(rounds.get(n, ()))[: held[n]] for n in grid_lengths},
+            grid_lengths,
+            spec.decision_rule,
+            spec.confidence,
+            populations,
+            spec.method,
+        )
+        if decision.decided or decision.next_length is None:
+            return decision, held
+        length, want = decision.next_length, decision.next_rounds
+        if len(rounds.get(length, ())) < want:
+            return decision, held
+        held[length] = want
+
+
+async def drive(
+    prepared: PreparedRun, spec: AdaptiveSpec, say: Callable[[str], None] = lambda _: None
+) -> AdaptiveResult:
+    """Run the adaptive search on a prepared run until decided, over budget, or stalled."""
+    suite, options = prepared.suite, prepared.options
+    if suite.JUDGED and suite.needs_judge:
+        raise UsageError(f"{suite.name} is scored by a judge: --adaptive needs scores as they come")
+    if suite.shard is not None:
+        raise UsageError("--adaptive decides from the whole run: it cannot run one --shard")
+    grid = _Grid(prepared)
+    run_dir = Path(options.output or default_run_dir(suite, prepared.backend, prepared.run_id))
+    repeats = options.repeats
+    looks, last_sent = 0, -1
+    stopped = "decided"
+    while True:
+        values, samples, stored = _values(run_dir, prepared.run_id, suite, repeats)
+        rounds, _ = grid.rounds(values)
+        decision, _ = replay(rounds, grid.lengths, grid.populations, spec)
+        if decision.decided or decision.next_length is None:
+            break
+        length, want = decision.next_length, decision.next_rounds
+        spent = _tokens(samples, grid, repeats)
+        extra = _look_tokens(grid, length, want, len(rounds.get(length, ())), samples)
+        if spec.budget_tokens is not None and spent + extra > spec.budget_tokens:
+            stopped = "budget"
+            break
+        if stored == last_sent:
+            stopped = "stalled"
+            break
+        last_sent = stored
+        say(
+            f"adaptive look {looks + 1}: {want} rounds at {length} ({decision.low}..{decision.high})"
+        )
+        look = prepared.with_counts(lambda cell, n=length, w=want: w if cell.length == n else 0)
+        outcome: RunResult = await run_prepared(look, score=False)
+        looks += 1
+        if outcome.sent == 0 and outcome.skipped == 0:
+            stopped = "stalled"
+            break
+    scores = score_run(run_dir, prepared.run_id)
+    sent_requests = sum(1 for s in samples if _in_grid(samples[s], grid)) * repeats
+    result = AdaptiveResult(
+        decision=decision,
+        stopped=stopped,
+        looks=looks,
+        sent_requests=sent_requests,
+        grid_requests=sum(p.count for c in grid.by_length.values() for p in c) * repeats,
+        sent_tokens=_tokens(samples, grid, repeats),
+        grid_tokens=_grid_tokens(grid, samples, repeats),
+        run_id=prepared.run_id,
+        run_dir=run_dir,
+        scores=scores,
+        method=spec.method,
+    )
+    write_atomic(run_dir / ADAPTIVE_NAME, json.dumps(result.record(), indent=2))
+    return result
+
+
+def _in_grid(sample: Mapping[str, Any], grid: _Grid) -> bool:
+    return int(sample.get("length") or 0) in grid.by_length
+
+
+def _prompt_tokens(sample: Mapping[str, Any]) -> int:
+    return int(sample.get("prompt_tokens") or sample.get("length") or 0)
+
+
+def _tokens(samples: Mapping[str, Mapping[str, Any]], grid: _Grid, repeats: int) -> int:
+    """Return the prompt tokens of the stored samples of the grid's cells (x repeats)."""
+    return repeats * sum(_prompt_tokens(s) for s in samples.values() if _in_grid(s, grid))
+
+
+def _mean_prompt(samples: Mapping[str, Mapping[str, Any]], length: int) -> float:
+    at = [_prompt_tokens(s) for s in samples.values() if int(s.get("length") or 0) == length]
+    return sum(at) / len(at) if at else float(length)
+
+
+def _look_tokens(
+    grid: _Grid, length: int, want: int, have: int, samples: Mapping[str, Mapping[str, Any]]
+) -> int:
+    """Return the prompt tokens a look of `want` rounds at `length` adds (estimated from the
+    samples stored at that length, else the length itself)."""
+    tasks = len(grid.by_length[length])
+    return round(max(0, want - have) * tasks * _mean_prompt(samples, length))
+
+
+def _grid_tokens(grid: _Grid, samples: Mapping[str, Mapping[str, Any]], repeats: int) -> int:
+    """Return the full grid's prompt tokens, each cell estimated at its stored samples' mean."""
+    return round(
+        repeats
+        * sum(
+            sum(p.count for p in cells) * _mean_prompt(samples, n)
+            for n, cells in grid.by_length.items()
+        )
+    )
+
+
+def run_adaptive(
+    suite: Suite,
+    backend: Backend,
+    options: RunOptions,
+    spec: AdaptiveSpec,
+    say: Callable[[str], None] = lambda _: None,
+) -> AdaptiveResult:
+    """Prepare `suite` on `backend` and run the adaptive search (see `drive`)."""
+
+    async def main() -> AdaptiveResult:
+        try:
+            prepared = await PreparedRun.create(suite, backend, options)
+            return await drive(prepared, spec, say)
+        finally:
+            await backend.aclose()
+
+    return asyncio.run(main())
+
+
+def evaluate_adaptive(
+    spec: RunSpec, adaptive: AdaptiveSpec, say: Callable[[str], None] = lambda _: None
+) -> AdaptiveResult:
+    """Run `spec` adaptively (`run SUITE --adaptive`): its suite, model and options, the looks
+    chosen by `adaptive`'s rule; return the decision and the stored run."""
+    from longscope.run.assemble import assemble
+
+    if spec.routing.active:
+        raise UsageError("--adaptive measures the model itself: leave out --router")
+    suite, backend, _ = assemble(spec)
+    return run_adaptive(suite, backend, spec.run_options(suite.default_repeats), adaptive, say)
+
+
+@dataclass(frozen=True)
+class AdaptivePlan:
+    """`plan SUITE --adaptive`: the full grid's plan and what an adaptive run is expected to send."""
+
+    plan: Plan
+    forecast: Forecast
+    spec: AdaptiveSpec
+
+    def table(self) -> str:
+        """Return the plan's table and the adaptive forecast as plain text lines."""
+        lines = [self.plan.table(), self.forecast.describe()]
+        tokens = round(self.forecast.mean * self.plan.prompt_tokens)
+        line = f"adaptive: about {tokens:,} prompt tokens expected"
+        if self.plan.eta_s is not None:
+            line += f", ETA about {format_duration(self.forecast.mean * self.plan.eta_s)}"
+        lines.append(line + f" ({self.spec.decision_rule.describe()}, {self.spec.confidence:g})")
+        return "\n".join(lines)
+
+    def as_dict(self) -> dict[str, Any]:
+        """Return the plan and the forecast as JSON-ready data."""
+        return {**self.plan.as_dict(), "adaptive": asdict(self.forecast)}
+
+
+def reference_curves(
+    suite: str | Suite, lengths: Sequence[int]
+) -> tuple[list[dict[int, float]], str]:
+    """Return the curves a forecast replays: the suite's published rows that score every one of
+    `lengths`, else synthetic ones (and where they came from)."""
+    from longscope.analysis.published import Published, read_published
+    from longscope.suites import suite_factory
+
+    factory = suite_factory(suite) if isinstance(suite, str) else type(suite)
+    table = factory.published()
+    if table is None and factory.PUBLISHED is not None:
+        table = read_published(factory.PUBLISHED)
+    rows = table.rows if isinstance(table, Published) else ()
+    curves = [
+        {n: float(row.lengths[n]) for n in lengths}
+        for row in rows
+        if all(n in row.lengths for n in lengths)
+    ]
+    if curves:
+        return curves, "published curves of this suite at these lengths"
+    return [], "synthetic curves (no published row scores every one of these lengths)"
+
+
+def forecast_plan(
+    plan: Plan, suite: str | Suite, spec: AdaptiveSpec, runs: int = 10
+) -> AdaptivePlan:
+    """Return `plan` (the full grid's) with the adaptive run's forecast: simulated runs on the
+    suite's published curves at the plan's lengths (else synthetic ones), each cell weighted by its
+    planned prompt tokens."""
+    cells = [c for c in plan.cells if c.requests and c.length > 0]
+    if not cells:
+        raise UsageError("nothing to forecast: the plan sends no request at any length")
+    tasks = max(1, sum(1 for t in plan.tasks if t.requests and not t.reason))
+    rounds = max(1, min(c.requests for c in cells) // tasks)
+    lengths = [c.length for c in cells]
+    curves, source = reference_curves(suite, lengths)
+    if not curves:
+        curves = synthetic_curves(lengths, spec.decision_rule)
+    made = forecast(
+        curves,
+        tasks,
+        rounds,
+        spec.decision_rule,
+        spec.confidence,
+        weights={c.length: float(c.prompt_tokens) for c in cells},
+        runs=runs,
+        source=source,
+    )
+    return AdaptivePlan(plan, made, spec)

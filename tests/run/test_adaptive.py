@@ -1,0 +1,198 @@
+"""`run --adaptive` (run/adaptive.py) on RULER against a backend whose accuracy falls with length.
+
+The backend is the scripted one (models.scripted, a fault-injection double): it reads each needle
+out of the prompt and answers right with a probability that falls with the sample's length, drawn
+from the sample id, so the full grid's answer is known here without running it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from longscope import api
+from longscope.analysis.effective import effective_length
+from longscope.errors import UsageError
+from longscope.models.scripted import Failure, ScriptedBackend
+from longscope.run.adaptive import (
+    ADAPTIVE_NAME,
+    AdaptiveSpec,
+    forecast_plan,
+    read_adaptive,
+    reference_curves,
+    replay,
+    run_adaptive,
+)
+from longscope.run.plan import Plan, PlanCell, PlanTask
+from longscope.run.prepared import RunOptions
+from longscope.suites import create_suite
+from longscope.types import Request, stable_hash
+from tests.cli_helper import longscope
+
+ACCURACY = {512: 1.0, 1024: 0.97, 2048: 0.5, 4096: 0.1}
+SAMPLES = 24
+PARAMS = {"tasks": "niah_single_1", "lengths": "512,1k,2k,4k", "samples": SAMPLES}
+
+
+def _draw(sample_id: str) -> float:
+    return int(stable_hash(sample_id, 8), 16) / 16**8
+
+
+def _answer(request: Request) -> str:
+    """The needle when the draw falls under the length's accuracy, else a wrong number."""
+    text = request.text
+    key = re.search(r"special magic number for (\S+?) mentioned", text)
+    found = re.findall(rf"special magic numbers? for {re.escape(key.group(1))} is: (\d+)", text)
+    length = int(request.sample_id.split("-")[1])
+    return found[-1] if found and _draw(request.sample_id) < ACCURACY[length] else "0"
+
+
+def _full_grid() -> str:
+    """The full grid's effective length: every sample's outcome is known from its id."""
+    scores = {
+        n: 100.0 * sum(_draw(f"niah_single_1-{n}-{i:03d}") < p for i in range(SAMPLES)) / SAMPLES
+        for n, p in ACCURACY.items()
+    }
+    return effective_length(scores).label
+
+
+def _run(out: Path, backend: ScriptedBackend, spec: AdaptiveSpec | None = None):
+    suite = create_suite("ruler", dict(PARAMS))
+    return run_adaptive(suite, backend, RunOptions(output=out, quiet=True), spec or AdaptiveSpec())
+
+
+def test_adaptive_ruler_run_decides_the_full_grids_length_for_less(tmp_path: Path) -> None:
+    backend = ScriptedBackend("falls", answer=_answer, context_length=8192)
+    made = _run(tmp_path / "run", backend)
+    decision = made.decision
+    assert _full_grid() == "1024"  # the scripted curve crosses 85.6 between 1K and 2K
+    assert made.stopped == "decided" and decision.decided
+    assert decision.effective == "1024" and (decision.low, decision.high) == ("1024", "1024")
+    statuses = {v.length: v.status for v in decision.verdicts}
+    assert statuses == {512: "pass", 1024: "pass", 2048: "fail", 4096: "unmeasured"}
+    # Every verdict has its interval; the failing one lies wholly under the bar.
+    fail = next(v for v in decision.verdicts if v.length == 2048)
+    assert fail.bounds.high < 85.6 and fail.bounds.low >= 0
+    # Well under the full grid: nothing at 4K, and at most half the requests and tokens.
+    sent = {int(r.sample_id.split("-")[1]) for r in backend.requests}
+    assert 4096 not in sent
+    assert made.sent_requests == len(backend.requests) <= made.grid_requests / 2
+    assert made.sent_tokens <= 0.4 * made.grid_tokens
+    # The record `profile` reads, and the ordinary summary of what was measured.
+    record = read_adaptive(made.run_dir)
+    assert record == json.loads((made.run_dir / ADAPTIVE_NAME).read_text())
+    assert record["effective"] == "1024" and record["interval"] == ["1024", "1024"]
+    assert (made.run_dir / "summary.json").is_file()
+    assert "decided at 95% confidence" in made.describe()
+    assert "4096 not measured, so their curve metrics are not the decision" in made.describe()
+    # `profile` reads the decision, not the partial curve's bootstrap.
+    measured = api.profile([made.run_dir]).data["measured"][0]
+    assert measured["effective_length"] == 1024 and measured["effective_label"] == "1024"
+    assert measured["adaptive"]["decided"] and measured["adaptive"]["interval"] == ["1024", "1024"]
+    name = "effective length (adaptive, score >= 85.6, 0.95)"
+    assert measured["intervals"][name] == {
+        "estimate": "1024", "median": "1024", "low": "1024", "high": "1024"
+    }  # fmt: skip
+    assert not [k for k in measured["intervals"] if k.startswith("effective length (>=")]
+
+
+def test_an_interrupted_adaptive_run_resumes_to_the_same_decision(tmp_path: Path) -> None:
+    clean = _run(tmp_path / "clean", ScriptedBackend("falls", answer=_answer, context_length=8192))
+
+    def dies(_: Request, number: int) -> Failure | None:
+        return Failure("error", "HTTP 503: down") if number > 20 else None
+
+    broken = ScriptedBackend("falls", answer=_answer, context_length=8192, fault=dies)
+    cut = _run(tmp_path / "cut", broken)
+    assert cut.stopped == "stalled" and not cut.decision.decided
+    resumed = _run(tmp_path / "cut", ScriptedBackend("falls", answer=_answer, context_length=8192))
+    assert resumed.decision == clean.decision
+    assert read_adaptive(resumed.run_dir)["lengths"] == read_adaptive(clean.run_dir)["lengths"]
+
+
+def test_replay_takes_only_the_rounds_each_look_asked_for() -> None:
+    # Rounds stored beyond what the looks asked for (a look cut short and re-sent) change nothing.
+    spec = AdaptiveSpec()
+    rounds = {512: [1.0] * 12, 1024: [1.0] * 12, 2048: [0.0] * 8}
+    more = {512: [1.0] * 24, 1024: [1.0] * 20, 2048: [0.0] * 8 + [1.0] * 16}
+    pops = dict.fromkeys((512, 1024, 2048, 4096), 24)
+    first, held = replay(rounds, list(pops), pops, spec)
+    again, held_again = replay(more, list(pops), pops, spec)
+    assert first.decided and first == again and held == held_again
+
+
+def test_budget_stops_undecided_with_its_interval(tmp_path: Path) -> None:
+    backend = ScriptedBackend("falls", answer=_answer, context_length=8192)
+    made = _run(tmp_path / "run", backend, AdaptiveSpec(budget_tokens=8000))
+    assert made.stopped == "budget" and not made.decision.decided
+    assert made.sent_tokens <= 8000
+    # 512 is decided within the budget; the next look at 1K would pass it.
+    assert made.decision.low == "512" and made.decision.high == ">4096"
+    assert "undecided (the token budget is spent)" in made.describe()
+    # Its partial curve (512 alone, passing) would read ">512": the profile keeps it undecided.
+    measured = api.profile([made.run_dir]).data["measured"][0]
+    assert measured["effective_length"] is None and measured["effective_label"] == "undecided"
+    assert measured["adaptive"]["interval"] == ["512", ">4096"]
+
+
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ({"confidence": 1.5}, "bad --confidence 1.5"),
+        ({"confidence": 0.3}, "bad --confidence 0.3"),
+        ({"rule": "median"}, "bad --adaptive-rule 'median'"),
+        ({"budget_tokens": 0}, "bad --budget-tokens 0"),
+    ],
+)
+def test_bad_adaptive_options_are_refused_in_one_line(given: dict, message: str) -> None:
+    with pytest.raises(UsageError, match=re.escape(message)):
+        AdaptiveSpec(**given)
+
+
+def test_cli_refuses_adaptive_options_without_adaptive(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from longscope.cli import app
+
+    args = ["run", "ruler", "--model", "scripted/x", "--output", str(tmp_path / "run")]
+    made = CliRunner().invoke(app, [*args, "--budget-tokens", "100"])
+    # `longscope` (cli.main) prints a UsageError in one line and exits 2.
+    assert isinstance(made.exception, UsageError), made.output
+    assert str(made.exception) == (
+        "--confidence, --adaptive-rule and --budget-tokens go with --adaptive"
+    )
+    assert not (tmp_path / "run").exists()
+
+
+def test_cli_adaptive_run_prints_its_decision(tmp_path: Path) -> None:
+    made = longscope(
+        "run", "ruler", "--adaptive", "--model", "scripted/reader",
+        "-M", r"pattern=magic numbers? for \S+ is: (\d+)", "-M", "context_length=4096",
+        "-S", "tasks=niah_single_1", "-S", "samples=12", "--lengths", "512,1k",
+        "--output", str(tmp_path / "run"),
+    )  # fmt: skip
+    assert made.returncode == 0, made.stderr
+    assert "adaptive: effective length >1024 (score >= 85.6), decided at 95% confidence" in (
+        made.stdout
+    )
+    assert read_adaptive(tmp_path / "run")["effective"] == ">1024"
+
+
+def test_plan_forecast_replays_the_suites_published_curves() -> None:
+    lengths = [4096, 8192, 16384, 32768, 65536, 131072]
+    curves, source = reference_curves("ruler", lengths)
+    # Every sweep of RULER's table but EXAONE-4.0-1.2B's, which has no 128K score.
+    assert len(curves) == 43 and source.startswith("published")
+    assert reference_curves("ruler", [512, 1024]) == ([], reference_curves("ruler", [512])[1])
+    cells = tuple(PlanCell(n, 13 * 40, 13 * 40 * n, 13 * 40 * 128, 0) for n in lengths)
+    tasks = tuple(PlanTask(f"t{i}", 6 * 40, 0, 0, 0) for i in range(13))
+    plan = Plan("run", cells, 0, 1, None, None, None, tasks=tasks)
+    made = forecast_plan(plan, "ruler", AdaptiveSpec(), runs=2)
+    assert made.forecast.runs == 86 and made.forecast.curves == 43
+    assert 0 < made.forecast.mean < 1 and made.forecast.median <= made.forecast.high <= 1
+    text = made.table()
+    assert "adaptive forecast:" in text and "from 86 simulated runs on 43 published" in text
+    assert f"about {round(made.forecast.mean * plan.prompt_tokens):,} prompt tokens" in text
