@@ -28,6 +28,7 @@ from longscope.run.adaptive import (
 )
 from longscope.run.plan import Plan, PlanCell, PlanTask
 from longscope.run.prepared import RunOptions
+from longscope.run.store import STORE_NAME
 from longscope.suites import create_suite
 from longscope.types import Request, stable_hash
 from tests.cli_helper import longscope
@@ -196,3 +197,98 @@ def test_plan_forecast_replays_the_suites_published_curves() -> None:
     text = made.table()
     assert "adaptive forecast:" in text and "from 86 simulated runs on 43 published" in text
     assert f"about {round(made.forecast.mean * plan.prompt_tokens):,} prompt tokens" in text
+
+
+LONGCTX_ACCURACY = {1024: 1.0, 2048: 0.2, 4096: 0.0}
+LONGCTX_DEPTHS = 16
+
+
+def _longctx_answer(request: Request) -> str:
+    """LongCtx's needle gold when the sample's draw falls under its length's accuracy."""
+    from longscope.suites.longctx.suite import GRID_TASKS
+    from longscope.suites.longctx.tasks import TASKS_BY_ID
+
+    length = int(request.sample_id.split("-")[1])
+    gold = TASKS_BY_ID[GRID_TASKS["needle"]].answer["en"]
+    return gold if _draw(request.sample_id) < LONGCTX_ACCURACY[length] else "0"
+
+
+def test_adaptive_runs_a_suite_built_whole_by_length(tmp_path: Path) -> None:
+    # LongCtx builds its list at once (no cells): the run sees one cell per length, its samples in
+    # a fixed order by id hash, and decides as a suite built by cells does.
+    depths = ",".join(f"{d / LONGCTX_DEPTHS:.4f}" for d in range(LONGCTX_DEPTHS))
+    params = {"lengths": "1k,2k,4k", "depths": depths, "types": "needle"}
+    backend = ScriptedBackend("falls", answer=_longctx_answer, context_length=8192)
+    suite = create_suite("longctx", params)
+    made = run_adaptive(
+        suite, backend, RunOptions(output=tmp_path / "run", quiet=True), AdaptiveSpec()
+    )
+    ids = [
+        f"needle-{n}-d{round(100 * d / LONGCTX_DEPTHS):03d}"
+        for n in LONGCTX_ACCURACY
+        for d in range(LONGCTX_DEPTHS)
+    ]
+    truth = {
+        n: 100.0 * sum(_draw(i) < p for i in ids if f"-{n}-" in i) / LONGCTX_DEPTHS
+        for n, p in LONGCTX_ACCURACY.items()
+    }
+    assert effective_length(truth).label == "1024"
+    assert made.stopped == "decided" and made.decision.effective == "1024"
+    statuses = {v.length: v.status for v in made.decision.verdicts}
+    assert statuses == {1024: "pass", 2048: "fail", 4096: "unmeasured"}
+    sent = [r.sample_id for r in backend.requests]
+    assert not [s for s in sent if "-4096-" in s]
+    assert (
+        made.grid_requests == 3 * LONGCTX_DEPTHS
+        and made.sent_requests == len(sent) < 2 * LONGCTX_DEPTHS
+    )
+    # The samples at 2K went in the fixed order (by id hash), not the suite's depth order.
+    at_2k = [s for s in sent if "-2048-" in s]
+    assert at_2k == sorted(at_2k, key=stable_hash)[: len(at_2k)]
+    assert read_adaptive(made.run_dir)["effective"] == "1024"
+
+
+BABILONG_ACCURACY = {"1k": 1.0, "2k": 0.3, "4k": 0.0}
+BABILONG_ROWS = 24
+
+
+def _babilong_answer(request: Request) -> str:
+    """qa1's target when the row's draw falls under its length's accuracy, else a wrong room."""
+    length = request.sample_id.split("-")[1]
+    return "bathroom" if _draw(request.sample_id) < BABILONG_ACCURACY[length] else "garden"
+
+
+def test_adaptive_runs_babilong_by_its_cells(tmp_path: Path) -> None:
+    from longscope.suites import suite_from_options
+    from tests.suites.babilong.rows import write_folder
+
+    write_folder(tmp_path / "data", {("qa1", n): BABILONG_ROWS for n in BABILONG_ACCURACY})
+    suite = suite_from_options(
+        "babilong", [f"data={tmp_path / 'data'}", "tasks=qa1"], {"lengths": "1k,2k,4k"}
+    )
+    backend = ScriptedBackend("falls", answer=_babilong_answer, context_length=8192)
+    made = run_adaptive(
+        suite, backend, RunOptions(output=tmp_path / "run", quiet=True), AdaptiveSpec()
+    )
+    truth = {
+        1000 * int(n[0]): 100.0
+        * sum(_draw(f"qa1-{n}-{i:04d}") < p for i in range(BABILONG_ROWS))
+        / BABILONG_ROWS
+        for n, p in BABILONG_ACCURACY.items()
+    }
+    assert effective_length(truth).label == "1000"
+    assert made.stopped == "decided" and made.decision.effective == "1000"
+    assert {v.length: v.status for v in made.decision.verdicts} == {
+        1000: "pass", 2000: "fail", 4000: "unmeasured"
+    }  # fmt: skip
+    assert not [r for r in backend.requests if "-4k-" in r.sample_id]
+    # The 0k length (no haystack, 0 tokens) is no length to measure: refused in one line.
+    zero = suite_from_options(
+        "babilong", [f"data={tmp_path / 'data'}", "tasks=qa1"], {"lengths": "0k,1k"}
+    )
+    write_folder(tmp_path / "data", {("qa1", "0k"): 2})
+    with pytest.raises(UsageError, match=r"babilong has a cell at no length \(0 tokens\)"):
+        run_adaptive(
+            zero, backend, RunOptions(output=tmp_path / "zero", quiet=True), AdaptiveSpec()
+        )
+    assert not (tmp_path / "zero" / STORE_NAME).exists()

@@ -1,7 +1,8 @@
 """`run SUITE --adaptive`: measure effective length with as few requests as the answer needs.
 
 The driver works through what every suite built by cells declares: its cells (one task at one
-length, samples in index order), its `score`, and the ordinary store. Each look is an ordinary run
+length, samples in index order), its `score`, and the ordinary store. A suite built whole is seen as
+one cell per grid length (`PreparedRun.by_cells`: its samples in a fixed pseudo-random order). Each look is an ordinary run
 of the same identity with a per-cell count: the first `n` samples of every task at one length, so
 the tasks stay balanced (`analysis.adaptive`'s rounds); everything is stored, resumed, scored and
 reported like any run. The decision is a pure function of the stored rows: the driver replays the
@@ -197,10 +198,10 @@ class _Grid:
     def __init__(self, prepared: PreparedRun) -> None:
         self.prepared = prepared
         cells = [p for p in prepared.cells if p.count and not p.cell.skipped]
-        if not prepared.limit_per_cell or any(p.cell.length <= 0 for p in cells):
+        if not cells or any(p.cell.length <= 0 for p in cells):
             raise UsageError(
-                f"{prepared.suite.name} is not built by cells of one task at one length: "
-                "--adaptive needs a suite whose cells name their lengths (see docs/plugins.md)"
+                f"{prepared.suite.name} has a cell at no length (0 tokens): --adaptive measures "
+                "lengths of one or more tokens; leave that length out (-S lengths=...)"
             )
         self.by_length: dict[int, list[PlannedCell]] = {}
         for p in cells:
@@ -210,6 +211,12 @@ class _Grid:
         self.lengths = sorted(self.by_length)
         self.populations = {n: min(p.count for p in c) for n, c in self.by_length.items()}
         self._ids: dict[tuple[str, int], list[str]] = {}
+        self._lengths: dict[str, int] = {}
+
+    def length_of(self, sample: Mapping[str, Any]) -> int:
+        """Return the grid length a stored sample belongs to (its cell's, once its ids are known;
+        else its `length`)."""
+        return self._lengths.get(str(sample.get("id")), int(sample.get("length") or 0))
 
     def ids(self, planned: PlannedCell, count: int) -> list[str]:
         """Return the ids of the first `count` samples of one cell (made only when unknown)."""
@@ -221,6 +228,7 @@ class _Grid:
             else:
                 made = self.prepared.source.samples(planned.cell, count)
                 self._ids[key] = [s.id for s in made]
+        self._lengths.update(dict.fromkeys(self._ids[key], planned.cell.length))
         return self._ids[key]
 
     def rounds(self, values: Mapping[str, float]) -> tuple[dict[int, list[float]], dict[int, int]]:
@@ -310,6 +318,8 @@ async def drive(
         raise UsageError(f"{suite.name} is scored by a judge: --adaptive needs scores as they come")
     if suite.shard is not None:
         raise UsageError("--adaptive decides from the whole run: it cannot run one --shard")
+    # A suite built whole is seen as one cell per length, its samples in a fixed random order.
+    prepared = prepared.by_cells()
     grid = _Grid(prepared)
     run_dir = Path(options.output or default_run_dir(suite, prepared.backend, prepared.run_id))
     repeats = options.repeats
@@ -360,7 +370,7 @@ async def drive(
 
 
 def _in_grid(sample: Mapping[str, Any], grid: _Grid) -> bool:
-    return int(sample.get("length") or 0) in grid.by_length
+    return grid.length_of(sample) in grid.by_length
 
 
 def _prompt_tokens(sample: Mapping[str, Any]) -> int:
@@ -372,8 +382,8 @@ def _tokens(samples: Mapping[str, Mapping[str, Any]], grid: _Grid, repeats: int)
     return repeats * sum(_prompt_tokens(s) for s in samples.values() if _in_grid(s, grid))
 
 
-def _mean_prompt(samples: Mapping[str, Mapping[str, Any]], length: int) -> float:
-    at = [_prompt_tokens(s) for s in samples.values() if int(s.get("length") or 0) == length]
+def _mean_prompt(samples: Mapping[str, Mapping[str, Any]], length: int, grid: _Grid) -> float:
+    at = [_prompt_tokens(s) for s in samples.values() if grid.length_of(s) == length]
     return sum(at) / len(at) if at else float(length)
 
 
@@ -383,7 +393,7 @@ def _look_tokens(
     """Return the prompt tokens a look of `want` rounds at `length` adds (estimated from the
     samples stored at that length, else the length itself)."""
     tasks = len(grid.by_length[length])
-    return round(max(0, want - have) * tasks * _mean_prompt(samples, length))
+    return round(max(0, want - have) * tasks * _mean_prompt(samples, length, grid))
 
 
 def _grid_tokens(grid: _Grid, samples: Mapping[str, Mapping[str, Any]], repeats: int) -> int:
@@ -391,7 +401,7 @@ def _grid_tokens(grid: _Grid, samples: Mapping[str, Mapping[str, Any]], repeats:
     return round(
         repeats
         * sum(
-            sum(p.count for p in cells) * _mean_prompt(samples, n)
+            sum(p.count for p in cells) * _mean_prompt(samples, n, grid)
             for n, cells in grid.by_length.items()
         )
     )
