@@ -292,3 +292,44 @@ def test_adaptive_runs_babilong_by_its_cells(tmp_path: Path) -> None:
             zero, backend, RunOptions(output=tmp_path / "zero", quiet=True), AdaptiveSpec()
         )
     assert not (tmp_path / "zero" / STORE_NAME).exists()
+
+
+NOLIMA_ACCURACY = {250: 1.0, 500: 1.0, 1000: 0.2}
+
+
+def _nolima_answer(request: Request) -> str:
+    """The painter the needle names when the sample's draw falls under its length's accuracy."""
+    length = int(request.sample_id.split("/")[2])
+    named = re.search(r"Long ago, (\w+) painted a mural", request.text)
+    return named.group(1) if named and _draw(request.sample_id) < NOLIMA_ACCURACY[length] else "?"
+
+
+def test_adaptive_nolima_builds_no_more_than_it_sends(tmp_path: Path, monkeypatch) -> None:
+    # NoLiMa's cells have no id format: the ids a look's rounds need are made as pulled, never the
+    # whole grid (a haystack per sample) to learn them.
+    from longscope.suites import suite_from_options
+    from longscope.suites.nolima.suite import NoLiMaSuite
+    from tests.suites.nolima.rows import fixture_dataset
+
+    folder = fixture_dataset(tmp_path, books=1, lines=200)
+    suite = suite_from_options("nolima", [f"data={folder}"], {"lengths": "250,500,1000"})
+    built: list[str] = []
+    make = NoLiMaSuite._sample
+
+    def counted(self, *args, **kwargs):
+        made = make(self, *args, **kwargs)
+        built.append(made.id)
+        return made
+
+    monkeypatch.setattr(NoLiMaSuite, "_sample", counted)
+    backend = ScriptedBackend("falls", answer=_nolima_answer, context_length=8192)
+    spec = AdaptiveSpec(rule="relative", fraction=0.85)
+    made = run_adaptive(suite, backend, RunOptions(output=tmp_path / "run", quiet=True), spec)
+    assert made.decision.decided and made.decision.effective == "500"
+    sent = {r.sample_id for r in backend.requests}
+    grid = made.grid_requests
+    assert len(sent) < grid / 2
+    # Fewer samples made than the full grid holds (learning every cell's ids made all of them:
+    # 464 here). Each look still makes its cells' earlier samples again to skip them (a cell's
+    # samples are made in index order), so a sample is made about three times.
+    assert len(built) < grid and len(built) <= 4 * len(sent)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -43,7 +43,7 @@ from longscope.run.scoring import ScoreResult, score_run
 from longscope.run.spec import RunSpec
 from longscope.run.store import STORE_NAME, RunStore
 from longscope.suites.base import Suite
-from longscope.types import SCORABLE, Generation
+from longscope.types import SCORABLE, Generation, Sample
 
 ADAPTIVE_NAME = "adaptive.json"
 
@@ -212,24 +212,31 @@ class _Grid:
         self.populations = {n: min(p.count for p in c) for n, c in self.by_length.items()}
         self._ids: dict[tuple[str, int], list[str]] = {}
         self._lengths: dict[str, int] = {}
+        self._made: dict[tuple[str, int], Iterator[Sample]] = {}
 
     def length_of(self, sample: Mapping[str, Any]) -> int:
         """Return the grid length a stored sample belongs to (its cell's, once its ids are known;
         else its `length`)."""
         return self._lengths.get(str(sample.get("id")), int(sample.get("length") or 0))
 
-    def ids(self, planned: PlannedCell, count: int) -> list[str]:
-        """Return the ids of the first `count` samples of one cell (made only when unknown)."""
+    def id_at(self, planned: PlannedCell, index: int) -> str | None:
+        """Return the id of sample `index` of one cell (None past its full count): from the
+        cell's id format when it has one, else made as pulled, never past what is asked (a suite
+        without the format, e.g. NoLiMa, builds only the samples the store holds and one more)."""
         key = (planned.cell.task, planned.cell.length)
-        if key not in self._ids:
-            known = [planned.cell.sample_id(i) for i in range(count)]
-            if all(known):
-                self._ids[key] = [str(i) for i in known]
-            else:
-                made = self.prepared.source.samples(planned.cell, count)
-                self._ids[key] = [s.id for s in made]
-        self._lengths.update(dict.fromkeys(self._ids[key], planned.cell.length))
-        return self._ids[key]
+        known = self._ids.setdefault(key, [])
+        while len(known) <= index < self.populations[planned.cell.length]:
+            formatted = planned.cell.sample_id(len(known))
+            if formatted is None:
+                if key not in self._made:
+                    self._made[key] = self.prepared.source.samples(planned.cell, planned.count)
+                sample = next(self._made[key], None)
+                if sample is None:
+                    return None
+                formatted = sample.id
+            known.append(formatted)
+            self._lengths[formatted] = planned.cell.length
+        return known[index] if index < len(known) else None
 
     def rounds(self, values: Mapping[str, float]) -> tuple[dict[int, list[float]], dict[int, int]]:
         """Return each length's complete rounds (equal weights over its tasks, as a mean of task
@@ -239,9 +246,10 @@ class _Grid:
             full = self.populations[n]
             per_task = []
             for planned in cells:
-                series = []
-                for sample_id in self.ids(planned, full):
-                    if sample_id not in values:
+                series: list[float] = []
+                while len(series) < full:
+                    sample_id = self.id_at(planned, len(series))
+                    if sample_id is None or sample_id not in values:
                         break
                     series.append(values[sample_id])
                 per_task.append(series)
