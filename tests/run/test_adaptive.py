@@ -333,3 +333,45 @@ def test_adaptive_nolima_builds_no_more_than_it_sends(tmp_path: Path, monkeypatc
     # 464 here). Each look still makes its cells' earlier samples again to skip them (a cell's
     # samples are made in index order), so a sample is made about three times.
     assert len(built) < grid and len(built) <= 4 * len(sent)
+
+
+def test_report_shows_the_decision_and_a_later_full_run_makes_the_record_stale(
+    tmp_path: Path,
+) -> None:
+    from longscope.run.adaptive import adaptive_state
+    from longscope.run.runner import run
+
+    made = _run(tmp_path / "run", ScriptedBackend("falls", answer=_answer, context_length=8192))
+    reported = api.report([made.run_dir]).runs[0]
+    assert reported.adaptive == read_adaptive(made.run_dir)
+    text = reported.adaptive_text()
+    assert text.startswith("adaptive: effective length 1024 (score >= 85.6), decided at 95%")
+    share = 100 * made.sent_tokens / made.grid_tokens
+    assert (
+        f"cost: {made.sent_requests:,} of the full grid's {made.grid_requests:,} requests" in text
+    )
+    assert f"({share:.1f}%)" in text
+    assert api.report([made.run_dir]).summaries()["adaptive"]["effective"] == "1024"
+    # The full grid in the same directory (the same run): the record no longer describes it.
+    suite = create_suite("ruler", dict(PARAMS))
+    backend = ScriptedBackend("falls", answer=_answer, context_length=8192)
+    run(suite, backend, RunOptions(output=made.run_dir, quiet=True))
+    record, note = adaptive_state(made.run_dir)
+    assert record is None and read_adaptive(made.run_dir) is None
+    assert note == (
+        f"adaptive.json is stale: the run holds {4 * SAMPLES} samples, the adaptive run had "
+        f"{made.sent_requests}; its scores are the run's own curve, not the adaptive decision"
+    )
+    again = api.report([made.run_dir]).runs[0]
+    assert again.adaptive is None and again.adaptive_text() == note
+    assert "adaptive" not in api.report([made.run_dir]).summaries()
+    # `profile` reads the full curve's effective length, the full grid's own.
+    measured = api.profile([made.run_dir]).data["measured"][0]
+    assert "adaptive" not in measured and measured["effective_label"] == _full_grid()
+
+
+def test_cli_report_prints_an_adaptive_runs_decision(tmp_path: Path) -> None:
+    made = _run(tmp_path / "run", ScriptedBackend("falls", answer=_answer, context_length=8192))
+    shown = longscope("report", str(made.run_dir))
+    assert shown.returncode == 0, shown.stderr
+    assert made.describe() in shown.stdout

@@ -97,6 +97,9 @@ class AdaptiveResult:
     run_dir: Path
     scores: ScoreResult
     method: Method = "asymptotic"
+    stored_samples: int = 0
+    """Samples the store held for the run when the record was written: a record whose run holds
+    more since (a later full run, a merge) no longer describes it (`adaptive_state`)."""
 
     def record(self) -> dict[str, Any]:
         """Return what `adaptive.json` holds."""
@@ -130,6 +133,7 @@ class AdaptiveResult:
             "sent_prompt_tokens": self.sent_tokens,
             "grid_prompt_tokens": self.grid_tokens,
             "run_id": self.run_id,
+            "stored_samples": self.stored_samples,
         }
 
     def describe(self) -> str:
@@ -177,10 +181,41 @@ def describe_record(record: Mapping[str, Any]) -> str:
 
 
 def read_adaptive(run_dir: str | Path) -> dict[str, Any] | None:
-    """Return a run directory's adaptive record (`adaptive.json`), or None for an ordinary run."""
+    """Return a run directory's adaptive record (`adaptive.json`), or None for an ordinary run or
+    one whose run has been extended since (see `adaptive_state`)."""
+    return adaptive_state(run_dir)[0]
+
+
+def adaptive_state(run_dir: str | Path) -> tuple[dict[str, Any] | None, str]:
+    """Return a run directory's adaptive record and "", or None and why it is not one: "" for an
+    ordinary run, a line when the record is stale (the run holds samples the adaptive run did not
+    send, e.g. a later full run in the same directory: its curve, not the record, is the answer)."""
     path = Path(run_dir) / ADAPTIVE_NAME
     if not path.is_file():
-        return None
+        return None, ""
+    data = _load_record(path)
+    held = data.get("stored_samples")
+    if isinstance(held, int) and (Path(run_dir) / STORE_NAME).is_file():
+        with RunStore.open_readonly(run_dir) as store:
+            now = len(store.samples(str(data.get("run_id"))))
+        if now != held:
+            return None, (
+                f"{ADAPTIVE_NAME} is stale: the run holds {now:,} samples, the adaptive run had "
+                f"{held:,}; its scores are the run's own curve, not the adaptive decision"
+            )
+    return data, ""
+
+
+def adaptive_of(run_dir: str | Path, run_id: str) -> tuple[dict[str, Any] | None, str]:
+    """Return `adaptive_state` for one run of a directory (None and "" when another run of the
+    directory made the record)."""
+    record, note = adaptive_state(run_dir)
+    if record is not None and record.get("run_id") != run_id:
+        return None, ""
+    return record, note
+
+
+def _load_record(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text("utf-8"))
     except (OSError, ValueError) as exc:
@@ -372,6 +407,7 @@ async def drive(
         run_dir=run_dir,
         scores=scores,
         method=spec.method,
+        stored_samples=len(samples),
     )
     write_atomic(run_dir / ADAPTIVE_NAME, json.dumps(result.record(), indent=2))
     return result
