@@ -199,8 +199,8 @@ def test_plan_forecast_replays_the_suites_published_curves() -> None:
     assert f"about {round(made.forecast.mean * plan.prompt_tokens):,} prompt tokens" in text
 
 
-LONGCTX_ACCURACY = {1024: 1.0, 2048: 0.2, 4096: 0.0}
-LONGCTX_DEPTHS = 16
+LONGCTX_ACCURACY = {1024: 1.0, 2048: 0.1, 4096: 0.0}
+LONGCTX_DEPTHS = 24
 
 
 def _longctx_answer(request: Request) -> str:
@@ -245,7 +245,9 @@ def test_adaptive_runs_a_suite_built_whole_by_length(tmp_path: Path) -> None:
     # The samples at 2K went in the fixed order (by id hash), not the suite's depth order.
     at_2k = [s for s in sent if "-2048-" in s]
     assert at_2k == sorted(at_2k, key=stable_hash)[: len(at_2k)]
-    assert read_adaptive(made.run_dir)["effective"] == "1024"
+    record = read_adaptive(made.run_dir)
+    # Rounds of one sample: the finite-sample (empirical-Bernstein) sequence, not the asymptotic.
+    assert record["effective"] == "1024" and record["method"] == "bernstein"
 
 
 BABILONG_ACCURACY = {"1k": 1.0, "2k": 0.3, "4k": 0.0}
