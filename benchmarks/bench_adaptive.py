@@ -29,10 +29,11 @@ import platform
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
-from longscope.analysis.adaptive import Method, Rule, simulate
+from longscope.analysis.adaptive import Method, Rule, length_alphas, simulate
 from longscope.analysis.effective import RULER_THRESHOLD, effective_length
 from longscope.analysis.published import read_published
 from longscope.suites import suite_factory, suite_options
@@ -48,6 +49,8 @@ class Mix:
     rounds: int
     """Rounds in a full cell (samples per task and length)."""
     rule: Rule
+    method: Method | None = None
+    """The sequence the driver uses for this suite (None: the one asked on the command line)."""
 
 
 def ruler_mix() -> Mix:
@@ -57,8 +60,11 @@ def ruler_mix() -> Mix:
 
 
 def longbench_pro_mix() -> Mix:
-    """LongBench Pro: 1,500 samples = 25 secondary tasks x 2 languages x 6 buckets x 5."""
-    return Mix("longbench-pro", 50, 5, Rule("relative", fraction=0.9))
+    """LongBench Pro: 1,500 samples = 25 secondary tasks x 2 languages x 6 buckets x 5, built
+    whole: `run --adaptive` sees each bucket as one cell of 250 samples in a fixed pseudo-random
+    order (`run.prepared.CellSelection`), rounds of one sample, by the empirical-Bernstein
+    sequence (run/adaptive.py), and its score is the bucket's plain mean."""
+    return Mix("longbench-pro", 1, 250, Rule("relative", fraction=0.9), "bernstein")
 
 
 def curves(mix: Mix) -> list[tuple[str, dict[int, float]]]:
@@ -97,7 +103,9 @@ def replay(
     method: Method = "asymptotic",
 ) -> Outcome:
     """Return one simulated adaptive run against one simulated full grid of `curve`."""
-    made = simulate(curve, mix.per_round, mix.rounds, mix.rule, confidence, rng, method)
+    made = simulate(
+        curve, mix.per_round, mix.rounds, mix.rule, confidence, rng, mix.method or method
+    )
     lengths = sorted(curve)
     decision = made.decision
     step = abs(position(decision.tokens, lengths) - position(made.truth, lengths))
@@ -109,6 +117,31 @@ def replay(
         made.looks,
         bool(decision.non_monotone),
     )
+
+
+def oracle_share(curve: dict[int, float], mix: Mix, confidence: float, split: bool = True) -> float:
+    """Return the prompt-token share a fixed-size test that knew the true curve would need.
+
+    For each length the rule reads (up to the first true failure), the fewest samples whose
+    normal interval at that length's error (`length_alphas`; the whole `1 - confidence` when not
+    `split`), with the finite-population correction, excludes the bar at the true margin; the bar
+    taken as known exactly (free). No sound search that must tell each verdict at that confidence
+    can expect to spend much less: a floor for the targets, not a method.
+    """
+    lengths = sorted(curve)
+    alphas = length_alphas(confidence, lengths) if split else dict.fromkeys(lengths, 1 - confidence)
+    bar = _bar(curve, mix.rule)
+    size = mix.per_round * mix.rounds
+    spent = 0.0
+    for i, n in enumerate(lengths):
+        if not (mix.rule.kind == "relative" and i == 0):
+            p, margin = curve[n] / 100.0, abs(curve[n] - bar) / 100.0
+            z2v = NormalDist().inv_cdf(1 - alphas[n] / 2) ** 2 * max(p * (1 - p), 1e-9)
+            need = z2v * size / (margin**2 * (size - 1) + z2v) if margin > 0 else size
+            spent += min(size, math.floor(need) + 1) / size * n
+        if curve[n] < bar:
+            break
+    return spent / sum(lengths)
 
 
 def main() -> None:
@@ -150,8 +183,16 @@ def main() -> None:
                     f"{effective_length(curve, _bar(curve, mix.rule)).label}"
                 )
         every += outcomes
+        method = mix.method or args.method
         _line(
-            f"{mix.suite} ({len(rows)} rows, {mix.per_round} x {mix.rounds} per length)", outcomes
+            f"{mix.suite} ({len(rows)} rows, {mix.per_round} x {mix.rounds} per length, {method})",
+            outcomes,
+        )
+        floors = [oracle_share(c, mix, args.confidence) for _, c in rows]
+        bare = [oracle_share(c, mix, args.confidence, split=False) for _, c in rows]
+        print(
+            f"  floor: a fixed-size test knowing each true margin spends {np.mean(floors):.1%} "
+            f"(median {np.median(floors):.1%}); with no union bound over lengths {np.mean(bare):.1%}"
         )
         assert all(o.decided for o in outcomes), "a run stopped undecided with cells left to send"
     _line("overall", every)
