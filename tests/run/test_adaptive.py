@@ -377,3 +377,57 @@ def test_cli_report_prints_an_adaptive_runs_decision(tmp_path: Path) -> None:
     shown = longscope("report", str(made.run_dir))
     assert shown.returncode == 0, shown.stderr
     assert made.describe() in shown.stdout
+
+
+SERVED_LENGTHS = "512,1k,2k"
+SERVED_SAMPLES = 6
+
+
+@pytest.mark.slow
+@pytest.mark.model
+def test_adaptive_ruler_against_a_real_server_decides_the_full_grids_length(
+    tmp_path: Path,
+) -> None:
+    """The embedded model behind llama-cpp-python's server, RULER niah_single_1 at short lengths
+    where its accuracy falls: the adaptive run decides, then the same command without --adaptive
+    completes the grid in the same directory, and the decision is the full grid's."""
+    from longscope.analysis.adaptive import Rule, grid_effective
+    from longscope.catalogue import resolve_model_path
+    from tests.llama_server import start_server, stop, wait_ready
+
+    log = tmp_path / "server.log"
+    proc, url = start_server(resolve_model_path("gemma3-270m"), log, n_ctx=4096, alias="gemma")
+    out = tmp_path / "run"
+    common = [
+        "ruler", "--model", "openai/gemma", "--base-url", url, "-M", "prompt_mode=completion",
+        "-M", "context_length=4096", "-M", "tokenizer=gemma3-270m", "--concurrency", "1",
+        "-S", "tasks=niah_single_1", "-S", f"samples={SERVED_SAMPLES}",
+        "--lengths", SERVED_LENGTHS, "-o", str(out),
+    ]  # fmt: skip
+    try:
+        wait_ready(proc, url, log)
+        adaptive = longscope(
+            "run", *common, "--adaptive", "--adaptive-rule", "relative", timeout=1800
+        )
+        assert adaptive.returncode == 0, adaptive.stderr[-2000:]
+        record = read_adaptive(out)
+        assert record is not None and record["decided"]
+        assert record["sent_requests"] < record["grid_requests"]
+        full = longscope("run", *common, timeout=1800)
+        assert full.returncode == 0, full.stderr[-2000:]
+    finally:
+        stop(proc)
+    scores = api.report([out]).runs[0].scored.summary.by_length
+    assert len(scores) == 3
+    truth = grid_effective(scores, Rule("relative", fraction=0.9))
+    label = effective_length(scores, 0.9 * scores[min(scores)]).label
+    assert record["effective_tokens"] == truth and record["effective"] == label
+    assert record["interval"] == [label, label]
+    for row in record["lengths"]:
+        if row["rounds"]:
+            assert row["low"] <= row["estimate"] <= row["high"]
+            # A length measured whole is the full grid's own score there.
+            if row["rounds"] == row["rounds_full"]:
+                assert row["estimate"] == pytest.approx(scores[row["length"]], abs=0.01)
+    # The record is stale now: the full run holds every sample.
+    assert read_adaptive(out) is None
