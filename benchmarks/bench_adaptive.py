@@ -7,7 +7,8 @@ Each published row (RULER's table, LongBench Pro's summaries) is taken as a mode
 simulated full grid draws every sample of every cell at that length's published score, with the
 suite's task mix: RULER's 13 tasks x 500 samples, averaged as the mean of task means (one round =
 one sample of each task); LongBench Pro's 250 samples per length bucket (25 secondary tasks x 2
-languages x 5), a plain mean (one round = one sample of each task and language, 5 rounds). Per-task
+languages x 5), a plain mean: built whole, `run --adaptive` sends each bucket's samples in a fixed
+pseudo-random order, one a round, by the empirical-Bernstein sequence, and so does this. Per-task
 scores are not published, so every task is drawn at the length's score with right/wrong (0/1)
 outcomes: for scores in [0, 1] with a given mean this is the largest variance a round can have, so
 the tokens spent here are an upper bound for that mix (graded partial credit and tasks of unequal
@@ -16,7 +17,8 @@ difficulty only narrow the intervals).
 The adaptive run sees the first rounds of the same draws, in index order, as `--limit` sends them,
 and stops by `analysis.adaptive.decide_bounds`. Reported per suite and overall: how often its answer
 equals the full grid's effective length (exactly, and within one length step), and the share of the
-full grid's prompt tokens it sent (a sample's prompt counted at its length). 100-LongBench ships no
+full grid's prompt tokens it sent (a sample's prompt counted at its length), beside a floor: what a
+fixed-size test that knew each true score would spend (`oracle_share`). 100-LongBench ships no
 per-length published rows, so it has none to replay.
 """
 
