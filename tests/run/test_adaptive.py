@@ -431,3 +431,39 @@ def test_adaptive_ruler_against_a_real_server_decides_the_full_grids_length(
                 assert row["estimate"] == pytest.approx(scores[row["length"]], abs=0.01)
     # The record is stale now: the full run holds every sample.
     assert read_adaptive(out) is None
+
+
+def test_a_build_is_grouped_by_each_suites_grid_length() -> None:
+    # LongBench Pro's samples vary in length around their bucket, 100-LongBench's around their
+    # target: each is grouped by the length its curve scores it at; a no-context base sample
+    # (100-LongBench, target 0) is in no cell; the order within a length is by id hash.
+    from longscope.run.prepared import CellSelection
+    from longscope.suites.base import BuildCell
+    from longscope.suites.hundred.suite import HundredSuite
+    from longscope.suites.longbench_pro.suite import LongBenchProSuite
+    from longscope.types import Sample
+
+    def sample(i: int, length: int, **meta: object) -> Sample:
+        return Sample(f"s{i}", "t", "en", "c", "q", ("a",), length=length, meta=dict(meta))
+
+    class Built:
+        """A whole build as `SampleSource` holds one (the suite's `grid_length` is all it asks)."""
+
+        def __init__(self, suite: type, samples: list[Sample]) -> None:
+            self.suite, self.ctx, self.lazy = suite.__new__(suite), None, False
+            self.cells = (BuildCell("", 0, len(samples)),)
+            self._samples = samples
+
+        def samples(self, cell: BuildCell, count: int):
+            return iter(self._samples[:count])
+
+    lbp = [sample(i, 7000 + 9000 * (i % 2), token_length=("8k", "16k")[i % 2]) for i in range(8)]
+    made = CellSelection(Built(LongBenchProSuite, lbp))  # type: ignore[arg-type]
+    assert [(c.length, c.count) for c in made.cells] == [(8192, 4), (16384, 4)]
+    at_8k = [s.id for s in made.samples(made.cells[0], 4)]
+    assert at_8k == sorted(["s0", "s2", "s4", "s6"], key=stable_hash)
+    assert made.sample_id(made.cells[0], 1) == at_8k[1]
+    hundred = [sample(i, 3900 + i, target_length=4096) for i in range(3)]
+    hundred.append(sample(9, 0, target_length=0))  # the no-context base sample
+    made = CellSelection(Built(HundredSuite, hundred), limit=2)  # type: ignore[arg-type]
+    assert [(c.length, c.count) for c in made.cells] == [(4096, 2)]
