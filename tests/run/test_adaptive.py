@@ -467,3 +467,15 @@ def test_a_build_is_grouped_by_each_suites_grid_length() -> None:
     hundred.append(sample(9, 0, target_length=0))  # the no-context base sample
     made = CellSelection(Built(HundredSuite, hundred), limit=2)  # type: ignore[arg-type]
     assert [(c.length, c.count) for c in made.cells] == [(4096, 2)]
+
+
+def test_plan_forecast_of_a_suite_built_whole_simulates_what_its_run_sends() -> None:
+    # LongCtx is built whole: its run sends one sample a round by the empirical-Bernstein
+    # sequence, and the forecast simulates the same; RULER's keeps rounds of its tasks.
+    lengths = [1024, 2048, 4096]
+    cells = tuple(PlanCell(n, 20, 20 * n, 20 * 128, 0) for n in lengths)
+    tasks = (PlanTask("needle", 60, 0, 0, 0),)
+    plan = Plan("run", cells, 0, 1, None, None, None, tasks=tasks)
+    whole = forecast_plan(plan, "longctx", AdaptiveSpec(), runs=2).forecast
+    by_cells = forecast_plan(plan, "ruler", AdaptiveSpec(), runs=2).forecast
+    assert whole.method == "bernstein" and by_cells.method == "asymptotic"

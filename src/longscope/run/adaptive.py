@@ -541,11 +541,18 @@ def forecast_plan(
     """Return `plan` (the full grid's) with the adaptive run's forecast: simulated runs on the
     suite's published curves at the plan's lengths (else synthetic ones), each cell weighted by its
     planned prompt tokens."""
+    from longscope.suites import suite_factory
+
     cells = [c for c in plan.cells if c.requests and c.length > 0]
     if not cells:
         raise UsageError("nothing to forecast: the plan sends no request at any length")
     tasks = max(1, sum(1 for t in plan.tasks if t.requests and not t.reason))
     rounds = max(1, min(c.requests for c in cells) // tasks)
+    method = spec.method
+    factory = suite_factory(suite) if isinstance(suite, str) else type(suite)
+    if factory.cells is Suite.cells:
+        # Built whole: the run sends one sample a round, by the empirical-Bernstein sequence.
+        tasks, rounds, method = 1, min(c.requests for c in cells), "bernstein"
     lengths = [c.length for c in cells]
     curves, source = reference_curves(suite, lengths)
     if not curves:
@@ -559,5 +566,6 @@ def forecast_plan(
         weights={c.length: float(c.prompt_tokens) for c in cells},
         runs=runs,
         source=source,
+        method=method,
     )
     return AdaptivePlan(plan, made, spec)
