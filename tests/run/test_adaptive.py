@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -479,3 +480,21 @@ def test_plan_forecast_of_a_suite_built_whole_simulates_what_its_run_sends() -> 
     whole = forecast_plan(plan, "longctx", AdaptiveSpec(), runs=2).forecast
     by_cells = forecast_plan(plan, "ruler", AdaptiveSpec(), runs=2).forecast
     assert whole.method == "bernstein" and by_cells.method == "asymptotic"
+
+
+def test_the_same_run_without_adaptive_removes_the_record_it_outgrew(tmp_path: Path) -> None:
+    from longscope.run.adaptive import drop_stale_record
+    from longscope.run.spec import RunSpec
+
+    made = _run(tmp_path / "run", ScriptedBackend("falls", answer=_answer, context_length=8192))
+    options = [f"{k}={v}" for k, v in PARAMS.items()]
+
+    def full(backend: ScriptedBackend) -> None:
+        spec = RunSpec.of("ruler", backend, suite_options=options, output=made.run_dir)
+        api.evaluate(replace(spec, quiet=True))
+
+    # A record its run still matches is kept (nothing stored since it was written).
+    assert not drop_stale_record(made.run_dir) and read_adaptive(made.run_dir) is not None
+    full(ScriptedBackend("falls", answer=_answer, context_length=8192))
+    assert not (made.run_dir / ADAPTIVE_NAME).exists()
+    assert api.report([made.run_dir]).runs[0].adaptive_text() == ""

@@ -206,6 +206,23 @@ def adaptive_state(run_dir: str | Path) -> tuple[dict[str, Any] | None, str]:
     return data, ""
 
 
+def drop_stale_record(run_dir: str | Path) -> bool:
+    """Remove a directory's adaptive record once its run holds samples the adaptive run did not
+    send (a later full run in the same directory); return True when one was removed. A record
+    still current (a later run that sent nothing new) is kept."""
+    path = Path(run_dir) / ADAPTIVE_NAME
+    if not path.is_file():
+        return False
+    try:
+        record, note = adaptive_state(run_dir)
+    except UsageError:
+        return False  # not a record longscope can read: left for the user to look at
+    if record is not None or not note:
+        return False
+    path.unlink()
+    return True
+
+
 def adaptive_of(run_dir: str | Path, run_id: str) -> tuple[dict[str, Any] | None, str]:
     """Return `adaptive_state` for one run of a directory (None and "" when another run of the
     directory made the record)."""
