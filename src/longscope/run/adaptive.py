@@ -36,6 +36,11 @@ from longscope.analysis.effective import RULER_THRESHOLD
 from longscope.errors import UsageError
 from longscope.files import write_atomic
 from longscope.models.base import Backend
+from longscope.run.adaptive_record import ADAPTIVE_NAME
+from longscope.run.adaptive_record import adaptive_of as adaptive_of
+from longscope.run.adaptive_record import adaptive_state as adaptive_state
+from longscope.run.adaptive_record import drop_stale_record as drop_stale_record
+from longscope.run.adaptive_record import read_adaptive as read_adaptive
 from longscope.run.plan import Plan, format_duration
 from longscope.run.prepared import PlannedCell, PreparedRun, RunOptions
 from longscope.run.runner import RunResult, default_run_dir, run_prepared
@@ -44,8 +49,6 @@ from longscope.run.spec import RunSpec
 from longscope.run.store import STORE_NAME, RunStore
 from longscope.suites.base import Suite
 from longscope.types import SCORABLE, Generation, Sample
-
-ADAPTIVE_NAME = "adaptive.json"
 
 
 @dataclass(frozen=True)
@@ -178,70 +181,6 @@ def describe_record(record: Mapping[str, Any]) -> str:
         f"tokens ({100 * record['sent_prompt_tokens'] / grid_tokens:.1f}%)"
     )
     return "\n".join(lines)
-
-
-def read_adaptive(run_dir: str | Path) -> dict[str, Any] | None:
-    """Return a run directory's adaptive record (`adaptive.json`), or None for an ordinary run or
-    one whose run has been extended since (see `adaptive_state`)."""
-    return adaptive_state(run_dir)[0]
-
-
-def adaptive_state(run_dir: str | Path) -> tuple[dict[str, Any] | None, str]:
-    """Return a run directory's adaptive record and "", or None and why it is not one: "" for an
-    ordinary run, a line when the record is stale (the run holds samples the adaptive run did not
-    send, e.g. a later full run in the same directory: its curve, not the record, is the answer)."""
-    path = Path(run_dir) / ADAPTIVE_NAME
-    if not path.is_file():
-        return None, ""
-    data = _load_record(path)
-    held = data.get("stored_samples")
-    if isinstance(held, int) and (Path(run_dir) / STORE_NAME).is_file():
-        with RunStore.open_readonly(run_dir) as store:
-            now = len(store.samples(str(data.get("run_id"))))
-        if now != held:
-            return None, (
-                f"{ADAPTIVE_NAME} is stale: the run holds {now:,} samples, the adaptive run had "
-                f"{held:,}; its scores are the run's own curve, not the adaptive decision"
-            )
-    return data, ""
-
-
-def drop_stale_record(run_dir: str | Path) -> bool:
-    """Remove a directory's adaptive record once its run holds samples the adaptive run did not
-    send (a later full run in the same directory); return True when one was removed. A record
-    still current (a later run that sent nothing new) is kept."""
-    path = Path(run_dir) / ADAPTIVE_NAME
-    if not path.is_file():
-        return False
-    try:
-        record, note = adaptive_state(run_dir)
-    except UsageError:
-        return False  # not a record longscope can read: left for the user to look at
-    if record is not None or not note:
-        return False
-    path.unlink()
-    return True
-
-
-def adaptive_of(run_dir: str | Path, run_id: str) -> tuple[dict[str, Any] | None, str]:
-    """Return `adaptive_state` for one run of a directory (None and "" when another run of the
-    directory made the record)."""
-    record, note = adaptive_state(run_dir)
-    if record is not None and record.get("run_id") != run_id:
-        return None, ""
-    return record, note
-
-
-def _load_record(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text("utf-8"))
-    except (OSError, ValueError) as exc:
-        raise UsageError(
-            f"{path} is not an adaptive record ({exc}): run the same command again"
-        ) from exc
-    if not isinstance(data, dict) or "interval" not in data:
-        raise UsageError(f"{path} is not an adaptive record: run the same command again")
-    return data
 
 
 class _Grid:

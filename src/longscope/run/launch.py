@@ -16,7 +16,7 @@ from typing import Any
 
 from longscope.errors import UsageError
 from longscope.models.base import Backend
-from longscope.run.adaptive import drop_stale_record
+from longscope.run.adaptive_record import drop_stale_record
 from longscope.run.plan import (
     PROBE_PROMPT_TOKENS,
     Plan,
