@@ -498,3 +498,19 @@ def test_the_same_run_without_adaptive_removes_the_record_it_outgrew(tmp_path: P
     full(ScriptedBackend("falls", answer=_answer, context_length=8192))
     assert not (made.run_dir / ADAPTIVE_NAME).exists()
     assert api.report([made.run_dir]).runs[0].adaptive_text() == ""
+
+
+def test_adaptive_longbench_pro_counts_its_buckets_tokens(tmp_path: Path) -> None:
+    # LongBench Pro is built whole and its samples count no prompt tokens of their own: the run
+    # groups them by bucket and costs each at its bucket's length (the suite's grid_length).
+    data = Path(__file__).parents[1] / "fixtures" / "longbench_pro_mini.json"
+    suite = create_suite("longbench-pro", {"data": str(data)})
+    backend = ScriptedBackend("silent", answer=lambda _: "", context_length=300_000)
+    made = run_adaptive(
+        suite, backend, RunOptions(output=tmp_path / "run", quiet=True), AdaptiveSpec()
+    )
+    assert made.decision.decided and made.decision.effective == "<8192"
+    assert {v.length for v in made.decision.verdicts} == {8192 * 2**k for k in range(6)}
+    assert made.sent_requests == len(backend.requests) > 0
+    assert made.sent_tokens == 8192 * made.sent_requests
+    assert 0 < made.sent_tokens < made.grid_tokens

@@ -379,17 +379,19 @@ def _in_grid(sample: Mapping[str, Any], grid: _Grid) -> bool:
     return grid.length_of(sample) in grid.by_length
 
 
-def _prompt_tokens(sample: Mapping[str, Any]) -> int:
-    return int(sample.get("prompt_tokens") or sample.get("length") or 0)
+def _prompt_tokens(sample: Mapping[str, Any], grid: _Grid) -> int:
+    """Return a stored sample's prompt tokens as its suite counted them, else its length, else its
+    grid length (a suite that counts neither, e.g. LongBench Pro's buckets)."""
+    return int(sample.get("prompt_tokens") or sample.get("length") or grid.length_of(sample))
 
 
 def _tokens(samples: Mapping[str, Mapping[str, Any]], grid: _Grid, repeats: int) -> int:
     """Return the prompt tokens of the stored samples of the grid's cells (x repeats)."""
-    return repeats * sum(_prompt_tokens(s) for s in samples.values() if _in_grid(s, grid))
+    return repeats * sum(_prompt_tokens(s, grid) for s in samples.values() if _in_grid(s, grid))
 
 
 def _mean_prompt(samples: Mapping[str, Mapping[str, Any]], length: int, grid: _Grid) -> float:
-    at = [_prompt_tokens(s) for s in samples.values() if grid.length_of(s) == length]
+    at = [_prompt_tokens(s, grid) for s in samples.values() if grid.length_of(s) == length]
     return sum(at) / len(at) if at else float(length)
 
 
