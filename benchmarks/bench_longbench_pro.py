@@ -20,7 +20,7 @@ from longscope.metrics.similarity import load_embedder
 from longscope.suites.base import ScoredRow
 from longscope.suites.longbench_pro.schema import DIFFICULTIES, LENGTHS, SECONDARY_TASKS
 from longscope.suites.longbench_pro.scoring import score_prediction
-from longscope.suites.longbench_pro.suite import summarize_mode
+from longscope.suites.longbench_pro.summary import summarize_mode
 from longscope.text.filler import filler_sentences
 from longscope.text.tokenizers import QwenTokenizer
 from longscope.types import Generation

@@ -28,6 +28,16 @@ from longscope.types import SCORABLE, ScoredRow
 
 SUMMARY_VERSION = 1
 
+Where = dict[str, str]
+"""The requests a number groups, as sample fields and their values as text (`field_text`):
+`{"meta.depth": "0.2"}`, `{"task": "qa_1", "meta.target_length": "4096"}`. Statistics select rows
+by it (`analysis.uncertainty`), never by parsing a display label such as `20%` or `8k`."""
+
+GROUPING = "where"
+"""The name of the grouping fields on `Cell`, `Grid` and `View` (`where`, `length_where`,
+`curve_where`): kept in the typed summary that every reader rebuilds from the store, not written to
+summary.json, so reports of runs stored before the fields existed stay byte for byte the same."""
+
 
 @dataclass(frozen=True)
 class Cell:
@@ -44,6 +54,9 @@ class Cell:
     """Standard error of `score` as if every request were independent."""
     clusters: int | None = None
     """Independent units (documents, haystacks, questions) behind `score`."""
+    where: Where | None = field(default=None, compare=False)
+    """The requests the cell groups (`{"meta.depth": "0.2"}` for `20%`); None: not recorded, no
+    standard error. Not written to summary.json (`GROUPING`)."""
 
 
 @dataclass(frozen=True)
@@ -144,6 +157,9 @@ class Grid:
     errors: dict[str, dict[str, float | None]] = field(default_factory=dict)
     """Clustered standard error per cell (`analysis.uncertainty`): None where one cluster (a
     single sample) stands behind the cell; a cell absent here was not matched."""
+    where: dict[str, dict[str, Where]] = field(default_factory=dict, compare=False)
+    """Parallel to `rows`: the requests each cell groups (`grid_where`); a cell absent here has
+    no standard error. Not written to summary.json (`GROUPING`)."""
 
 
 @dataclass(frozen=True)
@@ -216,6 +232,29 @@ class View:
     """Numbers the suite reads off its own curve by its benchmark's published rule (NoLiMa's
     effective length: 85% of the model's own base score), named as its published rows name them;
     `compare` shows them as columns beside the generic ones, never in their place."""
+    where: Where = field(default_factory=dict, compare=False)
+    """The requests this view summarises (`{"meta.mode": "thinking"}`); empty: every request."""
+    length_where: dict[int, Where] = field(default_factory=dict, compare=False)
+    """Per length of `by_length`: the requests its score averages (`curve_where`); a length
+    absent here gets no standard error, and numbers read off the curve get none either. Left
+    empty, it is the `length` breakdown's recorded cells of the same lengths and scores."""
+    curve_where: dict[str, Where] = field(default_factory=dict, compare=False)
+    """Per category of `curves`: its requests (`{"task": "qa_1"}`); a point of the curve is those
+    at the length's `length_where`."""
+
+    def __post_init__(self) -> None:
+        # A view built as `by_length=curve(cells)` beside `Breakdown("length", ..., cells)` has
+        # its curve's requests in those cells: recorded without being restated.
+        if not self.length_where and self.by_length:
+            cells = self.breakdown("length")
+            made = curve_where(cells.cells) if cells else {}
+            found = {
+                n: where
+                for n, where in made.items()
+                if n in self.by_length and cells and cells.cells[str(n)].score == self.by_length[n]
+            }
+            if found:
+                object.__setattr__(self, "length_where", found)
 
     def breakdown(self, key: str) -> Breakdown | None:
         return next((b for b in self.breakdowns if b.key == key), None)
@@ -327,14 +366,22 @@ class Summary:
                 break
         if overall is None and by_length:
             overall = round(mean(by_length.values()), 2)
-        tasks = {t: Cell(round(mean(c.values()), 2), len(c)) for t, c in curves.items() if c}
+        tasks = {
+            t: Cell(round(mean(c.values()), 2), len(c), where={"task": t})
+            for t, c in curves.items()
+            if c
+        }
         breakdowns = (Breakdown("task", "By task", tasks, compare=True),) if tasks else ()
+        # The dict format's keys say what they group: `by_length` by `Sample.length`, `by_task`
+        # by `Sample.task`.
         view = View(
             headline=Headline("overall", overall, digits=2),
             overall=overall,
             by_length=dict(sorted(by_length.items())),
             curves=curves,
             breakdowns=breakdowns,
+            length_where={n: {"length": str(n)} for n in by_length},
+            curve_where={t: {"task": t} for t in curves},
         )
         return cls(suite=suite, title=suite, views=(view,), native=dict(native))
 
@@ -388,7 +435,9 @@ class Summary:
 
 def _cell_dict(cell: Cell) -> dict[str, Any]:
     return {
-        f.name: getattr(cell, f.name) for f in fields(cell) if getattr(cell, f.name) is not None
+        f.name: getattr(cell, f.name)
+        for f in fields(cell)
+        if getattr(cell, f.name) is not None and f.name != GROUPING
     }
 
 
@@ -600,18 +649,139 @@ def length_key(text: object) -> tuple[int, float, str]:
         return (1, 0.0, text)
 
 
-def group_cells(
-    rows: Iterable[ScoredRow], key: Any, *, value: Any = row_value, digits: int = 2
-) -> dict[str, Cell]:
-    """Return a cell per group: `key(row)` names the group (None leaves the row out)."""
-    groups: dict[str, list[float]] = defaultdict(list)
+def field_text(sample: Mapping[str, Any], name: str) -> str | None:
+    """Return a sample field (`task`, `length`, `meta.depth`) as the text statistics match it by.
+
+    `meta.X` reads the sample's meta; a number or a string is its `str`; anything else (a list, a
+    missing field, a bool in meta) is None: it groups nothing.
+    """
+    if name.startswith("meta."):
+        value = (sample.get("meta") or {}).get(name[5:])
+        if isinstance(value, bool):
+            return None
+    else:
+        value = sample.get(name)
+    if isinstance(value, str | int | float):
+        return str(value)
+    return None
+
+
+def field_name(sample: Mapping[str, Any], name: str) -> str:
+    """Return how statistics name a field given bare (`depth`): the sample's own, else `meta.`'s."""
+    if name.startswith("meta.") or name in sample:
+        return name
+    return f"meta.{name}"
+
+
+def group_where(
+    rows: Iterable[ScoredRow], key: Any, fields: str | Sequence[str]
+) -> dict[Any, Where]:
+    """Return per group (`key(row)`; None leaves the row out) the values of `fields` its rows share.
+
+    The selection a cell records (`Cell.where`, `Grid.where`): a group whose rows hold more than
+    one value of a field, or none, is left out (no selection names exactly its rows).
+    """
+    names = (fields,) if isinstance(fields, str) else tuple(fields)
+    seen: dict[Any, list[set[str | None]]] = {}
     for row in rows:
         group = key(row)
         if group is not None:
+            values = seen.setdefault(group, [set() for _ in names])
+            for found, name in zip(values, names, strict=True):
+                found.add(field_text(row.sample, name))
+    out = {}
+    for group, values in seen.items():
+        if all(len(v) == 1 and None not in v for v in values):
+            out[group] = {name: str(next(iter(v))) for name, v in zip(names, values, strict=True)}
+    return out
+
+
+def partition_field(rows: Sequence[ScoredRow], key: Any) -> str | None:
+    """Return the sample field whose values split `rows` exactly as `key(row)` groups them.
+
+    Each group's rows share one value of it and no other row holds that value (rows `key` leaves
+    out included), so selecting by the value selects the group: what a suite that groups with a
+    function records without naming the field. The sample's own fields first, then its meta's,
+    each by name; None when no field does.
+    """
+    names = dict.fromkeys(
+        name
+        for row in rows
+        for name in (
+            *(k for k in row.sample if k not in ("context", "question", "meta")),
+            *(f"meta.{k}" for k in row.sample.get("meta") or {}),
+        )
+    )
+    groups = [key(row) for row in rows]
+    for name in sorted(names, key=lambda n: (n.startswith("meta."), n)):
+        owner: dict[str | None, Any] = {}
+        held: dict[Any, str | None] = {}
+        for row, group in zip(rows, groups, strict=True):
+            value = field_text(row.sample, name)
+            if owner.setdefault(value, group) != group:
+                break  # one value in two groups (or in a group and among the rows left out)
+            if group is not None and (value is None or held.setdefault(group, value) != value):
+                break  # a group holding two values, or none
+        else:
+            return name
+    return None
+
+
+def grid_where(
+    rows: Iterable[ScoredRow], row: Any, row_field: str, column: Any, column_field: str
+) -> dict[str, dict[str, Where]]:
+    """Return `Grid.where`: per row name (`row(r)`) and column name (`column(r)`) the fields and
+    values of the requests in the cell."""
+    pairs = group_where(
+        rows,
+        lambda r: None if row(r) is None or column(r) is None else (str(row(r)), str(column(r))),
+        (row_field, column_field),
+    )
+    out: dict[str, dict[str, Where]] = {}
+    for (name, col), where in pairs.items():
+        out.setdefault(name, {})[col] = where
+    return out
+
+
+def group_cells(
+    rows: Iterable[ScoredRow],
+    key: Any,
+    *,
+    value: Any = row_value,
+    digits: int = 2,
+    field: str | None = None,
+) -> dict[str, Cell]:
+    """Return a cell per group: `key(row)` names the group (None leaves the row out).
+
+    `key` may be a field's name (`task`, `length`, `depth` or `meta.depth`: the sample's own
+    field, else its meta's): groups are then its values, and each cell records them (`Cell.where`)
+    for its standard error. With a function, `field` names the sample field it groups by (a label
+    like `20%` for `meta.depth` 0.2 then still selects the right rows); without it, the field
+    whose values split the rows as the groups do (`partition_field`), when one does.
+    """
+    rows = list(rows)
+    by = key
+    if isinstance(key, str):
+        field = field_name(rows[0].sample, key) if rows else key
+        named = field
+
+        def by(row: ScoredRow) -> str | None:
+            return field_text(row.sample, named)
+
+    groups: dict[str, list[float]] = defaultdict(list)
+    for row in rows:
+        group = by(row)
+        if group is not None:
             groups[str(group)].append(value(row))
+
+    def group_of(row: ScoredRow) -> str | None:
+        group = by(row)
+        return None if group is None else str(group)
+
+    where = group_where(rows, group_of, field or partition_field(rows, group_of) or ())
     return {
-        name: Cell(percent(values, digits), len(values))
-        for name, values in sorted(groups.items(), key=lambda kv: length_key(kv[0]))
+        name: Cell(percent(scores, digits), len(scores), where=where.get(name) or None)
+        for name, scores in sorted(groups.items(), key=lambda kv: length_key(kv[0]))
     }
 
 
@@ -622,6 +792,15 @@ def curve(cells: Mapping[str, Cell]) -> dict[int, float]:
         if cell.score is not None and name.isdigit():
             out[int(name)] = cell.score
     return dict(sorted(out.items()))
+
+
+def curve_where(cells: Mapping[str, Cell]) -> dict[int, Where]:
+    """Return the requests of each point of `curve(cells)` (`View.length_where`)."""
+    return {
+        int(name): dict(cell.where)
+        for name, cell in cells.items()
+        if cell.score is not None and name.isdigit() and cell.where
+    }
 
 
 def simple_summary(
@@ -641,17 +820,21 @@ def simple_summary(
     def field_of(name: str) -> Any:
         return lambda row: row.sample.get(name, row.sample.get("meta", {}).get(name))
 
-    by_length = group_cells(rows, field_of("length"))
+    def grouped(members: Sequence[ScoredRow], name: str) -> dict[str, Cell]:
+        named = field_name(members[0].sample, name) if members else None
+        return group_cells(members, field_of(name), field=named)
+
+    by_length = grouped(rows, "length")
     curves: dict[str, dict[int, float]] = {}
     by_task: dict[str, list[ScoredRow]] = defaultdict(list)
     for row in rows:
         by_task[str(row.sample.get("task"))].append(row)
     if len(by_task) > 1:
-        curves = {t: curve(group_cells(r, field_of("length"))) for t, r in sorted(by_task.items())}
+        curves = {t: curve(grouped(r, "length")) for t, r in sorted(by_task.items())}
     overall = percent(row_value(r) for r in rows)
     breakdowns = [Breakdown("length", "By length (tokens)", by_length)]
     for word, name in dimensions:
-        cells = group_cells(rows, field_of(name))
+        cells = grouped(rows, name)
         if len(cells) > 1:
             breakdowns.append(Breakdown(name, f"By {word}", cells, compare=True, plot=True))
     view = View(
@@ -660,6 +843,8 @@ def simple_summary(
         by_length=curve(by_length),
         curves=curves,
         breakdowns=tuple(breakdowns),
+        length_where=curve_where(by_length),
+        curve_where={t: {"task": t} for t in curves},
     )
     return Summary(suite=suite, title=title, views=(view,), native=dict(native or {}))
 
@@ -688,6 +873,7 @@ def with_run(summary: Summary, **identity: Any) -> Summary:
 
 
 __all__ = [
+    "GROUPING",
     "SUMMARY_VERSION",
     "Breakdown",
     "Cell",
@@ -699,10 +885,17 @@ __all__ = [
     "Summary",
     "Table",
     "View",
+    "Where",
     "curve",
+    "curve_where",
+    "field_name",
+    "field_text",
+    "grid_where",
     "group_cells",
+    "group_where",
     "incomplete_line",
     "no_score_text",
+    "partition_field",
     "percent",
     "request_counts",
     "row_value",

@@ -106,11 +106,17 @@ def _rows(values: dict[int, list[float]]) -> list[ScoredRow]:
     return rows
 
 
+def _by_length(overall: float, by_length: dict[int, float]) -> View:
+    """A view whose length curve records its requests: the samples of each `length`."""
+    where = {n: {"length": str(n)} for n in by_length}
+    return View(overall=overall, by_length=by_length, length_where=where)
+
+
 def test_a_scored_summary_carries_auc_with_its_se_and_bootstrap_interval() -> None:
     # 4K: 1 1 0 0 (50%), 8K: 1 0 0 0 (25%), every sample its own cluster: AUC 37.5, and its SE
     # is sqrt(0.25 se_4K^2 + 0.25 se_8K^2), each length a stratum of 4 clusters (4/3 each).
     values = {4096: [1, 1, 0, 0], 8192: [1, 0, 0, 0]}
-    view = View(overall=37.5, by_length={4096: 50.0, 8192: 25.0})
+    view = _by_length(overall=37.5, by_length={4096: 50.0, 8192: 25.0})
     made = with_uncertainty(Summary("x", "X", (view,)), _rows(values))
     metrics = made.view.metrics
     assert metrics is not None and metrics.auc == 37.5
@@ -129,7 +135,7 @@ def test_longscore_se_is_the_delta_method_on_the_clustered_sandwich() -> None:
     # Two samples per length (own clusters), weights gradient / 2; residuals +-50 only at 6K and
     # 8K; each length a stratum of 2 (2/1): SE^2 = 2 x 2 x 50^2 x (0.6^2 + 0.12^2) = 3744.
     values = {2048: [1, 1], 4096: [1, 1], 6144: [1, 0], 8192: [1, 0]}
-    view = View(overall=75.0, by_length={2048: 100.0, 4096: 100.0, 6144: 50.0, 8192: 50.0})
+    view = _by_length(overall=75.0, by_length={2048: 100.0, 4096: 100.0, 6144: 50.0, 8192: 50.0})
     made = with_uncertainty(Summary("x", "X", (view,)), _rows(values)).view.metrics
     assert made is not None and made.longscore == -40.0
     g_long, g_base = 100 / 83.33, -100 * 50 / (83.33**2 * 3)
@@ -148,7 +154,7 @@ def test_a_suite_that_leaves_unsent_requests_out_of_its_means_gets_its_errors() 
     rows = _rows({4096: [1, 0], 8192: [1, 1, 0, 0]})
     skipped = {"id": "s4096-9", "task": "t", "length": 4096, "gold": ["a"]}
     rows.append(ScoredRow(skipped, 0, Generation("", "skipped"), None))
-    view = View(overall=50.0, by_length={4096: 50.0, 8192: 50.0})
+    view = _by_length(overall=50.0, by_length={4096: 50.0, 8192: 50.0})
     made = with_uncertainty(Summary("x", "X", (view,)), rows)
     assert made.uncertainty["unmatched"] == 0
     # 4K: two sent, residuals +-50, weights 1/2: 2/1 x 2 x 25^2 -> SE 50 (the skip left out).

@@ -68,7 +68,7 @@ def test_hundred_clusters_a_real_question_across_its_lengths() -> None:
 
 def test_rulers_mean_of_task_means_is_found_and_its_error_is_by_the_formula() -> None:
     from longscope.analysis.uncertainty import with_uncertainty
-    from longscope.suites.ruler.suite import ruler_summary, summarize_ruler
+    from longscope.suites.ruler.summary import ruler_summary, summarize_ruler
     from longscope.types import Generation, Score, ScoredRow
 
     def row(sid: str, task: str, length: int, value: float) -> ScoredRow:
@@ -142,7 +142,7 @@ def test_every_renderer_shows_the_errors(runs: dict[str, Path], tmp_path: Path) 
 
 def test_rulers_headline_its_length_and_its_average_row_carry_one_standard_error() -> None:
     from longscope.analysis.uncertainty import with_uncertainty
-    from longscope.suites.ruler.suite import ruler_summary, summarize_ruler
+    from longscope.suites.ruler.summary import ruler_summary, summarize_ruler
     from longscope.types import Generation, Score, ScoredRow
 
     def row(sid: str, task: str, value: float) -> ScoredRow:

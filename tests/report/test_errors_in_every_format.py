@@ -14,7 +14,7 @@ from rich.console import Console
 from longscope.analysis.published import NO_SE, Published, PublishedRow
 from longscope.analysis.uncertainty import with_uncertainty
 from longscope.report.terminal import print_leaderboard, print_summary
-from longscope.summary import Grid, Summary, View
+from longscope.summary import Grid, Summary, View, grid_where
 from longscope.types import Generation, Score, ScoredRow
 
 from ..analysis.test_every_suite import runs  # noqa: F401  (one stored run per suite)
@@ -44,7 +44,7 @@ def _ruler_rows() -> list[ScoredRow]:
 
 
 def test_rulers_task_by_length_table_shows_each_cells_se() -> None:
-    from longscope.suites.ruler.suite import ruler_summary, summarize_ruler
+    from longscope.suites.ruler.summary import ruler_summary, summarize_ruler
 
     rows = _ruler_rows()
     summary = with_uncertainty(ruler_summary(summarize_ruler(rows, {}, [])), rows)
@@ -71,7 +71,17 @@ def test_heatmap_cells_show_their_se_or_why_there_is_none() -> None:
         return ScoredRow(sample, 0, Generation("x", "ok"), Score(value, 1.0))
 
     rows = [row("n1", 4096, 0.5, 1.0), row("n2", 4096, 0.5, 0.0), row("n3", 4096, 0.1, 1.0)]
-    grid = Grid("Needle (length x depth)", "length", "depth", {"4096": {"50%": 50.0, "10%": 100.0}})
+    # The cells record their requests (length, depth 0.5): "50%" is only how they are shown.
+    where = grid_where(
+        rows,
+        lambda r: r.sample["length"],
+        "length",
+        lambda r: f"{round(r.sample['meta']['depth'] * 100)}%",
+        "meta.depth",
+    )
+    assert where["4096"]["50%"] == {"length": "4096", "meta.depth": "0.5"}
+    shown = {"4096": {"50%": 50.0, "10%": 100.0}}
+    grid = Grid("Needle (length x depth)", "length", "depth", shown, where=where)
     view = View(overall=66.7, by_length={4096: 66.7}, grids=(grid,))
     summary = with_uncertainty(Summary("x", "X", (view,)), rows)
     [made] = summary.view.grids

@@ -110,7 +110,7 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     Mutant(
         "longctx-total-not-floored",
-        "src/longscope/suites/longctx/suite.py",
+        "src/longscope/suites/longctx/summary.py",
         "total = round(100 * max(0.0, raw) / max_points, 2)",
         "total = round(100 * raw / max_points, 2)",
         ("tests/suites/longctx",),

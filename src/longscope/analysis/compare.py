@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from longscope.analysis.clusters import LENGTH, Unit, grouped_units, units_of, view_units
 from longscope.analysis.curves import auc_weights
 from longscope.analysis.stats import (
     Difference,
@@ -29,7 +30,6 @@ from longscope.analysis.stats import (
     t975,
     unpaired_difference,
 )
-from longscope.analysis.uncertainty import Unit, find_field, units_of, view_units
 from longscope.summary import Error, Summary
 from longscope.types import ScoredRow
 
@@ -76,7 +76,8 @@ def _per_sample(
     samples = {str(r.sample.get("id")): r.sample for r in rows}
     units = units_of(rows, lambda s: clusters.get(str(s.get("id")), str(s.get("id"))))
     view = summary.view
-    mine = view_units(view, units, len(summary.views))
+    # Each unit's length on the view's curve (`@length`), from the lengths the summary records.
+    mine = grouped_units(view, view_units(view, units, len(summary.views)))
     values: dict[str, list[float]] = defaultdict(list)
     first: dict[str, Unit] = {}
     for unit in mine:
@@ -110,8 +111,7 @@ def compare_runs(
     shared = sorted(sid for sid in a.keys() & b.keys() if a[sid][2] == b[sid][2])
     if not shared:
         return _unpaired(ref_name, ref_summary, name, summary)
-    lengths = [str(n) for n in ref_summary.by_length]
-    length_field = find_field([a[sid][1] for sid in shared], "length", lengths)
+    length_field = LENGTH if ref_summary.view.length_where else None
     diffs = {sid: b[sid][0] - a[sid][0] for sid in shared}
     cluster_of = {sid: a[sid][1].cluster for sid in shared}
     by_length = {}

@@ -20,12 +20,8 @@ from longscope.suites.babilong.data import hub_sources
 from longscope.suites.babilong.prompts import MAX_NEW_TOKENS, PROMPTS, PromptConfig, build_prompt
 from longscope.suites.babilong.published import published
 from longscope.suites.babilong.scoring import PANDAS_NA_STRINGS
-from longscope.suites.babilong.suite import (
-    SATISFACTORY,
-    BabilongSuite,
-    babilong_summary,
-    group_of,
-)
+from longscope.suites.babilong.suite import BabilongSuite
+from longscope.suites.babilong.summary import SATISFACTORY, babilong_summary, group_of
 from longscope.suites.base import BuildContext, SampleSource
 from longscope.text.tokenizers import QwenTokenizer
 from longscope.types import Generation, GenerationConfig, Message, Score, ScoredRow
@@ -328,7 +324,7 @@ def test_hub_offline_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 
 
 def test_the_headline_keeps_its_error_bars_beside_other_tasks() -> None:
-    # The statistics find each view's requests by its name (`meta.group`): with qa6 and qa7 run
+    # The statistics find each view's requests by its `where` (`meta.group`): with qa6 and qa7 run
     # beside qa1-qa5, the headline's mean per length still gets its standard error.
     values = [1.0, 0.0, 1.0, 1.0, 0.0, 1.0, 0.0, 0.0, 1.0, 1.0]
     tasks = ("qa1", "qa2", "qa3", "qa4", "qa5", "qa6", "qa7")

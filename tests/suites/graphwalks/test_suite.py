@@ -162,7 +162,7 @@ def test_summary_has_a_view_per_problem_type_with_mean_f1_by_bin_and_set(
 
 
 def test_a_run_of_part_of_a_set_is_a_subset(data: Path, gemma_tokenizer, monkeypatch) -> None:
-    from longscope.suites.graphwalks.suite import card_differences
+    from longscope.suites.graphwalks.summary import card_differences
 
     suite = create_suite("graphwalks", {"data": str(data)})
     first = next(s for s in suite.build(_ctx(gemma_tokenizer, None)) if s.id == "parents-0000")
@@ -171,7 +171,7 @@ def test_a_run_of_part_of_a_set_is_a_subset(data: Path, gemma_tokenizer, monkeyp
     row = ScoredRow(first.public(), 0, gen, suite.score(first.public(), gen))
     # As if the data were OpenAI's pinned files: the only difference left is the part run.
     monkeypatch.setattr(
-        "longscope.suites.graphwalks.suite.card_differences",
+        "longscope.suites.graphwalks.summary.card_differences",
         lambda rows, data: [d for d in card_differences(rows, data) if "data " not in d],
     )
     summary = suite.summarize([row])

@@ -53,7 +53,7 @@ from typing import Any
 import pytest
 
 from longscope.suites.longbench_pro.official import OfficialRow, official_summary
-from longscope.suites.longbench_pro.suite import summarize_mode
+from longscope.suites.longbench_pro.summary import summarize_mode
 
 from ...lbp_helper import CROSS_CPU_SCORE_TOLERANCE, score_predictions, standin_cosine
 

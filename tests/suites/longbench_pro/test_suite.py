@@ -183,7 +183,7 @@ def test_a_few_rows_on_the_embedded_model(tmp_path) -> None:
 
 
 def test_summary_notes_the_share_of_thinking_forced_closed() -> None:
-    from longscope.suites.longbench_pro.suite import budget_notes
+    from longscope.suites.longbench_pro.summary import budget_notes
     from longscope.types import BudgetUse, Generation, ScoredRow
 
     def row(mode: str, status: str, forced: bool | None) -> ScoredRow:

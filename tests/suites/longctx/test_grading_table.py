@@ -14,7 +14,7 @@ import pytest
 
 from longscope.suites.base import ScoredRow
 from longscope.suites.longctx.grading import grade, overlap_points, word_count
-from longscope.suites.longctx.suite import level, summarize_longctx
+from longscope.suites.longctx.summary import level, summarize_longctx
 from longscope.suites.longctx.tasks import TASKS, TASKS_BY_ID, Fact, Key, TaskSpec
 from longscope.types import Generation, Score
 

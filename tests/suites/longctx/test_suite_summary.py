@@ -3,7 +3,7 @@ heatmap and the typed view every report reads, each number computed by hand from
 
 from __future__ import annotations
 
-from longscope.suites.longctx.suite import longctx_summary, summarize_longctx
+from longscope.suites.longctx.summary import longctx_summary, summarize_longctx
 from longscope.summary import Breakdown, Cell, Grid, Headline, Table
 from longscope.types import Generation, Score, ScoredRow
 

@@ -11,7 +11,7 @@ from longscope.api import published_rows
 from longscope.suites import create_suite
 from longscope.suites.base import BuildContext, SampleSource
 from longscope.suites.longproc import code
-from longscope.suites.longproc.suite import longproc_summary
+from longscope.suites.longproc.summary import longproc_summary
 from longscope.types import Generation, GenerationConfig, Score, ScoredRow
 
 from .rows import ADD_CODE, ROUTE, TABLE, TRACE, TRIP_PLAN, write_data

@@ -14,7 +14,8 @@ from longscope.suites.base import BuildContext, ScoredRow
 from longscope.suites.ruler import from_params
 from longscope.suites.ruler.published import published_rows
 from longscope.suites.ruler.scoring import match_all, match_part, postprocess, task_score
-from longscope.suites.ruler.suite import RulerSuite, summarize_ruler
+from longscope.suites.ruler.suite import RulerSuite
+from longscope.suites.ruler.summary import summarize_ruler
 from longscope.suites.ruler.tasks import ALL_TASKS, TASKS
 from longscope.types import Generation, GenerationConfig, Score
 
@@ -419,7 +420,7 @@ def test_end_to_end_on_the_embedded_model_at_1k(tmp_path) -> None:
 
 
 def test_typed_summary_carries_rulers_table_and_round_trips() -> None:
-    from longscope.suites.ruler.suite import ruler_summary
+    from longscope.suites.ruler.summary import ruler_summary
     from longscope.summary import Summary
 
     rows = [

@@ -16,7 +16,8 @@ import pytest
 
 from longscope.errors import UsageError
 from longscope.suites.base import BuildContext
-from longscope.suites.ruler.suite import RulerSuite, comparability, summarize_ruler
+from longscope.suites.ruler.suite import RulerSuite
+from longscope.suites.ruler.summary import comparability, summarize_ruler
 from longscope.suites.ruler.tasks import ALL_TASKS, TASKS
 from longscope.types import Generation, GenerationConfig, Score, ScoredRow
 

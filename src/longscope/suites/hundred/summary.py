@@ -87,7 +87,11 @@ def hundred_summary(native: dict[str, Any]) -> Summary:
         longscore_text = "LongScore undefined" + (
             f" ({head['undefined']})" if head.get("undefined") else ""
         )
-    tasks = {t: Cell(round(mean(c.values()), 2), len(c)) for t, c in curves.items() if c}
+    tasks = {
+        t: Cell(round(mean(c.values()), 2), len(c), where={"task": t})
+        for t, c in curves.items()
+        if c
+    }
     notes = [
         "tokens sent per target length: "
         + ", ".join(f"{k}: {v}" for k, v in native["achieved_length"].items())
@@ -116,6 +120,8 @@ def hundred_summary(native: dict[str, Any]) -> Summary:
         curves=curves,
         breakdowns=(Breakdown("task", "By task (mean over lengths)", tasks, compare=True),),
         facts=facts,
+        length_where={n: {"meta.target_length": str(n)} for n in by_length},
+        curve_where={t: {"task": t} for t in curves},
     )
     return Summary(
         suite="hundred", title="100-LongBench", views=(view,), notes=tuple(notes), native=native

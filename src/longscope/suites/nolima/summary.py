@@ -33,6 +33,7 @@ from longscope.summary import (
     Table,
     View,
     curve,
+    grid_where,
     group_cells,
     percent,
     row_value,
@@ -95,6 +96,14 @@ def nolima_summary(rows: Sequence[ScoredRow], differences: Sequence[str], licenc
         at = [r for r in sent if r.sample.get("length") == length]
         cells = group_cells(at, lambda r: r.sample.get("meta", {}).get("depth"))
         grid_rows[str(length)] = {k: c.score for k, c in cells.items() if c.score is not None}
+    # Each heatmap cell's requests, for its standard error (analysis.uncertainty).
+    grid = grid_where(
+        sent,
+        lambda r: r.sample.get("length"),
+        "length",
+        lambda r: r.sample.get("meta", {}).get("depth"),
+        "meta.depth",
+    )
     overall = percent(row_value(r) for r in sent)
     beyond = [n for n in scores if n > PAPER_MAX]
     notes = [
@@ -172,13 +181,14 @@ def nolima_summary(rows: Sequence[ScoredRow], differences: Sequence[str], licenc
         overall=overall,
         by_length=scores,
         curves=curves if len(curves) > 1 else {},
+        curve_where={kind: {"task": kind} for kind in curves},
         breakdowns=(
             Breakdown("length", "By length (book tokens)", by_length),
             Breakdown("task", "By question type", kinds, compare=True, plot=True),
             Breakdown("depth", "By depth (%)", depth, plot=True),
             Breakdown("book", "By haystack book", books),
         ),
-        grids=(Grid("Score by length and depth", "length", "depth (%)", grid_rows),)
+        grids=(Grid("Score by length and depth", "length", "depth (%)", grid_rows, where=grid),)
         if grid_rows
         else (),
         tables=(table,) if marks else (),
