@@ -7,7 +7,8 @@ Each published row (RULER's table, LongBench Pro's summaries) is taken as a mode
 simulated full grid draws every sample of every cell at that length's published score, with the
 suite's task mix: RULER's 13 tasks x 500 samples, averaged as the mean of task means (one round =
 one sample of each task); LongBench Pro's 250 samples per length bucket (25 secondary tasks x 2
-languages x 5), a plain mean (one round = one sample of each task and language, 5 rounds). Per-task
+languages x 5), a plain mean: built whole, `run --adaptive` sends each bucket's samples in a fixed
+pseudo-random order, one a round, by the empirical-Bernstein sequence, and so does this. Per-task
 scores are not published, so every task is drawn at the length's score with right/wrong (0/1)
 outcomes: for scores in [0, 1] with a given mean this is the largest variance a round can have, so
 the tokens spent here are an upper bound for that mix (graded partial credit and tasks of unequal
@@ -16,7 +17,8 @@ difficulty only narrow the intervals).
 The adaptive run sees the first rounds of the same draws, in index order, as `--limit` sends them,
 and stops by `analysis.adaptive.decide_bounds`. Reported per suite and overall: how often its answer
 equals the full grid's effective length (exactly, and within one length step), and the share of the
-full grid's prompt tokens it sent (a sample's prompt counted at its length). 100-LongBench ships no
+full grid's prompt tokens it sent (a sample's prompt counted at its length), beside a floor: what a
+fixed-size test that knew each true score would spend (`oracle_share`). 100-LongBench ships no
 per-length published rows, so it has none to replay.
 """
 
@@ -29,10 +31,11 @@ import platform
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from statistics import NormalDist
 
 import numpy as np
 
-from longscope.analysis.adaptive import Method, Rule, simulate
+from longscope.analysis.adaptive import Method, Rule, length_alphas, simulate
 from longscope.analysis.effective import RULER_THRESHOLD, effective_length
 from longscope.analysis.published import read_published
 from longscope.suites import suite_factory, suite_options
@@ -48,6 +51,8 @@ class Mix:
     rounds: int
     """Rounds in a full cell (samples per task and length)."""
     rule: Rule
+    method: Method | None = None
+    """The sequence the driver uses for this suite (None: the one asked on the command line)."""
 
 
 def ruler_mix() -> Mix:
@@ -57,8 +62,11 @@ def ruler_mix() -> Mix:
 
 
 def longbench_pro_mix() -> Mix:
-    """LongBench Pro: 1,500 samples = 25 secondary tasks x 2 languages x 6 buckets x 5."""
-    return Mix("longbench-pro", 50, 5, Rule("relative", fraction=0.9))
+    """LongBench Pro: 1,500 samples = 25 secondary tasks x 2 languages x 6 buckets x 5, built
+    whole: `run --adaptive` sees each bucket as one cell of 250 samples in a fixed pseudo-random
+    order (`run.prepared.CellSelection`), rounds of one sample, by the empirical-Bernstein
+    sequence (run/adaptive.py), and its score is the bucket's plain mean."""
+    return Mix("longbench-pro", 1, 250, Rule("relative", fraction=0.9), "bernstein")
 
 
 def curves(mix: Mix) -> list[tuple[str, dict[int, float]]]:
@@ -97,7 +105,9 @@ def replay(
     method: Method = "asymptotic",
 ) -> Outcome:
     """Return one simulated adaptive run against one simulated full grid of `curve`."""
-    made = simulate(curve, mix.per_round, mix.rounds, mix.rule, confidence, rng, method)
+    made = simulate(
+        curve, mix.per_round, mix.rounds, mix.rule, confidence, rng, mix.method or method
+    )
     lengths = sorted(curve)
     decision = made.decision
     step = abs(position(decision.tokens, lengths) - position(made.truth, lengths))
@@ -109,6 +119,31 @@ def replay(
         made.looks,
         bool(decision.non_monotone),
     )
+
+
+def oracle_share(curve: dict[int, float], mix: Mix, confidence: float, split: bool = True) -> float:
+    """Return the prompt-token share a fixed-size test that knew the true curve would need.
+
+    For each length the rule reads (up to the first true failure), the fewest samples whose
+    normal interval at that length's error (`length_alphas`; the whole `1 - confidence` when not
+    `split`), with the finite-population correction, excludes the bar at the true margin; the bar
+    taken as known exactly (free). No sound search that must tell each verdict at that confidence
+    can expect to spend much less: a floor for the targets, not a method.
+    """
+    lengths = sorted(curve)
+    alphas = length_alphas(confidence, lengths) if split else dict.fromkeys(lengths, 1 - confidence)
+    bar = _bar(curve, mix.rule)
+    size = mix.per_round * mix.rounds
+    spent = 0.0
+    for i, n in enumerate(lengths):
+        if not (mix.rule.kind == "relative" and i == 0):
+            p, margin = curve[n] / 100.0, abs(curve[n] - bar) / 100.0
+            z2v = NormalDist().inv_cdf(1 - alphas[n] / 2) ** 2 * max(p * (1 - p), 1e-9)
+            need = z2v * size / (margin**2 * (size - 1) + z2v) if margin > 0 else size
+            spent += min(size, math.floor(need) + 1) / size * n
+        if curve[n] < bar:
+            break
+    return spent / sum(lengths)
 
 
 def main() -> None:
@@ -150,8 +185,16 @@ def main() -> None:
                     f"{effective_length(curve, _bar(curve, mix.rule)).label}"
                 )
         every += outcomes
+        method = mix.method or args.method
         _line(
-            f"{mix.suite} ({len(rows)} rows, {mix.per_round} x {mix.rounds} per length)", outcomes
+            f"{mix.suite} ({len(rows)} rows, {mix.per_round} x {mix.rounds} per length, {method})",
+            outcomes,
+        )
+        floors = [oracle_share(c, mix, args.confidence) for _, c in rows]
+        bare = [oracle_share(c, mix, args.confidence, split=False) for _, c in rows]
+        print(
+            f"  floor: a fixed-size test knowing each true margin spends {np.mean(floors):.1%} "
+            f"(median {np.median(floors):.1%}); with no union bound over lengths {np.mean(bare):.1%}"
         )
         assert all(o.decided for o in outcomes), "a run stopped undecided with cells left to send"
     _line("overall", every)

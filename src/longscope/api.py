@@ -27,7 +27,7 @@ from longscope.results import (
     Report,
     ReportedRun,
 )
-from longscope.run.adaptive import evaluate_adaptive, forecast_plan, read_adaptive
+from longscope.run.adaptive import adaptive_of, evaluate_adaptive, forecast_plan, read_adaptive
 from longscope.run.assemble import assemble, build_backend, judge_backend, judge_of, judged_run
 from longscope.run.merge import MergeReport
 from longscope.run.plan import Plan
@@ -150,7 +150,8 @@ def report(
     out = []
     for run_dir in run_dirs:
         overrides = scoring_overrides(stored_suite(run_dir, run_id), options)
-        out.append(ReportedRun(Path(run_dir), read_run(run_dir, run_id, overrides)))
+        scored = read_run(run_dir, run_id, overrides)
+        out.append(ReportedRun(Path(run_dir), scored, *adaptive_of(run_dir, scored.run_id)))
     return Report(tuple(out))
 
 

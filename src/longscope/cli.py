@@ -179,6 +179,8 @@ def report_command(
     elif html is None and markdown is None:
         for run in made.runs:
             print_summary(run.scored.summary, out)
+            if run.adaptive_text():
+                out.print(plain(run.adaptive_text(), one_line=False))
 
 
 @app.command("compare")

@@ -21,6 +21,18 @@ class ReportedRun:
 
     run_dir: Path
     scored: ScoreResult
+    adaptive: dict[str, Any] | None = None
+    """The run's adaptive record (`run.adaptive`), when an adaptive run made it and it is current."""
+    adaptive_note: str = ""
+    """Why the directory's adaptive record is not used (stale), or ""."""
+
+    def adaptive_text(self) -> str:
+        """Return the adaptive decision and its cost as lines (or the stale note), or ""."""
+        if self.adaptive is not None:
+            from longscope.run.adaptive import describe_record
+
+            return describe_record(self.adaptive)
+        return self.adaptive_note
 
 
 @dataclass(frozen=True)
@@ -40,7 +52,12 @@ class Report:
 
     def summaries(self) -> dict[str, Any] | list[dict[str, Any]]:
         """Return the summary dict of the run, or the list of them when there are several."""
-        made = [run.scored.to_dict() for run in self.runs]
+        made = [
+            {**run.scored.to_dict(), "adaptive": run.adaptive}
+            if run.adaptive
+            else run.scored.to_dict()
+            for run in self.runs
+        ]
         return made[0] if len(made) == 1 else made
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,7 @@ from longscope.run.adaptive import (
 )
 from longscope.run.plan import Plan, PlanCell, PlanTask
 from longscope.run.prepared import RunOptions
+from longscope.run.store import STORE_NAME
 from longscope.suites import create_suite
 from longscope.types import Request, stable_hash
 from tests.cli_helper import longscope
@@ -196,3 +198,319 @@ def test_plan_forecast_replays_the_suites_published_curves() -> None:
     text = made.table()
     assert "adaptive forecast:" in text and "from 86 simulated runs on 43 published" in text
     assert f"about {round(made.forecast.mean * plan.prompt_tokens):,} prompt tokens" in text
+
+
+LONGCTX_ACCURACY = {1024: 1.0, 2048: 0.1, 4096: 0.0}
+LONGCTX_DEPTHS = 24
+
+
+def _longctx_answer(request: Request) -> str:
+    """LongCtx's needle gold when the sample's draw falls under its length's accuracy."""
+    from longscope.suites.longctx.suite import GRID_TASKS
+    from longscope.suites.longctx.tasks import TASKS_BY_ID
+
+    length = int(request.sample_id.split("-")[1])
+    gold = TASKS_BY_ID[GRID_TASKS["needle"]].answer["en"]
+    return gold if _draw(request.sample_id) < LONGCTX_ACCURACY[length] else "0"
+
+
+def test_adaptive_runs_a_suite_built_whole_by_length(tmp_path: Path) -> None:
+    # LongCtx builds its list at once (no cells): the run sees one cell per length, its samples in
+    # a fixed order by id hash, and decides as a suite built by cells does.
+    depths = ",".join(f"{d / LONGCTX_DEPTHS:.4f}" for d in range(LONGCTX_DEPTHS))
+    params = {"lengths": "1k,2k,4k", "depths": depths, "types": "needle"}
+    backend = ScriptedBackend("falls", answer=_longctx_answer, context_length=8192)
+    suite = create_suite("longctx", params)
+    made = run_adaptive(
+        suite, backend, RunOptions(output=tmp_path / "run", quiet=True), AdaptiveSpec()
+    )
+    ids = [
+        f"needle-{n}-d{round(100 * d / LONGCTX_DEPTHS):03d}"
+        for n in LONGCTX_ACCURACY
+        for d in range(LONGCTX_DEPTHS)
+    ]
+    truth = {
+        n: 100.0 * sum(_draw(i) < p for i in ids if f"-{n}-" in i) / LONGCTX_DEPTHS
+        for n, p in LONGCTX_ACCURACY.items()
+    }
+    assert effective_length(truth).label == "1024"
+    assert made.stopped == "decided" and made.decision.effective == "1024"
+    statuses = {v.length: v.status for v in made.decision.verdicts}
+    assert statuses == {1024: "pass", 2048: "fail", 4096: "unmeasured"}
+    sent = [r.sample_id for r in backend.requests]
+    assert not [s for s in sent if "-4096-" in s]
+    assert (
+        made.grid_requests == 3 * LONGCTX_DEPTHS
+        and made.sent_requests == len(sent) < 2 * LONGCTX_DEPTHS
+    )
+    # The samples at 2K went in the fixed order (by id hash), not the suite's depth order.
+    at_2k = [s for s in sent if "-2048-" in s]
+    assert at_2k == sorted(at_2k, key=stable_hash)[: len(at_2k)]
+    record = read_adaptive(made.run_dir)
+    # Rounds of one sample: the finite-sample (empirical-Bernstein) sequence, not the asymptotic.
+    assert record["effective"] == "1024" and record["method"] == "bernstein"
+
+
+BABILONG_ACCURACY = {"1k": 1.0, "2k": 0.3, "4k": 0.0}
+BABILONG_ROWS = 24
+
+
+def _babilong_answer(request: Request) -> str:
+    """qa1's target when the row's draw falls under its length's accuracy, else a wrong room."""
+    length = request.sample_id.split("-")[1]
+    return "bathroom" if _draw(request.sample_id) < BABILONG_ACCURACY[length] else "garden"
+
+
+def test_adaptive_runs_babilong_by_its_cells(tmp_path: Path) -> None:
+    from longscope.suites import suite_from_options
+    from tests.suites.babilong.rows import write_folder
+
+    write_folder(tmp_path / "data", {("qa1", n): BABILONG_ROWS for n in BABILONG_ACCURACY})
+    suite = suite_from_options(
+        "babilong", [f"data={tmp_path / 'data'}", "tasks=qa1"], {"lengths": "1k,2k,4k"}
+    )
+    backend = ScriptedBackend("falls", answer=_babilong_answer, context_length=8192)
+    made = run_adaptive(
+        suite, backend, RunOptions(output=tmp_path / "run", quiet=True), AdaptiveSpec()
+    )
+    truth = {
+        1000 * int(n[0]): 100.0
+        * sum(_draw(f"qa1-{n}-{i:04d}") < p for i in range(BABILONG_ROWS))
+        / BABILONG_ROWS
+        for n, p in BABILONG_ACCURACY.items()
+    }
+    assert effective_length(truth).label == "1000"
+    assert made.stopped == "decided" and made.decision.effective == "1000"
+    assert {v.length: v.status for v in made.decision.verdicts} == {
+        1000: "pass", 2000: "fail", 4000: "unmeasured"
+    }  # fmt: skip
+    assert not [r for r in backend.requests if "-4k-" in r.sample_id]
+    # The 0k length (no haystack, 0 tokens) is no length to measure: refused in one line.
+    zero = suite_from_options(
+        "babilong", [f"data={tmp_path / 'data'}", "tasks=qa1"], {"lengths": "0k,1k"}
+    )
+    write_folder(tmp_path / "data", {("qa1", "0k"): 2})
+    with pytest.raises(UsageError, match=r"babilong has a cell at no length \(0 tokens\)"):
+        run_adaptive(
+            zero, backend, RunOptions(output=tmp_path / "zero", quiet=True), AdaptiveSpec()
+        )
+    assert not (tmp_path / "zero" / STORE_NAME).exists()
+
+
+NOLIMA_ACCURACY = {250: 1.0, 500: 1.0, 1000: 0.2}
+
+
+def _nolima_answer(request: Request) -> str:
+    """The painter the needle names when the sample's draw falls under its length's accuracy."""
+    length = int(request.sample_id.split("/")[2])
+    named = re.search(r"Long ago, (\w+) painted a mural", request.text)
+    return named.group(1) if named and _draw(request.sample_id) < NOLIMA_ACCURACY[length] else "?"
+
+
+def test_adaptive_nolima_builds_no_more_than_it_sends(tmp_path: Path, monkeypatch) -> None:
+    # NoLiMa's cells have no id format: the ids a look's rounds need are made as pulled, never the
+    # whole grid (a haystack per sample) to learn them.
+    from longscope.suites import suite_from_options
+    from longscope.suites.nolima.suite import NoLiMaSuite
+    from tests.suites.nolima.rows import fixture_dataset
+
+    folder = fixture_dataset(tmp_path, books=1, lines=200)
+    suite = suite_from_options("nolima", [f"data={folder}"], {"lengths": "250,500,1000"})
+    built: list[str] = []
+    make = NoLiMaSuite._sample
+
+    def counted(self, *args, **kwargs):
+        made = make(self, *args, **kwargs)
+        built.append(made.id)
+        return made
+
+    monkeypatch.setattr(NoLiMaSuite, "_sample", counted)
+    backend = ScriptedBackend("falls", answer=_nolima_answer, context_length=8192)
+    spec = AdaptiveSpec(rule="relative", fraction=0.85)
+    made = run_adaptive(suite, backend, RunOptions(output=tmp_path / "run", quiet=True), spec)
+    assert made.decision.decided and made.decision.effective == "500"
+    sent = {r.sample_id for r in backend.requests}
+    grid = made.grid_requests
+    assert len(sent) < grid / 2
+    # Fewer samples made than the full grid holds (learning every cell's ids made all of them:
+    # 464 here). Each look still makes its cells' earlier samples again to skip them (a cell's
+    # samples are made in index order), so a sample is made about three times.
+    assert len(built) < grid and len(built) <= 4 * len(sent)
+
+
+def test_report_shows_the_decision_and_a_later_full_run_makes_the_record_stale(
+    tmp_path: Path,
+) -> None:
+    from longscope.run.adaptive import adaptive_state
+    from longscope.run.runner import run
+
+    made = _run(tmp_path / "run", ScriptedBackend("falls", answer=_answer, context_length=8192))
+    reported = api.report([made.run_dir]).runs[0]
+    assert reported.adaptive == read_adaptive(made.run_dir)
+    text = reported.adaptive_text()
+    assert text.startswith("adaptive: effective length 1024 (score >= 85.6), decided at 95%")
+    share = 100 * made.sent_tokens / made.grid_tokens
+    assert (
+        f"cost: {made.sent_requests:,} of the full grid's {made.grid_requests:,} requests" in text
+    )
+    assert f"({share:.1f}%)" in text
+    assert api.report([made.run_dir]).summaries()["adaptive"]["effective"] == "1024"
+    # The full grid in the same directory (the same run): the record no longer describes it.
+    suite = create_suite("ruler", dict(PARAMS))
+    backend = ScriptedBackend("falls", answer=_answer, context_length=8192)
+    run(suite, backend, RunOptions(output=made.run_dir, quiet=True))
+    record, note = adaptive_state(made.run_dir)
+    assert record is None and read_adaptive(made.run_dir) is None
+    assert note == (
+        f"adaptive.json is stale: the run holds {4 * SAMPLES} samples, the adaptive run had "
+        f"{made.sent_requests}; its scores are the run's own curve, not the adaptive decision"
+    )
+    again = api.report([made.run_dir]).runs[0]
+    assert again.adaptive is None and again.adaptive_text() == note
+    assert "adaptive" not in api.report([made.run_dir]).summaries()
+    # `profile` reads the full curve's effective length, the full grid's own.
+    measured = api.profile([made.run_dir]).data["measured"][0]
+    assert "adaptive" not in measured and measured["effective_label"] == _full_grid()
+
+
+def test_cli_report_prints_an_adaptive_runs_decision(tmp_path: Path) -> None:
+    made = _run(tmp_path / "run", ScriptedBackend("falls", answer=_answer, context_length=8192))
+    shown = longscope("report", str(made.run_dir))
+    assert shown.returncode == 0, shown.stderr
+    assert made.describe() in shown.stdout
+
+
+SERVED_LENGTHS = "512,1k,2k"
+SERVED_SAMPLES = 6
+
+
+@pytest.mark.slow
+@pytest.mark.model
+def test_adaptive_ruler_against_a_real_server_decides_the_full_grids_length(
+    tmp_path: Path,
+) -> None:
+    """The embedded model behind llama-cpp-python's server, RULER niah_single_1 at short lengths
+    where its accuracy falls: the adaptive run decides, then the same command without --adaptive
+    completes the grid in the same directory, and the decision is the full grid's."""
+    from longscope.analysis.adaptive import Rule, grid_effective
+    from longscope.catalogue import resolve_model_path
+    from tests.llama_server import start_server, stop, wait_ready
+
+    log = tmp_path / "server.log"
+    proc, url = start_server(resolve_model_path("gemma3-270m"), log, n_ctx=4096, alias="gemma")
+    out = tmp_path / "run"
+    common = [
+        "ruler", "--model", "openai/gemma", "--base-url", url, "-M", "prompt_mode=completion",
+        "-M", "context_length=4096", "-M", "tokenizer=gemma3-270m", "--concurrency", "1",
+        "-S", "tasks=niah_single_1", "-S", f"samples={SERVED_SAMPLES}",
+        "--lengths", SERVED_LENGTHS, "-o", str(out),
+    ]  # fmt: skip
+    try:
+        wait_ready(proc, url, log)
+        adaptive = longscope(
+            "run", *common, "--adaptive", "--adaptive-rule", "relative", timeout=1800
+        )
+        assert adaptive.returncode == 0, adaptive.stderr[-2000:]
+        record = read_adaptive(out)
+        assert record is not None and record["decided"]
+        assert record["sent_requests"] < record["grid_requests"]
+        full = longscope("run", *common, timeout=1800)
+        assert full.returncode == 0, full.stderr[-2000:]
+    finally:
+        stop(proc)
+    scores = api.report([out]).runs[0].scored.summary.by_length
+    assert len(scores) == 3
+    truth = grid_effective(scores, Rule("relative", fraction=0.9))
+    label = effective_length(scores, 0.9 * scores[min(scores)]).label
+    assert record["effective_tokens"] == truth and record["effective"] == label
+    assert record["interval"] == [label, label]
+    for row in record["lengths"]:
+        if row["rounds"]:
+            assert row["low"] <= row["estimate"] <= row["high"]
+            # A length measured whole is the full grid's own score there.
+            if row["rounds"] == row["rounds_full"]:
+                assert row["estimate"] == pytest.approx(scores[row["length"]], abs=0.01)
+    # The record is stale now: the full run holds every sample.
+    assert read_adaptive(out) is None
+
+
+def test_a_build_is_grouped_by_each_suites_grid_length() -> None:
+    # LongBench Pro's samples vary in length around their bucket, 100-LongBench's around their
+    # target: each is grouped by the length its curve scores it at; a no-context base sample
+    # (100-LongBench, target 0) is in no cell; the order within a length is by id hash.
+    from longscope.run.prepared import CellSelection
+    from longscope.suites.base import BuildCell
+    from longscope.suites.hundred.suite import HundredSuite
+    from longscope.suites.longbench_pro.suite import LongBenchProSuite
+    from longscope.types import Sample
+
+    def sample(i: int, length: int, **meta: object) -> Sample:
+        return Sample(f"s{i}", "t", "en", "c", "q", ("a",), length=length, meta=dict(meta))
+
+    class Built:
+        """A whole build as `SampleSource` holds one (the suite's `grid_length` is all it asks)."""
+
+        def __init__(self, suite: type, samples: list[Sample]) -> None:
+            self.suite, self.ctx, self.lazy = suite.__new__(suite), None, False
+            self.cells = (BuildCell("", 0, len(samples)),)
+            self._samples = samples
+
+        def samples(self, cell: BuildCell, count: int):
+            return iter(self._samples[:count])
+
+    lbp = [sample(i, 7000 + 9000 * (i % 2), token_length=("8k", "16k")[i % 2]) for i in range(8)]
+    made = CellSelection(Built(LongBenchProSuite, lbp))  # type: ignore[arg-type]
+    assert [(c.length, c.count) for c in made.cells] == [(8192, 4), (16384, 4)]
+    at_8k = [s.id for s in made.samples(made.cells[0], 4)]
+    assert at_8k == sorted(["s0", "s2", "s4", "s6"], key=stable_hash)
+    assert made.sample_id(made.cells[0], 1) == at_8k[1]
+    hundred = [sample(i, 3900 + i, target_length=4096) for i in range(3)]
+    hundred.append(sample(9, 0, target_length=0))  # the no-context base sample
+    made = CellSelection(Built(HundredSuite, hundred), limit=2)  # type: ignore[arg-type]
+    assert [(c.length, c.count) for c in made.cells] == [(4096, 2)]
+
+
+def test_plan_forecast_of_a_suite_built_whole_simulates_what_its_run_sends() -> None:
+    # LongCtx is built whole: its run sends one sample a round by the empirical-Bernstein
+    # sequence, and the forecast simulates the same; RULER's keeps rounds of its tasks.
+    lengths = [1024, 2048, 4096]
+    cells = tuple(PlanCell(n, 20, 20 * n, 20 * 128, 0) for n in lengths)
+    tasks = (PlanTask("needle", 60, 0, 0, 0),)
+    plan = Plan("run", cells, 0, 1, None, None, None, tasks=tasks)
+    whole = forecast_plan(plan, "longctx", AdaptiveSpec(), runs=2).forecast
+    by_cells = forecast_plan(plan, "ruler", AdaptiveSpec(), runs=2).forecast
+    assert whole.method == "bernstein" and by_cells.method == "asymptotic"
+
+
+def test_the_same_run_without_adaptive_removes_the_record_it_outgrew(tmp_path: Path) -> None:
+    from longscope.run.adaptive import drop_stale_record
+    from longscope.run.spec import RunSpec
+
+    made = _run(tmp_path / "run", ScriptedBackend("falls", answer=_answer, context_length=8192))
+    options = [f"{k}={v}" for k, v in PARAMS.items()]
+
+    def full(backend: ScriptedBackend) -> None:
+        spec = RunSpec.of("ruler", backend, suite_options=options, output=made.run_dir)
+        api.evaluate(replace(spec, quiet=True))
+
+    # A record its run still matches is kept (nothing stored since it was written).
+    assert not drop_stale_record(made.run_dir) and read_adaptive(made.run_dir) is not None
+    full(ScriptedBackend("falls", answer=_answer, context_length=8192))
+    assert not (made.run_dir / ADAPTIVE_NAME).exists()
+    assert api.report([made.run_dir]).runs[0].adaptive_text() == ""
+
+
+def test_adaptive_longbench_pro_counts_its_buckets_tokens(tmp_path: Path) -> None:
+    # LongBench Pro is built whole and its samples count no prompt tokens of their own: the run
+    # groups them by bucket and costs each at its bucket's length (the suite's grid_length).
+    data = Path(__file__).parents[1] / "fixtures" / "longbench_pro_mini.json"
+    suite = create_suite("longbench-pro", {"data": str(data)})
+    backend = ScriptedBackend("silent", answer=lambda _: "", context_length=300_000)
+    made = run_adaptive(
+        suite, backend, RunOptions(output=tmp_path / "run", quiet=True), AdaptiveSpec()
+    )
+    assert made.decision.decided and made.decision.effective == "<8192"
+    assert {v.length for v in made.decision.verdicts} == {8192 * 2**k for k in range(6)}
+    assert made.sent_requests == len(backend.requests) > 0
+    assert made.sent_tokens == 8192 * made.sent_requests
+    assert 0 < made.sent_tokens < made.grid_tokens

@@ -447,6 +447,8 @@ class Forecast:
     curves: int
     source: str
     """Where the reference curves came from (published rows, or synthetic ones)."""
+    method: Method = "asymptotic"
+    """The confidence sequence the simulated runs used (the one the run will use)."""
 
     def describe(self) -> str:
         """Return the forecast as one line."""
@@ -480,6 +482,7 @@ def forecast(
     runs: int = 20,
     seed: int = 0,
     source: str = "reference curves",
+    method: Method = "asymptotic",
 ) -> Forecast:
     """Return the expected share of the full grid's prompt tokens over simulated runs."""
     if not curves:
@@ -487,7 +490,7 @@ def forecast(
     rng = np.random.default_rng(seed)
     shares = np.array(
         [
-            simulate(c, per_round, rounds, rule, confidence, rng, weights=weights).share
+            simulate(c, per_round, rounds, rule, confidence, rng, method, weights).share
             for c in curves
             for _ in range(runs)
         ]
@@ -499,6 +502,7 @@ def forecast(
         len(shares),
         len(curves),
         source,
+        method,
     )
 
 

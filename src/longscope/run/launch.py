@@ -16,6 +16,7 @@ from typing import Any
 
 from longscope.errors import UsageError
 from longscope.models.base import Backend
+from longscope.run.adaptive_record import drop_stale_record
 from longscope.run.plan import (
     PROBE_PROMPT_TOKENS,
     Plan,
@@ -120,6 +121,7 @@ async def _launch(
         started = time.perf_counter()
         result = await run_prepared(prepared, score=score, plan=plan)
         wall = time.perf_counter() - started
+        drop_stale_record(result.run_dir)  # an adaptive record this run has outgrown
     finally:
         await backend.aclose()
     return Launched(plan, result, wall, transport.stats())

@@ -200,6 +200,40 @@ class Unit(NamedTuple):
     members: tuple[tuple[int, Sample, tuple[int, ...]], ...]
 
 
+class CellSelection:
+    """A suite built whole (one list) seen as cells: one per grid length (`Suite.grid_length`),
+    its samples in a fixed pseudo-random order (by a hash of each id), so the first `n` samples of
+    a cell are a uniformly drawn subset of it whatever order the suite lists them in (a data file
+    sorted by difficulty, depths listed in turn). Nothing is built again: the cells hold the
+    source's samples. `limit` caps each cell's count (as `--limit` counts per cell)."""
+
+    lazy = True
+
+    def __init__(self, source: SampleSource, limit: int | None = None) -> None:
+        self.suite, self.ctx = source.suite, source.ctx
+        built = list(source.samples(source.cells[0], source.cells[0].count))
+        groups: dict[int, list[Sample]] = {}
+        for sample in built:
+            groups.setdefault(self.suite.grid_length(sample), []).append(sample)
+        self._groups = {
+            n: sorted(group, key=lambda s: stable_hash(s.id)) for n, group in groups.items()
+        }
+        self.cells: tuple[BuildCell, ...] = tuple(
+            BuildCell("", n, len(g) if limit is None else min(limit, len(g)))
+            for n, g in sorted(self._groups.items())
+            if n > 0  # a sample at no grid length (a no-context base sample) is in no cell
+        )
+
+    def samples(self, cell: BuildCell, count: int) -> Iterator[Sample]:
+        """Return an iterator over the first `count` samples of `cell` (in the fixed order)."""
+        return iter(self._groups.get(cell.length, [])[: max(0, count)])
+
+    def sample_id(self, cell: BuildCell, index: int) -> str | None:
+        """Return the id of sample `index` of `cell`."""
+        group = self._groups.get(cell.length, [])
+        return group[index].id if index < len(group) else None
+
+
 class PreparedRun:
     """A run resolved up to sending: settings, identity, the cells to build and how to size them.
 
@@ -213,7 +247,7 @@ class PreparedRun:
         info: ModelInfo,
         options: RunOptions,
         config: GenerationConfig,
-        source: SampleSource,
+        source: SampleSource | CellSelection,
     ) -> None:
         self.suite, self.backend, self.info = suite, backend, info
         self.options, self.config, self.source = options, config, source
@@ -269,6 +303,16 @@ class PreparedRun:
             PlannedCell(p.cell, 0 if p.cell.skipped else max(0, min(p.cell.count, count(p.cell))))
             for p in self.cells
         )
+        return look
+
+    def by_cells(self) -> PreparedRun:
+        """Return this run with a suite built whole seen as cells, one per grid length
+        (`CellSelection`); a suite built by cells is returned as it is."""
+        if self.source.lazy:
+            return self
+        look = copy.copy(self)
+        look.source = CellSelection(self.source, self.options.limit)
+        look.cells = tuple(PlannedCell(c, c.count) for c in look.source.cells)
         return look
 
     @property

@@ -260,6 +260,12 @@ class Suite:
 
     # -- optional, with defaults -----------------------------------------------------------------
 
+    def grid_length(self, sample: Sample) -> int:
+        """Return the grid length (tokens) `sample` is scored at in the suite's by-length curve.
+        Default: its `length`; a suite whose samples vary around a target length returns the
+        target (an adaptive run of a suite built whole groups its samples by it)."""
+        return sample.length
+
     def prepare(self) -> None:
         """Load and validate inputs that need no model (data files), so bad input fails first.
         Default: nothing to load."""

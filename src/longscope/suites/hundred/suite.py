@@ -431,6 +431,11 @@ class HundredSuite(Suite):
     def parse_verdict(kind: str, text: str) -> float | None:
         return judging.parse_verdict(kind, text)
 
+    def grid_length(self, sample: Sample) -> int:
+        """Return the sample's target length (its by-length curve's column); 0 for a no-context
+        base sample, which no length holds."""
+        return int(sample.meta.get("target_length") or 0)
+
     def score(
         self, sample: dict[str, Any], generation: Generation, judgement: Judgement | None = None
     ) -> Score:

@@ -325,6 +325,10 @@ class LongBenchProSuite(Suite):
     def timeout_s(self, sample: Sample) -> float:
         return 1800.0 if sample.meta["mode"] == "thinking" else 600.0
 
+    def grid_length(self, sample: Sample) -> int:
+        """Return the sample's length bucket in tokens (8k -> 8192), as its by-length curve."""
+        return int(str(sample.meta["token_length"])[:-1]) * 1024
+
     def score(self, sample: dict[str, Any], generation: Generation) -> Score:
         return score_prediction(
             generation.text,
