@@ -242,6 +242,12 @@ class WorkerDevice:
     """Groups queued on the device at once (as one `HFBackend`: it prefills the next while the
     running batch decodes)."""
     retries_done = 0
+    base_url: str | None = None
+    """A device, not a server: no URL (an endpoint's identity, as `Backend` declares it)."""
+
+    def requested_model(self) -> str | None:
+        """Return None: a device asks no server for a model by name."""
+        return None
 
     def __init__(self, build: Callable[[], Any], label: str, *, name: str = "hf") -> None:
         self.build = build
