@@ -260,6 +260,9 @@ class ShardedSuite(Suite):
     def timeout_s(self, sample: Sample) -> float:
         return self._suite.timeout_s(sample)
 
+    def grid_length(self, sample: Sample) -> int:
+        return self._suite.grid_length(sample)
+
     def samples_at_least(self) -> int:
         """Return this shard's part of the whole suite's least count (its requests' bound)."""
         return self._suite.samples_at_least() // self.shard.count
