@@ -8,12 +8,9 @@ are the product's own.
 from __future__ import annotations
 
 import hashlib
-import http.server
 import json
-import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 
@@ -22,34 +19,15 @@ from longscope.suites import create_suite
 from longscope.suites.longbench_v2 import data as v2_data
 from longscope.suites.longbench_v2.data import REVISION
 
+from ...file_hub import FileHub as _Hub
+from ...file_hub import serving
 from .rows import question
-
-
-class _Hub(http.server.BaseHTTPRequestHandler):
-    files: ClassVar[dict[str, bytes]] = {}
-
-    def do_GET(self) -> None:
-        body = self.files.get(self.path)
-        if body is None:
-            self.send_error(404)
-            return
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
 
 
 @pytest.fixture
 def hub() -> Iterator[str]:
-    _Hub.files = {}
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hub)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with serving() as url:
+        yield url
 
 
 def test_hub_data_is_the_pinned_file(

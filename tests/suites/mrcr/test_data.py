@@ -8,13 +8,10 @@ and the suite's loader are the product's own.
 from __future__ import annotations
 
 import hashlib
-import http.server
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import ClassVar
 
 import pytest
 
@@ -24,39 +21,18 @@ from longscope.suites import create_suite
 from longscope.suites.mrcr import data
 from longscope.suites.mrcr.data import BEFORE_FIX, REVISION, UpstreamFile
 
+from ...file_hub import FileHub as _Hub
+from ...file_hub import serving
 from .rows import mrcr_row
 
 pa = pytest.importorskip("pyarrow")
 pq = pytest.importorskip("pyarrow.parquet")
 
 
-class _Hub(http.server.BaseHTTPRequestHandler):
-    files: ClassVar[dict[str, bytes]] = {}
-    seen: ClassVar[list[str]] = []
-
-    def do_GET(self) -> None:
-        self.seen.append(self.path)
-        body = self.files.get(self.path)
-        if body is None:
-            self.send_error(404)
-            return
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def log_message(self, *args: object) -> None:
-        pass
-
-
 @pytest.fixture
 def hub() -> Iterator[str]:
-    _Hub.files, _Hub.seen = {}, []
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Hub)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{httpd.server_address[1]}"
-    httpd.shutdown()
-    httpd.server_close()
+    with serving() as url:
+        yield url
 
 
 def _parquet(tmp_path: Path, name: str, rows: list[dict]) -> bytes:
