@@ -315,3 +315,15 @@ async def test_a_harmony_parser_is_rebuilt_without_the_think_familys_newlines(
     )  # fmt: skip
     assert server.requests[1]["body"]["messages"][-1]["content"] == expected
     assert (gen.text, gen.reasoning) == (("The answer" if answered else "7"), "hmm")
+
+
+async def test_a_continuation_whose_parser_sets_apart_nothing_is_all_answer() -> None:
+    # The continuation goes on after the close (forced here); a parser that answers reasoning ""
+    # for it must not leave the rebuilt empty block's close marker in the answer.
+    with FaultServer() as server:
+        server.script.extend(
+            [_chat_body("", "length", 16, reasoning="hmm"),
+             _chat_body("42", "stop", 2, reasoning="")]
+        )  # fmt: skip
+        gen = await _backend(server, thinking_opened=True).generate(_chat(thinking_budget=16))
+    assert (gen.text, gen.reasoning) == ("42", "hmm")

@@ -180,6 +180,11 @@ def reasoning_of(thought: str, fmt: ThinkingFormat) -> str:
 def answer_after_close(text: str, fmt: ThinkingFormat) -> tuple[str, str]:
     """Return (answer, reasoning) of text written after the thinking was closed (by the model or
     forced): a block the model opens again is thinking, never answer, closed or not."""
+    # A close marker before anything else closes a block already closed: the raw text of a server
+    # whose parser set apart an empty block (reasoning "") is rebuilt with one (openai_api).
+    lead = text.lstrip()
+    if lead.startswith(fmt.close):
+        text = lead[len(fmt.close) :]
     answer, reasoning = split_reasoning(text, "", fmt.open, fmt.close, answering=True)
     return answer.strip(), reasoning
 
