@@ -494,3 +494,33 @@ def test_requests_handed_over_together_join_before_a_step(tiny: tuple) -> None:
         assert last["captures"] <= 1 + leaves, last
     for one, many in zip(alone, together, strict=True):
         assert (many.text, many.completion_tokens) == (one.text, one.completion_tokens)
+
+
+def test_a_batch_that_lives_a_few_steps_is_not_captured(tiny: tuple) -> None:
+    """The Triton step runs `CAPTURE_AFTER` steps eagerly before its graph is captured: answers
+    of fewer steps take no capture, longer ones one, and the answers equal a capture at once."""
+    from longscope.models.hf import StaticDecoder
+
+    if device() != "cuda":
+        pytest.skip("CUDA graphs need CUDA")
+    backend = _backend(tiny)
+    after = StaticDecoder.CAPTURE_AFTER
+    assert after > 2
+    answers = {}
+    for name, steps in (("short", after - 1), ("long", after + 6)):
+        for capture_after in (after, 0):
+            StaticDecoder.CAPTURE_AFTER = capture_after
+            try:
+                got = asyncio.run(backend.generate_group(_requests(max_tokens=steps + 1)))
+            finally:
+                StaticDecoder.CAPTURE_AFTER = after
+            last = backend.engine.last_decode
+            if last["kernels"] != "triton":
+                pytest.skip(f"the Triton step does not run here: {last['kernels_why']}")
+            assert last["path"] == "graph"
+            if name == "short" and capture_after:
+                assert last["captures"] == 0, last
+            else:
+                assert last["captures"] >= 1, (name, capture_after, last)
+            answers[name, capture_after] = [(a.text, a.completion_tokens) for a in got]
+        assert answers[name, after] == answers[name, 0]

@@ -64,6 +64,10 @@ class StaticDecoder:
     graph is captured at the next step). Off CUDA the same step runs without a graph.
     """
 
+    CAPTURE_AFTER = 8
+    """Eager Triton steps (the same kernels) before a batch's graph is captured: a capture costs
+    50-75 ms on an H200, and RULER through the CLI took 51 for 224 steps between prefill chunks."""
+
     def __init__(
         self,
         torch: Any,
@@ -109,6 +113,7 @@ class StaticDecoder:
         self.tokens = torch.zeros(batch, dtype=torch.long, device=self.device)
         self.graph: Any = None
         self.logits: Any = None
+        self.eager_left = self.CAPTURE_AFTER
         self.path = "graph" if self.device.type == "cuda" else "static"
         self.why = "" if self.path == "graph" else f"device {self.device.type}: no CUDA graph"
         self.capture_s = 0.0
@@ -148,7 +153,10 @@ class StaticDecoder:
         """Return the logits (batch, vocab) after feeding `tokens`, one per row."""
         self.tokens.copy_(tokens)
         if self.path == "graph" and self.graph is None:
-            self._capture()
+            if self.kernels == "triton" and self.eager_left > 0:
+                self.eager_left -= 1
+            else:
+                self._capture()
         if self.graph is not None:
             self.graph.replay()
             logits = self.logits
@@ -168,13 +176,11 @@ class StaticDecoder:
     def rebuild(self, keep: list[int], capacity: int, joining: StaticDecoder | None = None) -> None:
         """Keep rows `keep` (in that order), then `joining`'s rows, over `capacity` slots.
 
-        Rows leaving from either end of the batch (answers that end in the order they joined)
-        leave the others as a slice of the same cache: nothing is copied (the rows that left
-        free their memory at the next copy). Otherwise layer by layer, each old layer freed once
-        copied, and only the slots each row has written (a rebuild on every join or leave of a
-        64-row batch of 8K answers copied whole caches: terabytes). Slots past what a row wrote
-        are zero for the torch step (finite: masked scores are -inf, but NaN in values would
-        still poison the product); the Triton step never reads them, and they stay unwritten.
+        Rows leaving from either end of the batch leave the others as a slice of the same cache
+        (no copy). Otherwise layer by layer, each old layer freed once copied, and only the
+        slots each row has written (whole caches copied per join were terabytes for 64 rows of
+        8K answers). Unwritten slots are zero for the torch step (NaN would poison the product
+        even masked); the Triton step never reads them.
         """
         torch = self.torch
         started = time.perf_counter()
@@ -232,6 +238,7 @@ class StaticDecoder:
         self.capacity = capacity
         self.block = DECODE_BLOCK if capacity > DECODE_BLOCK else capacity
         self.graph = self.logits = None
+        self.eager_left = self.CAPTURE_AFTER
         self.largest = max(self.largest, rows)
         self._new_attention()
         self.rebuilds += 1
@@ -247,11 +254,11 @@ class StaticDecoder:
         self.slot = self.slot[rows].clone()
         self.tokens = self.torch.zeros(kept, dtype=self.torch.long, device=self.device)
         self.graph = self.logits = None
+        self.eager_left = self.CAPTURE_AFTER
         self._new_attention()
 
     def _zero_unwritten(self) -> None:
-        """Zero every slot not marked valid (the torch step reads them; after a Triton-step
-        rebuild they were never written)."""
+        """Zero every slot not marked valid (the torch step reads them; a Triton rebuild skips them)."""
         for store in (self.keys, self.values):
             for cache in store:
                 cache.masked_fill_(~self.valid[:, None, :, None], 0)
@@ -267,15 +274,11 @@ class StaticDecoder:
                 self._forward()
             torch.cuda.current_stream(self.device).wait_stream(stream)
             graph = torch.cuda.CUDAGraph()
-            # On this device's side stream: torch's default capture stream is one per process,
-            # made on whichever device captured first. Thread-local capture: in the default
-            # ("global") mode an allocation or synchronize by another device's engine thread
-            # during the capture invalidates it and fails that thread's call as a CUDA error.
-            # Begun and ended by hand: `torch.cuda.graph` first synchronizes the device and
-            # empties the allocator's cache, so a capture between two prefill chunks waited for
-            # the chunk queued before it, then left the card idle while it captured (RULER
-            # through the CLI: 45 such captures, 28 s of host time, most of it that wait), and
-            # the next chunk allocated its activations again.
+            # On this device's side stream (torch's default capture stream is one per process);
+            # thread-local, so another device's engine thread allocating meanwhile cannot
+            # invalidate it. Begun and ended by hand: `torch.cuda.graph` synchronizes the device
+            # and empties the allocator's cache first (a capture between prefill chunks waited
+            # for the chunk before it: RULER through the CLI lost 28 s to 45 such waits).
             with torch.cuda.stream(stream):
                 graph.capture_begin(capture_error_mode="thread_local")
                 try:
@@ -387,12 +390,9 @@ class StaticDecoder:
         return cos, sin, torch.cat([-sin[..., :half], sin[..., half:]], dim=-1)
 
     def _apply_rope(self, query: Any, key: Any, rope: tuple[Any, Any, Any]) -> tuple[Any, Any]:
-        """Return query and key rotated, as transformers' `apply_rotary_pos_emb` does.
-
-        Its rotate_half (slice, negate, concatenate) times sin equals rolling by half the head
-        and multiplying by sin with its first half negated; doing query and key together, that
-        is 5 kernels a layer instead of 10 (each a few microseconds in a 7B decode step).
-        """
+        """Return query and key rotated, as transformers' `apply_rotary_pos_emb` does (its
+        rotate_half times sin is a roll by half the head times sin with its first half negated:
+        5 kernels a layer for query and key together instead of 10)."""
         cos, sin, signed = rope
         if signed is None:
             return self.rope(query, key, cos, sin)
