@@ -454,7 +454,6 @@ def profile_step(
             if path:
                 table = prof.key_averages().table(sort_by="cuda_time_total", row_limit=30)
                 Path(f"{path}.{mode}").write_text(table)
-            decoder.eager_left = 0  # the engine runs a few steps eagerly first
             decoder.step(decoder.tokens.clone())  # captures the graph
             graph = decoder.graph
             replay = None

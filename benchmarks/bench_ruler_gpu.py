@@ -214,17 +214,7 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=1)
     parser.add_argument("--tasks", default="")
     parser.add_argument("--smoke", action="store_true")
-    parser.add_argument(
-        "--capture-after",
-        type=int,
-        default=None,
-        help="eager steps before a batch's graph is captured (default: the engine's)",
-    )
     args = parser.parse_args()
-    if args.capture_after is not None:
-        from longscope.models.hf import StaticDecoder
-
-        StaticDecoder.CAPTURE_AFTER = args.capture_after
     card = torch.cuda.get_device_name()
     lengths = [int(n) for n in args.lengths.split(",")]
     if args.out is None:
@@ -233,13 +223,7 @@ def main() -> None:
         args.out = Path(tempfile.mkdtemp(prefix="ruler-gpu-smoke-"))
     folder = args.out / "model"
     folder.mkdir(parents=True, exist_ok=True)
-    from longscope.models.hf import StaticDecoder
-
-    made: dict[str, Any] = {
-        "card": card,
-        "smoke": args.smoke,
-        "capture_after": StaticDecoder.CAPTURE_AFTER,
-    }
+    made: dict[str, Any] = {"card": card, "smoke": args.smoke}
     made["tokenizer_s"] = make_tokenizer(folder)
     started = time.perf_counter()
     model = build_model(args.smoke)

@@ -496,31 +496,42 @@ def test_requests_handed_over_together_join_before_a_step(tiny: tuple) -> None:
         assert (many.text, many.completion_tokens) == (one.text, one.completion_tokens)
 
 
-def test_a_batch_that_lives_a_few_steps_is_not_captured(tiny: tuple) -> None:
-    """The Triton step runs `CAPTURE_AFTER` steps eagerly before its graph is captured: answers
-    of fewer steps take no capture, longer ones one, and the answers equal a capture at once."""
+def test_a_step_between_prefill_chunks_is_not_captured(tiny: tuple) -> None:
+    """`step(tokens, capture=False)` (the engine's steps between a joining prompt's prefill
+    chunks) runs the same step uncaptured: no graph, the same logits as a captured batch's, and
+    the next step outside a prefill captures as before."""
+    import torch
+    from transformers import DynamicCache
+
     from longscope.models.hf import StaticDecoder
+    from longscope.models.memory_plan import decode_capacity
 
     if device() != "cuda":
         pytest.skip("CUDA graphs need CUDA")
     backend = _backend(tiny)
-    after = StaticDecoder.CAPTURE_AFTER
-    assert after > 2
-    answers = {}
-    for name, steps in (("short", after - 1), ("long", after + 6)):
-        for capture_after in (after, 0):
-            StaticDecoder.CAPTURE_AFTER = capture_after
-            try:
-                got = asyncio.run(backend.generate_group(_requests(max_tokens=steps + 1)))
-            finally:
-                StaticDecoder.CAPTURE_AFTER = after
-            last = backend.engine.last_decode
-            if last["kernels"] != "triton":
-                pytest.skip(f"the Triton step does not run here: {last['kernels_why']}")
-            assert last["path"] == "graph"
-            if name == "short" and capture_after:
-                assert last["captures"] == 0, last
-            else:
-                assert last["captures"] >= 1, (name, capture_after, last)
-            answers[name, capture_after] = [(a.text, a.completion_tokens) for a in got]
-        assert answers[name, after] == answers[name, 0]
+    model = tiny[0]
+    ids = backend.encode_request(_requests()[0])
+    steps = {}
+    for name, first in (("between chunks", False), ("captured", True)):
+        with torch.inference_mode():
+            cache = DynamicCache(config=model.config)
+            with backend.prefill_context():
+                backend.prefill_ids(torch.tensor(ids, device="cuda"), cache, 64)
+            positions = torch.tensor([len(ids)], device="cuda")
+            decoder = StaticDecoder(
+                torch, model, cache, len(ids), decode_capacity(len(ids) + 16), None, positions,
+                backend.engine.kernels,
+            )  # fmt: skip
+            del cache
+            tokens, logits = torch.tensor([5], device="cuda"), []
+            for index in range(6):
+                out = decoder.step(tokens, capture=first or index >= 3).float().clone()
+                captured = decoder.graph is not None
+                assert captured == (first or index >= 3), (name, index)
+                logits.append(out)
+                tokens = out.argmax(-1)
+            assert decoder.captures == 1
+            steps[name] = torch.stack(logits)
+            decoder.close()
+    assert torch.equal(steps["between chunks"].argmax(-1), steps["captured"].argmax(-1))
+    torch.testing.assert_close(steps["between chunks"], steps["captured"], rtol=0, atol=1e-3)

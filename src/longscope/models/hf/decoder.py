@@ -64,10 +64,6 @@ class StaticDecoder:
     graph is captured at the next step). Off CUDA the same step runs without a graph.
     """
 
-    CAPTURE_AFTER = 8
-    """Eager Triton steps (the same kernels) before a batch's graph is captured: a capture costs
-    50-75 ms on an H200, and RULER through the CLI took 51 for 224 steps between prefill chunks."""
-
     def __init__(
         self,
         torch: Any,
@@ -113,7 +109,6 @@ class StaticDecoder:
         self.tokens = torch.zeros(batch, dtype=torch.long, device=self.device)
         self.graph: Any = None
         self.logits: Any = None
-        self.eager_left = self.CAPTURE_AFTER
         self.path = "graph" if self.device.type == "cuda" else "static"
         self.why = "" if self.path == "graph" else f"device {self.device.type}: no CUDA graph"
         self.capture_s = 0.0
@@ -149,14 +144,13 @@ class StaticDecoder:
                 self.keys[0].dtype, self.device,
             )  # fmt: skip
 
-    def step(self, tokens: Any) -> Any:
-        """Return the logits (batch, vocab) after feeding `tokens`, one per row."""
+    def step(self, tokens: Any, capture: bool = True) -> Any:
+        """Return the logits (batch, vocab) after feeding `tokens`, one per row; `capture` False:
+        an uncaptured batch steps eagerly (the same kernels), as between prefill chunks, where
+        the batch changes at the chunks' end (a capture, 50-75 ms on an H200, would be lost)."""
         self.tokens.copy_(tokens)
-        if self.path == "graph" and self.graph is None:
-            if self.kernels == "triton" and self.eager_left > 0:
-                self.eager_left -= 1
-            else:
-                self._capture()
+        if self.path == "graph" and self.graph is None and capture:
+            self._capture()
         if self.graph is not None:
             self.graph.replay()
             logits = self.logits
@@ -238,7 +232,6 @@ class StaticDecoder:
         self.capacity = capacity
         self.block = DECODE_BLOCK if capacity > DECODE_BLOCK else capacity
         self.graph = self.logits = None
-        self.eager_left = self.CAPTURE_AFTER
         self.largest = max(self.largest, rows)
         self._new_attention()
         self.rebuilds += 1
@@ -254,7 +247,6 @@ class StaticDecoder:
         self.slot = self.slot[rows].clone()
         self.tokens = self.torch.zeros(kept, dtype=self.torch.long, device=self.device)
         self.graph = self.logits = None
-        self.eager_left = self.CAPTURE_AFTER
         self._new_attention()
 
     def _zero_unwritten(self) -> None:
