@@ -9,14 +9,18 @@ reported like any run. The decision is a pure function of the stored rows: the d
 looks from the first, taking the rounds each one asked for from the store while the store holds
 them, so a run interrupted at any point resumes to the same decision. What was decided, at what
 confidence, and what it cost against the full grid is written to `adaptive.json` in the run
-directory (atomically) and read by `profile`.
+directory (atomically) and read by `profile`. The cost is tokens and time: the time the run's
+requests were in flight (from the store, so a resumed run counts every invocation's) and the full
+grid's time estimated as `plan` estimates it, its tokens at rates (stated, probed, or this run's
+own, fitted to what its requests took).
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Iterator, Mapping, Sequence
+import math
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -41,7 +45,7 @@ from longscope.run.adaptive_record import adaptive_of as adaptive_of
 from longscope.run.adaptive_record import adaptive_state as adaptive_state
 from longscope.run.adaptive_record import drop_stale_record as drop_stale_record
 from longscope.run.adaptive_record import read_adaptive as read_adaptive
-from longscope.run.plan import Plan, format_duration
+from longscope.run.plan import Plan, Rates, eta_seconds, format_duration, probe_rates, rate
 from longscope.run.prepared import PlannedCell, PreparedRun, RunOptions
 from longscope.run.runner import RunResult, default_run_dir, run_prepared
 from longscope.run.scoring import ScoreResult, score_run
@@ -103,6 +107,8 @@ class AdaptiveResult:
     stored_samples: int = 0
     """Samples the store held for the run when the record was written: a record whose run holds
     more since (a later full run, a merge) no longer describes it (`adaptive_state`)."""
+    timing: Timing | None = None
+    """What the requests took and the full grid's estimated time (None: not measured)."""
 
     def record(self) -> dict[str, Any]:
         """Return what `adaptive.json` holds."""
@@ -137,6 +143,7 @@ class AdaptiveResult:
             "grid_prompt_tokens": self.grid_tokens,
             "run_id": self.run_id,
             "stored_samples": self.stored_samples,
+            **(self.timing.record() if self.timing is not None else {}),
         }
 
     def describe(self) -> str:
@@ -180,7 +187,215 @@ def describe_record(record: Mapping[str, Any]) -> str:
         f"requests, {record['sent_prompt_tokens']:,} of {record['grid_prompt_tokens']:,} prompt "
         f"tokens ({100 * record['sent_prompt_tokens'] / grid_tokens:.1f}%)"
     )
+    time_line = describe_time(record)
+    if time_line:
+        lines.append(time_line)
     return "\n".join(lines)
+
+
+_RATES_NAMED = {
+    "measured": "this run's measured rates",
+    "stated": "the stated rates",
+    "probe": "the probed rates",
+}
+
+
+def _number(value: Any) -> float | None:
+    """Return a record's number, or None for anything else (an edited or older record)."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        return None
+    return float(value)
+
+
+def duration(seconds: float) -> str:
+    """Return a duration as `plan` writes it (`3m 05s`), tenths under ten seconds (`0.4s`): a
+    small run's time is not shown as 0."""
+    return f"{max(0.0, seconds):.1f}s" if seconds < 9.95 else format_duration(seconds)
+
+
+def describe_time(record: Mapping[str, Any]) -> str:
+    """Return the line saying how long the run's requests took and the full grid's estimated time
+    at which rates, or "" for a record that holds no time (written before it was kept)."""
+    wall = _number(record.get("wall_s"))
+    if wall is None:
+        return ""
+    head = f"time: requests in flight for {duration(wall)}"
+    eta = _number(record.get("grid_eta_s"))
+    rates = record.get("rates")
+    if eta is None or not isinstance(rates, Mapping):
+        return (
+            f"{head}; the full grid's time is not estimated: no answered request took measurable "
+            "time (state --prefill-rate and --decode-rate)"
+        )
+    source = str(rates.get("source"))
+    named = _RATES_NAMED.get(source, f"rates ({source})")
+    parts = [
+        f"{name} {rate(value)} tok/s"
+        for name, value in (("prefill", _number(rates.get("prefill_tps"))),
+                            ("decode", _number(rates.get("decode_tps"))))
+        if value is not None
+    ]  # fmt: skip
+    if len(parts) == 1:
+        parts.append("the other tokens' time not told apart from these")
+    endpoints = _number(record.get("endpoints")) or 1
+    where = f" on {endpoints:g} endpoints" if source != "measured" and endpoints > 1 else ""
+    grid_prompt = _number(record.get("grid_prompt_tokens")) or 0
+    grid_output = _number(record.get("grid_output_tokens")) or 0
+    return (
+        f"{head}; the full grid: about {duration(eta)} at {named} ({', '.join(parts)})"
+        f"{where}, an estimate for its {grid_prompt:,.0f} prompt and about {grid_output:,.0f} "
+        "output tokens"
+    )
+
+
+@dataclass(frozen=True)
+class SentRequest:
+    """One request the run sent, as the store holds it: what the time figures are made of."""
+
+    length: int
+    """The grid length of its sample."""
+    prompt_tokens: int
+    output_tokens: int
+    latency_s: float
+    answered: float
+    """When its answer was stored (Unix time): it was in flight from `answered - latency_s`."""
+    scorable: bool
+    """Answered (`ok` or `length`): the rates and the output estimate read these only."""
+
+
+@dataclass(frozen=True)
+class Timing:
+    """What an adaptive run's requests took, and the full grid's time estimated at rates."""
+
+    wall_s: float
+    """Seconds during which at least one of the run's requests was in flight (all invocations)."""
+    sent_output_tokens: int
+    grid_output_tokens: int
+    """The full grid's output tokens, estimated: each length's requests at the mean output of
+    the answers there (else of all answers)."""
+    rates: Rates | None
+    """The rates of the estimate: stated, probed, or this run's own (`measured_rates`)."""
+    endpoints: int
+    grid_eta_s: float | None
+    """The full grid's seconds at `rates` (None without rates)."""
+
+    def record(self) -> dict[str, Any]:
+        """Return the fields `adaptive.json` holds for the time (rates that took no time: null)."""
+        rates = None
+        if self.rates is not None:
+            rates = {
+                "prefill_tps": _finite(self.rates.prefill_tps),
+                "decode_tps": _finite(self.rates.decode_tps),
+                "source": self.rates.source,
+            }
+        return {
+            "wall_s": round(self.wall_s, 3),
+            "sent_output_tokens": self.sent_output_tokens,
+            "grid_output_tokens": self.grid_output_tokens,
+            "rates": rates,
+            "endpoints": self.endpoints,
+            "grid_eta_s": None if self.grid_eta_s is None else round(self.grid_eta_s, 3),
+        }
+
+
+def _finite(value: float) -> float | None:
+    return round(value, 3) if math.isfinite(value) else None
+
+
+def in_flight_seconds(spans: Iterable[tuple[float, float]]) -> float:
+    """Return the seconds covered by at least one (start, end) span: overlapping requests (several
+    in flight, several endpoints) count once, the pauses between invocations not at all."""
+    total, reach = 0.0, -math.inf
+    for start, end in sorted(spans):
+        if end <= reach:
+            continue
+        total += end - max(start, reach)
+        reach = end
+    return total
+
+
+def measured_rates(requests: Sequence[SentRequest]) -> Rates | None:
+    """Return the prefill and decode rates the answered requests show, as throughput, or None when
+    none took measurable time.
+
+    Seconds per prompt token and per output token are fitted to each request's latency
+    (`latency = prompt / prefill + output / decode`, least squares, neither negative: `plan`'s cost
+    model), then scaled together so that the requests' tokens at the rates take the time they were
+    in flight: concurrency and several endpoints are in the rates, as the run had them.
+    """
+    answered = [r for r in requests if r.scorable and r.latency_s > 0]
+    wall = in_flight_seconds((r.answered - r.latency_s, r.answered) for r in answered)
+    if not answered or wall <= 0:
+        return None
+    p = [float(r.prompt_tokens) for r in answered]
+    o = [float(r.output_tokens) for r in answered]
+    t = [r.latency_s for r in answered]
+    per_prompt, per_output = _fit(p, o, t)
+    fitted = sum(per_prompt * x + per_output * y for x, y in zip(p, o, strict=True))
+    if fitted <= 0:
+        return None
+    scale = wall / fitted
+    return Rates(
+        prefill_tps=1.0 / (per_prompt * scale) if per_prompt > 0 else math.inf,
+        decode_tps=1.0 / (per_output * scale) if per_output > 0 else math.inf,
+        source="measured",
+    )
+
+
+def _fit(p: Sequence[float], o: Sequence[float], t: Sequence[float]) -> tuple[float, float]:
+    """Return (a, b) >= 0 minimising the squared error of `t ~ a p + b o` (non-negative least
+    squares in two unknowns: the joint solution, else the better of the two one-term fits)."""
+    spp = sum(x * x for x in p)
+    soo = sum(y * y for y in o)
+    spo = sum(x * y for x, y in zip(p, o, strict=True))
+    spt = sum(x * z for x, z in zip(p, t, strict=True))
+    sot = sum(y * z for y, z in zip(o, t, strict=True))
+    det = spp * soo - spo * spo
+    if det > 1e-12 * max(1.0, spp * soo):
+        a, b = (spt * soo - sot * spo) / det, (sot * spp - spt * spo) / det
+        if a >= 0 and b >= 0:
+            return a, b
+    candidates = [(max(0.0, spt / spp), 0.0) if spp else (0.0, 0.0)]
+    candidates.append((0.0, max(0.0, sot / soo)) if soo else (0.0, 0.0))
+
+    def error(ab: tuple[float, float]) -> float:
+        return sum((z - ab[0] * x - ab[1] * y) ** 2 for x, y, z in zip(p, o, t, strict=True))
+
+    return min(candidates, key=error)
+
+
+def timing_of(
+    requests: Sequence[SentRequest],
+    grid_requests: Mapping[int, int],
+    grid_prompt_tokens: int,
+    rates: Rates | None = None,
+    endpoints: int = 1,
+) -> Timing:
+    """Return what the sent `requests` took and the full grid's time (`grid_requests` per length,
+    `grid_prompt_tokens` in all) at `rates`, else at the rates the requests show."""
+    wall = in_flight_seconds((r.answered - r.latency_s, r.answered) for r in requests)
+    answered = [r for r in requests if r.scorable]
+    overall = sum(r.output_tokens for r in answered) / len(answered) if answered else 0.0
+    grid_output = 0.0
+    for length, count in grid_requests.items():
+        there = [r.output_tokens for r in answered if r.length == length]
+        grid_output += count * (sum(there) / len(there) if there else overall)
+    eta = None
+    if rates is None:
+        rates = measured_rates(requests)
+        endpoints_of_eta = 1  # measured as throughput: the run's endpoints are in the rates
+    else:
+        endpoints_of_eta = endpoints
+    if rates is not None:
+        eta = eta_seconds(grid_prompt_tokens, round(grid_output), rates, endpoints_of_eta)
+    return Timing(
+        wall_s=wall,
+        sent_output_tokens=sum(r.output_tokens for r in requests),
+        grid_output_tokens=round(grid_output),
+        rates=rates,
+        endpoints=endpoints,
+        grid_eta_s=eta,
+    )
 
 
 class _Grid:
@@ -309,9 +524,13 @@ def replay(
 
 
 async def drive(
-    prepared: PreparedRun, spec: AdaptiveSpec, say: Callable[[str], None] = lambda _: None
+    prepared: PreparedRun,
+    spec: AdaptiveSpec,
+    say: Callable[[str], None] = lambda _: None,
+    rates: Rates | None = None,
 ) -> AdaptiveResult:
-    """Run the adaptive search on a prepared run until decided, over budget, or stalled."""
+    """Run the adaptive search on a prepared run until decided, over budget, or stalled; the full
+    grid's time is estimated at `rates` (None: at the rates the run's own requests show)."""
     suite, options = prepared.suite, prepared.options
     if suite.JUDGED and suite.needs_judge:
         raise UsageError(f"{suite.name} is scored by a judge: --adaptive needs scores as they come")
@@ -357,6 +576,14 @@ async def drive(
             break
     scores = score_run(run_dir, prepared.run_id)
     sent_requests = sum(1 for s in samples if _in_grid(samples[s], grid)) * repeats
+    grid_tokens = _grid_tokens(grid, samples, repeats)
+    timing = timing_of(
+        _sent_requests(run_dir, prepared.run_id, grid, repeats),
+        {n: sum(p.count for p in cells) * repeats for n, cells in grid.by_length.items()},
+        grid_tokens,
+        rates,
+        len(prepared.backend.endpoints) or 1,
+    )
     result = AdaptiveResult(
         decision=decision,
         stopped=stopped,
@@ -364,15 +591,45 @@ async def drive(
         sent_requests=sent_requests,
         grid_requests=sum(p.count for c in grid.by_length.values() for p in c) * repeats,
         sent_tokens=_tokens(samples, grid, repeats),
-        grid_tokens=_grid_tokens(grid, samples, repeats),
+        grid_tokens=grid_tokens,
         run_id=prepared.run_id,
         run_dir=run_dir,
         scores=scores,
         method=spec.method,
         stored_samples=len(samples),
+        timing=timing,
     )
     write_atomic(run_dir / ADAPTIVE_NAME, json.dumps(result.record(), indent=2))
     return result
+
+
+def _sent_requests(run_dir: Path, run_id: str, grid: _Grid, repeats: int) -> list[SentRequest]:
+    """Return the requests of the grid's cells the store holds (not the skipped ones), each with
+    its tokens, latency and when it was answered."""
+    if not (run_dir / STORE_NAME).is_file():
+        return []
+    with RunStore.open_readonly(run_dir) as store:
+        samples = store.samples(run_id)
+        rows = store.generations(run_id)
+        answered = store.answer_times(run_id)
+    made = []
+    for sample_id, repeat, generation in rows:
+        sample = samples.get(sample_id)
+        if sample is None or repeat >= repeats or generation.status == "skipped":
+            continue
+        if not _in_grid(sample, grid):
+            continue
+        made.append(
+            SentRequest(
+                length=grid.length_of(sample),
+                prompt_tokens=generation.prompt_tokens or _prompt_tokens(sample, grid),
+                output_tokens=generation.completion_tokens,
+                latency_s=max(0.0, generation.latency_s),
+                answered=answered.get((sample_id, repeat), 0.0),
+                scorable=generation.status in SCORABLE,
+            )
+        )
+    return made
 
 
 def _in_grid(sample: Mapping[str, Any], grid: _Grid) -> bool:
@@ -421,13 +678,20 @@ def run_adaptive(
     options: RunOptions,
     spec: AdaptiveSpec,
     say: Callable[[str], None] = lambda _: None,
+    *,
+    rates: Rates | None = None,
+    probe: bool = False,
 ) -> AdaptiveResult:
-    """Prepare `suite` on `backend` and run the adaptive search (see `drive`)."""
+    """Prepare `suite` on `backend` and run the adaptive search (see `drive`); the full grid's
+    time at `rates`, else at rates probed first (`probe`), else at the run's own."""
 
     async def main() -> AdaptiveResult:
         try:
             prepared = await PreparedRun.create(suite, backend, options)
-            return await drive(prepared, spec, say)
+            chosen = rates
+            if chosen is None and probe:
+                chosen = await probe_rates(backend, prepared.info)
+            return await drive(prepared, spec, say, chosen)
         finally:
             await backend.aclose()
 
@@ -440,11 +704,21 @@ def evaluate_adaptive(
     """Run `spec` adaptively (`run SUITE --adaptive`): its suite, model and options, the looks
     chosen by `adaptive`'s rule; return the decision and the stored run."""
     from longscope.run.assemble import assemble
+    from longscope.run.launch import stated_rates
 
     if spec.routing.active:
         raise UsageError("--adaptive measures the model itself: leave out --router")
     suite, backend, _ = assemble(spec)
-    return run_adaptive(suite, backend, spec.run_options(suite.default_repeats), adaptive, say)
+    scale = spec.scale
+    return run_adaptive(
+        suite,
+        backend,
+        spec.run_options(suite.default_repeats),
+        adaptive,
+        say,
+        rates=stated_rates(scale.prefill_rate, scale.decode_rate, scale.probe),
+        probe=scale.probe,
+    )
 
 
 @dataclass(frozen=True)
