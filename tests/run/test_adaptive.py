@@ -21,13 +21,20 @@ from longscope.models.scripted import Failure, ScriptedBackend
 from longscope.run.adaptive import (
     ADAPTIVE_NAME,
     AdaptiveSpec,
+    SentRequest,
+    describe_record,
+    describe_time,
+    duration,
     forecast_plan,
+    in_flight_seconds,
+    measured_rates,
     read_adaptive,
     reference_curves,
     replay,
     run_adaptive,
+    timing_of,
 )
-from longscope.run.plan import Plan, PlanCell, PlanTask
+from longscope.run.plan import Plan, PlanCell, PlanTask, Rates, eta_seconds, rate
 from longscope.run.prepared import RunOptions
 from longscope.run.store import STORE_NAME
 from longscope.suites import create_suite
@@ -67,7 +74,7 @@ def _run(out: Path, backend: ScriptedBackend, spec: AdaptiveSpec | None = None):
 
 
 def test_adaptive_ruler_run_decides_the_full_grids_length_for_less(tmp_path: Path) -> None:
-    backend = ScriptedBackend("falls", answer=_answer, context_length=8192)
+    backend = ScriptedBackend("falls", answer=_answer, context_length=8192, latency_s=0.01)
     made = _run(tmp_path / "run", backend)
     decision = made.decision
     assert _full_grid() == "1024"  # the scripted curve crosses 85.6 between 1K and 2K
@@ -99,6 +106,50 @@ def test_adaptive_ruler_run_decides_the_full_grids_length_for_less(tmp_path: Pat
         "estimate": "1024", "median": "1024", "low": "1024", "high": "1024"
     }  # fmt: skip
     assert not [k for k in measured["intervals"] if k.startswith("effective length (>=")]
+    _check_time(made, record)
+
+
+def _check_time(made, record: dict) -> None:
+    """The run's time is its requests' in flight, read from the store; the full grid's is its
+    tokens at the rates that, applied to what was sent, give that time back (this run's rates)."""
+    import sqlite3
+
+    with sqlite3.connect(made.run_dir / STORE_NAME) as db:
+        rows = db.execute(
+            "SELECT prompt_tokens, completion_tokens, latency_s, sample_id FROM generations "
+            "WHERE run_id=?",
+            (made.run_id,),
+        ).fetchall()
+    assert len(rows) == made.sent_requests
+    timing = made.timing
+    # Up to eight requests in flight at a time: at least the longest, at most all in a row.
+    assert 0.01 <= max(r[2] for r in rows) <= timing.wall_s <= sum(r[2] for r in rows)
+    assert record["wall_s"] == round(timing.wall_s, 3)
+    assert timing.rates.source == "measured" and record["rates"]["source"] == "measured"
+    sent_prompt, sent_output = sum(r[0] for r in rows), sum(r[1] for r in rows)
+    assert sent_output == timing.sent_output_tokens > 0
+    back = eta_seconds(sent_prompt, sent_output, timing.rates)
+    assert back == pytest.approx(timing.wall_s, rel=1e-9)
+    assert timing.grid_eta_s == pytest.approx(
+        eta_seconds(made.grid_tokens, timing.grid_output_tokens, timing.rates), rel=1e-12
+    )
+    # The full grid's outputs: each length's requests at the mean output sent there (4096, never
+    # sent, at the mean of all).
+    by_length: dict[int, list[int]] = {}
+    for _, output, _, sample_id in rows:
+        by_length.setdefault(int(sample_id.split("-")[1]), []).append(output)
+    mean = {n: sum(v) / len(v) for n, v in by_length.items()}
+    expected = sum(SAMPLES * mean.get(n, sent_output / len(rows)) for n in ACCURACY)
+    assert 4096 not in mean and timing.grid_output_tokens == round(expected)
+    assert timing.grid_eta_s > timing.wall_s  # it sent under the full grid's tokens
+    line = next(x for x in made.describe().splitlines() if x.startswith("time: "))
+    assert line == (
+        f"time: requests in flight for {duration(record['wall_s'])}; the full grid: about "
+        f"{duration(record['grid_eta_s'])} at this run's measured rates (prefill "
+        f"{rate(record['rates']['prefill_tps'])} tok/s, decode "
+        f"{rate(record['rates']['decode_tps'])} tok/s), an estimate for its "
+        f"{made.grid_tokens:,} prompt and about {timing.grid_output_tokens:,} output tokens"
+    )
 
 
 def test_an_interrupted_adaptive_run_resumes_to_the_same_decision(tmp_path: Path) -> None:
@@ -124,6 +175,101 @@ def test_replay_takes_only_the_rounds_each_look_asked_for() -> None:
     first, held = replay(rounds, list(pops), pops, spec)
     again, held_again = replay(more, list(pops), pops, spec)
     assert first.decided and first == again and held == held_again
+
+
+def test_in_flight_seconds_counts_overlapping_requests_once() -> None:
+    # Two in flight together over 0-3 s, a pause (another invocation later), then 5-6 s.
+    spans = [(5.5, 5.7), (1.0, 3.0), (0.0, 2.0), (5.0, 6.0)]
+    assert in_flight_seconds(spans) == pytest.approx((3.0 - 0.0) + (6.0 - 5.0))
+    assert in_flight_seconds([]) == 0.0
+
+
+def _serial(rows: list[tuple[int, int, int]], prefill: float, decode: float) -> list[SentRequest]:
+    """Requests (length, prompt, output) sent one after another at exact rates."""
+    made, clock = [], 1000.0
+    for length, prompt, output in rows:
+        latency = prompt / prefill + output / decode
+        clock += latency
+        made.append(SentRequest(length, prompt, output, latency, clock, True))
+    return made
+
+
+ROWS = [(1024, 1000, 12), (1024, 1040, 40), (2048, 2010, 8), (2048, 2100, 30), (1024, 990, 3)]
+
+
+def test_measured_rates_recover_the_rates_that_made_the_latencies() -> None:
+    made = measured_rates(_serial(ROWS, 2000.0, 40.0))
+    assert made.source == "measured"
+    assert made.prefill_tps == pytest.approx(2000.0, rel=1e-9)
+    assert made.decode_tps == pytest.approx(40.0, rel=1e-9)
+    # The same requests two at a time (each with its twin): twice the throughput.
+    serial = _serial(ROWS, 2000.0, 40.0)
+    paired = measured_rates(serial + serial)
+    assert paired.prefill_tps == pytest.approx(4000.0, rel=1e-9)
+    assert paired.decode_tps == pytest.approx(80.0, rel=1e-9)
+    # Failed requests (no answer, a timeout's latency) take no part in the rates.
+    failed = SentRequest(4096, 4000, 0, 30.0, 2000.0, False)
+    assert measured_rates([*serial, failed]) == made
+    assert measured_rates([failed]) is None
+    # Output tokens that cost nothing: the prompt rate carries all the time, decode takes none.
+    flat = [SentRequest(n, p, o, p / 500.0, 10.0 * i, True) for i, (n, p, o) in enumerate(ROWS)]
+    only = measured_rates(flat)
+    assert only.prefill_tps == pytest.approx(500.0, rel=1e-9) and only.decode_tps == float("inf")
+
+
+def test_the_full_grids_time_is_its_tokens_at_rates_as_plan_estimates_them() -> None:
+    sent = _serial(ROWS, 2000.0, 40.0)
+    grid = {1024: 40, 2048: 40, 4096: 40}
+    outputs = {n: [o for m, _, o in ROWS if m == n] for n in (1024, 2048)}
+    overall = sum(o for *_, o in ROWS) / len(ROWS)
+    expected_output = round(
+        40 * sum(outputs[1024]) / 3 + 40 * sum(outputs[2048]) / 2 + 40 * overall
+    )
+    stated = Rates(1500.0, 25.0, "stated")
+    made = timing_of(sent, grid, 300_000, stated, endpoints=2)
+    assert made.grid_output_tokens == expected_output
+    assert made.sent_output_tokens == sum(o for *_, o in ROWS)
+    assert made.wall_s == pytest.approx(sum(r.latency_s for r in sent))
+    # `plan`'s ETA for the same tokens, rates and endpoints.
+    cells = (PlanCell(1024, 120, 300_000, expected_output, 0),)
+    assert made.grid_eta_s == Plan("run", cells, 0, 2, stated, None, None).eta_s
+    assert made.grid_eta_s == pytest.approx((300_000 / 1500 + expected_output / 25) / 2)
+    # No rates given: this run's, which already hold its endpoints and concurrency.
+    own = timing_of(sent, grid, 300_000, endpoints=2)
+    assert own.rates == measured_rates(sent)
+    assert own.grid_eta_s == pytest.approx(300_000 / 2000 + expected_output / 40)
+    # Nothing answered in measurable time: no rates, no estimate.
+    instant = [replace(r, latency_s=0.0) for r in sent]
+    assert timing_of(instant, grid, 300_000).grid_eta_s is None
+
+
+def test_the_time_line_says_which_rates_and_that_it_is_an_estimate() -> None:
+    record = {
+        "grid_prompt_tokens": 8_100_000,
+        "wall_s": 190.0,
+        "grid_output_tokens": 96_000,
+        "rates": {"prefill_tps": 9000.0, "decode_tps": 48.5, "source": "measured"},
+        "endpoints": 2,
+        "grid_eta_s": 1264.0,
+    }
+    assert describe_time(record) == (
+        "time: requests in flight for 3m 10s; the full grid: about 21m 04s at this run's "
+        "measured rates (prefill 9,000 tok/s, decode 48.5 tok/s), an estimate for its 8,100,000 "
+        "prompt and about 96,000 output tokens"
+    )
+    stated = describe_time({**record, "rates": {**record["rates"], "source": "stated"}})
+    assert "at the stated rates (prefill 9,000 tok/s, decode 48.5 tok/s) on 2 endpoints," in stated
+    assert describe_time({**record, "wall_s": 0.42}).startswith(
+        "time: requests in flight for 0.4s;"
+    )
+    none = describe_time({**record, "rates": None, "grid_eta_s": None})
+    assert none == (
+        "time: requests in flight for 3m 10s; the full grid's time is not estimated: no answered "
+        "request took measurable time (state --prefill-rate and --decode-rate)"
+    )
+    # A record written before the time was kept (or edited to nonsense) shows no time line.
+    assert describe_time({"grid_prompt_tokens": 1}) == ""
+    assert describe_time({**record, "wall_s": "soon"}) == ""
 
 
 def test_budget_stops_undecided_with_its_interval(tmp_path: Path) -> None:
@@ -174,13 +320,23 @@ def test_cli_adaptive_run_prints_its_decision(tmp_path: Path) -> None:
         "run", "ruler", "--adaptive", "--model", "scripted/reader",
         "-M", r"pattern=magic numbers? for \S+ is: (\d+)", "-M", "context_length=4096",
         "-S", "tasks=niah_single_1", "-S", "samples=12", "--lengths", "512,1k",
-        "--output", str(tmp_path / "run"),
+        "--output", str(tmp_path / "run"), "--prefill-rate", "2000", "--decode-rate", "40",
     )  # fmt: skip
     assert made.returncode == 0, made.stderr
     assert "adaptive: effective length >1024 (score >= 85.6), decided at 95% confidence" in (
         made.stdout
     )
-    assert read_adaptive(tmp_path / "run")["effective"] == ">1024"
+    record = read_adaptive(tmp_path / "run")
+    assert record["effective"] == ">1024"
+    # The full grid's time at the rates stated, as `plan` would give it.
+    assert record["rates"] == {"prefill_tps": 2000.0, "decode_tps": 40.0, "source": "stated"}
+    eta = record["grid_prompt_tokens"] / 2000 + record["grid_output_tokens"] / 40
+    assert record["grid_eta_s"] == pytest.approx(eta, abs=1e-3)
+    assert (
+        f"the full grid: about {duration(record['grid_eta_s'])} at the stated rates (prefill "
+        "2,000 tok/s, decode 40.0 tok/s), an estimate for its "
+        f"{record['grid_prompt_tokens']:,} prompt" in made.stdout
+    )
 
 
 def test_plan_forecast_replays_the_suites_published_curves() -> None:
@@ -344,7 +500,8 @@ def test_report_shows_the_decision_and_a_later_full_run_makes_the_record_stale(
     from longscope.run.adaptive import adaptive_state
     from longscope.run.runner import run
 
-    made = _run(tmp_path / "run", ScriptedBackend("falls", answer=_answer, context_length=8192))
+    backend = ScriptedBackend("falls", answer=_answer, context_length=8192, latency_s=0.001)
+    made = _run(tmp_path / "run", backend)
     reported = api.report([made.run_dir]).runs[0]
     assert reported.adaptive == read_adaptive(made.run_dir)
     text = reported.adaptive_text()
@@ -354,6 +511,24 @@ def test_report_shows_the_decision_and_a_later_full_run_makes_the_record_stale(
         f"cost: {made.sent_requests:,} of the full grid's {made.grid_requests:,} requests" in text
     )
     assert f"({share:.1f}%)" in text
+    assert text.splitlines()[-1] == describe_time(reported.adaptive)
+    assert text.splitlines()[-1].startswith("time: requests in flight for ")
+    # A record written before the time was kept reads as before: no time line.
+    timeless = {k: v for k, v in reported.adaptive.items() if k not in ("wall_s", "grid_eta_s")}
+    assert describe_record(timeless) == "\n".join(text.splitlines()[:-1])
+    # HTML and Markdown reports carry the decision, its text as data (an edited record's names).
+    hostile = "<script>alert(1)</script>"
+    record = {**reported.adaptive, "rates": {**reported.adaptive["rates"], "source": hostile}}
+    (made.run_dir / ADAPTIVE_NAME).write_text(json.dumps(record))
+    written = api.write_reports(
+        api.report([made.run_dir]), html=tmp_path / "r.html", markdown=tmp_path / "r.md"
+    )
+    page, notes = (path.read_text() for path in written)
+    assert "<h3>Adaptive decision</h3>" in page and hostile not in page
+    assert "at rates (&lt;script&gt;alert(1)&lt;/script&gt;)" in page
+    assert "effective length 1024 (score &gt;= 85.6), decided at 95% confidence" in page
+    assert "### Adaptive decision" in notes and "<script>" not in notes
+    assert "- time: requests in flight for " in notes
     assert api.report([made.run_dir]).summaries()["adaptive"]["effective"] == "1024"
     # The full grid in the same directory (the same run): the record no longer describes it.
     suite = create_suite("ruler", dict(PARAMS))
