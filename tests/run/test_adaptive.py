@@ -27,7 +27,7 @@ from longscope.run.adaptive import (
     duration,
     forecast_plan,
     in_flight_seconds,
-    measured_rates,
+    measured_pace,
     read_adaptive,
     reference_curves,
     replay,
@@ -111,7 +111,8 @@ def test_adaptive_ruler_run_decides_the_full_grids_length_for_less(tmp_path: Pat
 
 def _check_time(made, record: dict) -> None:
     """The run's time is its requests' in flight, read from the store; the full grid's is its
-    tokens at the rates that, applied to what was sent, give that time back (this run's rates)."""
+    tokens at the rates that, applied to what was sent, give that time back (this run's rates),
+    or, where its latencies do not tell prefill from decode time, between the two ends."""
     import sqlite3
 
     with sqlite3.connect(made.run_dir / STORE_NAME) as db:
@@ -121,35 +122,55 @@ def _check_time(made, record: dict) -> None:
             (made.run_id,),
         ).fetchall()
     assert len(rows) == made.sent_requests
-    timing = made.timing
+    timing, pace = made.timing, made.timing.pace
     # Up to eight requests in flight at a time: at least the longest, at most all in a row.
     assert 0.01 <= max(r[2] for r in rows) <= timing.wall_s <= sum(r[2] for r in rows)
     assert record["wall_s"] == round(timing.wall_s, 3)
-    assert timing.rates.source == "measured" and record["rates"]["source"] == "measured"
     sent_prompt, sent_output = sum(r[0] for r in rows), sum(r[1] for r in rows)
     assert sent_output == timing.sent_output_tokens > 0
-    back = eta_seconds(sent_prompt, sent_output, timing.rates)
-    assert back == pytest.approx(timing.wall_s, rel=1e-9)
-    assert timing.grid_eta_s == pytest.approx(
-        eta_seconds(made.grid_tokens, timing.grid_output_tokens, timing.rates), rel=1e-12
-    )
+    assert pace.prompt_tps == pytest.approx(sent_prompt / timing.wall_s, rel=1e-12)
+    assert pace.output_tps == pytest.approx(sent_output / timing.wall_s, rel=1e-12)
+    assert record["pace"] == {
+        "prompt_tps": round(pace.prompt_tps, 3), "output_tps": round(pace.output_tps, 3)
+    }  # fmt: skip
     # The full grid's outputs: each length's requests at the mean output sent there (4096, never
     # sent, at the mean of all).
     by_length: dict[int, list[int]] = {}
     for _, output, _, sample_id in rows:
         by_length.setdefault(int(sample_id.split("-")[1]), []).append(output)
     mean = {n: sum(v) / len(v) for n, v in by_length.items()}
-    expected = sum(SAMPLES * mean.get(n, sent_output / len(rows)) for n in ACCURACY)
-    assert 4096 not in mean and timing.grid_output_tokens == round(expected)
-    assert timing.grid_eta_s > timing.wall_s  # it sent under the full grid's tokens
-    line = next(x for x in made.describe().splitlines() if x.startswith("time: "))
-    assert line == (
-        f"time: requests in flight for {duration(record['wall_s'])}; the full grid: about "
-        f"{duration(record['grid_eta_s'])} at this run's measured rates (prefill "
-        f"{rate(record['rates']['prefill_tps'])} tok/s, decode "
-        f"{rate(record['rates']['decode_tps'])} tok/s), an estimate for its "
-        f"{made.grid_tokens:,} prompt and about {timing.grid_output_tokens:,} output tokens"
+    grid_output = round(sum(SAMPLES * mean.get(n, sent_output / len(rows)) for n in ACCURACY))
+    assert 4096 not in mean and timing.grid_output_tokens == grid_output
+    tokens = (
+        f"an estimate for its {made.grid_tokens:,} prompt and about {grid_output:,} output tokens"
     )
+    line = next(x for x in made.describe().splitlines() if x.startswith("time: "))
+    head = f"time: requests in flight for {duration(record['wall_s'])}; the full grid: about "
+    # Each scripted answer takes 0.01 s whatever its tokens: whether a fit tells prefill from
+    # decode time in them is up to the timer's noise, so both outcomes are checked exactly.
+    if timing.rates is not None:
+        assert timing.rates.source == "measured" and record["rates"]["source"] == "measured"
+        back = eta_seconds(sent_prompt, sent_output, timing.rates)
+        assert back == pytest.approx(timing.wall_s, rel=1e-9)
+        assert timing.grid_eta_s == pytest.approx(
+            eta_seconds(made.grid_tokens, grid_output, timing.rates), rel=1e-12
+        )
+        assert line == (
+            f"{head}{duration(record['grid_eta_s'])} at this run's measured rates (prefill "
+            f"{rate(record['rates']['prefill_tps'])} tok/s, decode "
+            f"{rate(record['rates']['decode_tps'])} tok/s), {tokens}"
+        )
+    else:
+        assert timing.grid_eta_s is None and record["rates"] is None
+        ends = sorted((made.grid_tokens / pace.prompt_tps, grid_output / pace.output_tps))
+        assert timing.grid_eta_range_s == pytest.approx(ends, rel=1e-12)
+        low, high = (duration(x) for x in record["grid_eta_range_s"])
+        assert line == (
+            f"{head}{low if low == high else f'{low} to {high}'} at this run's measured rates, "
+            "which do not tell prefill from decode time (all of it at "
+            f"{rate(record['pace']['output_tps'])} output tok/s, or at "
+            f"{rate(record['pace']['prompt_tps'])} prompt tok/s), {tokens}"
+        )
 
 
 def test_an_interrupted_adaptive_run_resumes_to_the_same_decision(tmp_path: Path) -> None:
@@ -197,24 +218,45 @@ def _serial(rows: list[tuple[int, int, int]], prefill: float, decode: float) -> 
 ROWS = [(1024, 1000, 12), (1024, 1040, 40), (2048, 2010, 8), (2048, 2100, 30), (1024, 990, 3)]
 
 
-def test_measured_rates_recover_the_rates_that_made_the_latencies() -> None:
-    made = measured_rates(_serial(ROWS, 2000.0, 40.0))
-    assert made.source == "measured"
-    assert made.prefill_tps == pytest.approx(2000.0, rel=1e-9)
-    assert made.decode_tps == pytest.approx(40.0, rel=1e-9)
-    # The same requests two at a time (each with its twin): twice the throughput.
+def test_measured_pace_recovers_the_rates_that_made_the_latencies() -> None:
     serial = _serial(ROWS, 2000.0, 40.0)
-    paired = measured_rates(serial + serial)
-    assert paired.prefill_tps == pytest.approx(4000.0, rel=1e-9)
-    assert paired.decode_tps == pytest.approx(80.0, rel=1e-9)
+    made = measured_pace(serial)
+    wall = sum(r.latency_s for r in serial)
+    assert made.prompt_tps == pytest.approx(sum(p for _, p, _ in ROWS) / wall, rel=1e-12)
+    assert made.output_tps == pytest.approx(sum(o for *_, o in ROWS) / wall, rel=1e-12)
+    assert made.rates.source == "measured"
+    assert made.rates.prefill_tps == pytest.approx(2000.0, rel=1e-9)
+    assert made.rates.decode_tps == pytest.approx(40.0, rel=1e-9)
+    # The same requests two at a time (each with its twin): twice the throughput.
+    paired = measured_pace(serial + serial)
+    assert paired.rates.prefill_tps == pytest.approx(4000.0, rel=1e-9)
+    assert paired.rates.decode_tps == pytest.approx(80.0, rel=1e-9)
     # Failed requests (no answer, a timeout's latency) take no part in the rates.
     failed = SentRequest(4096, 4000, 0, 30.0, 2000.0, False)
-    assert measured_rates([*serial, failed]) == made
-    assert measured_rates([failed]) is None
-    # Output tokens that cost nothing: the prompt rate carries all the time, decode takes none.
-    flat = [SentRequest(n, p, o, p / 500.0, 10.0 * i, True) for i, (n, p, o) in enumerate(ROWS)]
-    only = measured_rates(flat)
-    assert only.prefill_tps == pytest.approx(500.0, rel=1e-9) and only.decode_tps == float("inf")
+    assert measured_pace([*serial, failed]) == made
+    assert measured_pace([failed]) is None
+
+
+def _one_length(noise: float, spread: int) -> list[SentRequest]:
+    """Twenty requests at one length, each writing 128 tokens (the embedded model's docs run),
+    their prompts `spread` tokens apart, latencies give or take `noise` seconds."""
+    made, clock = [], 0.0
+    for i in range(20):
+        prompt = 880 + spread * (i % 3)
+        latency = prompt / 400.0 + 128 / 22.0 + noise * ((i * 7) % 5 - 2)
+        clock += latency
+        made.append(SentRequest(1024, prompt, 128, latency, clock, True))
+    return made
+
+
+def test_latencies_that_do_not_tell_prefill_from_decode_give_no_rates() -> None:
+    # Every request alike, or prompts a few tokens apart in a second's noise: no split.
+    for noise, spread in ((0.0, 0), (0.3, 3)):
+        made = measured_pace(_one_length(noise, spread))
+        assert made.rates is None and made.prompt_tps > 0 and made.output_tps > 0
+    # The same few tokens apart without noise do tell them apart.
+    exact = measured_pace(_one_length(0.0, 3)).rates
+    assert exact.prefill_tps == pytest.approx(400.0) and exact.decode_tps == pytest.approx(22.0)
 
 
 def test_the_full_grids_time_is_its_tokens_at_rates_as_plan_estimates_them() -> None:
@@ -236,11 +278,29 @@ def test_the_full_grids_time_is_its_tokens_at_rates_as_plan_estimates_them() -> 
     assert made.grid_eta_s == pytest.approx((300_000 / 1500 + expected_output / 25) / 2)
     # No rates given: this run's, which already hold its endpoints and concurrency.
     own = timing_of(sent, grid, 300_000, endpoints=2)
-    assert own.rates == measured_rates(sent)
+    assert own.rates == measured_pace(sent).rates and own.grid_eta_range_s is None
     assert own.grid_eta_s == pytest.approx(300_000 / 2000 + expected_output / 40)
     # Nothing answered in measurable time: no rates, no estimate.
     instant = [replace(r, latency_s=0.0) for r in sent]
     assert timing_of(instant, grid, 300_000).grid_eta_s is None
+    assert timing_of(instant, grid, 300_000).grid_eta_range_s is None
+
+
+def test_without_rates_the_full_grids_time_is_given_between_the_ends_that_hold_it() -> None:
+    # All at one length: the time is all prompt or all output as far as these requests show.
+    sent = _one_length(0.3, 3)
+    grid, grid_prompt = {1024: 20, 2048: 20, 4096: 20}, 20 * (883 + 1900 + 3950)
+    made = timing_of(sent, grid, grid_prompt)
+    assert made.rates is None and made.grid_eta_s is None
+    wall = sum(r.latency_s for r in sent)
+    prompt, output = sum(r.prompt_tokens for r in sent), 20 * 128
+    assert made.grid_output_tokens == 60 * 128
+    low, high = made.grid_eta_range_s
+    assert low == pytest.approx(wall * 60 * 128 / output, rel=1e-12)
+    assert high == pytest.approx(wall * grid_prompt / prompt, rel=1e-12)
+    # The full grid's true time at the rates that made the latencies lies between the two.
+    truth = grid_prompt / 400.0 + 60 * 128 / 22.0
+    assert low < truth < high
 
 
 def test_the_time_line_says_which_rates_and_that_it_is_an_estimate() -> None:
@@ -249,8 +309,10 @@ def test_the_time_line_says_which_rates_and_that_it_is_an_estimate() -> None:
         "wall_s": 190.0,
         "grid_output_tokens": 96_000,
         "rates": {"prefill_tps": 9000.0, "decode_tps": 48.5, "source": "measured"},
+        "pace": {"prompt_tps": 1480.2, "output_tps": 21.04},
         "endpoints": 2,
         "grid_eta_s": 1264.0,
+        "grid_eta_range_s": None,
     }
     assert describe_time(record) == (
         "time: requests in flight for 3m 10s; the full grid: about 21m 04s at this run's "
@@ -262,7 +324,14 @@ def test_the_time_line_says_which_rates_and_that_it_is_an_estimate() -> None:
     assert describe_time({**record, "wall_s": 0.42}).startswith(
         "time: requests in flight for 0.4s;"
     )
-    none = describe_time({**record, "rates": None, "grid_eta_s": None})
+    ranged = {**record, "rates": None, "grid_eta_s": None, "grid_eta_range_s": [812.5, 5472.0]}
+    assert describe_time(ranged) == (
+        "time: requests in flight for 3m 10s; the full grid: about 13m 32s to 1h 31m at this "
+        "run's measured rates, which do not tell prefill from decode time (all of it at 21.0 "
+        "output tok/s, or at 1,480 prompt tok/s), an estimate for its 8,100,000 prompt and about "
+        "96,000 output tokens"
+    )
+    none = describe_time({**ranged, "pace": None, "grid_eta_range_s": None})
     assert none == (
         "time: requests in flight for 3m 10s; the full grid's time is not estimated: no answered "
         "request took measurable time (state --prefill-rate and --decode-rate)"

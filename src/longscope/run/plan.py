@@ -35,8 +35,8 @@ class Rates:
     prefill_tps: float
     decode_tps: float
     source: str
-    """`stated`, `probe` (measured just now) or `measured` (what a run's own requests took, as
-    throughput: run/adaptive.py; a rate is `inf` when its tokens took no time the fit could see)."""
+    """`stated`, `probe` (measured just now) or `measured` (fitted to what a run's own requests
+    took, as throughput: run/adaptive.py)."""
 
 
 @dataclass(frozen=True)
