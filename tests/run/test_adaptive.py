@@ -658,6 +658,7 @@ def test_adaptive_ruler_against_a_real_server_decides_the_full_grids_length(
         record = read_adaptive(out)
         assert record is not None and record["decided"]
         assert record["sent_requests"] < record["grid_requests"]
+        assert describe_time(record) in adaptive.stdout and record["wall_s"] > 0
         full = longscope("run", *common, timeout=1800)
         assert full.returncode == 0, full.stderr[-2000:]
     finally:
