@@ -108,7 +108,10 @@ class Profile:
     def describe(self) -> str:
         """Return one line: the model, its claimed and effective context, the file written."""
         where = f" -> {self.written}" if self.written is not None else ""
-        return f"{self.model}: claimed {self.claimed_context}, effective {self.effective_context}{where}"
+        # A model below every suite's shortest length has no effective context to rely on: its
+        # label says how far below ("<1024"), never "None".
+        effective = self.data.get("effective_label") or self.effective_context or "not measured"
+        return f"{self.model}: claimed {self.claimed_context}, effective {effective}{where}"
 
 
 @dataclass(frozen=True)

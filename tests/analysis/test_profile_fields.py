@@ -16,6 +16,7 @@ from longscope.analysis.profile import (
     longscores,
     model_profile,
 )
+from longscope.results import Profile
 from longscope.summary import Breakdown, Cell, Summary, View
 
 COMPLETE = {"requested": 5, "scored": 5, "skipped": 0, "failed": 0, "missing": 0, "complete": True}
@@ -54,6 +55,7 @@ def test_profile_fields_key_for_key() -> None:
         "model": "m",
         "claimed_context": 32768,
         "effective_context": 4096,
+        "effective_label": "4096",
         "measured": [
             {
                 "suite": "hundred",
@@ -105,6 +107,18 @@ def test_no_effective_length_anywhere_is_none_not_0() -> None:
     profile = model_profile([failing])
     assert profile["effective_context"] is None
     assert profile["measured"][0]["effective_label"] == "<2048"
+    assert profile["effective_label"] == "<2048"
+    assert Profile.of(profile, None).describe() == "m: claimed 32768, effective <2048"
+
+
+def test_a_suite_below_its_shortest_length_leaves_no_effective_context() -> None:
+    """The least of the measurements: a suite failing at its shortest length is below every
+    length another suite passed, so nothing is left to rely on (was: the other suite's)."""
+    passing, failing = _summary(CURVE, run_id="r1"), _summary({8192: 10.0}, run_id="r2")
+    assert model_profile([passing])["effective_context"] == 4096
+    both = model_profile([passing, failing])
+    assert (both["effective_context"], both["effective_label"]) == (None, "<8192")
+    assert model_profile([passing])["effective_label"] == "4096"
 
 
 def test_profile_errors_name_what_is_wrong() -> None:

@@ -153,15 +153,36 @@ def model_profile(
                 if not k.startswith("effective length")
             }
             measurements[-1].update(made_here, intervals={**kept, **made_here["intervals"]})
-    known = [m["effective_length"] for m in measurements if m["effective_length"]]
+    effective, label = _least(measurements)
     return {
         "profile_version": PROFILE_VERSION,
         "model": summaries[0].model,
         "claimed_context": claimed if claimed is not None else summaries[0].claimed,
-        "effective_context": min(known) if known else None,
+        "effective_context": effective,
+        "effective_label": label,
         "measured": measurements,
         "date": dt.date.today().isoformat(),
     }
+
+
+def _least(measurements: list[dict[str, Any]]) -> tuple[int | None, str | None]:
+    """Return the model's effective context (tokens, label): the least of its measurements'. A
+    measurement below its shortest length (`<N`) leaves no length to rely on: None, labelled
+    `<N`; undecided measurements say nothing."""
+    below = [
+        int(label[1:])
+        for m in measurements
+        if m["effective_length"] is None
+        and (label := str(m.get("effective_label") or "")).startswith("<")
+        and label[1:].isdigit()
+    ]
+    if below:
+        return None, f"<{min(below)}"
+    known = [m for m in measurements if m["effective_length"]]
+    if not known:
+        return None, None
+    least = min(known, key=lambda m: m["effective_length"])
+    return least["effective_length"], str(least["effective_label"])
 
 
 def adaptive_measurement(
