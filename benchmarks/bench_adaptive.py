@@ -8,7 +8,7 @@ simulated full grid draws every sample of every cell at that length's published 
 suite's task mix: RULER's 13 tasks x 500 samples, averaged as the mean of task means (one round =
 one sample of each task); LongBench Pro's 250 samples per length bucket (25 secondary tasks x 2
 languages x 5), a plain mean: built whole, `run --adaptive` sends each bucket's samples in a fixed
-pseudo-random order, one a round, by the empirical-Bernstein sequence, and so does this. Per-task
+pseudo-random order, one a round, by the betting sequence, and so does this. Per-task
 scores are not published, so every task is drawn at the length's score with right/wrong (0/1)
 outcomes: for scores in [0, 1] with a given mean this is the largest variance a round can have, so
 the tokens spent here are an upper bound for that mix (graded partial credit and tasks of unequal
@@ -35,7 +35,14 @@ from statistics import NormalDist
 
 import numpy as np
 
-from longscope.analysis.adaptive import METHODS, Method, Rule, length_alphas, simulate
+from longscope.analysis.adaptive import (
+    METHODS,
+    SINGLE_SAMPLE_METHOD,
+    Method,
+    Rule,
+    length_alphas,
+    simulate,
+)
 from longscope.analysis.effective import RULER_THRESHOLD, effective_length
 from longscope.analysis.published import read_published
 from longscope.suites import suite_factory, suite_options
@@ -66,9 +73,9 @@ def ruler_mix() -> Mix:
 def longbench_pro_mix() -> Mix:
     """LongBench Pro: 1,500 samples = 25 secondary tasks x 2 languages x 6 buckets x 5, built
     whole: `run --adaptive` sees each bucket as one cell of 250 samples in a fixed pseudo-random
-    order (`run.prepared.CellSelection`), rounds of one sample, by the empirical-Bernstein
-    sequence (run/adaptive.py), and its score is the bucket's plain mean."""
-    return Mix("longbench-pro", 1, 250, Rule("relative", fraction=0.9), "bernstein")
+    order (`run.prepared.CellSelection`), rounds of one sample, by the betting sequence
+    (run/adaptive.py), and its score is the bucket's plain mean."""
+    return Mix("longbench-pro", 1, 250, Rule("relative", fraction=0.9), SINGLE_SAMPLE_METHOD)
 
 
 def curves(mix: Mix) -> list[tuple[str, dict[int, float]]]:

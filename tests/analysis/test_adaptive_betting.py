@@ -9,7 +9,13 @@ from statistics import NormalDist
 import numpy as np
 import pytest
 
-from longscope.analysis.adaptive import BETTING_GRID, LAMBDA_CAP, _plug_in_bets, confidence_path
+from longscope.analysis.adaptive import (
+    BETTING_GRID,
+    LAMBDA_CAP,
+    _Betting,
+    _plug_in_bets,
+    confidence_path,
+)
 
 ALPHA = 0.2
 PATHS = 120
@@ -108,6 +114,11 @@ def test_betting_sequence_matches_its_definition() -> None:
     assert np.abs(low[:-1] - want_low[:-1]).max() <= spacing + 1e-12
     assert np.abs(high[:-1] - want_high[:-1]).max() <= spacing + 1e-12
     assert low[-1] == high[-1] == pytest.approx(values.mean())
+    # Extended a few draws at a time (as the simulation does) it is the same sequence.
+    pieces = _Betting(alpha, size)
+    for reach in (1, 7, 40, 41, size - 1):
+        piece_low, piece_high = pieces.extend(values[:reach])
+        assert (piece_low == low[:reach]).all() and (piece_high == high[:reach]).all()
     # Tighter than the empirical-Bernstein sequence on the same draws once past the first few.
     bern_low, bern_high = confidence_path(values, alpha, size, "bernstein")
     assert ((high - low)[20:-1] < (bern_high - bern_low)[20:-1]).all()
