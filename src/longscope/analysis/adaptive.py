@@ -263,13 +263,18 @@ class _Betting:
                 low[start:], high[start:] = floor, ceiling
                 break
             m = grid[lo : hi + 1]
+            n = m.size
             if population is None:
-                mean_left = np.broadcast_to(m, (stop - start, m.size))
+                mean_left = np.broadcast_to(m, (stop - start, n))
+                below = np.zeros(stop - start, dtype=int)
+                above = np.full(stop - start, n - 1)
             else:
                 left = population - np.arange(start, stop, dtype=float)
                 mean_left = (population * m - before[start:stop, None]) / left[:, None]
-            below = np.logical_or.accumulate(mean_left < 0.0, axis=0)
-            above = np.logical_or.accumulate(mean_left > 1.0, axis=0)
+                # The impossible candidates: those below `S_(i-1) / N` (a bound that only rises)
+                # and above `(S_(i-1) + N - i + 1) / N` (one that only falls), as indices.
+                below = np.searchsorted(m, before[start:stop] / population, side="left")
+                above = np.searchsorted(m, (before[start:stop] + left) / population, "right") - 1
             mean_left = np.clip(mean_left, 0.0, 1.0)
             step = lam[start:stop, None]
             with np.errstate(divide="ignore"):
@@ -279,11 +284,11 @@ class _Betting:
             plus = self.log_plus[lo : hi + 1] + np.cumsum(np.log1p(bet_up * gap), axis=0)
             minus = self.log_minus[lo : hi + 1] + np.cumsum(np.log1p(-bet_down * gap), axis=0)
             # Excluded from below (a lower set of candidates) and from above (an upper set).
-            out_low = (plus >= edge) | below
-            out_high = (minus >= edge) | above
-            n = m.size
+            out_low = plus >= edge
+            out_high = minus >= edge
             first = np.where(out_low.all(axis=1), n, np.argmin(out_low, axis=1))
             last = np.where(out_high.all(axis=1), -1, n - 1 - np.argmin(out_high[:, ::-1], axis=1))
+            first, last = np.maximum(first, below), np.minimum(last, above)
             # The bounds: the nearest excluded candidate on each side (the exact bound lies between
             # it and the first candidate kept).
             low_idx = np.maximum.accumulate(lo + first - 1)
