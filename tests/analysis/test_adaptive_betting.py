@@ -95,7 +95,7 @@ def test_betting_sequence_matches_its_definition() -> None:
     grid = np.linspace(0.0, 1.0, BETTING_GRID + 1)[:, None]
     before = np.cumsum(values) - values
     left_mean = (size * grid - before) / (size - np.arange(size))
-    bets = _plug_in_bets(values, alpha)
+    bets = _plug_in_bets(values, alpha, size)  # tuned to the population's size
     with np.errstate(divide="ignore", invalid="ignore"):
         up = np.minimum(bets, LAMBDA_CAP / left_mean)
         down = np.minimum(bets, LAMBDA_CAP / (1 - left_mean))

@@ -193,14 +193,19 @@ def confidence_path(
     return low, high
 
 
-def _plug_in_bets(x: np.ndarray, alpha: float) -> np.ndarray:
+def _plug_in_bets(x: np.ndarray, alpha: float, horizon: int | None = None) -> np.ndarray:
     """Return the predictable plug-in bets (Waudby-Smith & Ramdas 2023, JRSS-B, eq. 26): each draw's
-    from the draws before it, with one pseudo-observation of mean 1/2 and variance 1/4."""
+    from the draws before it, with one pseudo-observation of mean 1/2 and variance 1/4.
+
+    `horizon` None: `sqrt(2 log(2/alpha) / (var i log(1 + i)))`, shrinking so the sequence is tight
+    at every size; else the bets of a test of `horizon` draws, `sqrt(2 log(2/alpha) / (var
+    horizon))` (their Section 5's tuning for a known sample size)."""
     i = np.arange(1, x.size + 1, dtype=float)
     mu = (0.5 + np.cumsum(x)) / (i + 1.0)
     var = (0.25 + np.cumsum((x - mu) ** 2)) / (i + 1.0)
     var_prev = np.concatenate(([0.25], var[:-1]))
-    return np.sqrt(2.0 * math.log(2.0 / alpha) / (var_prev * i * np.log1p(i)))
+    scale = i * np.log1p(i) if horizon is None else float(horizon)
+    return np.sqrt(2.0 * math.log(2.0 / alpha) / (var_prev * scale))
 
 
 def _betting_path(
@@ -220,9 +225,11 @@ class _Betting:
     most `alpha` ever (Ville's inequality); the sequence is every `m` it has not passed. Sampling
     without replacement (Waudby-Smith & Ramdas 2020, NeurIPS, Section 3), the bet is against the
     mean of what is left, `m_i = (N m - S_(i-1)) / (N - i + 1)`, and a candidate whose `m_i` leaves
-    [0, 1] is impossible. The bets are the predictable plug-in ones truncated at `LAMBDA_CAP / m_i`
-    (`K+`) and `LAMBDA_CAP / (1 - m_i)` (`K-`), so `K+` falls and `K-` rises in `m`: the sequence
-    is an interval, its low end set by `K+`, its high end by `K-`.
+    [0, 1] is impossible. The bets are the predictable plug-in ones (`_plug_in_bets`; tuned to the
+    population's size `N` when there is one: a cell's verdict is hardest near its census) truncated
+    at `LAMBDA_CAP / m_i` (`K+`) and `LAMBDA_CAP / (1 - m_i)` (`K-`), so `K+` falls and `K-` rises
+    in `m`: the sequence is an interval, its low end set by `K+`, its high end by `K-`. Any
+    predictable bets keep the guarantee; the tuning only moves where the sequence is tightest.
 
     Computed on the candidates `j / BETTING_GRID`; each bound is the nearest candidate the sequence
     excludes (valid, and at most one spacing wider than the exact bound). A candidate once excluded
@@ -248,7 +255,7 @@ class _Betting:
         if t <= done:
             return self.low[:t], self.high[:t]
         self.x = x = np.asarray(x, dtype=float)
-        lam = _plug_in_bets(x, self.alpha)
+        lam = _plug_in_bets(x, self.alpha, self.population)
         before = np.cumsum(x) - x
         population, grid = self.population, self.grid
         edge = math.log(2.0 / self.alpha)  # max(K+, K-) / 2 >= 1 / alpha
