@@ -194,12 +194,12 @@ def confidence_path(
 
 
 def _plug_in_bets(x: np.ndarray, alpha: float, horizon: int | None = None) -> np.ndarray:
-    """Return the predictable plug-in bets (Waudby-Smith & Ramdas 2023, JRSS-B, eq. 26): each draw's
-    from the draws before it, with one pseudo-observation of mean 1/2 and variance 1/4.
+    """Return the predictable plug-in bets (Waudby-Smith & Ramdas 2023, JRSS-B): each draw's from
+    the draws before it, with one pseudo-observation of mean 1/2 and variance 1/4.
 
     `horizon` None: `sqrt(2 log(2/alpha) / (var i log(1 + i)))`, shrinking so the sequence is tight
     at every size; else the bets of a test of `horizon` draws, `sqrt(2 log(2/alpha) / (var
-    horizon))` (their Section 5's tuning for a known sample size)."""
+    horizon))` (their tuning for a known sample size, as in their betting confidence intervals)."""
     i = np.arange(1, x.size + 1, dtype=float)
     mu = (0.5 + np.cumsum(x)) / (i + 1.0)
     var = (0.25 + np.cumsum((x - mu) ** 2)) / (i + 1.0)
