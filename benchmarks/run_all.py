@@ -71,6 +71,12 @@ SCRIPTS: tuple[Script, ...] = (
         ("--model", "models/smollm2", "--out", "build/agreement"),
         needs="torch",
     ),
+    # Full size: llama.cpp on the stored fp32 4K-8K agreement prompts (~15 min on 2 cores);
+    # the smoke scores the recorded comparison again without llama.cpp.
+    Script(
+        "bench_hf_llamacpp.py",
+        ("--work", "build/llamacpp-agreement", "--out", "build/llamacpp-agreement/llamacpp.jsonl"),
+    ),
     Script("profile_prefill.py", needs="cuda"),
 )
 

@@ -166,10 +166,11 @@ def write_reports(
     from longscope.report.html import render_html, render_markdown
 
     pairs = results.pairs() if isinstance(results, Report) else results
+    told = [run.adaptive_text() for run in results.runs] if isinstance(results, Report) else []
     asked = ((html, render_html), (markdown, render_markdown))
     chosen = [(Path(file), render) for file, render in asked if file is not None]
     for path, render in chosen:
-        write_atomic(path, render(pairs))
+        write_atomic(path, render(pairs, told))
     return [path for path, _ in chosen]
 
 

@@ -494,3 +494,44 @@ def test_requests_handed_over_together_join_before_a_step(tiny: tuple) -> None:
         assert last["captures"] <= 1 + leaves, last
     for one, many in zip(alone, together, strict=True):
         assert (many.text, many.completion_tokens) == (one.text, one.completion_tokens)
+
+
+def test_a_step_between_prefill_chunks_is_not_captured(tiny: tuple) -> None:
+    """`step(tokens, capture=False)` (the engine's steps between a joining prompt's prefill
+    chunks) runs the same step uncaptured: no graph, the same logits as a captured batch's, and
+    the next step outside a prefill captures as before."""
+    import torch
+    from transformers import DynamicCache
+
+    from longscope.models.hf import StaticDecoder
+    from longscope.models.memory_plan import decode_capacity
+
+    if device() != "cuda":
+        pytest.skip("CUDA graphs need CUDA")
+    backend = _backend(tiny)
+    model = tiny[0]
+    ids = backend.encode_request(_requests()[0])
+    steps = {}
+    for name, first in (("between chunks", False), ("captured", True)):
+        with torch.inference_mode():
+            cache = DynamicCache(config=model.config)
+            with backend.prefill_context():
+                backend.prefill_ids(torch.tensor(ids, device="cuda"), cache, 64)
+            positions = torch.tensor([len(ids)], device="cuda")
+            decoder = StaticDecoder(
+                torch, model, cache, len(ids), decode_capacity(len(ids) + 16), None, positions,
+                backend.engine.kernels,
+            )  # fmt: skip
+            del cache
+            tokens, logits = torch.tensor([5], device="cuda"), []
+            for index in range(6):
+                out = decoder.step(tokens, capture=first or index >= 3).float().clone()
+                captured = decoder.graph is not None
+                assert captured == (first or index >= 3), (name, index)
+                logits.append(out)
+                tokens = out.argmax(-1)
+            assert decoder.captures == 1
+            steps[name] = torch.stack(logits)
+            decoder.close()
+    assert torch.equal(steps["between chunks"].argmax(-1), steps["captured"].argmax(-1))
+    torch.testing.assert_close(steps["between chunks"], steps["captured"], rtol=0, atol=1e-3)

@@ -21,13 +21,15 @@ from longscope.models.scripted import Failure, ScriptedBackend
 from longscope.run.adaptive import (
     ADAPTIVE_NAME,
     AdaptiveSpec,
+    describe_record,
     forecast_plan,
     read_adaptive,
     reference_curves,
     replay,
     run_adaptive,
 )
-from longscope.run.plan import Plan, PlanCell, PlanTask
+from longscope.run.adaptive_time import describe_time, duration
+from longscope.run.plan import Plan, PlanCell, PlanTask, eta_seconds, rate
 from longscope.run.prepared import RunOptions
 from longscope.run.store import STORE_NAME
 from longscope.suites import create_suite
@@ -67,7 +69,7 @@ def _run(out: Path, backend: ScriptedBackend, spec: AdaptiveSpec | None = None):
 
 
 def test_adaptive_ruler_run_decides_the_full_grids_length_for_less(tmp_path: Path) -> None:
-    backend = ScriptedBackend("falls", answer=_answer, context_length=8192)
+    backend = ScriptedBackend("falls", answer=_answer, context_length=8192, latency_s=0.01)
     made = _run(tmp_path / "run", backend)
     decision = made.decision
     assert _full_grid() == "1024"  # the scripted curve crosses 85.6 between 1K and 2K
@@ -99,6 +101,71 @@ def test_adaptive_ruler_run_decides_the_full_grids_length_for_less(tmp_path: Pat
         "estimate": "1024", "median": "1024", "low": "1024", "high": "1024"
     }  # fmt: skip
     assert not [k for k in measured["intervals"] if k.startswith("effective length (>=")]
+    _check_time(made, record)
+
+
+def _check_time(made, record: dict) -> None:
+    """The run's time is its requests' in flight, read from the store; the full grid's is its
+    tokens at the rates that, applied to what was sent, give that time back (this run's rates),
+    or, where its latencies do not tell prefill from decode time, between the two ends."""
+    import sqlite3
+
+    with sqlite3.connect(made.run_dir / STORE_NAME) as db:
+        rows = db.execute(
+            "SELECT prompt_tokens, completion_tokens, latency_s, sample_id FROM generations "
+            "WHERE run_id=?",
+            (made.run_id,),
+        ).fetchall()
+    assert len(rows) == made.sent_requests
+    timing, pace = made.timing, made.timing.pace
+    # Up to eight requests in flight at a time: at least the longest, at most all in a row.
+    assert 0.01 <= max(r[2] for r in rows) <= timing.wall_s <= sum(r[2] for r in rows)
+    assert record["wall_s"] == round(timing.wall_s, 3)
+    sent_prompt, sent_output = sum(r[0] for r in rows), sum(r[1] for r in rows)
+    assert sent_output == timing.sent_output_tokens > 0
+    assert pace.prompt_tps == pytest.approx(sent_prompt / timing.wall_s, rel=1e-12)
+    assert pace.output_tps == pytest.approx(sent_output / timing.wall_s, rel=1e-12)
+    assert record["pace"] == {
+        "prompt_tps": round(pace.prompt_tps, 3), "output_tps": round(pace.output_tps, 3)
+    }  # fmt: skip
+    # The full grid's outputs: each length's requests at the mean output sent there (4096, never
+    # sent, at the mean of all).
+    by_length: dict[int, list[int]] = {}
+    for _, output, _, sample_id in rows:
+        by_length.setdefault(int(sample_id.split("-")[1]), []).append(output)
+    mean = {n: sum(v) / len(v) for n, v in by_length.items()}
+    grid_output = round(sum(SAMPLES * mean.get(n, sent_output / len(rows)) for n in ACCURACY))
+    assert 4096 not in mean and timing.grid_output_tokens == grid_output
+    tokens = (
+        f"an estimate for its {made.grid_tokens:,} prompt and about {grid_output:,} output tokens"
+    )
+    line = next(x for x in made.describe().splitlines() if x.startswith("time: "))
+    head = f"time: requests in flight for {duration(record['wall_s'])}; the full grid: about "
+    # Each scripted answer takes 0.01 s whatever its tokens: whether a fit tells prefill from
+    # decode time in them is up to the timer's noise, so both outcomes are checked exactly.
+    if timing.rates is not None:
+        assert timing.rates.source == "measured" and record["rates"]["source"] == "measured"
+        back = eta_seconds(sent_prompt, sent_output, timing.rates)
+        assert back == pytest.approx(timing.wall_s, rel=1e-9)
+        assert timing.grid_eta_s == pytest.approx(
+            eta_seconds(made.grid_tokens, grid_output, timing.rates), rel=1e-12
+        )
+        assert line == (
+            f"{head}{duration(record['grid_eta_s'])} at this run's measured rates (prefill "
+            f"{rate(record['rates']['prefill_tps'])} tok/s, decode "
+            f"{rate(record['rates']['decode_tps'])} tok/s), {tokens}"
+        )
+    else:
+        assert timing.grid_eta_s is None and record["rates"] is None
+        ends = sorted((made.grid_tokens / pace.prompt_tps, grid_output / pace.output_tps))
+        assert timing.grid_eta_range_s == pytest.approx(ends, rel=1e-12)
+        low, high = (duration(x) for x in record["grid_eta_range_s"])
+        assert line == (
+            f"{head}{low if low == high else f'{low} to {high}'} at this run's measured rates, "
+            "which do not tell prefill from decode time (all of it at "
+            f"{rate(record['pace']['output_tps'])} output tok/s, or at "
+            f"{rate(record['pace']['prompt_tps'])} prompt tok/s), {tokens}"
+        )
 
 
 def test_an_interrupted_adaptive_run_resumes_to_the_same_decision(tmp_path: Path) -> None:
@@ -174,13 +241,23 @@ def test_cli_adaptive_run_prints_its_decision(tmp_path: Path) -> None:
         "run", "ruler", "--adaptive", "--model", "scripted/reader",
         "-M", r"pattern=magic numbers? for \S+ is: (\d+)", "-M", "context_length=4096",
         "-S", "tasks=niah_single_1", "-S", "samples=12", "--lengths", "512,1k",
-        "--output", str(tmp_path / "run"),
+        "--output", str(tmp_path / "run"), "--prefill-rate", "2000", "--decode-rate", "40",
     )  # fmt: skip
     assert made.returncode == 0, made.stderr
     assert "adaptive: effective length >1024 (score >= 85.6), decided at 95% confidence" in (
         made.stdout
     )
-    assert read_adaptive(tmp_path / "run")["effective"] == ">1024"
+    record = read_adaptive(tmp_path / "run")
+    assert record["effective"] == ">1024"
+    # The full grid's time at the rates stated, as `plan` would give it.
+    assert record["rates"] == {"prefill_tps": 2000.0, "decode_tps": 40.0, "source": "stated"}
+    eta = record["grid_prompt_tokens"] / 2000 + record["grid_output_tokens"] / 40
+    assert record["grid_eta_s"] == pytest.approx(eta, abs=1e-3)
+    assert (
+        f"the full grid: about {duration(record['grid_eta_s'])} at the stated rates (prefill "
+        "2,000 tok/s, decode 40.0 tok/s), an estimate for its "
+        f"{record['grid_prompt_tokens']:,} prompt" in made.stdout
+    )
 
 
 def test_plan_forecast_replays_the_suites_published_curves() -> None:
@@ -344,7 +421,8 @@ def test_report_shows_the_decision_and_a_later_full_run_makes_the_record_stale(
     from longscope.run.adaptive import adaptive_state
     from longscope.run.runner import run
 
-    made = _run(tmp_path / "run", ScriptedBackend("falls", answer=_answer, context_length=8192))
+    backend = ScriptedBackend("falls", answer=_answer, context_length=8192, latency_s=0.001)
+    made = _run(tmp_path / "run", backend)
     reported = api.report([made.run_dir]).runs[0]
     assert reported.adaptive == read_adaptive(made.run_dir)
     text = reported.adaptive_text()
@@ -354,6 +432,24 @@ def test_report_shows_the_decision_and_a_later_full_run_makes_the_record_stale(
         f"cost: {made.sent_requests:,} of the full grid's {made.grid_requests:,} requests" in text
     )
     assert f"({share:.1f}%)" in text
+    assert text.splitlines()[-1] == describe_time(reported.adaptive)
+    assert text.splitlines()[-1].startswith("time: requests in flight for ")
+    # A record written before the time was kept reads as before: no time line.
+    timeless = {k: v for k, v in reported.adaptive.items() if k not in ("wall_s", "grid_eta_s")}
+    assert describe_record(timeless) == "\n".join(text.splitlines()[:-1])
+    # HTML and Markdown reports carry the decision, its text as data (an edited record's names).
+    hostile = "<script>alert(1)</script>"
+    record = {**reported.adaptive, "rates": {**reported.adaptive["rates"], "source": hostile}}
+    (made.run_dir / ADAPTIVE_NAME).write_text(json.dumps(record))
+    written = api.write_reports(
+        api.report([made.run_dir]), html=tmp_path / "r.html", markdown=tmp_path / "r.md"
+    )
+    page, notes = (path.read_text() for path in written)
+    assert "<h3>Adaptive decision</h3>" in page and hostile not in page
+    assert "at rates (&lt;script&gt;alert(1)&lt;/script&gt;)" in page
+    assert "effective length 1024 (score &gt;= 85.6), decided at 95% confidence" in page
+    assert "### Adaptive decision" in notes and "<script>" not in notes
+    assert "- time: requests in flight for " in notes
     assert api.report([made.run_dir]).summaries()["adaptive"]["effective"] == "1024"
     # The full grid in the same directory (the same run): the record no longer describes it.
     suite = create_suite("ruler", dict(PARAMS))
@@ -414,6 +510,7 @@ def test_adaptive_ruler_against_a_real_server_decides_the_full_grids_length(
         record = read_adaptive(out)
         assert record is not None and record["decided"]
         assert record["sent_requests"] < record["grid_requests"]
+        assert describe_time(record) in adaptive.stdout and record["wall_s"] > 0
         full = longscope("run", *common, timeout=1800)
         assert full.returncode == 0, full.stderr[-2000:]
     finally:

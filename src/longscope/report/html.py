@@ -434,6 +434,7 @@ details{border:1px solid #ddd;margin:.2rem 0;padding:.2rem .5rem} pre{white-spac
 </table>
 {% endfor %}
 {% for note in run.section.notes %}<p>{{ note }}</p>{% endfor %}
+{% if run.adaptive %}<h3>Adaptive decision</h3><pre>{{ run.adaptive }}</pre>{% endif %}
 {% if run.section.status_cells %}<h3>Statuses per length</h3>
 <table><tr><th>length</th><th>statuses</th></tr>{% for length, counts in run.section.status_cells.items() %}<tr><td>{{ length }}</td><td>{% for status, n in counts.items() %}<span class="status-{{ status }}">{{ status }} {{ n }}</span> {% endfor %}</td></tr>{% endfor %}</table>{% endif %}
 <h3>Samples</h3>
@@ -467,11 +468,13 @@ def _completeness_rows(result: ScoreResult) -> dict[str, dict[str, int]]:
     return rows
 
 
-def render_html(results: list[tuple[Path, ScoreResult]]) -> str:
-    """Return one self-contained HTML page for one or more scored runs."""
+def render_html(results: list[tuple[Path, ScoreResult]], adaptive: Sequence[str] = ()) -> str:
+    """Return one self-contained HTML page for one or more scored runs; `adaptive`: each run's
+    adaptive decision and cost as text (`ReportedRun.adaptive_text`), "" for none."""
     runs = []
-    for run_dir, result in results:
+    for index, (run_dir, result) in enumerate(results):
         section = _section(result)
+        told = adaptive[index] if index < len(adaptive) else ""
         runs.append(
             {
                 "suite": result.suite,
@@ -482,6 +485,7 @@ def render_html(results: list[tuple[Path, ScoreResult]]) -> str:
                 "completeness": _completeness_rows(result),
                 "section": section,
                 "samples": _drilldown(result, run_dir),
+                "adaptive": visible(told, one_line=False),
             }
         )
     return _TEMPLATE.render(version=__version__, runs=runs)
@@ -589,15 +593,16 @@ def render_compare_html(
     )
 
 
-def render_markdown(results: list[tuple[Path, ScoreResult]]) -> str:
-    """Return the headline numbers and breakdown tables of each run as Markdown.
+def render_markdown(results: list[tuple[Path, ScoreResult]], adaptive: Sequence[str] = ()) -> str:
+    """Return the headline numbers and breakdown tables of each run as Markdown (and its adaptive
+    decision, `adaptive` as in `render_html`).
 
     Every string is escaped (`safe_text.markdown`): HTML in a model name or a dataset key comes
     out as text, never as a tag, a link or an image.
     """
     md = markdown
     lines = []
-    for run_dir, result in results:
+    for index, (run_dir, result) in enumerate(results):
         section = _section(result, draw=False)
         lines += [f"## {md(result.suite)}: {md(result.summary.model or '')}", ""]
         incomplete = incomplete_line(result.summary.completeness)
@@ -633,4 +638,8 @@ def render_markdown(results: list[tuple[Path, ScoreResult]]) -> str:
             lines += ["| " + " | ".join(md(c) for c in row) + " |" for row in table["rows"]]
             lines.append("")
         lines += [md(note) for note in section["notes"]] + ([""] if section["notes"] else [])
+        told = adaptive[index] if index < len(adaptive) else ""
+        if told:
+            lines += ["### Adaptive decision", ""]
+            lines += [f"- {md(line.strip())}" for line in told.splitlines() if line.strip()] + [""]
     return "\n".join(lines)

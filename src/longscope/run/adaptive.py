@@ -9,7 +9,8 @@ reported like any run. The decision is a pure function of the stored rows: the d
 looks from the first, taking the rounds each one asked for from the store while the store holds
 them, so a run interrupted at any point resumes to the same decision. What was decided, at what
 confidence, and what it cost against the full grid is written to `adaptive.json` in the run
-directory (atomically) and read by `profile`.
+directory (atomically) and read by `profile`. The cost is tokens and time (run/adaptive_time.py:
+what the requests took, and the full grid's time estimated as `plan` estimates it).
 """
 
 from __future__ import annotations
@@ -42,7 +43,8 @@ from longscope.run.adaptive_record import adaptive_of as adaptive_of
 from longscope.run.adaptive_record import adaptive_state as adaptive_state
 from longscope.run.adaptive_record import drop_stale_record as drop_stale_record
 from longscope.run.adaptive_record import read_adaptive as read_adaptive
-from longscope.run.plan import Plan, format_duration
+from longscope.run.adaptive_time import SentRequest, Timing, describe_time, timing_of
+from longscope.run.plan import Plan, Rates, format_duration, probe_rates
 from longscope.run.prepared import PlannedCell, PreparedRun, RunOptions
 from longscope.run.runner import RunResult, default_run_dir, run_prepared
 from longscope.run.scoring import ScoreResult, score_run
@@ -104,6 +106,8 @@ class AdaptiveResult:
     stored_samples: int = 0
     """Samples the store held for the run when the record was written: a record whose run holds
     more since (a later full run, a merge) no longer describes it (`adaptive_state`)."""
+    timing: Timing | None = None
+    """What the requests took and the full grid's estimated time (None: not measured)."""
 
     def record(self) -> dict[str, Any]:
         """Return what `adaptive.json` holds."""
@@ -138,6 +142,7 @@ class AdaptiveResult:
             "grid_prompt_tokens": self.grid_tokens,
             "run_id": self.run_id,
             "stored_samples": self.stored_samples,
+            **(self.timing.record() if self.timing is not None else {}),
         }
 
     def describe(self) -> str:
@@ -181,6 +186,9 @@ def describe_record(record: Mapping[str, Any]) -> str:
         f"requests, {record['sent_prompt_tokens']:,} of {record['grid_prompt_tokens']:,} prompt "
         f"tokens ({100 * record['sent_prompt_tokens'] / grid_tokens:.1f}%)"
     )
+    time_line = describe_time(record)
+    if time_line:
+        lines.append(time_line)
     return "\n".join(lines)
 
 
@@ -310,9 +318,13 @@ def replay(
 
 
 async def drive(
-    prepared: PreparedRun, spec: AdaptiveSpec, say: Callable[[str], None] = lambda _: None
+    prepared: PreparedRun,
+    spec: AdaptiveSpec,
+    say: Callable[[str], None] = lambda _: None,
+    rates: Rates | None = None,
 ) -> AdaptiveResult:
-    """Run the adaptive search on a prepared run until decided, over budget, or stalled."""
+    """Run the adaptive search on a prepared run until decided, over budget, or stalled; the full
+    grid's time is estimated at `rates` (None: at the rates the run's own requests show)."""
     suite, options = prepared.suite, prepared.options
     if suite.JUDGED and suite.needs_judge:
         raise UsageError(f"{suite.name} is scored by a judge: --adaptive needs scores as they come")
@@ -358,6 +370,14 @@ async def drive(
             break
     scores = score_run(run_dir, prepared.run_id)
     sent_requests = sum(1 for s in samples if _in_grid(samples[s], grid)) * repeats
+    grid_tokens = _grid_tokens(grid, samples, repeats)
+    timing = timing_of(
+        _sent_requests(run_dir, prepared.run_id, grid, repeats),
+        {n: sum(p.count for p in cells) * repeats for n, cells in grid.by_length.items()},
+        grid_tokens,
+        rates,
+        len(prepared.backend.endpoints) or 1,
+    )
     result = AdaptiveResult(
         decision=decision,
         stopped=stopped,
@@ -365,15 +385,45 @@ async def drive(
         sent_requests=sent_requests,
         grid_requests=sum(p.count for c in grid.by_length.values() for p in c) * repeats,
         sent_tokens=_tokens(samples, grid, repeats),
-        grid_tokens=_grid_tokens(grid, samples, repeats),
+        grid_tokens=grid_tokens,
         run_id=prepared.run_id,
         run_dir=run_dir,
         scores=scores,
         method=spec.method,
         stored_samples=len(samples),
+        timing=timing,
     )
     write_atomic(run_dir / ADAPTIVE_NAME, json.dumps(result.record(), indent=2))
     return result
+
+
+def _sent_requests(run_dir: Path, run_id: str, grid: _Grid, repeats: int) -> list[SentRequest]:
+    """Return the requests of the grid's cells the store holds (not the skipped ones), each with
+    its tokens, latency and when it was answered."""
+    if not (run_dir / STORE_NAME).is_file():
+        return []
+    with RunStore.open_readonly(run_dir) as store:
+        samples = store.samples(run_id)
+        rows = store.generations(run_id)
+        answered = store.answer_times(run_id)
+    made = []
+    for sample_id, repeat, generation in rows:
+        sample = samples.get(sample_id)
+        if sample is None or repeat >= repeats or generation.status == "skipped":
+            continue
+        if not _in_grid(sample, grid):
+            continue
+        made.append(
+            SentRequest(
+                length=grid.length_of(sample),
+                prompt_tokens=generation.prompt_tokens or _prompt_tokens(sample, grid),
+                output_tokens=generation.completion_tokens,
+                latency_s=max(0.0, generation.latency_s),
+                answered=answered.get((sample_id, repeat), 0.0),
+                scorable=generation.status in SCORABLE,
+            )
+        )
+    return made
 
 
 def _in_grid(sample: Mapping[str, Any], grid: _Grid) -> bool:
@@ -422,13 +472,20 @@ def run_adaptive(
     options: RunOptions,
     spec: AdaptiveSpec,
     say: Callable[[str], None] = lambda _: None,
+    *,
+    rates: Rates | None = None,
+    probe: bool = False,
 ) -> AdaptiveResult:
-    """Prepare `suite` on `backend` and run the adaptive search (see `drive`)."""
+    """Prepare `suite` on `backend` and run the adaptive search (see `drive`); the full grid's
+    time at `rates`, else at rates probed first (`probe`), else at the run's own."""
 
     async def main() -> AdaptiveResult:
         try:
             prepared = await PreparedRun.create(suite, backend, options)
-            return await drive(prepared, spec, say)
+            chosen = rates
+            if chosen is None and probe:
+                chosen = await probe_rates(backend, prepared.info)
+            return await drive(prepared, spec, say, chosen)
         finally:
             await backend.aclose()
 
@@ -441,11 +498,21 @@ def evaluate_adaptive(
     """Run `spec` adaptively (`run SUITE --adaptive`): its suite, model and options, the looks
     chosen by `adaptive`'s rule; return the decision and the stored run."""
     from longscope.run.assemble import assemble
+    from longscope.run.launch import stated_rates
 
     if spec.routing.active:
         raise UsageError("--adaptive measures the model itself: leave out --router")
     suite, backend, _ = assemble(spec)
-    return run_adaptive(suite, backend, spec.run_options(suite.default_repeats), adaptive, say)
+    scale = spec.scale
+    return run_adaptive(
+        suite,
+        backend,
+        spec.run_options(suite.default_repeats),
+        adaptive,
+        say,
+        rates=stated_rates(scale.prefill_rate, scale.decode_rate, scale.probe),
+        probe=scale.probe,
+    )
 
 
 @dataclass(frozen=True)

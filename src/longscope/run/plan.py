@@ -35,7 +35,8 @@ class Rates:
     prefill_tps: float
     decode_tps: float
     source: str
-    """`stated` or `probe` (measured just now)."""
+    """`stated`, `probe` (measured just now) or `measured` (fitted to what a run's own requests
+    took, as throughput: run/adaptive.py)."""
 
 
 @dataclass(frozen=True)
@@ -104,10 +105,7 @@ class Plan:
         """Return the estimated seconds, one request at a time per endpoint (no batching gains)."""
         if self.rates is None:
             return None
-        one = (
-            self.prompt_tokens / self.rates.prefill_tps + self.output_tokens / self.rates.decode_tps
-        )
-        return one / max(1, self.endpoints)
+        return eta_seconds(self.prompt_tokens, self.output_tokens, self.rates, self.endpoints)
 
     @property
     def cost(self) -> float | None:
@@ -194,6 +192,13 @@ class Plan:
             "tokens_bounded": self.bounded,
             "detectable": [p.as_dict() for p in self.power],
         }
+
+
+def eta_seconds(prompt_tokens: int, output_tokens: int, rates: Rates, endpoints: int = 1) -> float:
+    """Return the seconds `prompt_tokens` and `output_tokens` take at `rates`, one request at a time
+    on each of `endpoints` (no batching gains): the plan's ETA."""
+    one = prompt_tokens / rates.prefill_tps + output_tokens / rates.decode_tps
+    return one / max(1, endpoints)
 
 
 def cost_of(

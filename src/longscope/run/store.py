@@ -638,6 +638,14 @@ class RunStore:
         ).fetchone()
         return None if first is None else (float(first), float(last))
 
+    def answer_times(self, run_id: str) -> dict[tuple[str, int], float]:
+        """Return when each stored answer was committed (Unix time), by (sample, repeat)."""
+        rows = self._db.execute(
+            "SELECT sample_id, repeat, created FROM generations WHERE run_id=?",  # pragma: no mutate
+            (run_id,),
+        )
+        return {(sid, rep): float(created) for sid, rep, created in rows}
+
     def context(self, run_id: str, sample_id: str) -> str:
         row = self._db.execute(
             "SELECT c.text FROM samples s JOIN contexts c ON c.hash = s.context_hash "  # pragma: no mutate

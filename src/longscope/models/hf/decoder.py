@@ -144,10 +144,12 @@ class StaticDecoder:
                 self.keys[0].dtype, self.device,
             )  # fmt: skip
 
-    def step(self, tokens: Any) -> Any:
-        """Return the logits (batch, vocab) after feeding `tokens`, one per row."""
+    def step(self, tokens: Any, capture: bool = True) -> Any:
+        """Return the logits (batch, vocab) after feeding `tokens`, one per row; `capture` False:
+        an uncaptured batch steps eagerly (the same kernels), as between prefill chunks, where
+        the batch changes at the chunks' end (a capture, 50-75 ms on an H200, would be lost)."""
         self.tokens.copy_(tokens)
-        if self.path == "graph" and self.graph is None:
+        if self.path == "graph" and self.graph is None and capture:
             self._capture()
         if self.graph is not None:
             self.graph.replay()
@@ -168,13 +170,11 @@ class StaticDecoder:
     def rebuild(self, keep: list[int], capacity: int, joining: StaticDecoder | None = None) -> None:
         """Keep rows `keep` (in that order), then `joining`'s rows, over `capacity` slots.
 
-        Rows leaving from either end of the batch (answers that end in the order they joined)
-        leave the others as a slice of the same cache: nothing is copied (the rows that left
-        free their memory at the next copy). Otherwise layer by layer, each old layer freed once
-        copied, and only the slots each row has written (a rebuild on every join or leave of a
-        64-row batch of 8K answers copied whole caches: terabytes). Slots past what a row wrote
-        are zero for the torch step (finite: masked scores are -inf, but NaN in values would
-        still poison the product); the Triton step never reads them, and they stay unwritten.
+        Rows leaving from either end of the batch leave the others as a slice of the same cache
+        (no copy). Otherwise layer by layer, each old layer freed once copied, and only the
+        slots each row has written (whole caches copied per join were terabytes for 64 rows of
+        8K answers). Unwritten slots are zero for the torch step (NaN would poison the product
+        even masked); the Triton step never reads them.
         """
         torch = self.torch
         started = time.perf_counter()
@@ -250,8 +250,7 @@ class StaticDecoder:
         self._new_attention()
 
     def _zero_unwritten(self) -> None:
-        """Zero every slot not marked valid (the torch step reads them; after a Triton-step
-        rebuild they were never written)."""
+        """Zero every slot not marked valid (the torch step reads them; a Triton rebuild skips them)."""
         for store in (self.keys, self.values):
             for cache in store:
                 cache.masked_fill_(~self.valid[:, None, :, None], 0)
@@ -267,15 +266,11 @@ class StaticDecoder:
                 self._forward()
             torch.cuda.current_stream(self.device).wait_stream(stream)
             graph = torch.cuda.CUDAGraph()
-            # On this device's side stream: torch's default capture stream is one per process,
-            # made on whichever device captured first. Thread-local capture: in the default
-            # ("global") mode an allocation or synchronize by another device's engine thread
-            # during the capture invalidates it and fails that thread's call as a CUDA error.
-            # Begun and ended by hand: `torch.cuda.graph` first synchronizes the device and
-            # empties the allocator's cache, so a capture between two prefill chunks waited for
-            # the chunk queued before it, then left the card idle while it captured (RULER
-            # through the CLI: 45 such captures, 28 s of host time, most of it that wait), and
-            # the next chunk allocated its activations again.
+            # On this device's side stream (torch's default capture stream is one per process);
+            # thread-local, so another device's engine thread allocating meanwhile cannot
+            # invalidate it. Begun and ended by hand: `torch.cuda.graph` synchronizes the device
+            # and empties the allocator's cache first (a capture between prefill chunks waited
+            # for the chunk before it: RULER through the CLI lost 28 s to 45 such waits).
             with torch.cuda.stream(stream):
                 graph.capture_begin(capture_error_mode="thread_local")
                 try:
@@ -387,12 +382,9 @@ class StaticDecoder:
         return cos, sin, torch.cat([-sin[..., :half], sin[..., half:]], dim=-1)
 
     def _apply_rope(self, query: Any, key: Any, rope: tuple[Any, Any, Any]) -> tuple[Any, Any]:
-        """Return query and key rotated, as transformers' `apply_rotary_pos_emb` does.
-
-        Its rotate_half (slice, negate, concatenate) times sin equals rolling by half the head
-        and multiplying by sin with its first half negated; doing query and key together, that
-        is 5 kernels a layer instead of 10 (each a few microseconds in a 7B decode step).
-        """
+        """Return query and key rotated, as transformers' `apply_rotary_pos_emb` does (its
+        rotate_half times sin is a roll by half the head times sin with its first half negated:
+        5 kernels a layer for query and key together instead of 10)."""
         cos, sin, signed = rope
         if signed is None:
             return self.rope(query, key, cos, sin)

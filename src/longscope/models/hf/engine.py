@@ -414,8 +414,9 @@ class Engine:
                     break
                 if self._rows and not through:
                     # Its tokens reach the host after the chunk queued before it: from one
-                    # step's tokens to the next is how long the running rows wait.
-                    self._decode_once()
+                    # step's tokens to the next is how long the running rows wait. Its batch
+                    # changes when this prefill ends: no graph is captured for it.
+                    self._decode_once(capture=False)
                     self.stats["steps_in_prefill"] += 1
                     now = time.perf_counter()
                     waited = max(self.stats["longest_wait_s"], round(now - stepped, 3))
@@ -456,7 +457,7 @@ class Engine:
         self._tokens = torch.cat([self._tokens, first])
         release(torch)
 
-    def _decode_once(self) -> None:
+    def _decode_once(self, capture: bool = True) -> None:
         """Feed the chosen tokens and launch the next step before reading them, so the device
         never waits on the host's bookkeeping (stop strings, EOS); finish units that are done."""
         torch, _ = import_torch()
@@ -474,7 +475,7 @@ class Engine:
         # A row whose token now is its last by length needs no step after it.
         if any(not r.member.status and len(r.member.generated) + 1 < r.max_tokens for r in rows):
             try:
-                following = choose(torch, batch.step(tokens), [r.sampler for r in rows])
+                following = choose(torch, batch.step(tokens, capture), [r.sampler for r in rows])
             except torch.OutOfMemoryError:
                 self._out_of_memory(list({r.unit: None for r in rows}))
                 return

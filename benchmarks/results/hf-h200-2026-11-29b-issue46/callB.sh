@@ -1,0 +1,8 @@
+#!/bin/bash
+# Session 2026-11-29b call B (issue 46): RULER end to end with a batch's graph captured after 8 eager steps (a41fa7b), then the GPU tests.
+set -u; T0=$(date +%s); source .gpu/g46/setup2.sh
+timeout 300 python3 benchmarks/bench_ruler_gpu.py --out /root/ruler --samples 1 --lengths 4096,16384,65536,131072 2>&1 | grep -v -i "warn\|Loading\|Writing" | tee $OUT/ruler.txt | grep '"kind": "result"' | cut -c1-3000
+cp /root/ruler/result.json $OUT/ruler_result.json 2>/dev/null; rm -rf /root/ruler
+echo "ruler done $(( $(date +%s) - T0 )) s"
+timeout $(( 560 - ($(date +%s) - T0) )) python3 -m pytest -q -m gpu tests/gpu -p no:cacheprovider 2>&1 | tee $OUT/gputests.txt | tail -4
+echo "total $(( $(date +%s) - T0 )) s"
