@@ -8,7 +8,7 @@ simulated full grid draws every sample of every cell at that length's published 
 suite's task mix: RULER's 13 tasks x 500 samples, averaged as the mean of task means (one round =
 one sample of each task); LongBench Pro's 250 samples per length bucket (25 secondary tasks x 2
 languages x 5), a plain mean: built whole, `run --adaptive` sends each bucket's samples in a fixed
-pseudo-random order, one a round, by the empirical-Bernstein sequence, and so does this. Per-task
+pseudo-random order, one a round, by the betting sequence, and so does this. Per-task
 scores are not published, so every task is drawn at the length's score with right/wrong (0/1)
 outcomes: for scores in [0, 1] with a given mean this is the largest variance a round can have, so
 the tokens spent here are an upper bound for that mix (graded partial credit and tasks of unequal
@@ -35,7 +35,14 @@ from statistics import NormalDist
 
 import numpy as np
 
-from longscope.analysis.adaptive import Method, Rule, length_alphas, simulate
+from longscope.analysis.adaptive import (
+    METHODS,
+    SINGLE_SAMPLE_METHOD,
+    Method,
+    Rule,
+    length_alphas,
+    simulate,
+)
 from longscope.analysis.effective import RULER_THRESHOLD, effective_length
 from longscope.analysis.published import read_published
 from longscope.suites import suite_factory, suite_options
@@ -51,22 +58,24 @@ class Mix:
     rounds: int
     """Rounds in a full cell (samples per task and length)."""
     rule: Rule
-    method: Method | None = None
-    """The sequence the driver uses for this suite (None: the one asked on the command line)."""
+    method: Method
+    """The sequence the driver uses for this suite (`--method` replays another)."""
 
 
 def ruler_mix() -> Mix:
     """RULER's declared defaults: its tasks, averaged equally, and its samples per cell."""
     options = {p.name: p.default for p in suite_options("ruler")}
-    return Mix("ruler", len(options["tasks"]), int(options["samples"]), Rule("absolute"))
+    return Mix(
+        "ruler", len(options["tasks"]), int(options["samples"]), Rule("absolute"), "asymptotic"
+    )
 
 
 def longbench_pro_mix() -> Mix:
     """LongBench Pro: 1,500 samples = 25 secondary tasks x 2 languages x 6 buckets x 5, built
     whole: `run --adaptive` sees each bucket as one cell of 250 samples in a fixed pseudo-random
-    order (`run.prepared.CellSelection`), rounds of one sample, by the empirical-Bernstein
-    sequence (run/adaptive.py), and its score is the bucket's plain mean."""
-    return Mix("longbench-pro", 1, 250, Rule("relative", fraction=0.9), "bernstein")
+    order (`run.prepared.CellSelection`), rounds of one sample, by the betting sequence
+    (run/adaptive.py), and its score is the bucket's plain mean."""
+    return Mix("longbench-pro", 1, 250, Rule("relative", fraction=0.9), SINGLE_SAMPLE_METHOD)
 
 
 def curves(mix: Mix) -> list[tuple[str, dict[int, float]]]:
@@ -102,11 +111,12 @@ def replay(
     mix: Mix,
     confidence: float,
     rng: np.random.Generator,
-    method: Method = "asymptotic",
+    method: Method | None = None,
 ) -> Outcome:
-    """Return one simulated adaptive run against one simulated full grid of `curve`."""
+    """Return one simulated adaptive run against one simulated full grid of `curve` (by `method`,
+    else the suite's driver's)."""
     made = simulate(
-        curve, mix.per_round, mix.rounds, mix.rule, confidence, rng, mix.method or method
+        curve, mix.per_round, mix.rounds, mix.rule, confidence, rng, method or mix.method
     )
     lengths = sorted(curve)
     decision = made.decision
@@ -154,9 +164,10 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument(
         "--method",
-        choices=("asymptotic", "bernstein"),
-        default="asymptotic",
-        help="the confidence sequence (analysis.adaptive.confidence_path)",
+        choices=METHODS,
+        default=None,
+        help="the confidence sequence (analysis.adaptive.confidence_path); default: each "
+        "suite's, as run --adaptive chooses it",
     )
     parser.add_argument("--per-model", action="store_true", help="print every row's figures")
     args = parser.parse_args()
@@ -165,7 +176,7 @@ def main() -> None:
     started = time.process_time()
     print(f"# {platform.machine()}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}")
     print(
-        f"# {args.method} sequences at confidence {args.confidence}, {runs} simulated runs per row, seed {args.seed}; "
+        f"# {args.method or 'driver'} sequences at confidence {args.confidence}, {runs} simulated runs per row, seed {args.seed}; "
         f"RULER at {RULER_THRESHOLD}, LongBench Pro at 0.9 x its 8K score"
     )
     every: list[Outcome] = []
@@ -185,7 +196,7 @@ def main() -> None:
                     f"{effective_length(curve, _bar(curve, mix.rule)).label}"
                 )
         every += outcomes
-        method = mix.method or args.method
+        method = args.method or mix.method
         _line(
             f"{mix.suite} ({len(rows)} rows, {mix.per_round} x {mix.rounds} per length, {method})",
             outcomes,

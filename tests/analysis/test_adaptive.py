@@ -34,7 +34,7 @@ def test_sequence_covers_the_full_grids_mean_at_every_look(method: str) -> None:
     assert misses / runs <= alpha + 0.04
 
 
-@pytest.mark.parametrize("method", ["asymptotic", "bernstein"])
+@pytest.mark.parametrize("method", ["asymptotic", "bernstein", "betting"])
 def test_sequence_narrows_and_is_exact_at_census(method: str) -> None:
     values = np.random.default_rng(1).binomial(13, 0.9, size=100) / 13
     low, high = confidence_path(values, 0.05, 100, method)

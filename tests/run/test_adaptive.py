@@ -324,8 +324,8 @@ def test_adaptive_runs_a_suite_built_whole_by_length(tmp_path: Path) -> None:
     at_2k = [s for s in sent if "-2048-" in s]
     assert at_2k == sorted(at_2k, key=stable_hash)[: len(at_2k)]
     record = read_adaptive(made.run_dir)
-    # Rounds of one sample: the finite-sample (empirical-Bernstein) sequence, not the asymptotic.
-    assert record["effective"] == "1024" and record["method"] == "bernstein"
+    # Rounds of one sample: the finite-sample (betting) sequence, not the asymptotic.
+    assert record["effective"] == "1024" and record["method"] == "betting"
 
 
 BABILONG_ACCURACY = {"1k": 1.0, "2k": 0.3, "4k": 0.0}
@@ -568,15 +568,15 @@ def test_a_build_is_grouped_by_each_suites_grid_length() -> None:
 
 
 def test_plan_forecast_of_a_suite_built_whole_simulates_what_its_run_sends() -> None:
-    # LongCtx is built whole: its run sends one sample a round by the empirical-Bernstein
-    # sequence, and the forecast simulates the same; RULER's keeps rounds of its tasks.
+    # LongCtx is built whole: its run sends one sample a round by the betting sequence, and the
+    # forecast simulates the same; RULER's keeps rounds of its tasks.
     lengths = [1024, 2048, 4096]
     cells = tuple(PlanCell(n, 20, 20 * n, 20 * 128, 0) for n in lengths)
     tasks = (PlanTask("needle", 60, 0, 0, 0),)
     plan = Plan("run", cells, 0, 1, None, None, None, tasks=tasks)
     whole = forecast_plan(plan, "longctx", AdaptiveSpec(), runs=2).forecast
     by_cells = forecast_plan(plan, "ruler", AdaptiveSpec(), runs=2).forecast
-    assert whole.method == "bernstein" and by_cells.method == "asymptotic"
+    assert whole.method == "betting" and by_cells.method == "asymptotic"
 
 
 def test_the_same_run_without_adaptive_removes_the_record_it_outgrew(tmp_path: Path) -> None:

@@ -39,10 +39,19 @@ import numpy as np
 from longscope.analysis.effective import RULER_THRESHOLD, effective_length
 
 RuleKind = Literal["absolute", "relative"]
-Method = Literal["asymptotic", "bernstein"]
+Method = Literal["asymptotic", "bernstein", "betting"]
+METHODS: tuple[Method, ...] = ("asymptotic", "bernstein", "betting")
 DEFAULT_CONFIDENCE = 0.95
 LAMBDA_CAP = 0.75
 """The largest bet of the empirical-Bernstein sequence (Waudby-Smith & Ramdas suggest 1/2 or 3/4)."""
+BETTING_GRID = 1000
+"""The betting sequence is computed on candidate means spaced 1 / BETTING_GRID apart; each bound is
+the nearest candidate outside the exact one, so it is at most 0.1 points (0-100) wider."""
+BETTING_BLOCK = 32
+"""Draws per step of the betting sequence's computation (candidates excluded are dropped between)."""
+SINGLE_SAMPLE_METHOD: Method = "betting"
+"""The sequence for rounds of one sample (suites built whole, `run.adaptive`): valid at every size,
+and on LongBench Pro's published curves the cheapest valid one (benchmarks/bench_adaptive.py)."""
 PLANNED_FRACTION = 0.25
 """The asymptotic sequence is tightest near this share of a cell's rounds (its mixture's tuning)."""
 FIRST_ROUNDS = 4
@@ -128,10 +137,12 @@ def confidence_path(
     source): `method` "asymptotic" is the asymptotic sequence of Waudby-Smith, Arbour, Sinha,
     Kennedy & Ramdas (2024, Annals of Statistics, Theorem 2.2: Robbins' normal mixture with the
     running variance); "bernstein" the predictable plug-in empirical-Bernstein sequence of
-    Waudby-Smith & Ramdas (2023, JRSS-B, Theorem 2), valid at every sample size. Both are applied to
-    the martingale of sampling without replacement (Waudby-Smith & Ramdas 2020, NeurIPS: the
-    `i`-th draw's mean given the earlier ones is `(N mu - S_(i-1)) / (N - i + 1)`). Bounds are
-    intersected over time, and once the whole population is in they are its mean.
+    Waudby-Smith & Ramdas (2023, JRSS-B, Theorem 2), valid at every sample size; "betting" their
+    hedged-capital betting sequence (same paper, Section 4, Theorem 3; `_betting_path`), also valid
+    at every size and tighter. All are applied to the martingale of sampling without replacement
+    (Waudby-Smith & Ramdas 2020, NeurIPS: the `i`-th draw's mean given the earlier ones is
+    `(N mu - S_(i-1)) / (N - i + 1)`). Bounds are intersected over time, and once the whole
+    population is in they are its mean.
     """
     x = np.clip(np.asarray(values, dtype=float), 0.0, 1.0)
     t = x.size
@@ -139,8 +150,13 @@ def confidence_path(
         return np.zeros(0), np.zeros(0)
     if population is not None and t > population:
         raise ValueError(f"{t} values from a population of {population}")
-    if method not in ("asymptotic", "bernstein"):
+    if method not in METHODS:
         raise ValueError(f"unknown confidence-sequence method {method!r}")
+    if method == "betting":
+        low, high = _betting_path(x, alpha, population)
+        if population is not None and t == population:
+            low[-1] = high[-1] = float(np.sum(x)) / t
+        return low, high
     i = np.arange(1, t + 1, dtype=float)
     cum = np.cumsum(x)
     mu = (0.5 + cum) / (i + 1.0)
@@ -175,6 +191,129 @@ def confidence_path(
     if population is not None and t == population:
         low[-1] = high[-1] = cum[-1] / t
     return low, high
+
+
+def _plug_in_bets(x: np.ndarray, alpha: float, horizon: int | None = None) -> np.ndarray:
+    """Return the predictable plug-in bets (Waudby-Smith & Ramdas 2023, JRSS-B): each draw's from
+    the draws before it, with one pseudo-observation of mean 1/2 and variance 1/4.
+
+    `horizon` None: `sqrt(2 log(2/alpha) / (var i log(1 + i)))`, shrinking so the sequence is tight
+    at every size; else the bets of a test of `horizon` draws, `sqrt(2 log(2/alpha) / (var
+    horizon))` (their tuning for a known sample size, as in their betting confidence intervals)."""
+    i = np.arange(1, x.size + 1, dtype=float)
+    mu = (0.5 + np.cumsum(x)) / (i + 1.0)
+    var = (0.25 + np.cumsum((x - mu) ** 2)) / (i + 1.0)
+    var_prev = np.concatenate(([0.25], var[:-1]))
+    scale = i * np.log1p(i) if horizon is None else float(horizon)
+    return np.sqrt(2.0 * math.log(2.0 / alpha) / (var_prev * scale))
+
+
+def _betting_path(
+    x: np.ndarray, alpha: float, population: int | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Return the hedged-capital betting sequence's (low, high) after each prefix of `x`
+    (`_Betting`)."""
+    return _Betting(alpha, population).extend(x)
+
+
+class _Betting:
+    """The hedged-capital betting sequence, computed as draws come.
+
+    Waudby-Smith & Ramdas (2023, JRSS-B, Section 4, Theorem 3): for a candidate mean `m`, the
+    capitals `K+ = prod(1 + l+ (x_i - m_i))` and `K- = prod(1 - l- (x_i - m_i))` are nonnegative
+    martingales when `m` is the truth, so `max(K+, K-) / 2` passes `1 / alpha` with probability at
+    most `alpha` ever (Ville's inequality); the sequence is every `m` it has not passed. Sampling
+    without replacement (Waudby-Smith & Ramdas 2020, NeurIPS, Section 3), the bet is against the
+    mean of what is left, `m_i = (N m - S_(i-1)) / (N - i + 1)`, and a candidate whose `m_i` leaves
+    [0, 1] is impossible. The bets are the predictable plug-in ones (`_plug_in_bets`; tuned to the
+    population's size `N` when there is one: a cell's verdict is hardest near its census) truncated
+    at `LAMBDA_CAP / m_i` (`K+`) and `LAMBDA_CAP / (1 - m_i)` (`K-`), so `K+` falls and `K-` rises
+    in `m`: the sequence is an interval, its low end set by `K+`, its high end by `K-`. Any
+    predictable bets keep the guarantee; the tuning only moves where the sequence is tightest.
+
+    Computed on the candidates `j / BETTING_GRID`; each bound is the nearest candidate the sequence
+    excludes (valid, and at most one spacing wider than the exact bound). A candidate once excluded
+    stays excluded (the running intersection), so it is dropped from later steps. The bets are
+    predictable, so extending by more draws leaves the bounds already computed as they were.
+    """
+
+    def __init__(self, alpha: float, population: int | None) -> None:
+        self.alpha = alpha
+        self.population = population
+        self.x = np.zeros(0)
+        self.low = np.zeros(0)
+        self.high = np.zeros(0)
+        self.grid = np.linspace(0.0, 1.0, BETTING_GRID + 1)
+        self.lo, self.hi = 0, BETTING_GRID  # the candidates still in (indices into `grid`)
+        self.log_plus = np.zeros(BETTING_GRID + 1)
+        self.log_minus = np.zeros(BETTING_GRID + 1)
+
+    def extend(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Take the draws so far (`x` begins with every draw taken before); return (low, high)."""
+        done = self.x.size
+        t = x.size
+        if t <= done:
+            return self.low[:t], self.high[:t]
+        self.x = x = np.asarray(x, dtype=float)
+        lam = _plug_in_bets(x, self.alpha, self.population)
+        before = np.cumsum(x) - x
+        population, grid = self.population, self.grid
+        edge = math.log(2.0 / self.alpha)  # max(K+, K-) / 2 >= 1 / alpha
+        low = np.concatenate((self.low, np.zeros(t - done)))
+        high = np.concatenate((self.high, np.ones(t - done)))
+        floor = self.low[-1] if done else 0.0
+        ceiling = self.high[-1] if done else 1.0
+        lo, hi = self.lo, self.hi
+        for start in range(done, t, BETTING_BLOCK):
+            stop = min(t, start + BETTING_BLOCK)
+            if lo > hi:  # every candidate excluded: the sequence has missed; it stays where it was
+                low[start:], high[start:] = floor, ceiling
+                break
+            m = grid[lo : hi + 1]
+            n = m.size
+            if population is None:
+                mean_left = np.broadcast_to(m, (stop - start, n))
+                below = np.zeros(stop - start, dtype=int)
+                above = np.full(stop - start, n - 1)
+            else:
+                left = population - np.arange(start, stop, dtype=float)
+                mean_left = (population * m - before[start:stop, None]) / left[:, None]
+                # The impossible candidates: those below `S_(i-1) / N` (a bound that only rises)
+                # and above `(S_(i-1) + N - i + 1) / N` (one that only falls), as indices.
+                below = np.searchsorted(m, before[start:stop] / population, side="left")
+                above = np.searchsorted(m, (before[start:stop] + left) / population, "right") - 1
+            mean_left = np.clip(mean_left, 0.0, 1.0)
+            step = lam[start:stop, None]
+            with np.errstate(divide="ignore"):
+                bet_up = np.minimum(step, LAMBDA_CAP / mean_left)
+                bet_down = np.minimum(step, LAMBDA_CAP / (1.0 - mean_left))
+            gap = x[start:stop, None] - mean_left
+            plus = self.log_plus[lo : hi + 1] + np.cumsum(np.log1p(bet_up * gap), axis=0)
+            minus = self.log_minus[lo : hi + 1] + np.cumsum(np.log1p(-bet_down * gap), axis=0)
+            # Excluded from below (a lower set of candidates) and from above (an upper set).
+            out_low = plus >= edge
+            out_high = minus >= edge
+            first = np.where(out_low.all(axis=1), n, np.argmin(out_low, axis=1))
+            last = np.where(out_high.all(axis=1), -1, n - 1 - np.argmin(out_high[:, ::-1], axis=1))
+            first, last = np.maximum(first, below), np.minimum(last, above)
+            # The bounds: the nearest excluded candidate on each side (the exact bound lies between
+            # it and the first candidate kept).
+            low_idx = np.maximum.accumulate(lo + first - 1)
+            high_idx = np.minimum.accumulate(lo + last + 1)
+            low[start:stop] = np.maximum(
+                floor, np.where(low_idx >= 0, grid[np.maximum(low_idx, 0)], 0.0)
+            )
+            high[start:stop] = np.minimum(
+                ceiling,
+                np.where(high_idx <= BETTING_GRID, grid[np.minimum(high_idx, BETTING_GRID)], 1.0),
+            )
+            floor, ceiling = low[stop - 1], high[stop - 1]
+            self.log_plus[lo : hi + 1] = plus[-1]
+            self.log_minus[lo : hi + 1] = minus[-1]
+            lo, hi = int(low_idx[-1]) + 1, int(high_idx[-1]) - 1
+        self.lo, self.hi = lo, hi
+        self.low, self.high = low, high
+        return low, high
 
 
 def round_values(
@@ -410,8 +549,9 @@ def simulate(
         for n in lengths
     }
     truth = grid_effective({n: 100.0 * float(v.mean()) for n, v in draws.items()}, rule)
-    paths = {n: confidence_path(v, alphas[n], rounds, method) for n, v in draws.items()}
     means = {n: np.cumsum(v) / np.arange(1, rounds + 1) for n, v in draws.items()}
+    paths: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+    running: dict[int, _Betting] = {}  # betting sequences, extended rather than recomputed
     held = dict.fromkeys(lengths, 0)
     looks = 0
     while True:
@@ -421,6 +561,20 @@ def simulate(
             if k == 0:
                 bounds.append(Bounds(n, 0, rounds, None, 0.0, 100.0))
                 continue
+            if n not in paths or paths[n][0].size < k:
+                # A sequence's prefix is the sequence of the prefix (its bets are predictable):
+                # computed as far as needed, doubling, most cells are never sent whole.
+                reach = min(rounds, max(k, 2 * (paths[n][0].size if n in paths else 16)))
+                if method == "betting":
+                    low, high = running.setdefault(n, _Betting(alphas[n], rounds)).extend(
+                        draws[n][:reach]
+                    )
+                    if reach == rounds:  # the census: the cell's own mean, as confidence_path
+                        low, high = low.copy(), high.copy()
+                        low[-1] = high[-1] = float(np.mean(draws[n]))
+                    paths[n] = low, high
+                else:
+                    paths[n] = confidence_path(draws[n][:reach], alphas[n], rounds, method)
             low, high = paths[n]
             estimate = 100.0 * float(means[n][k - 1])
             bounds.append(Bounds(n, k, rounds, estimate, 100.0 * low[k - 1], 100.0 * high[k - 1]))
@@ -508,6 +662,8 @@ def forecast(
 
 __all__ = [
     "DEFAULT_CONFIDENCE",
+    "METHODS",
+    "SINGLE_SAMPLE_METHOD",
     "Bounds",
     "Decision",
     "Forecast",

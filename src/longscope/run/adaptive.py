@@ -24,6 +24,7 @@ from typing import Any
 
 from longscope.analysis.adaptive import (
     DEFAULT_CONFIDENCE,
+    SINGLE_SAMPLE_METHOD,
     Decision,
     Forecast,
     Method,
@@ -334,8 +335,8 @@ async def drive(
     if regrouped is not prepared:
         # Its rounds are single samples: the asymptotic sequence undercovers so few values per
         # round (93.6% of simulated runs gave the full grid's answer at 95%, rounds of one 0/1
-        # sample; benchmarks/bench_adaptive.py), the empirical-Bernstein one holds at every size.
-        spec = replace(spec, method="bernstein")
+        # sample; benchmarks/bench_adaptive.py), the betting one holds at every size.
+        spec = replace(spec, method=SINGLE_SAMPLE_METHOD)
     prepared = regrouped
     grid = _Grid(prepared)
     run_dir = Path(options.output or default_run_dir(suite, prepared.backend, prepared.run_id))
@@ -576,8 +577,8 @@ def forecast_plan(
     method = spec.method
     factory = suite_factory(suite) if isinstance(suite, str) else type(suite)
     if factory.cells is Suite.cells:
-        # Built whole: the run sends one sample a round, by the empirical-Bernstein sequence.
-        tasks, rounds, method = 1, min(c.requests for c in cells), "bernstein"
+        # Built whole: the run sends one sample a round, by the betting sequence.
+        tasks, rounds, method = 1, min(c.requests for c in cells), SINGLE_SAMPLE_METHOD
     lengths = [c.length for c in cells]
     curves, source = reference_curves(suite, lengths)
     if not curves:
