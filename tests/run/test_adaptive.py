@@ -439,7 +439,9 @@ def test_report_shows_the_decision_and_a_later_full_run_makes_the_record_stale(
     assert describe_record(timeless) == "\n".join(text.splitlines()[:-1])
     # HTML and Markdown reports carry the decision, its text as data (an edited record's names).
     hostile = "<script>alert(1)</script>"
-    record = {**reported.adaptive, "rates": {**reported.adaptive["rates"], "source": hostile}}
+    # Stated rates: whether this run's own latencies tell prefill from decode depends on the load.
+    rates = {"prefill_tps": 1000.0, "decode_tps": 10.0, "source": hostile}
+    record = {**reported.adaptive, "grid_eta_s": 60.0, "rates": rates}
     (made.run_dir / ADAPTIVE_NAME).write_text(json.dumps(record))
     written = api.write_reports(
         api.report([made.run_dir]), html=tmp_path / "r.html", markdown=tmp_path / "r.md"
