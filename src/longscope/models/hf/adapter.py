@@ -287,10 +287,23 @@ class HFBackend(Backend):
         already running where memory and the bytes a step reads allow. The members come back
         together (`on_result` is not called: the engine thread answers the whole job).
         """
-        await self._ensure_loaded()
+        model = await self._ensure_loaded()
         members = await asyncio.to_thread(lambda: [self._member(r) for r in requests])
-        job = self.engine.submit(members)
-        return await asyncio.wrap_future(job.future)
+        held = self.requested_context or _max_positions(model.config)
+        # As vLLM refuses prompt + max_tokens over max_model_len: never decoded past the context
+        # the backend declares (a request past it is the harness's sizing, not the model's answer).
+        over = {
+            i: Generation("", "context_overflow", prompt_tokens=len(m.ids), error=(
+                f"context_overflow: {len(m.ids)} prompt + {m.request.config.max_tokens} answer "
+                f"tokens exceed the context of {held} tokens"))
+            for i, m in enumerate(members)
+            if held and len(m.ids) + m.request.config.max_tokens > held
+        }  # fmt: skip
+        fitting = [m for i, m in enumerate(members) if i not in over]
+        made = iter(
+            await asyncio.wrap_future(self.engine.submit(fitting).future) if fitting else ()
+        )
+        return [over[i] if i in over else next(made) for i in range(len(members))]
 
     def _member(self, request: Request) -> Member:
         """Return the engine's member for `request`; with a thinking budget (models/thinking.py)
