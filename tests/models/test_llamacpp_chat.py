@@ -97,3 +97,30 @@ async def test_unknown_chat_format_is_a_usage_error() -> None:
     with pytest.raises(UsageError, match="unknown chat_format 'no-such-format'"):
         await backend.generate(_chat("hi"))
     await backend.aclose()
+
+
+async def test_a_ruler_chat_prompt_fits_its_length_with_the_gguf_templates_tokens(
+    smol: LlamaCppBackend,
+) -> None:
+    """The template's tokens the backend counts reach the suite through the prepared run, and a
+    RULER chat sample at L is what the engine reads: prompt + answer budget within L."""
+    from pathlib import Path
+
+    from longscope.run.prepared import PreparedRun, RunOptions
+    from longscope.suites import create_suite
+
+    fixtures = Path(__file__).parents[1] / "suites" / "ruler" / "fixtures"
+    suite = create_suite(
+        "ruler", {"tasks": "qa_1", "lengths": "2k", "squad": str(fixtures / "squad.json")}
+    )
+    prepared = await PreparedRun.create(suite, smol, RunOptions(quiet=True))
+    overhead = prepared.source.ctx.chat_overhead
+    assert overhead == (await smol.info()).chat_overhead and overhead is not None and overhead > 5
+    (cell,) = prepared.source.cells
+    sample = next(iter(prepared.source.samples(cell, 1)))
+    _, messages = suite.template.render(sample, "chat")
+    read = smol._chat_prompt(smol._load(), Request("s", 0, "chat", messages=messages)).tokens
+    # Within the one or two a tokenizer may merge where message and template meet.
+    assert abs(len(read) - sample.prompt_tokens) <= 2
+    assert len(read) + sample.max_tokens <= 2048
+    assert sample.prompt_tokens + sample.max_tokens <= 2048

@@ -129,3 +129,20 @@ def test_shards_of_a_grid_make_only_their_own_cells(qwen_tokenizer) -> None:
         assert all(shard.assignment[i] == index for i in ids)
         sent += ids
     assert len(sent) == len(set(sent)) == 6 * 2 * 2
+
+
+def test_a_chat_templates_counted_tokens_name_the_run_and_completion_runs_keep_theirs() -> None:
+    from dataclasses import replace
+
+    from longscope.models.base import ModelInfo
+    from longscope.run.prepared import run_identity
+
+    suite = create_suite("ruler", {"tasks": "qa_1", **DATA})
+    config = suite.default_config
+    chat = ModelInfo("m", 8192, "n_ctx", "chat", "t")
+    ids = {n: run_identity(suite, replace(chat, chat_overhead=n), config) for n in (None, 20, 30)}
+    # Chat prompts are sized around the template: another count is another run, not a resume.
+    assert len(set(ids.values())) == 3
+    completion = replace(chat, prompt_mode="completion")
+    same = {run_identity(suite, replace(completion, chat_overhead=n), config) for n in (None, 0, 7)}
+    assert len(same) == 1

@@ -61,7 +61,8 @@ def resolve_config(suite: Suite, info: ModelInfo, options: RunOptions) -> Genera
 
 
 def run_identity(suite: Suite, info: ModelInfo, config: GenerationConfig) -> str:
-    """Hash of what changes outputs: suite, its params and version, model, prompt mode, settings.
+    """Hash of what changes outputs: suite, its params and version, model, prompt mode, settings
+    (and a chat template's counted tokens, which size chat prompts).
 
     Transport (URL, concurrency, timeouts, keys) is never part of it, nor are repeats or limit:
     asking for more repeats or a larger limit extends the same run.
@@ -77,6 +78,10 @@ def run_identity(suite: Suite, info: ModelInfo, config: GenerationConfig) -> str
     }
     if config.thinking_budget is not None:  # not in the config's repr (see GenerationConfig)
         identity["thinking_budget"] = config.thinking_budget
+    if info.prompt_mode == "chat" and info.chat_overhead is not None:
+        # Chat prompts are sized around the template's tokens: a resumed run sized with another
+        # count would mix haystacks. Completion runs (and chat on a server) keep their identity.
+        identity["chat_overhead"] = info.chat_overhead
     return stable_hash(identity)
 
 

@@ -27,7 +27,7 @@ from longscope.models.thinking import (
     opened_by,
     thinking_format,
 )
-from longscope.types import Generation, PromptMode, Request
+from longscope.types import Generation, Message, PromptMode, Request
 
 if TYPE_CHECKING:
     from longscope.models.hf.devices import DeviceSet
@@ -239,6 +239,7 @@ class HFBackend(Backend):
             context_source=source if length else "unknown",
             prompt_mode=self.prompt_mode,
             tokenizer=self.model_name,
+            chat_overhead=await asyncio.to_thread(self.chat_overhead),
             details={
                 "dtype": str(model.dtype),
                 "attention": config._attn_implementation,
@@ -249,6 +250,20 @@ class HFBackend(Backend):
                 "free_gib": round(self.free_bytes() / GIB, 2),
             },
         )
+
+    def chat_overhead(self) -> int:
+        """Return the tokens the chat template adds around one user message (0 in completion mode).
+
+        Counted from the tokenizer's template: a probe message as `encode_request` sends it minus
+        the probe's own tokens, so chat prompts are sized exactly rather than with a margin.
+        """
+        if self.prompt_mode != "chat":
+            return 0
+        if self._tok is None:
+            self._load()
+        probe = "Read the text and answer."
+        sent = self.encode_request(Request("probe", 0, "chat", messages=(Message("user", probe),)))
+        return len(sent) - len(self._tok.encode(probe, add_special_tokens=False))
 
     def tokenizer(self) -> HFTokenizerAdapter:
         self._load()

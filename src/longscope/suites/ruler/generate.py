@@ -187,13 +187,16 @@ class Cell:
             + spec.answer_prefix
         )
         self.prefix10 = spec.answer_prefix[:10]
+        self.frame = env.frame
 
     def make(self, n: int) -> Prompt:
         """RULER's `generate_input_output` for a haystack of `n`."""
         raise NotImplementedError
 
     def tokens(self, prompt: Prompt) -> int:
-        return self.count(prompt)
+        # RULER counts the model template around the task; a chat model's template is applied
+        # by the backend, so its tokens are added here (`Env.frame`).
+        return self.count(prompt) + self.frame
 
     def estimate_upper(self) -> tuple[int, int]:
         """RULER's estimate: (lower, upper) bounds of the binary search."""
@@ -446,10 +449,10 @@ class VariableTracking(Cell):
     def cells(self, count: int) -> Iterator[tuple[Prompt, int]]:
         # RULER first writes a one-shot example: the same generator at 500 tokens, 3-letter names.
         self.icl, self.incremental, length = True, 5, self.length
-        self.length = 500
+        self.length, frame, self.frame = 500, self.frame, 0  # the example has no model template
         size = self.search()
         example, _ = self.sample(size)
-        self.icl, self.length = False, length
+        self.icl, self.length, self.frame = False, length, frame
         self.example = example.text() + " " + " ".join(example.answers) + "\n"
         self.example_tokens = self.count.text(self.example)
         self.incremental = 5 if length < 4096 else 10
@@ -680,6 +683,9 @@ class Env:
     essays: Essays | None = None
     qa: dict[str, QASet] = field(default_factory=dict)
     extra_words: tuple[str, ...] = ()
+    frame: int = 0
+    """Tokens a chat model's template adds around the text (chat mode): counted in every prompt's
+    length as RULER counts its model template's, so that prompt + output fit `max_seq_length`."""
 
 
 @dataclass(frozen=True)
@@ -692,7 +698,8 @@ class Written:
     answer_prefix: str
     outputs: tuple[str, ...]
     length: int
-    """RULER's `length`: the prompt's tokens (answer prefix included) + tokens to generate."""
+    """RULER's `length`: the prompt's tokens (answer prefix and `Env.frame` included) + tokens to
+    generate."""
     meta: dict[str, Any]
 
     @property
@@ -716,7 +723,7 @@ def ruler_cell(
             # The first sample is counted whole too: its pieces' sum must be RULER's count.
             if first is not None and not whole:
                 prompt, total = first
-                if counter.text(prompt.text()) + cell.ttg != total:
+                if counter.text(prompt.text()) + cell.frame + cell.ttg != total:
                     raise _NotAdditive
         except _NotAdditive:
             if whole:

@@ -58,6 +58,7 @@ from longscope.suites.ruler.tasks import (
     Task,
 )
 from longscope.summary import Summary
+from longscope.text.tokenizers import Tokenizer
 from longscope.types import (
     Generation,
     GenerationConfig,
@@ -86,6 +87,16 @@ class RulerTemplate(PromptTemplate):
         if mode == "completion":
             return body + sample.meta.get("answer_prefix", ""), ()
         return "", (Message("user", body),)
+
+
+def _unsent(tokenizer: Tokenizer, written: generate.Written) -> int:
+    """Return the tokens RULER counted for the answer prefix, which a chat model is not sent."""
+    if written.meta.get("counted") == "whole":  # the pieces' counts do not add up: count all
+        return len(tokenizer.encode(written.input + written.answer_prefix)) - len(
+            tokenizer.encode(written.input)
+        )
+    tail = written.question
+    return len(tokenizer.encode(tail + written.answer_prefix)) - len(tokenizer.encode(tail))
 
 
 def _length(text: str) -> int:
@@ -381,12 +392,16 @@ class RulerSuite(Suite):
     def ruler_env(self, ctx: BuildContext) -> generate.Env:
         """Return what RULER's generators read (`fill=ruler`); chat models get the base prompt."""
         loaded = self._load()
+        chat = ctx.prompt_mode == "chat"
         return generate.Env(
             self.seed,
-            model_template=self.model_template if ctx.prompt_mode == "completion" else "base",
+            model_template="base" if chat else self.model_template,
             essays=loaded.get("essays"),
             qa=loaded["qa"],
             extra_words=loaded["words"],
+            # RULER counts its model template in the length; a chat model's own template is the
+            # backend's, counted when it knows it (a server's is unknown: nothing counted).
+            frame=(ctx.chat_overhead or 0) if chat else 0,
         )
 
     def cells(self, ctx: BuildContext) -> list[BuildCell]:
@@ -443,9 +458,11 @@ class RulerSuite(Suite):
         max_tokens = ctx.max_tokens_override or ttg
         written = generate.ruler_cell(task, env, ctx.tokenizer, length, count)
         for index, w in enumerate(written):
-            # RULER counts the text alone (answer prefix included); the model also gets BOS or
-            # its chat template's tokens.
-            achieved = w.length - ttg + overhead
+            # RULER counts the text (answer prefix included) and its model template, here a chat
+            # template's tokens (`frame`); the model also gets what it did not count (BOS).
+            achieved = w.length - ttg + overhead - env.frame
+            if ctx.prompt_mode == "chat" and w.answer_prefix:
+                achieved -= _unsent(ctx.tokenizer, w)
             meta = {
                 **w.meta,
                 "head": w.head,
