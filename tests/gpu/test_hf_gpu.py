@@ -417,9 +417,12 @@ def test_out_of_memory_is_recorded_and_the_backend_goes_on(tiny: tuple) -> None:
 
     tok = tiny_tokenizer()
     # Wide MLP: a 32K-token prefill chunk needs gigabytes of activations.
+    # 128K positions: the 48,000-token prompt must fit the context it declares (past it, it is
+    # refused as context_overflow before any memory is asked for).
     model = tiny_qwen2(
-        vocab_size=len(tok), hidden=512, heads=8, kv_heads=2, intermediate=16384, device="cuda"
-    )
+        vocab_size=len(tok), hidden=512, heads=8, kv_heads=2, intermediate=16384, device="cuda",
+        max_positions=1 << 17,
+    )  # fmt: skip
     backend = HFBackend("wide", model=model, tokenizer=tok, prefill_chunk=1 << 16, vram_gib=1000)
     long_prompt = "alpha beta gamma delta " * 8000
     big = Request("big", 0, "completion", prompt=long_prompt, config=GenerationConfig(max_tokens=4))
