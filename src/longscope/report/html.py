@@ -434,8 +434,8 @@ details{border:1px solid #ddd;margin:.2rem 0;padding:.2rem .5rem} pre{white-spac
 </table>
 {% endfor %}
 {% for note in run.section.notes %}<p>{{ note }}</p>{% endfor %}
-{% if run.adaptive %}<h3>Adaptive decision</h3><pre>{{ run.adaptive }}</pre>{% endif %}
-{% if run.section.status_cells %}<h3>Statuses per length</h3>
+{% if run.adaptive %}<h3>Adaptive decision</h3><pre>{{ run.adaptive }}</pre>
+{% endif %}{% if run.section.status_cells %}<h3>Statuses per length</h3>
 <table><tr><th>length</th><th>statuses</th></tr>{% for length, counts in run.section.status_cells.items() %}<tr><td>{{ length }}</td><td>{% for status, n in counts.items() %}<span class="status-{{ status }}">{{ status }} {{ n }}</span> {% endfor %}</td></tr>{% endfor %}</table>{% endif %}
 <h3>Samples</h3>
 {% for item in run.samples %}
