@@ -96,8 +96,8 @@ def fit_chat(
         # The official middle cut at `k` counted tokens: the first k/2 and the last k - k/2.
         return counter.decode(ids[: k // 2] + ids[len(ids) - (k - k // 2) :]) if k > 0 else ""
 
-    # The largest cut that fits, bracketed: shrink in proportion to the model's tokens per
-    # counted token (by a 64th at least) until one fits, then close in by interpolation.
+    # The largest cut that fits (to a few tokens), bracketed: shrink in proportion to the model's
+    # tokens per counted token (by a 64th at least) until one fits, then grow it towards the room.
     over = (tokens, model)
     while True:
         k = max(0, min(over[0] - max(1, over[0] // 64), over[0] * room // over[1]))
@@ -107,10 +107,12 @@ def fit_chat(
             under = (k, sent, candidate)
             break
         over = (k, sent)
+    slack = max(8, room // 4096)  # 0.025% of a long window, as little as the counts cost
     for _ in range(MAX_FIT_PROBES):
-        if over[0] - under[0] <= 1:
+        if over[0] - under[0] <= 1 or room - under[1] <= slack:
             break
-        step = (room - under[1]) * (over[0] - under[0]) // max(1, over[1] - under[1])
+        # The tokens left, at the cut's own model tokens per counted token.
+        step = (room - under[1]) * under[0] // max(1, under[1])
         k = min(over[0] - 1, max(under[0] + 1, under[0] + step))
         candidate = cut(k)
         sent = count(candidate)
