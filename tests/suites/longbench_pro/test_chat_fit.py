@@ -10,6 +10,8 @@ the model's is cut further.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -102,3 +104,32 @@ def test_a_chat_template_nobody_counted_keeps_the_official_cut() -> None:
     tokenizer = QwenTokenizer()
     samples = _build(tokenizer, "nonthinking", 1024 + 200, "chat", None, truncate_with="model")
     assert {s.prompt_tokens for s in samples} == {200}
+
+
+@pytest.mark.slow
+@pytest.mark.model
+def test_the_embedded_chat_model_answers_every_cut_prompt_in_full(tmp_path: Path) -> None:
+    """gemma3-270m in chat mode (its template: 9 tokens) with 256 tokens of context and 16 to
+    answer: the fixture's prompts are 244-259 tokens as sent, so the official cut (240 Qwen tokens)
+    leaves two past the window (llama.cpp refused them, context_overflow) and the others' answers
+    cut short. Cut to fit, each is answered in full and its counted length is llama.cpp's."""
+    from longscope.run.scoring import read_run
+
+    command = [
+        sys.executable, "-m", "longscope.cli", "run", "longbench-pro",
+        "--model", "llamacpp/gemma3-270m", "-M", "prompt_mode=chat", "-M", "chat_format=gemma",
+        "-M", "context_length=256", "-S", f"data={DATA}", "-S", "language=en",
+        "-S", "task=T3,T8", "--limit", "4", "--repeats", "1", "--max-tokens", "16",
+        "--temperature", "0", "-o", str(tmp_path), "-q",
+    ]  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr[-2000:]
+    run = read_run(tmp_path)
+    assert run.header["model_info"]["context_length"] == 256
+    assert len(run.rows) == 4
+    for row in run.rows:
+        generation, sample = row.generation, row.sample
+        assert generation.status == "length", sample["id"]  # answered, to its 16 tokens
+        assert generation.completion_tokens == 16, sample["id"]
+        assert sample["meta"]["cut_to_fit"], sample["id"]
+        assert generation.prompt_tokens == sample["prompt_tokens"] <= 256 - 16, sample["id"]
