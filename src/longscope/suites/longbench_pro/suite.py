@@ -54,6 +54,75 @@ FILTERS = {
 """`-S` option -> the dataset filter it sets (loader.select)."""
 
 
+MAX_FIT_PROBES = 6
+"""Counts that close in on the largest cut fitting a chat prompt (each encodes the prompt whole)."""
+
+
+def fit_chat(
+    prompt: str,
+    text: str,
+    tokens: int,
+    window: int,
+    frame: int,
+    counter: Tokenizer,
+    ctx: BuildContext,
+) -> tuple[str, bool, int]:
+    """Cut `text` (the official truncation of `prompt`, `tokens` long in `counter`) further, keeping
+    head and tail as the official rule does, until the message and its chat template's `frame`
+    tokens fit `window` in the model's tokenizer; return (text, cut further, tokens sent with the
+    template, 0 when not counted).
+
+    The official runs count Qwen2.5's tokens and leave the template to a margin of their own
+    (120,000 of a 128K window); counting the model's tokens exactly, the prompt + template +
+    answer budget never pass the declared context.
+    """
+    room = window - frame
+
+    def count(text: str) -> int:
+        # The message as sent: a cut that took the separator still gets one before its question.
+        return len(ctx.tokenizer.encode(text if SEPARATOR in text else text + SEPARATOR))
+
+    # A token is at least one byte: a text of fewer bytes than the room fits, uncounted.
+    if len(text.encode("utf-8")) + len(SEPARATOR) <= room:
+        return text, False, tokens + frame if tokens > 0 and counter is ctx.tokenizer else 0
+    model = count(text)
+    if model <= room:
+        return text, False, model + frame
+    ids = counter.encode(prompt)
+    if tokens <= 0:  # the official rule left it whole
+        tokens = len(ids)
+
+    def cut(k: int) -> str:
+        # The official middle cut at `k` counted tokens: the first k/2 and the last k - k/2.
+        return counter.decode(ids[: k // 2] + ids[len(ids) - (k - k // 2) :]) if k > 0 else ""
+
+    # The largest cut that fits (to a few tokens), bracketed: shrink in proportion to the model's
+    # tokens per counted token (by a 64th at least) until one fits, then grow it towards the room.
+    over = (tokens, model)
+    while True:
+        k = max(0, min(over[0] - max(1, over[0] // 64), over[0] * room // over[1]))
+        candidate = cut(k)
+        sent = count(candidate)
+        if sent <= room or k == 0:
+            under = (k, sent, candidate)
+            break
+        over = (k, sent)
+    slack = max(8, room // 4096)  # 0.025% of a long window, as little as the counts cost
+    for _ in range(MAX_FIT_PROBES):
+        if over[0] - under[0] <= 1 or room - under[1] <= slack:
+            break
+        # The tokens left, at the cut's own model tokens per counted token.
+        step = (room - under[1]) * under[0] // max(1, under[1])
+        k = min(over[0] - 1, max(under[0] + 1, under[0] + step))
+        candidate = cut(k)
+        sent = count(candidate)
+        if sent <= room:
+            under = (k, sent, candidate)
+        else:
+            over = (k, sent)
+    return under[2], True, under[1] + frame
+
+
 def _modes(mode: str) -> list[str]:
     """Return the prompt modes `-S mode=` names (`both`: non-thinking, then thinking)."""
     return list(MODES) if mode == "both" else [mode]
@@ -290,6 +359,9 @@ class LongBenchProSuite(Suite):
 
     def build(self, ctx: BuildContext) -> list[Sample]:
         counter: Tokenizer = ctx.tokenizer if self.truncate_with == "model" else QwenTokenizer()
+        # A chat model's template tokens, when the backend counts them (a server's: unknown, and
+        # completion mode has none): the prompt is then sized so that it fits with them.
+        frame = ctx.chat_overhead if ctx.prompt_mode == "chat" else None
         samples = []
         # Rows sharing a document run back to back (both modes, all repeats): prefix caches work.
         by_document: dict[str, list[Row]] = defaultdict(list)
@@ -299,23 +371,40 @@ class LongBenchProSuite(Suite):
             for mode in self.modes:
                 question = row.question_thinking if mode == "thinking" else row.question_nonthinking
                 budget, thinking = self._budgets(mode, ctx)
-                limit = self.max_input_tokens or (
+                window = (
                     ctx.context_length - budget - (thinking or 0) if ctx.context_length else None
+                )
+                limit = self.max_input_tokens or (
+                    window - (frame or 0) if window is not None else None
                 )
                 prompt = row.context + SEPARATOR + question
                 context, truncated, tokens = row.context, False, -1
+                # Counted in the model's tokenizer only: Qwen2.5's count is not the model's.
+                sent, extra = 0, {}
                 if limit is not None:
                     text, tokens, truncated = middle_truncate(prompt, limit, counter)
+                    if counter is ctx.tokenizer and tokens > 0:
+                        sent = tokens
+                    if frame is not None and window is not None:
+                        text, cut, sent = fit_chat(
+                            prompt, text, tokens, window, frame, counter, ctx
+                        )
+                        if cut:  # past what the official rule cuts (docs/suites/longbench-pro.md)
+                            truncated, extra = True, {"cut_to_fit": True}
                     if truncated:
                         head, sep, tail = text.rpartition(SEPARATOR)
                         context, question = (head, tail) if sep else (text, "")
                 samples.append(
                     replace(
                         row_sample(
-                            row, mode, context=context, question=question, truncated=truncated
+                            row,
+                            mode,
+                            context=context,
+                            question=question,
+                            truncated=truncated,
+                            **extra,
                         ),
-                        # Counted in the model's tokenizer only: Qwen2.5's count is not the model's.
-                        prompt_tokens=tokens if tokens > 0 and counter is ctx.tokenizer else 0,
+                        prompt_tokens=sent,
                         max_tokens=budget,
                         thinking_budget=thinking,
                     )
