@@ -124,3 +124,20 @@ async def test_a_ruler_chat_prompt_fits_its_length_with_the_gguf_templates_token
     assert abs(len(read) - sample.prompt_tokens) <= 2
     assert len(read) + sample.max_tokens <= 2048
     assert sample.prompt_tokens + sample.max_tokens <= 2048
+
+
+async def test_a_request_past_n_ctx_is_context_overflow_not_a_crash(smol: LlamaCppBackend) -> None:
+    """Prompt + answer budget over n_ctx: `context_overflow` naming the numbers, as the hf backend
+    and vLLM refuse it (llama-cpp-python failed such a completion with a broadcast ValueError and
+    the run exited with a traceback); the same prompt with a budget that fits is answered."""
+    prompt = "alpha beta gamma delta " * 5
+    tokens = len(smol.tokenizer().encode(prompt))  # as llama.cpp reads it
+    room = 2048 - tokens
+    over = Request(
+        "s", 0, "completion", prompt=prompt, config=GenerationConfig(max_tokens=room + 1)
+    )
+    gen = await smol.generate(over)
+    assert gen.status == "context_overflow", gen
+    assert f"({tokens} prompt + {room + 1} answer) exceed context window of 2048" in gen.error
+    fits = Request("s", 0, "completion", prompt=prompt, config=GenerationConfig(max_tokens=4))
+    assert (await smol.generate(fits)).status in ("ok", "length")

@@ -326,8 +326,17 @@ class LlamaCppBackend(Backend):
                     prompt, shown = chat.tokens, chat.text
                     stop += [s for s in chat.stop if s and s not in stop]
                     criteria += list(chat.stopping_criteria or [])
+                tokens = prompt if isinstance(prompt, list) else _prompt_tokens(llama, prompt)
+                if (
+                    config.thinking_budget is None
+                    and len(tokens) + config.max_tokens > llama.n_ctx()
+                ):
+                    # llama-cpp-python fails past n_ctx with a broadcast error, not a length stop.
+                    raise ValueError(
+                        f"Requested tokens ({len(tokens)} prompt + {config.max_tokens} answer) "
+                        f"exceed context window of {llama.n_ctx()}"
+                    )
                 if config.thinking_budget is not None:
-                    tokens = prompt if isinstance(prompt, list) else _prompt_tokens(llama, prompt)
                     return self._think_then_answer(
                         llama, request, tokens, opened_by(shown, self.thinking), stop, criteria,
                         started, deadline,
