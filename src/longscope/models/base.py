@@ -41,6 +41,11 @@ OnResult = Callable[[int, Generation], None]
 """`on_result(index, generation)`: one member of a group answered (index into the group)."""
 
 
+CHAT_PROBE = "Read the text and answer."
+"""The user message a backend templates to count its `ModelInfo.chat_overhead` (its templated
+tokens minus its own)."""
+
+
 @dataclass(frozen=True)
 class ModelInfo:
     """What the harness must know about a model to build prompts that fit it."""

@@ -14,7 +14,13 @@ from typing import Any
 from longscope.catalogue import KNOWN_MODELS, resolve_model_path
 from longscope.cpu_check import check_library, engine_log
 from longscope.errors import UsageError
-from longscope.models.base import Backend, ModelInfo, available_host_bytes, split_reasoning
+from longscope.models.base import (
+    CHAT_PROBE,
+    Backend,
+    ModelInfo,
+    available_host_bytes,
+    split_reasoning,
+)
 from longscope.models.memory_plan import (
     GIB,
     HOST_CONTEXT_QUANTUM,
@@ -535,12 +541,10 @@ class LlamaCppBackend(Backend):
         if self.prompt_mode != "chat":
             return 0
         llama = self._load()
-        probe = "Read the text and answer."
+        probe = Request("probe", 0, "chat", messages=(Message("user", CHAT_PROBE),))
         with self._lock:
-            sent = self._chat_prompt(
-                llama, Request("probe", 0, "chat", messages=(Message("user", probe),))
-            ).tokens
-        return len(sent) - len(llama.tokenize(probe.encode("utf-8"), add_bos=False))
+            sent = self._chat_prompt(llama, probe).tokens
+        return len(sent) - len(llama.tokenize(CHAT_PROBE.encode("utf-8"), add_bos=False))
 
     async def aclose(self) -> None:
         # A generation abandoned at its deadline may still run in a worker thread: wait for it,

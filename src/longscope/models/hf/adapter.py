@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from longscope.errors import UsageError
-from longscope.models.base import Backend, ModelInfo, OnResult
+from longscope.models.base import CHAT_PROBE, Backend, ModelInfo, OnResult
 from longscope.models.hf.checks import check_tokenizer
 from longscope.models.hf.engine import Engine
 from longscope.models.hf.kernels import import_torch, register_attention
@@ -261,9 +261,9 @@ class HFBackend(Backend):
             return 0
         if self._tok is None:
             self._load()
-        probe = "Read the text and answer."
-        sent = self.encode_request(Request("probe", 0, "chat", messages=(Message("user", probe),)))
-        return len(sent) - len(self._tok.encode(probe, add_special_tokens=False))
+        probe = Request("probe", 0, "chat", messages=(Message("user", CHAT_PROBE),))
+        sent = self.encode_request(probe)
+        return len(sent) - len(self._tok.encode(CHAT_PROBE, add_special_tokens=False))
 
     def tokenizer(self) -> HFTokenizerAdapter:
         self._load()

@@ -89,12 +89,11 @@ class RulerTemplate(PromptTemplate):
         return "", (Message("user", body),)
 
 
-def _unsent(tokenizer: Tokenizer, written: generate.Written) -> int:
-    """Return the tokens RULER counted for the answer prefix, which a chat model is not sent."""
+def _unsent(tokenizer: Tokenizer, written: generate.Written, counted: int) -> int:
+    """Return the tokens RULER counted for the answer prefix, which a chat model is not sent
+    (`counted`: RULER's count of the input with it, template and answer budget taken off)."""
     if written.meta.get("counted") == "whole":  # the pieces' counts do not add up: count all
-        return len(tokenizer.encode(written.input + written.answer_prefix)) - len(
-            tokenizer.encode(written.input)
-        )
+        return counted - len(tokenizer.encode(written.input))
     tail = written.question
     return len(tokenizer.encode(tail + written.answer_prefix)) - len(tokenizer.encode(tail))
 
@@ -460,9 +459,10 @@ class RulerSuite(Suite):
         for index, w in enumerate(written):
             # RULER counts the text (answer prefix included) and its model template, here a chat
             # template's tokens (`frame`); the model also gets what it did not count (BOS).
-            achieved = w.length - ttg + overhead - env.frame
+            counted = w.length - ttg - env.frame
+            achieved = counted + overhead
             if ctx.prompt_mode == "chat" and w.answer_prefix:
-                achieved -= _unsent(ctx.tokenizer, w)
+                achieved -= _unsent(ctx.tokenizer, w, counted)
             meta = {
                 **w.meta,
                 "head": w.head,
