@@ -227,10 +227,7 @@ class HFBackend(Backend):
         model = await self._ensure_loaded()
         config = model.config
         trained = _max_positions(config)
-        if self.requested_context:
-            length, source = self.requested_context, "user"
-        else:
-            length, source = trained, "config"
+        length, source = self._held(config), "user" if self.requested_context else "config"
         digest = hashlib.sha256(config.to_json_string().encode()).hexdigest()[:12]
         assert self.engine.shape is not None
         return ModelInfo(
@@ -250,6 +247,10 @@ class HFBackend(Backend):
                 "free_gib": round(self.free_bytes() / GIB, 2),
             },
         )
+
+    def _held(self, config: Any) -> int:
+        """Return the context this backend declares: the one asked for, else the trained one."""
+        return self.requested_context or _max_positions(config)
 
     def chat_overhead(self) -> int:
         """Return the tokens the chat template adds around one user message (0 in completion mode).
@@ -289,7 +290,7 @@ class HFBackend(Backend):
         """
         model = await self._ensure_loaded()
         members = await asyncio.to_thread(lambda: [self._member(r) for r in requests])
-        held = self.requested_context or _max_positions(model.config)
+        held = self._held(model.config)
         # As vLLM refuses prompt + max_tokens over max_model_len: never decoded past the context
         # the backend declares (a request past it is the harness's sizing, not the model's answer).
         over = {
