@@ -472,8 +472,9 @@ def test_longctx_tier_runs_end_to_end_through_the_cli(tiny: tuple, tmp_path: Pat
 
 def test_requests_handed_over_together_join_before_a_step(tiny: tuple) -> None:
     """Short single requests (one prefill chunk each) queued together all join the running
-    batch before its first step (one batch change: one graph capture on CUDA, no step per join), and each answers as
-    it does alone. Before, each join took a step of its own and a capture of its own."""
+    batch before its first step (one batch change: one graph capture on CUDA, no step per join),
+    leave it parked (no capture per leave), and each answers as it does alone. Before, each join
+    took a step of its own and a capture of its own."""
     backend = _backend(tiny)
     groups = [
         [
@@ -492,9 +493,12 @@ def test_requests_handed_over_together_join_before_a_step(tiny: tuple) -> None:
     assert last["largest_batch"] == len(groups)
     # Every row stepped from the first step on: the longest answer's steps, no more.
     assert stats["steps"] - before["steps"] == max(a.completion_tokens for a in alone) - 1
+    # Rows leaving while nothing waits stay parked: no rebuild, and on CUDA no new capture, per
+    # leave (before: a capture per leave).
+    leaves = len({a.completion_tokens for a in alone}) - 1
+    assert (last["parks"], last["rebuilds"]) == (leaves, len(groups) - 1), last
     if last["path"] == "graph":
-        leaves = len({a.completion_tokens for a in alone}) - 1
-        assert last["captures"] <= 1 + leaves, last
+        assert last["captures"] == 1, last
     for one, many in zip(alone, together, strict=True):
         assert (many.text, many.completion_tokens) == (one.text, one.completion_tokens)
 
@@ -538,3 +542,66 @@ def test_a_step_between_prefill_chunks_is_not_captured(tiny: tuple) -> None:
             decoder.close()
     assert torch.equal(steps["between chunks"].argmax(-1), steps["captured"].argmax(-1))
     torch.testing.assert_close(steps["between chunks"], steps["captured"], rtol=0, atol=1e-3)
+
+
+@pytest.mark.parametrize("provoked", [False, True], ids=["unwarmed", "fallback"])
+def test_a_batch_captured_before_captures_again_without_a_warm_up(
+    tiny: tuple, provoked: bool
+) -> None:
+    """After a rebuild (a join) the batch captures again on its stream without the warm-up step;
+    where that capture fails (provoked: the step raises while it is being captured), it is
+    captured after a warm-up, as the first time. Either way the steps give the logits of a batch
+    stepping uncaptured."""
+    import torch
+    from transformers import DynamicCache
+
+    from longscope.models.hf import StaticDecoder
+    from longscope.models.memory_plan import decode_capacity
+
+    if device() != "cuda":
+        pytest.skip("CUDA graphs need CUDA")
+    backend = _backend(tiny)
+    model = tiny[0]
+    prompts = [backend.encode_request(r) for r in _requests()[1:]]
+
+    def decoder_of(ids: list[int]) -> StaticDecoder:
+        cache = DynamicCache(config=model.config)
+        with backend.prefill_context():
+            backend.prefill_ids(torch.tensor(ids, device="cuda"), cache, 64)
+        positions = torch.tensor([len(ids)], device="cuda")
+        capacity = decode_capacity(max(len(p) for p in prompts) + 16)
+        return StaticDecoder(
+            torch, model, cache, len(ids), capacity, None, positions, backend.engine.kernels
+        )
+
+    runs = {}
+    for name, capture in (("uncaptured", False), ("captured", True)):
+        with torch.inference_mode():
+            decoder = decoder_of(prompts[0])
+            tokens, logits = torch.tensor([5], device="cuda"), []
+            for _ in range(3):
+                logits.append(decoder.step(tokens, capture=capture)[0].float().clone())
+                tokens = logits[-1].argmax(-1, keepdim=True)
+            decoder.rebuild([0], decoder.capacity, joining=decoder_of(prompts[1]))
+            tokens = torch.cat([tokens, torch.tensor([7], device="cuda")])
+            real, raised = decoder._forward, []
+
+            def forward(real=real, raised=raised) -> object:  # type: ignore[no-untyped-def]
+                if provoked and not raised and torch.cuda.is_current_stream_capturing():
+                    raised.append(True)
+                    raise RuntimeError("provoked while capturing")
+                return real()
+
+            decoder._forward = forward
+            for _ in range(3):
+                out = decoder.step(tokens, capture=capture).float().clone()
+                logits.extend(out)
+                tokens = out.argmax(-1)
+            stats = decoder.stats()
+            if capture:
+                assert (stats["captures"], stats["unwarmed_failures"]) == (2, int(provoked))
+                assert raised == ([True] if provoked else [])
+            runs[name] = torch.stack(logits)
+            decoder.close()
+    assert torch.equal(runs["uncaptured"].argmax(-1), runs["captured"].argmax(-1))
+    torch.testing.assert_close(runs["uncaptured"], runs["captured"], rtol=0, atol=1e-3)

@@ -1,17 +1,15 @@
-"""The hf engine's decode: the static-cache step captured as a CUDA graph, the eager loop of
-forward calls, and per-request samplers.
+"""The hf engine's graph decode: the static-cache step captured as a CUDA graph.
 
 For Llama-family decoders (Llama, Mistral, Qwen2, Qwen3) the decode step is our own forward over a
 fixed-capacity KV cache with a slot per row, captured on CUDA as a CUDA graph (an eager step
 launches some 1,000 kernels from Python, which made decode CPU-bound: BENCHMARKS.md); rows of
 documents of different lengths decode together. Other models, and `cuda_graph=0`, decode with
-transformers' forward as the step (`eager_decode`).
+transformers' forward as the step (`eager.eager_decode`).
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 from typing import Any
 
 from longscope.models.hf.kernels import (
@@ -21,34 +19,7 @@ from longscope.models.hf.kernels import (
     rms_norm,
     triton_step_unsupported,
 )
-from longscope.models.hf.members import Member, force_next
 from longscope.models.memory_plan import DECODE_BLOCK
-from longscope.types import Request
-
-
-class Sampler:
-    """Greedy or temperature/top-p sampling with the request's own seeded generator."""
-
-    def __init__(self, torch: Any, request: Request, device: Any) -> None:
-        self.temperature = request.config.temperature
-        self.top_p = request.config.top_p
-        self.generator = None
-        if self.temperature > 0:
-            self.generator = torch.Generator(device=device)
-            self.generator.manual_seed(int(request.config.seed))
-
-    def pick(self, torch: Any, logits: Any) -> Any:
-        """Return the next token id (a 1-element tensor) for one row of logits."""
-        if self.generator is None:
-            return logits.argmax(dim=-1, keepdim=True)
-        probs = torch.softmax(logits.float() / self.temperature, dim=-1)
-        if self.top_p < 1.0:
-            sorted_probs, order = torch.sort(probs, descending=True)
-            keep = torch.cumsum(sorted_probs, dim=-1) - sorted_probs < self.top_p
-            sorted_probs = sorted_probs * keep
-            choice = torch.multinomial(sorted_probs, 1, generator=self.generator)
-            return order.gather(-1, choice)
-        return torch.multinomial(probs, 1, generator=self.generator)
 
 
 class StaticDecoder:
@@ -61,7 +32,8 @@ class StaticDecoder:
     Running a step twice with the same inputs gives the same state, which lets the warm-up before
     capture run the first step for real. Attention reads the whole capacity with the slots not
     yet written masked out. `rebuild` drops finished rows and adds a joining batch's rows (a new
-    graph is captured at the next step). Off CUDA the same step runs without a graph.
+    graph is captured at the next step); `park` keeps finished rows in place until then, so that
+    the graph stays valid. Off CUDA the same step runs without a graph.
     """
 
     def __init__(
@@ -106,6 +78,9 @@ class StaticDecoder:
             self.valid[:, :length] = True
         self.positions = positions.clone()
         self.slot = torch.full((batch,), length, dtype=torch.long, device=self.device)
+        self.live = torch.ones(batch, dtype=torch.long, device=self.device)
+        """1 for a row that decodes, 0 for a parked one (`park`): how far each slot moves a step."""
+        self.parked = 0
         self.tokens = torch.zeros(batch, dtype=torch.long, device=self.device)
         self.graph: Any = None
         self.logits: Any = None
@@ -115,6 +90,9 @@ class StaticDecoder:
         self.captures = 0
         self.rebuild_s = 0.0
         self.rebuilds = 0
+        self.parks = 0
+        self.unwarmed_failures = 0
+        self._stream: Any = None
         self.steps = 0
         self.largest = batch
         self.merged: list[Any] = []
@@ -159,9 +137,20 @@ class StaticDecoder:
         self.positions.add_(1)
         # A finished row keeps stepping with its batch until its unit ends: it must not write
         # past its own cache.
-        self.slot.add_(1).clamp_(max=self.capacity - 1)
+        self.slot.add_(self.live).clamp_(max=self.capacity - 1)
         self.steps += 1
         return logits
+
+    def park(self, rows: list[int]) -> None:
+        """Keep the finished `rows` in the batch, parked, so that the captured graph stays valid:
+        their slot goes back to 0 and stays there (a step reads one key of theirs, and their
+        tokens are ignored); the next `rebuild` drops them. A row leaving otherwise costs a
+        cache rebuild and a new capture (40-60 ms of an H200 idle) before the next step."""
+        index = self.torch.tensor(rows, dtype=self.torch.long, device=self.device)
+        self.live.index_fill_(0, index, 0)
+        self.slot.index_fill_(0, index, 0)
+        self.parked += len(rows)
+        self.parks += 1
 
     @property
     def rows(self) -> int:
@@ -228,6 +217,8 @@ class StaticDecoder:
         self.valid = valid
         self.positions = torch.cat(parts[0])
         self.slot = torch.cat(parts[1]).clamp_(max=capacity - 1)
+        self.live = torch.ones(rows, dtype=torch.long, device=self.device)
+        self.parked = 0
         self.tokens = torch.zeros(rows, dtype=torch.long, device=self.device)
         self.capacity = capacity
         self.block = DECODE_BLOCK if capacity > DECODE_BLOCK else capacity
@@ -245,6 +236,8 @@ class StaticDecoder:
         self.valid = self.valid[rows]
         self.positions = self.positions[rows].clone()
         self.slot = self.slot[rows].clone()
+        self.live = self.live[rows].clone()
+        self.parked = int((self.live == 0).sum())
         self.tokens = self.torch.zeros(kept, dtype=self.torch.long, device=self.device)
         self.graph = self.logits = None
         self._new_attention()
@@ -258,15 +251,35 @@ class StaticDecoder:
     def _capture(self) -> None:
         torch = self.torch
         started = time.perf_counter()
-        stream = torch.cuda.Stream(self.device)
+        if self._stream is None:
+            self._stream = torch.cuda.Stream(self.device)
+        stream = self._stream
         stream.wait_stream(torch.cuda.current_stream(self.device))
         try:
+            # A batch that captured on its stream before (cuBLAS handles and workspace, kernels
+            # compiled) captures again without the warm-up step (20 ms of host on an H200, the
+            # device idle), unless that fails (a kernel new to this shape), then as the first time.
+            graph = self._record(stream, warm=False) if self.captures else None
+            self.graph = graph or self._record(stream, warm=True)
+            self.captures += 1
+        except RuntimeError as exc:
+            # A model the capture cannot take still decodes right with the same step, eagerly.
+            torch.cuda.synchronize(self.device)
+            self.graph = self.logits = None
+            self.path, self.why = "static", f"capture failed: {str(exc)[:200]}"
+        self.capture_s += time.perf_counter() - started
+
+    def _record(self, stream: Any, warm: bool) -> Any:
+        """Capture the step on `stream` (after one step run for real when `warm`, as a first
+        capture requires); return the graph, or None where an unwarmed capture failed."""
+        torch = self.torch
+        if warm:
             with torch.cuda.stream(stream):
-                # Warm-up on a side stream (cuBLAS handles, workspaces), as capture requires.
                 self._forward()
             torch.cuda.current_stream(self.device).wait_stream(stream)
-            graph = torch.cuda.CUDAGraph()
-            # On this device's side stream (torch's default capture stream is one per process);
+        graph = torch.cuda.CUDAGraph()
+        try:
+            # On this batch's side stream (torch's default capture stream is one per process);
             # thread-local, so another device's engine thread allocating meanwhile cannot
             # invalidate it. Begun and ended by hand: `torch.cuda.graph` synchronizes the device
             # and empties the allocator's cache first (a capture between prefill chunks waited
@@ -277,14 +290,13 @@ class StaticDecoder:
                     self.logits = self._forward()
                 finally:
                     graph.capture_end()
-            self.graph = graph
-            self.captures += 1
-        except RuntimeError as exc:
-            # A model the capture cannot take still decodes right with the same step, eagerly.
+        except Exception:
+            if warm:
+                raise
             torch.cuda.synchronize(self.device)
-            self.graph = self.logits = None
-            self.path, self.why = "static", f"capture failed: {str(exc)[:200]}"
-        self.capture_s += time.perf_counter() - started
+            self.unwarmed_failures += 1
+            return None
+        return graph
 
     def _forward(self) -> Any:
         if self.kernels == "triton":
@@ -428,6 +440,8 @@ class StaticDecoder:
             "captures": self.captures,
             "rebuild_ms": round(self.rebuild_s * 1e3, 1),
             "rebuilds": self.rebuilds,
+            "parks": self.parks,
+            "unwarmed_failures": self.unwarmed_failures,
             "steps": self.steps,
             "capacity": self.capacity,
             "largest_batch": self.largest,
@@ -518,75 +532,3 @@ def fixed_copy(torch: Any, tensor: Any, capacity: int) -> Any:
     fixed[:, :, :length].copy_(tensor)
     fixed[:, :, length:].zero_()
     return fixed
-
-
-def choose(torch: Any, logits: Any, samplers: list[Sampler]) -> Any:
-    """Return one token per row; greedy rows in one argmax, sampled rows with their generators."""
-    if all(s.generator is None for s in samplers):
-        return logits.argmax(dim=-1)
-    rows = [s.pick(torch, logits[i]) for i, s in enumerate(samplers)]
-    return torch.cat(rows).view(-1)
-
-
-def eager_decode(
-    model: Any,
-    cache_kw: str,
-    batch: list[Member],
-    cache: Any,
-    logits: Any,
-    mask: Any,
-    positions: Any,
-    accept: Callable[[Member, int, float], None],
-) -> int:
-    """Decode with the eager loop of forward calls; return the number of forward calls."""
-    import torch
-
-    device = model.device
-    samplers = [Sampler(torch, m.request, device) for m in batch]
-    longest = max(m.request.config.max_tokens for m in batch)
-    on_gpu = device.type == "cuda"
-    tokens = choose(torch, logits, samplers)
-    calls = 0
-    for step in range(longest):
-        ready = None
-        if on_gpu:
-            # Pinned memory makes the copy asynchronous; the event says when it landed.
-            host = torch.empty(len(batch), dtype=tokens.dtype, pin_memory=True)
-            host.copy_(tokens, non_blocking=True)
-            ready = torch.cuda.Event()
-            ready.record()
-        else:
-            host = tokens
-        active = [m for m in batch if not m.status]
-        if step + 1 < longest and active:
-            # Launch the next step before reading this one's tokens: the GPU keeps working.
-            kwargs: dict[str, Any] = {}
-            if mask is not None:
-                mask = torch.cat([mask, mask.new_ones(len(batch), 1)], dim=1)
-                kwargs = {"attention_mask": mask, "position_ids": positions[:, None]}
-            out = model(
-                input_ids=tokens[:, None],
-                **{cache_kw: cache},
-                use_cache=True,
-                logits_to_keep=1,
-                **kwargs,
-            )
-            positions = positions + 1
-            calls += 1
-            next_tokens = choose(torch, out.logits[:, -1, :], samplers)
-        else:
-            next_tokens = None
-        if ready is not None:
-            ready.synchronize()
-        now = time.perf_counter()
-        for member, token in zip(batch, host.tolist(), strict=True):
-            if not member.status:
-                accept(member, token, now)
-        force_next(next_tokens, batch)
-        if all(m.status for m in batch) or next_tokens is None:
-            break
-        tokens = next_tokens
-    for member in batch:
-        if not member.status:
-            member.status = "length"
-    return calls

@@ -95,6 +95,8 @@ class Row:
     sampler: Any
     length: int
     """The unit's padded prompt length: the row's first decode slot."""
+    parked: bool = False
+    """Its unit is answered; the row stays in the batch, unread, until the next rebuild."""
 
     @property
     def max_tokens(self) -> int:
