@@ -605,3 +605,20 @@ def test_a_batch_captured_before_captures_again_without_a_warm_up(
             decoder.close()
     assert torch.equal(runs["uncaptured"].argmax(-1), runs["captured"].argmax(-1))
     torch.testing.assert_close(runs["uncaptured"], runs["captured"], rtol=0, atol=1e-3)
+
+
+def test_a_request_taking_a_parked_rows_place_decodes_in_the_captured_graph(tiny: tuple) -> None:
+    """A row leaves (parked) and a request sent then takes its place (`StaticDecoder.replace`):
+    the batch's captured graph goes on (one capture in all) and every answer is as alone."""
+    from tests.models.test_hf_park import late_join
+
+    alone, together, stats = late_join(_backend(tiny), 5)
+    for one, many in zip(alone, together, strict=True):
+        assert (many.text, many.completion_tokens, many.status) == (
+            one.text,
+            one.completion_tokens,
+            one.status,
+        )
+    assert (stats["parks"], stats["replaces"], stats["rebuilds"]) == (2, 1, 1), stats
+    if stats["path"] == "graph":
+        assert stats["captures"] == 1, stats

@@ -70,13 +70,14 @@ def test_rows_leaving_while_nothing_waits_are_parked_not_rebuilt(tiny: tuple) ->
     assert stats["steps"] == 13, stats  # one batch to the longest answer's last token
 
 
-def test_a_request_arriving_after_a_park_joins_with_the_parked_rows_dropped(tiny: tuple) -> None:
+def late_join(backend, late_budget: int) -> tuple[list, list, dict]:  # type: ignore[no-untyped-def]
+    """Run a 16-token and a 2-token request together and a third request (`late_budget` tokens)
+    sent from the engine thread when the second parks; return the three answers alone, the
+    three answers so, and the batch's stats."""
     from longscope.models.hf import StaticDecoder
 
-    backend = _backend(tiny)
-    first, second, late = _request(0, 16), _request(1, 2), _request(2, 5)
+    first, second, late = _request(0, 16), _request(1, 2), _request(2, late_budget)
     alone = [asyncio.run(backend.generate(r)) for r in (first, second, late)]
-    joined_rows: list[int] = []
     park = StaticDecoder.park
 
     async def run() -> list:
@@ -85,10 +86,10 @@ def test_a_request_arriving_after_a_park_joins_with_the_parked_rows_dropped(tiny
 
         def parked(decoder, rows):  # type: ignore[no-untyped-def]
             park(decoder, rows)
-            if arrived:
-                return
-            # Sent from the engine thread when the second row parks: it queues before the next step.
-            arrived.append(asyncio.run_coroutine_threadsafe(backend.generate_group([late]), loop))
+            if not arrived:  # queued before the next step
+                arrived.append(
+                    asyncio.run_coroutine_threadsafe(backend.generate_group([late]), loop)
+                )
 
         StaticDecoder.park = parked
         try:
@@ -100,16 +101,23 @@ def test_a_request_arriving_after_a_park_joins_with_the_parked_rows_dropped(tiny
             StaticDecoder.park = park
         return results
 
-    real_join = backend.engine._join
+    return alone, [many for [many] in asyncio.run(run())], dict(backend.engine.last_decode)
 
-    def join(unit):  # type: ignore[no-untyped-def]
-        real_join(unit)
-        joined_rows.append(len(backend.engine._rows))
 
-    backend.engine._join = join
-    results = asyncio.run(run())
-    for one, [many] in zip(alone, results, strict=True):
+@pytest.mark.parametrize(
+    ("late_budget", "replaces", "rebuilds"),
+    # 5 tokens fit the batch's capacity: the late row takes the parked one's place (the join
+    # of `second` is the one rebuild); 30 do not (the first's prompt + 16): a rebuild drops the
+    # parked row.
+    [(5, 1, 1), (30, 0, 2)],
+    ids=["into-the-parked-place", "rebuilt-without-it"],
+)
+def test_a_request_arriving_after_a_park_joins_the_running_batch(
+    tiny: tuple, late_budget: int, replaces: int, rebuilds: int
+) -> None:
+    backend = _backend(tiny)
+    alone, together, stats = late_join(backend, late_budget)
+    for one, many in zip(alone, together, strict=True):
         _same(one, many)
-    # The late request joined the first's row alone: the parked row was dropped at its rebuild.
-    assert joined_rows[-1] == 2, joined_rows
-    assert backend.engine.last_decode["parks"] == 2, backend.engine.last_decode
+    assert (stats["replaces"], stats["rebuilds"]) == (replaces, rebuilds), stats
+    assert stats["largest_batch"] == 2, stats

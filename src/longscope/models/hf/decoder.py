@@ -91,6 +91,7 @@ class StaticDecoder:
         self.rebuild_s = 0.0
         self.rebuilds = 0
         self.parks = 0
+        self.replaces = 0
         self.unwarmed_failures = 0
         self._stream: Any = None
         self.steps = 0
@@ -151,6 +152,29 @@ class StaticDecoder:
         self.slot.index_fill_(0, index, 0)
         self.parked += len(rows)
         self.parks += 1
+
+    def replace(self, rows: list[int], joining: StaticDecoder) -> None:
+        """Put `joining`'s rows in the places of parked `rows`, in place: every tensor the
+        captured graph reads stays where it is, so the graph stays valid (no rebuild, no capture;
+        a join otherwise copies every running row's cache and captures again). Slots past a
+        joining row's prompt keep the parked row's keys, unread: the step reads a row's slots up
+        to its own (the Triton step) or those marked valid (the torch step)."""
+        torch = self.torch
+        index = torch.tensor(rows, dtype=torch.long, device=self.device)
+        span = min(int(joining.slot.max()) + 1, joining.capacity, self.capacity)
+        for store, theirs in ((self.keys, joining.keys), (self.values, joining.values)):
+            for layer, cache in enumerate(store):
+                cache[index, :, :span] = theirs[layer][:, :, :span]
+                theirs[layer] = None
+        valid = self.valid.new_zeros((len(rows), self.capacity))
+        valid[:, :span] = joining.valid[:, :span]
+        self.valid[index] = valid
+        self.positions[index] = joining.positions
+        self.slot[index] = joining.slot
+        self.live[index] = 1
+        self.parked -= len(rows)
+        self.replaces += 1
+        joining.close()
 
     @property
     def rows(self) -> int:
@@ -441,6 +465,7 @@ class StaticDecoder:
             "rebuild_ms": round(self.rebuild_s * 1e3, 1),
             "rebuilds": self.rebuilds,
             "parks": self.parks,
+            "replaces": self.replaces,
             "unwarmed_failures": self.unwarmed_failures,
             "steps": self.steps,
             "capacity": self.capacity,

@@ -18,7 +18,7 @@ import time
 from collections.abc import Generator
 from typing import Any
 
-from longscope.models.base import available_host_bytes
+from longscope.models.hf.admission import Admission
 from longscope.models.hf.decoder import StaticDecoder, graph_unsupported
 from longscope.models.hf.eager import Sampler, choose, eager_decode
 from longscope.models.hf.kernels import KernelSwitches, decode_kernels, import_torch
@@ -30,25 +30,18 @@ from longscope.models.hf.members import (
     Unit,
     drain,
     force_next,
-    shared_prefix,
     skipped,
 )
 from longscope.models.hf.prefill import PhaseClock, prefill_steps, release
 from longscope.models.memory_plan import (
-    CHUNK_QUANTUM,
-    GIB,
     PREFILL_CHUNK_MAX,
-    MemoryPlan,
     ModelShape,
-    choose_chunk,
     decode_capacity,
     insufficient_vram,
-    join_pays,
-    plan_join,
 )
 
 
-class Engine:
+class Engine(Admission):
     """A continuous-batching scheduler over one model on one device.
 
     Jobs queue; the engine thread prefills each (one prefill per shared prefix) and decodes its
@@ -125,126 +118,6 @@ class Engine:
         # transformers renamed `past_key_values` to `cache` (5.2x warns about the old name).
         params = inspect.signature(model.forward).parameters
         self._cache_kw = "cache" if "cache" in params else "past_key_values"
-
-    # -- memory ------------------------------------------------------------------------------
-
-    def free_bytes(self) -> int:
-        """Return the device bytes free for a new request: what the device has free (torch's cache
-        counts as free), within what `vram_gib` leaves beside what longscope already holds."""
-        budget = int(self.vram_gib * GIB) if self.vram_gib is not None else None
-        if budget is not None and self.model is None:  # nothing loaded holds memory yet
-            return budget
-        torch, _ = import_torch()
-        device = self.model.device
-        if device.type != "cuda":
-            free = available_host_bytes()
-        else:
-            free, _total = torch.cuda.mem_get_info(device)
-            free += torch.cuda.memory_reserved(device) - torch.cuda.memory_allocated(device)
-        return int(free) if budget is None else max(0, min(int(free), budget - self.held_bytes()))
-
-    def held_bytes(self) -> int:
-        """Return the device bytes longscope holds now: on CUDA every live tensor (weights and the
-        running batch's caches), elsewhere the weights."""
-        if self.model is None:
-            return 0
-        torch, _ = import_torch()
-        device = self.model.device
-        if device.type == "cuda":
-            return int(torch.cuda.memory_allocated(device))
-        return sum(p.numel() * p.element_size() for p in self.model.parameters())
-
-    def plan(
-        self,
-        tokens: int,
-        sequences: int,
-        free: int,
-        prefix: int,
-        suffix: int,
-        running: tuple[int, int] = (0, 0),
-    ) -> tuple[int, MemoryPlan]:
-        """Return the prefill chunk and the memory plan for a batch (the chunk the option names,
-        else the largest multiple of 1024 up to `PREFILL_CHUNK_MAX` that fits), beside the
-        `running` (rows, capacity) of a batch decoding now."""
-        assert self.shape is not None
-        rows, capacity = running
-        if self.prefill_chunk:
-            plan = plan_join(
-                self.shape,
-                tokens,
-                sequences,
-                free,
-                rows=rows,
-                capacity=capacity,
-                chunk=self.prefill_chunk,
-                prefix=prefix,
-                suffix=suffix,
-                unrepeated=self._unrepeated(self.prefill_chunk),
-            )
-            return self.prefill_chunk, plan
-        return choose_chunk(
-            self.shape,
-            tokens,
-            sequences,
-            free,
-            prefix=prefix,
-            suffix=suffix,
-            unrepeated=self._unrepeated(CHUNK_QUANTUM),
-            rows=rows,
-            capacity=capacity,
-        )
-
-    def _unrepeated(self, chunk: int) -> bool:
-        """Return whether prefix chunks of `chunk` tokens attend to grouped KV heads unrepeated
-        (cuDNN's split path: CUDA, 16-bit, whole quanta), so the plan counts no repeated keys
-        but for a rest under one quantum (`chunk_bounds`)."""
-        model = self.model
-        return bool(
-            model is not None
-            and self.shape is not None
-            and chunk % CHUNK_QUANTUM == 0
-            and getattr(model.device, "type", "") == "cuda"
-            and self.shape.dtype_bytes == 2
-            and self.kernels.cudnn_split
-            and self.kernels.cudnn_gqa
-        )
-
-    def next_batch(
-        self, members: list[Member], pending: list[int], running: tuple[int, int] = (0, 0)
-    ) -> tuple[list[int], str]:
-        """Return the members to run next (or none, with the reason).
-
-        Alone: the largest prefix of `pending` whose plan fits. Beside `running` (rows, capacity
-        of the batch decoding now): the whole of `pending` up to `max_batch` rows in all, when
-        its join plan fits and joining pays (`join_pays`), else none (it waits; splitting it
-        would prefill its prefix twice).
-        """
-        assert self.shape is not None
-        free = self.free_bytes()
-        rows, capacity = running
-        take = pending[: self.max_batch - rows] if rows else pending[: self.max_batch]
-        if rows and len(take) < min(len(pending), self.max_batch):
-            return [], "the running batch has no rows free"
-        while take:
-            batch = [members[i] for i in take]
-            tokens = max(len(m.ids) + m.request.config.max_tokens for m in batch)
-            prefix = shared_prefix(batch)
-            suffix = max(len(m.ids) for m in batch) - prefix
-            self.last_chunk, plan = self.plan(tokens, len(batch), free, prefix, suffix, running)
-            self.last_plan, self.last_prefix = plan, prefix
-            if rows:
-                pays = join_pays(
-                    self.shape, rows=rows, capacity=capacity, tokens=tokens, sequences=len(take)
-                )
-                if plan.fits and pays:
-                    return take, ""
-                return [], plan.reason or "joining reads more than it saves"
-            if plan.fits:
-                return take, ""
-            if len(take) == 1:
-                return [], plan.reason
-            take = take[: len(take) // 2]
-        return [], "no request"
 
     # -- the queue ---------------------------------------------------------------------------
 
@@ -324,10 +197,12 @@ class Engine:
             return False
         if not why and self._rows and not self._changed:
             return False  # nothing freed or arrived since the last try
-        # Parked rows leave at the join's rebuild: the plan counts the live ones.
-        live = sum(not r.parked for r in self._rows)
-        running = (live, self._batch.capacity) if self._rows else (0, 0)
-        take, reason = self.next_batch(job.members, job.pending, running)
+        take, reason = self._into_parked(job) if self._rows and not why else ([], "")
+        if not take:
+            # Parked rows leave at the join's rebuild: the plan counts the live ones.
+            live = sum(not r.parked for r in self._rows)
+            running = (live, self._batch.capacity) if self._rows else (0, 0)
+            take, reason = self.next_batch(job.members, job.pending, running)
         if not take:
             if self._rows and self._compact():
                 return True  # the parked rows' memory is free now: try again
@@ -345,6 +220,21 @@ class Engine:
         else:
             self._join(unit)
         return True
+
+    def _into_parked(self, job: Job) -> tuple[list[int], str]:
+        """Return `job`'s pending members when they can take parked rows' places in the running
+        batch (`StaticDecoder.replace`), planned as a prefill alone (nothing is merged), else none."""
+        parked = sum(r.parked for r in self._rows)
+        if not parked or len(job.pending) > parked:
+            return [], ""
+        members = [job.members[i] for i in job.pending]
+        length = max(len(m.ids) for m in members)
+        if decode_capacity(length + max(m.request.config.max_tokens for m in members)) > (
+            self._batch.capacity
+        ):
+            return [], ""
+        take, reason = self.next_batch(job.members, job.pending)
+        return (take, reason) if take == job.pending else ([], "")
 
     def _static_unsupported(self) -> str:
         """Return why units decode with the eager loop ("" when the graph step runs them)."""
@@ -445,6 +335,18 @@ class Engine:
             clock.lap()  # the decode phase starts here (the fixed cache is filled)
             return
         self.stats["joined"] += 1
+        places = [i for i, r in enumerate(self._rows) if r.parked][: len(rows)]
+        if len(places) == len(rows) and capacity <= self._batch.capacity:
+            try:
+                self._batch.replace(places, decoder)
+            except torch.OutOfMemoryError:
+                decoder.close()
+                self._out_of_memory([*self._live_units(), unit])
+                return
+            for place, row in zip(places, rows, strict=True):
+                self._rows[place] = row
+            self._tokens[places] = first
+            return
         try:
             capacity = max(capacity, self._batch.capacity)
             keep = [i for i, r in enumerate(self._rows) if not r.parked]
@@ -505,15 +407,12 @@ class Engine:
                 row.unit.job.put(row.index, generation)
         if not keep:
             return
+        # The rows stay, parked: the captured graph goes on (a rebuild and a capture per leave
+        # left the device idle 40-60 ms each on an H200) and a request joining may take their
+        # places; a job whose plan needs their memory drops them first (`_admit`).
         leaving = [i for i, r in enumerate(rows) if r.unit in done]
         for index in leaving:
             rows[index].parked = True
-        if self._jobs:
-            # A job waits: its plan needs the memory (a join would rebuild the cache anyway).
-            self._compact()
-            return
-        # Nothing waits: the rows stay, parked, and the captured graph goes on (a rebuild and a
-        # capture per leave left the device idle 40-60 ms each on an H200).
         batch.park(leaving)
 
     def _live_units(self) -> list[Unit]:
