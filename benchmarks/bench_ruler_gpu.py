@@ -155,6 +155,9 @@ def run_cli(model_dir: Path, run_dir: Path, lengths: str, samples: int, tasks: s
     # a leave), and a batch's end (garbage collection, the allocator's cache emptied).
     phases.patch(hf.StaticDecoder, "_capture", "capture")
     phases.patch(hf.StaticDecoder, "rebuild", "rebuild")
+    # A leave parks its row; a join into a parked row's place replaces it (no rebuild, no capture).
+    phases.patch(hf.StaticDecoder, "park", "park")
+    phases.patch(hf.StaticDecoder, "replace", "replace")
     phases.patch(Engine, "_end_batch", "end_batch")
     phases.patch(HFBackend, "encode_request", "tokenize_request")
     phases.patch(hf.HFTokenizerAdapter, "encode", "tokenize_suite")
