@@ -10,12 +10,12 @@ import time
 import torch
 
 sys.path.insert(0, "benchmarks")
-import bench_hf  # noqa: E402
-from transformers import AutoModelForCausalLM  # noqa: E402
+from transformers import AutoModelForCausalLM
 
-from longscope.models import hf  # noqa: E402
-from longscope.models.hf import HFBackend  # noqa: E402
-from longscope.models.memory_plan import decode_capacity  # noqa: E402
+import bench_hf
+from longscope.models import hf
+from longscope.models.hf import HFBackend
+from longscope.models.memory_plan import decode_capacity
 
 out = open(sys.argv[1], "a")  # noqa: SIM115
 parts = set(sys.argv[2].split(",")) if len(sys.argv) > 2 else {"e1", "e2", "e3", "e4"}
@@ -38,8 +38,13 @@ rec(kind="ceilings", read_gbps=round(reading, 1))
 
 # E4: thin projections alone, 8 weight copies rotated (past the 50 MB L2), 16 calls a graph.
 if "e4" in parts:
-    shapes = {"qkv": (3584, 4608), "o": (3584, 3584), "gateup": (3584, 37888),
-              "down": (18944, 3584), "head": (3584, 152064)}
+    shapes = {
+        "qkv": (3584, 4608),
+        "o": (3584, 3584),
+        "gateup": (3584, 37888),
+        "down": (18944, 3584),
+        "head": (3584, 152064),
+    }
     for lib in ("cublas", "cublaslt"):
         torch.backends.cuda.preferred_blas_library(lib)
         for name, (k, n) in shapes.items():
@@ -61,16 +66,23 @@ if "e4" in parts:
                 for _ in range(20):
                     g.replay()
                 per = (t() - a) / 20 / 16
-                rec(kind="gemv", lib=lib, name=name, m=m, us=round(per * 1e6, 2),
+                rec(
+                    kind="gemv",
+                    lib=lib,
+                    name=name,
+                    m=m,
+                    us=round(per * 1e6, 2),
                     bound_us=round(n * k * 2 / reading / 1e3, 2),
-                    ratio=round(per / (n * k * 2 / reading / 1e9), 3))
+                    ratio=round(per / (n * k * 2 / reading / 1e9), 3),
+                )
             del ws
     torch.backends.cuda.preferred_blas_library("cublas")
     torch.cuda.empty_cache()
 
 model = bench_hf.build_model()
-backend = HFBackend("random-qwen2.5-7b", model=model, tokenizer=bench_hf.IdTokenizer(),
-                    prompt_mode="completion")
+backend = HFBackend(
+    "random-qwen2.5-7b", model=model, tokenizer=bench_hf.IdTokenizer(), prompt_mode="completion"
+)
 backend.engine.max_batch = 64
 for members in (1, 16):
     bench_hf.longscope_group(backend, bench_hf.prompt_ids(1024), members, 4)
@@ -78,14 +90,16 @@ for members in (1, 16):
 
 def decoder_at(n, batch):
     from transformers import DynamicCache
+
     ids = bench_hf.prompt_ids(n)
     with torch.inference_mode():
         cache = DynamicCache(config=model.config)
         with backend.prefill_context():
             backend.prefill_ids(torch.tensor(ids, device="cuda"), cache, 16384)
         positions = torch.tensor([n] * batch, device="cuda")
-        d = hf.StaticDecoder(torch, model, cache, n, decode_capacity(n + 64), None, positions,
-                             backend.engine.kernels)
+        d = hf.StaticDecoder(
+            torch, model, cache, n, decode_capacity(n + 64), None, positions, backend.engine.kernels
+        )
         del cache
     d.tokens.fill_(5)
     return d
@@ -124,16 +138,28 @@ if "e2" in parts or "e3" in parts:
                     d.graph.replay()
                     ref = d.logits.clone()
                     eager = d._forward().clone()
-                    rec(kind="capture", context=n, batch=batch, attempt=i, warm=warm,
-                        stream="new" if i == 0 else "kept", warm_ms=round(w * 1e3, 2),
-                        launch_ms=round(launch * 1e3, 2), end_ms=round(end * 1e3, 2),
-                        same=bool(torch.equal(ref, eager)))
+                    rec(
+                        kind="capture",
+                        context=n,
+                        batch=batch,
+                        attempt=i,
+                        warm=warm,
+                        stream="new" if i == 0 else "kept",
+                        warm_ms=round(w * 1e3, 2),
+                        launch_ms=round(launch * 1e3, 2),
+                        end_ms=round(end * 1e3, 2),
+                        same=bool(torch.equal(ref, eager)),
+                    )
                 a = time.perf_counter()
                 for _ in range(5):
                     d._forward()
                 torch.cuda.synchronize()
-                rec(kind="eager_step_host", context=n, batch=batch,
-                    ms=round((time.perf_counter() - a) / 5 * 1e3, 2))
+                rec(
+                    kind="eager_step_host",
+                    context=n,
+                    batch=batch,
+                    ms=round((time.perf_counter() - a) / 5 * 1e3, 2),
+                )
             if "e3" in parts:
                 for lib in ("cublas", "cublaslt", "cublas", "cublaslt"):
                     torch.backends.cuda.preferred_blas_library(lib)
@@ -144,8 +170,13 @@ if "e2" in parts or "e3" in parts:
                     a = t()
                     for _ in range(50):
                         d.graph.replay()
-                    rec(kind="replay", context=n, batch=batch, lib=lib,
-                        ms=round((t() - a) / 50 * 1e3, 3))
+                    rec(
+                        kind="replay",
+                        context=n,
+                        batch=batch,
+                        lib=lib,
+                        ms=round((t() - a) / 50 * 1e3, 3),
+                    )
                 torch.backends.cuda.preferred_blas_library("cublas")
             d.close()
             torch.cuda.empty_cache()
@@ -153,6 +184,7 @@ if "e2" in parts or "e3" in parts:
 # E1: load paths, the saved model read back twice each.
 if "e1" in parts:
     import tempfile
+
     folder = tempfile.mkdtemp(dir="/root")
     a = time.perf_counter()
     model.save_pretrained(folder)
@@ -163,14 +195,20 @@ if "e1" in parts:
     for way in ("cpu_then_to", "device_map", "cpu_then_to", "device_map"):
         a = t()
         if way == "device_map":
-            m = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.bfloat16,
-                                                     device_map=torch.device("cuda:0"))
+            m = AutoModelForCausalLM.from_pretrained(
+                folder, dtype=torch.bfloat16, device_map=torch.device("cuda:0")
+            )
         else:
             m = AutoModelForCausalLM.from_pretrained(folder, dtype=torch.bfloat16)
             m.to(torch.device("cuda"))
         s = t() - a
-        rec(kind="load", way=way, s=round(s, 2), device=str(m.device),
-            dtype=str(next(m.parameters()).dtype))
+        rec(
+            kind="load",
+            way=way,
+            s=round(s, 2),
+            device=str(m.device),
+            dtype=str(next(m.parameters()).dtype),
+        )
         del m
         gc.collect()
         torch.cuda.empty_cache()

@@ -477,7 +477,7 @@ class Engine(Admission):
 
     def _fail_running(self, exc: BaseException, job: Job | None) -> None:
         """Hand an unexpected error to every caller whose requests were running or starting."""
-        jobs = {r.unit.job: None for r in self._rows}
+        jobs = {r.unit.job: None for r in self._rows if not r.parked}
         if job is not None:
             jobs[job] = None
             job.pending = []
