@@ -610,9 +610,9 @@ def test_a_batch_captured_before_captures_again_without_a_warm_up(
 def test_a_request_taking_a_parked_rows_place_decodes_in_the_captured_graph(tiny: tuple) -> None:
     """A row leaves (parked) and a request sent then takes its place (`StaticDecoder.replace`):
     the batch's captured graph goes on (one capture in all) and every answer is as alone."""
-    from tests.models.test_hf_park import late_join
+    from tests.models.test_hf_park import _request, late_join
 
-    alone, together, stats = late_join(_backend(tiny), 5)
+    alone, together, stats = late_join(_backend(tiny), [_request(2, 5)])
     for one, many in zip(alone, together, strict=True):
         assert (many.text, many.completion_tokens, many.status) == (
             one.text,

@@ -70,14 +70,15 @@ def test_rows_leaving_while_nothing_waits_are_parked_not_rebuilt(tiny: tuple) ->
     assert stats["steps"] == 13, stats  # one batch to the longest answer's last token
 
 
-def late_join(backend, late_budget: int) -> tuple[list, list, dict]:  # type: ignore[no-untyped-def]
-    """Run a 16-token and a 2-token request together and a third request (`late_budget` tokens)
-    sent from the engine thread when the second parks; return the three answers alone, the
-    three answers so, and the batch's stats."""
+def late_join(backend, late: list[Request]) -> tuple[list, list, dict]:  # type: ignore[no-untyped-def]
+    """Run a 16-token and a 2-token request together and the group `late` sent from the engine
+    thread when the second parks; return every answer alone (the late group's as a group), every
+    answer so, and the batch's stats."""
     from longscope.models.hf import StaticDecoder
 
-    first, second, late = _request(0, 16), _request(1, 2), _request(2, late_budget)
-    alone = [asyncio.run(backend.generate(r)) for r in (first, second, late)]
+    first, second = _request(0, 16), _request(1, 2)
+    alone = [asyncio.run(backend.generate(r)) for r in (first, second)]
+    alone += asyncio.run(backend.generate_group(late))
     park = StaticDecoder.park
 
     async def run() -> list:
@@ -87,21 +88,19 @@ def late_join(backend, late_budget: int) -> tuple[list, list, dict]:  # type: ig
         def parked(decoder, rows):  # type: ignore[no-untyped-def]
             park(decoder, rows)
             if not arrived:  # queued before the next step
-                arrived.append(
-                    asyncio.run_coroutine_threadsafe(backend.generate_group([late]), loop)
-                )
+                arrived.append(asyncio.run_coroutine_threadsafe(backend.generate_group(late), loop))
 
         StaticDecoder.park = parked
         try:
             results = await _together(backend, [first, second])
             while not arrived:
                 await asyncio.sleep(0.01)
-            results.append(await asyncio.wrap_future(arrived[0]))
+            answers = [many for [many] in results] + await asyncio.wrap_future(arrived[0])
         finally:
             StaticDecoder.park = park
-        return results
+        return answers
 
-    return alone, [many for [many] in asyncio.run(run())], dict(backend.engine.last_decode)
+    return alone, asyncio.run(run()), dict(backend.engine.last_decode)
 
 
 @pytest.mark.parametrize(
@@ -116,8 +115,54 @@ def test_a_request_arriving_after_a_park_joins_the_running_batch(
     tiny: tuple, late_budget: int, replaces: int, rebuilds: int
 ) -> None:
     backend = _backend(tiny)
-    alone, together, stats = late_join(backend, late_budget)
+    alone, together, stats = late_join(backend, [_request(2, late_budget)])
     for one, many in zip(alone, together, strict=True):
         _same(one, many)
     assert (stats["replaces"], stats["rebuilds"]) == (replaces, rebuilds), stats
     assert stats["largest_batch"] == 2, stats
+
+
+def test_a_group_waiting_for_rows_leaves_the_parked_ones_in_place(tiny: tuple) -> None:
+    """With `max_batch=2`, a group of two arriving after a park waits for rows, not memory:
+    dropping the parked row would free none, so it stays parked (before, each such wait rebuilt
+    the cache and, on CUDA, captured again); the group runs once the batch ends."""
+    backend = _backend(tiny)
+    backend.engine.max_batch = 2
+    late = [_request(2, 4), Request(**{**_request(3, 3).__dict__, "sample_id": "s2", "repeat": 1})]
+    before = dict(backend.engine.stats)
+    alone, together, _ = late_join(backend, late)
+    for one, many in zip(alone, together, strict=True):
+        _same(one, many)
+    stats = backend.engine.stats
+    # The first batch: the second request's join (1 rebuild); the group's batch: none.
+    assert stats["rebuilds"] - before["rebuilds"] == 1, stats
+    assert stats["parks"] - before["parks"] == 1, stats  # the second request's row
+
+
+def test_parked_rows_dropped_for_memory_leave_no_view_of_their_cache(tiny: tuple) -> None:
+    """A group whose plan needs memory held by parked rows drops them with a copy: rows kept as a
+    view of the old cache (a slice, what a leave at the batch's end did) would keep it held."""
+    from longscope.models.hf import StaticDecoder
+
+    backend = _backend(tiny)
+    engine = backend.engine
+    real_free, real_rebuild = type(engine).free_bytes, StaticDecoder.rebuild
+    compactions: list[bool] = []
+
+    def free(self) -> int:  # type: ignore[no-untyped-def]
+        # The device is full while the batch holds a parked row: only dropping it lets a plan fit.
+        return 0 if any(r.parked for r in self._rows) else real_free(self)
+
+    def rebuild(self, keep, capacity, joining=None, copy=False):  # type: ignore[no-untyped-def]
+        real_rebuild(self, keep, capacity, joining, copy)
+        if joining is None:
+            compactions.append(all(k._base is None for k in self.keys))
+
+    type(engine).free_bytes, StaticDecoder.rebuild = free, rebuild
+    try:
+        alone, together, _ = late_join(backend, [_request(2, 30)])
+    finally:
+        type(engine).free_bytes, StaticDecoder.rebuild = real_free, real_rebuild
+    for one, many in zip(alone, together, strict=True):
+        _same(one, many)
+    assert compactions == [True], compactions

@@ -18,6 +18,10 @@ from longscope.models.memory_plan import (
     plan_join,
 )
 
+NO_ROWS_FREE = "the running batch has no rows free"
+JOIN_DOES_NOT_PAY = "joining reads more than it saves"
+"""Why a job waits beside a running batch, memory aside (dropping parked rows changes neither)."""
+
 
 class Admission:
     """What an engine admits: its memory (`free_bytes`, `held_bytes`), plans and next batch."""
@@ -128,7 +132,7 @@ class Admission:
         rows, capacity = running
         take = pending[: self.max_batch - rows] if rows else pending[: self.max_batch]
         if rows and len(take) < min(len(pending), self.max_batch):
-            return [], "the running batch has no rows free"
+            return [], NO_ROWS_FREE
         while take:
             batch = [members[i] for i in take]
             tokens = max(len(m.ids) + m.request.config.max_tokens for m in batch)
@@ -142,7 +146,7 @@ class Admission:
                 )
                 if plan.fits and pays:
                     return take, ""
-                return [], plan.reason or "joining reads more than it saves"
+                return [], plan.reason or JOIN_DOES_NOT_PAY
             if plan.fits:
                 return take, ""
             if len(take) == 1:

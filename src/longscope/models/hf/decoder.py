@@ -180,11 +180,17 @@ class StaticDecoder:
     def rows(self) -> int:
         return int(self.tokens.shape[0])
 
-    def rebuild(self, keep: list[int], capacity: int, joining: StaticDecoder | None = None) -> None:
+    def rebuild(
+        self,
+        keep: list[int],
+        capacity: int,
+        joining: StaticDecoder | None = None,
+        copy: bool = False,
+    ) -> None:
         """Keep rows `keep` (in that order), then `joining`'s rows, over `capacity` slots.
 
         Rows leaving from either end of the batch leave the others as a slice of the same cache
-        (no copy). Otherwise layer by layer, each old layer freed once copied, and only the
+        (no copy; `copy`: copied all the same, so that the rows left go free). Otherwise layer by layer, each old layer freed once copied, and only the
         slots each row has written (whole caches copied per join were terabytes for 64 rows of
         8K answers). Unwritten slots are zero for the torch step (NaN would poison the product
         even masked); the Triton step never reads them.
@@ -194,7 +200,7 @@ class StaticDecoder:
         kept = len(keep)
         first = keep[0] if keep else 0
         contiguous = kept and keep == list(range(first, first + kept))
-        if joining is None and contiguous and capacity <= self.capacity:
+        if joining is None and contiguous and capacity <= self.capacity and not copy:
             # The larger capacity stays: the step reads only what each row wrote.
             self._slice(first, kept)
             self.rebuilds += 1

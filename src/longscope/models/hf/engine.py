@@ -18,7 +18,7 @@ import time
 from collections.abc import Generator
 from typing import Any
 
-from longscope.models.hf.admission import Admission
+from longscope.models.hf.admission import JOIN_DOES_NOT_PAY, NO_ROWS_FREE, Admission
 from longscope.models.hf.decoder import StaticDecoder, graph_unsupported
 from longscope.models.hf.eager import Sampler, choose, eager_decode
 from longscope.models.hf.kernels import KernelSwitches, decode_kernels, import_torch
@@ -87,11 +87,14 @@ class Engine(Admission):
             "capture_ms": 0.0,
             "rebuilds": 0,
             "rebuild_ms": 0.0,
+            "parks": 0,
+            "replaces": 0,
         }
         """Units prefilled, units that joined a running batch, decode steps, rows over all
         steps, steps taken between another unit's prefill chunks and the longest a running
         batch waited between two steps then, the last unit's prefill seconds; graph captures
-        and cache rebuilds (joins, leaves) of the batches ended, with their host time."""
+        and cache rebuilds (joins, leaves) of the batches ended, with their host time, and their
+        parked units and joins into parked rows' places."""
         self.model: Any = None
         self.shape: ModelShape | None = None
         self.answers: Answers | None = None
@@ -204,7 +207,7 @@ class Engine(Admission):
             running = (live, self._batch.capacity) if self._rows else (0, 0)
             take, reason = self.next_batch(job.members, job.pending, running)
         if not take:
-            if self._rows and self._compact():
+            if self._rows and reason not in (NO_ROWS_FREE, JOIN_DOES_NOT_PAY) and self._compact():
                 return True  # the parked rows' memory is free now: try again
             if self._rows:
                 self._changed = False
@@ -428,7 +431,8 @@ class Engine(Admission):
         kept_rows = [self._rows[i] for i in keep]
         capacity = decode_capacity(max(r.length + r.max_tokens for r in kept_rows))
         try:
-            self._batch.rebuild(keep, capacity)
+            # Copied, not sliced: views would keep the parked rows' memory held.
+            self._batch.rebuild(keep, capacity, copy=True)
         except torch.OutOfMemoryError:
             self._out_of_memory(self._live_units())
             return True
@@ -442,7 +446,7 @@ class Engine(Admission):
         torch, _ = import_torch()
         batch = self._batch
         self.last_decode = batch.stats() if batch is not None else {}
-        for key in ("captures", "capture_ms", "rebuilds", "rebuild_ms"):
+        for key in ("captures", "capture_ms", "rebuilds", "rebuild_ms", "parks", "replaces"):
             self.stats[key] += self.last_decode.get(key, 0)
         if self._clock is not None:
             self.last_decode.update(prefill_s=self.stats["prefill_s"])
