@@ -416,6 +416,7 @@ class Engine(Admission):
         leaving = [i for i, r in enumerate(rows) if r.unit in done]
         for index in leaving:
             rows[index].parked = True
+            rows[index].sampler.generator = None  # greedy: an all-greedy batch picks in one argmax
         batch.park(leaving)
 
     def _live_units(self) -> list[Unit]:
