@@ -23,11 +23,15 @@ def tiny() -> tuple:
     return tiny_qwen2(vocab_size=len(tok), layers=1, hidden=32, heads=2, kv_heads=1), tok
 
 
-def _backend(tiny: tuple):  # type: ignore[no-untyped-def]
+def _backend(tiny: tuple, park_rows: str = "always"):  # type: ignore[no-untyped-def]
     from longscope.models.hf import HFBackend
 
     model, tok = tiny
-    return HFBackend("tiny", model=model, tokenizer=tok, device="cpu", prefill_chunk=512)
+    backend = HFBackend("tiny", model=model, tokenizer=tok, device="cpu", prefill_chunk=512)
+    # On the CPU the step is the torch one, which parks only while a group waits ("auto"):
+    # "always" runs the parking the Triton step does on CUDA.
+    backend.engine.kernels.park_rows = park_rows
+    return backend
 
 
 def _request(number: int, max_tokens: int) -> Request:
@@ -70,12 +74,26 @@ def test_rows_leaving_while_nothing_waits_are_parked_not_rebuilt(tiny: tuple) ->
     assert stats["steps"] == 13, stats  # one batch to the longest answer's last token
 
 
+def test_the_torch_step_parks_no_row_while_nothing_waits(tiny: tuple) -> None:
+    """`park_rows="auto"` with the torch step (it reads every row's whole cache, parked or not):
+    rows leaving while nothing waits are dropped by a rebuild, as before parking."""
+    backend = _backend(tiny, park_rows="auto")
+    requests = [_request(n, m) for n, m in enumerate((3, 7, 14))]
+    alone = [asyncio.run(backend.generate(r)) for r in requests]
+    together = asyncio.run(_together(backend, requests))
+    for one, [many] in zip(alone, together, strict=True):
+        _same(one, many)
+    stats = backend.engine.last_decode
+    assert (stats["kernels"], stats["rebuilds"], stats["parks"]) == ("torch", 4, 0), stats
+
+
 def late_join(backend, late: list[Request]) -> tuple[list, list, dict]:  # type: ignore[no-untyped-def]
     """Run a 16-token and a 2-token request together and the group `late` sent from the engine
     thread when the second parks; return every answer alone (the late group's as a group), every
     answer so, and the batch's stats."""
     from longscope.models.hf import StaticDecoder
 
+    backend.engine.kernels.park_rows = "always"  # what the Triton step does ("auto")
     first, second = _request(0, 16), _request(1, 2)
     alone = [asyncio.run(backend.generate(r)) for r in (first, second)]
     alone += asyncio.run(backend.generate_group(late))

@@ -190,9 +190,9 @@ class StaticDecoder:
         """Keep rows `keep` (in that order), then `joining`'s rows, over `capacity` slots.
 
         Rows leaving from either end of the batch leave the others as a slice of the same cache
-        (no copy; `copy`: copied all the same, so that the rows left go free). Otherwise layer by layer, each old layer freed once copied, and only the
-        slots each row has written (whole caches copied per join were terabytes for 64 rows of
-        8K answers). Unwritten slots are zero for the torch step (NaN would poison the product
+        (no copy; with `copy`, copied all the same, so that the rows left go free). Otherwise
+        layer by layer, each old layer freed once copied, and only the slots each row has
+        written (whole caches copied per join were terabytes for 64 rows of 8K answers). Unwritten slots are zero for the torch step (NaN would poison the product
         even masked); the Triton step never reads them.
         """
         torch = self.torch
@@ -290,7 +290,9 @@ class StaticDecoder:
             # compiled) captures again without the warm-up step (20 ms of host on an H200, the
             # device idle), unless that fails (a kernel new to this shape), then as the first time.
             graph = self._record(stream, warm=False) if self.captures else None
-            self.graph = graph or self._record(stream, warm=True)
+            if graph is None:
+                graph = self._record(stream, warm=True)
+            self.graph = graph
             self.captures += 1
         except RuntimeError as exc:
             # A model the capture cannot take still decodes right with the same step, eagerly.

@@ -417,14 +417,25 @@ class Engine(Admission):
         for index in leaving:
             rows[index].parked = True
             rows[index].sampler.generator = None  # greedy: an all-greedy batch picks in one argmax
-        batch.park(leaving)
+        if self._parks(batch):
+            batch.park(leaving)
+        else:
+            self._compact(copy=False)
+
+    def _parks(self, batch: StaticDecoder) -> bool:
+        """Return whether rows leaving `batch` now stay in it, parked (`KernelSwitches.park_rows`)."""
+        rule = self.kernels.park_rows
+        return rule == "always" or (
+            rule == "auto" and (batch.kernels == "triton" or bool(self._jobs))
+        )
 
     def _live_units(self) -> list[Unit]:
         """Return the running batch's units not yet answered (parked rows' units are)."""
         return list({r.unit: None for r in self._rows if not r.parked})
 
-    def _compact(self) -> bool:
-        """Drop the running batch's parked rows (a cache rebuild); return whether it had any."""
+    def _compact(self, copy: bool = True) -> bool:
+        """Drop the running batch's parked rows (a cache rebuild; `copy`: never as a view of the
+        old cache, so that their memory goes free); return whether it had any."""
         if not any(r.parked for r in self._rows):
             return False
         torch, _ = import_torch()
@@ -432,8 +443,7 @@ class Engine(Admission):
         kept_rows = [self._rows[i] for i in keep]
         capacity = decode_capacity(max(r.length + r.max_tokens for r in kept_rows))
         try:
-            # Copied, not sliced: views would keep the parked rows' memory held.
-            self._batch.rebuild(keep, capacity, copy=True)
+            self._batch.rebuild(keep, capacity, copy=copy)
         except torch.OutOfMemoryError:
             self._out_of_memory(self._live_units())
             return True

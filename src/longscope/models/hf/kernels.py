@@ -56,6 +56,11 @@ class KernelSwitches:
     skinny GEMM where it measured faster than torch's on the shape (else torch's matmul). Off:
     on an H200 it won few shapes and the step was no faster (BENCHMARKS.md, issue 46), while
     its tuning costs seconds per row padding on a card's first run."""
+    park_rows: str = "auto"
+    """When a finished group's rows stay in the running batch, parked (`StaticDecoder.park`):
+    "auto": with the Triton step always (a parked row costs one key a step), with the torch step
+    only while another group waits to take their places (it reads every row's whole cache, parked
+    or not); "always"; "never" (each leave rebuilds the cache, and captures again on CUDA)."""
     fused_prefill_norm: bool = True
     """Prefill on CUDA runs Llama-family RMSNorms as torch's fused kernel (`fused_prefill_norms`)."""
     fused_prefill_ops: bool = True
