@@ -80,7 +80,6 @@ class StaticDecoder:
         self.slot = torch.full((batch,), length, dtype=torch.long, device=self.device)
         self.live = torch.ones(batch, dtype=torch.long, device=self.device)
         """1 for a row that decodes, 0 for a parked one (`park`): how far each slot moves a step."""
-        self.parked = 0
         self.tokens = torch.zeros(batch, dtype=torch.long, device=self.device)
         self.graph: Any = None
         self.logits: Any = None
@@ -150,7 +149,6 @@ class StaticDecoder:
         index = self.torch.tensor(rows, dtype=self.torch.long, device=self.device)
         self.live.index_fill_(0, index, 0)
         self.slot.index_fill_(0, index, 0)
-        self.parked += len(rows)
         self.parks += 1
 
     def replace(self, rows: list[int], joining: StaticDecoder) -> None:
@@ -172,7 +170,6 @@ class StaticDecoder:
         self.positions[index] = joining.positions
         self.slot[index] = joining.slot
         self.live[index] = 1
-        self.parked -= len(rows)
         self.replaces += 1
         joining.close()
 
@@ -248,7 +245,6 @@ class StaticDecoder:
         self.positions = torch.cat(parts[0])
         self.slot = torch.cat(parts[1]).clamp_(max=capacity - 1)
         self.live = torch.ones(rows, dtype=torch.long, device=self.device)
-        self.parked = 0
         self.tokens = torch.zeros(rows, dtype=torch.long, device=self.device)
         self.capacity = capacity
         self.block = DECODE_BLOCK if capacity > DECODE_BLOCK else capacity
@@ -267,7 +263,6 @@ class StaticDecoder:
         self.positions = self.positions[rows].clone()
         self.slot = self.slot[rows].clone()
         self.live = self.live[rows].clone()
-        self.parked = int((self.live == 0).sum())
         self.tokens = self.torch.zeros(kept, dtype=self.torch.long, device=self.device)
         self.graph = self.logits = None
         self._new_attention()
