@@ -397,14 +397,14 @@ def profile_static_step(model: Any, ids: list[int], record: Any, path: str) -> N
 
 STEP_MODES = ("torch", "triton-cublas", "triton")
 """The decode step's kernels: the torch step; the Triton step with torch's (cuBLAS) matmuls;
-the Triton step with `decode_ops.linear` choosing the skinny GEMM per shape."""
+the Triton step with `gemv`'s split-K GEMV where it timed faster per shape (the default)."""
 
 
 def set_step_mode(backend: HFBackend, mode: str) -> None:
     """Switch the engine's decode step to `mode` (one of `STEP_MODES`)."""
     switches = backend.engine.kernels
     switches.decode_triton = mode != "torch"
-    switches.decode_gemm = mode == "triton"
+    switches.decode_gemv = mode == "triton"
 
 
 def profile_step(
@@ -599,11 +599,11 @@ def decode_batched(
     backend.engine.max_batch = 32
 
 
-def decode_ops_choices() -> dict[str, bool]:
-    """Return the skinny-GEMM choices `decode_ops.linear` has made so far (shape -> won)."""
-    from longscope.models.hf import decode_ops
+def decode_ops_choices() -> dict[str, Any]:
+    """Return the GEMV plans tuned so far (shape -> plan or "torch", with both times in ms)."""
+    from longscope.models.hf import gemv
 
-    return decode_ops.gemm_choices()
+    return gemv.plans()
 
 
 def long_output(

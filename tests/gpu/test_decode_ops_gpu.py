@@ -164,11 +164,13 @@ def test_model_decodes_the_same_with_triton_and_torch_steps(cuda) -> None:  # ty
 
 
 @pytest.mark.parametrize("rows", [1, 7, 64])
-def test_skinny_gemm_matches_torch_linear(cuda, rows) -> None:  # type: ignore[no-untyped-def]
-    """The decode step's skinny GEMM (and `linear`, whichever way it chose) against float64, as
-    close as torch's own bf16 matmul is; every output written (the output starts as NaN)."""
+def test_gemv_plans_match_torch_linear(cuda, rows) -> None:  # type: ignore[no-untyped-def]
+    """Every candidate plan of the split-K GEMV, its slices summed as the step's kernels sum
+    them, against float64: as close as torch's own bf16 matmul is; every output column and row
+    written (the slices' memory holds NaN before). `tune` keeps a plan only where it ran faster
+    than torch's matmul, and `linear` then returns its slices."""
     torch = cuda
-    from longscope.models.hf import decode_ops
+    from longscope.models.hf import gemv
 
     gen = torch.Generator(device="cuda").manual_seed(rows)
     for n, k, bias in ((4608, 3584, True), (3584, 18944, False), (1000, 896, True)):
@@ -177,11 +179,120 @@ def test_skinny_gemm_matches_torch_linear(cuda, rows) -> None:  # type: ignore[n
         b = torch.randn(n, device="cuda", generator=gen).bfloat16() if bias else None
         want = torch.nn.functional.linear(x.double(), w.double(), b.double() if bias else None)
         floor = (torch.nn.functional.linear(x, w, b).double() - want).norm() / want.norm()
-        for got in (decode_ops.skinny_gemm(x, w, b), decode_ops.linear(x, w, b)):
-            assert got.shape == (rows, n) and torch.isfinite(got).all()
+        for plan in gemv._candidates(gemv.rows_pad(rows), k):
+            torch.empty(8, rows, n, device="cuda").fill_(float("nan"))  # freed: run() reuses it
+            got = gemv.run(x, w, b, plan).rounded()
+            assert got.shape == (rows, n) and torch.isfinite(got).all(), plan
             error = ((got.double() - want).norm() / want.norm()).item()
-            assert error < max(2 * floor.item(), 4e-3), (n, k, error, floor.item())
-    assert decode_ops.gemm_choices()  # the shapes were measured
+            assert error < max(2 * floor.item(), 4e-3), (n, k, plan, error, floor.item())
+        weights = [(w, b)] + [
+            ((torch.randn(n, k, device="cuda", generator=gen) / k**0.5).bfloat16(), b)
+            for _ in range(15)
+        ]
+        plan = gemv.tune(rows, weights)
+        name = f"{gemv.rows_pad(rows)}x{n}x{k}{'+b' if bias else ''}"
+        timed = gemv.plans()[name]
+        assert timed["plan"] == (plan.label() if plan else "torch")
+        if plan is not None:
+            assert timed["ms"] < timed["torch_ms"]
+        out = gemv.linear(x, w, b)
+        assert isinstance(out, gemv.Parts) == (plan is not None)
+        rounded = out.rounded() if plan is not None else out
+        assert ((rounded.double() - want).norm() / want.norm()).item() < max(2 * floor.item(), 4e-3)
+
+
+def test_step_kernels_sum_gemv_slices_as_the_rounded_projection(cuda) -> None:  # type: ignore[no-untyped-def]
+    """Rotary + cache write, residual add + RMSNorm and the SiLU product given the GEMV's slices
+    (3 of them, with a bias) give bit for bit what they give on the rounded projection."""
+    torch = cuda
+    from longscope.models.hf import decode_ops, gemv
+
+    gen = torch.Generator(device="cuda").manual_seed(9)
+    batch, heads, kv_heads, dim, capacity, k = 3, 28, 4, 128, 64, 3584
+    x = torch.randn(batch, k, device="cuda", generator=gen).bfloat16()
+
+    def parts(n, bias):  # type: ignore[no-untyped-def]
+        w = (torch.randn(n, k, device="cuda", generator=gen) / k**0.5).bfloat16()
+        b = torch.randn(n, device="cuda", generator=gen).bfloat16() if bias else None
+        return gemv.run(x, w, b, gemv.Plan(64, 128, 4, 3, 3))
+
+    qkv = parts((heads + 2 * kv_heads) * dim, True)
+    angle = torch.rand(batch, dim // 2, device="cuda", generator=gen) * 1000
+    angle = torch.cat([angle, angle], dim=-1)
+    cos, sin = angle.cos().bfloat16(), angle.sin().bfloat16()
+    slot = torch.tensor([0, 17, 63], device="cuda")
+    outs = []
+    for given in (qkv, qkv.rounded()):
+        keys = torch.zeros(batch, kv_heads, capacity, dim, device="cuda", dtype=torch.bfloat16)
+        values = torch.zeros_like(keys)
+        query = decode_ops.rope_store(given, cos, sin, keys, values, slot, heads, kv_heads)
+        outs.append((query, keys, values))
+    assert all(torch.equal(a, b) for a, b in zip(*outs, strict=True))
+    o_proj = parts(3584, False)
+    weight = torch.rand(3584, device="cuda", generator=gen).bfloat16() + 0.5
+    residual = torch.randn(batch, 3584, device="cuda", generator=gen).bfloat16()
+    kept = residual.clone()
+    got = decode_ops.add_rms_norm(residual, o_proj, weight, 1e-6)
+    assert torch.equal(got, decode_ops.add_rms_norm(kept, o_proj.rounded(), weight, 1e-6))
+    assert torch.equal(residual, kept)
+    gate_up = parts(2 * 18944, False)
+    assert torch.equal(
+        decode_ops.silu_mul_packed(gate_up), decode_ops.silu_mul_packed(gate_up.rounded())
+    )
+
+
+def test_model_decodes_the_same_with_and_without_the_gemv(cuda, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A float16 model's step with every projection by the GEMV (plans forced, one row and
+    batched, sliced and not) decodes the same greedy tokens as with torch's matmuls, in the
+    captured graph."""
+    torch = cuda
+    from longscope.models.hf import HFBackend, gemv
+    from tests.gpu.tiny import tiny_qwen2, tiny_tokenizer
+
+    tok = tiny_tokenizer()
+    texts = ["The quick brown fox jumps over the lazy dog. " * n for n in (40, 130)]
+    answers, runs = {}, []
+    real_run = gemv.run
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        runs.append(args[3])
+        return real_run(*args, **kwargs)
+
+    monkeypatch.setattr(gemv, "run", counted)
+    monkeypatch.setattr(gemv, "_PLANS", {})  # plans forced here stay in this test
+
+    def forced(rows, weights):  # type: ignore[no-untyped-def]
+        weight, bias = weights[0]
+        plan = gemv.Plan(16, 128, 4, 3, 4) if rows == 1 else gemv.Plan(64, 128, 4, 3, 2)
+        gemv._PLANS[gemv._key(rows, weight, bias)] = plan
+        return plan
+
+    monkeypatch.setattr(gemv, "tune", forced)
+    for use in (True, False):
+        model = tiny_qwen2(
+            vocab_size=len(tok), layers=2, hidden=896, heads=7, kv_heads=1, dtype="float16",
+            device="cuda",
+        )  # fmt: skip
+        backend = HFBackend("tiny", model=model, tokenizer=tok, prompt_mode="completion")
+        backend.engine.kernels.decode_gemv = use
+        config = GenerationConfig(max_tokens=32)
+
+        async def both(backend=backend, config=config):  # type: ignore[no-untyped-def]
+            groups = [
+                [Request(f"d{i}", 0, "completion", prompt=t, config=config)]
+                for i, t in enumerate(texts)
+            ]
+            return await asyncio.gather(*(backend.generate_group(g) for g in groups))
+
+        runs.clear()
+        answers[use] = [g[0].text for g in asyncio.run(both())]
+        assert backend.engine.last_decode["kernels"] == "triton"
+        assert backend.engine.last_decode["path"] == "graph"
+        assert bool(runs) == use  # the GEMV ran (captured) only where switched on
+        del model, backend
+        torch.cuda.empty_cache()
+    assert answers[True] == answers[False]
+    assert all(len(a) > 0 for a in answers[True])
 
 
 def test_single_requests_joining_and_leaving_decode_as_alone(cuda) -> None:  # type: ignore[no-untyped-def]

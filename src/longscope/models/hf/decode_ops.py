@@ -15,13 +15,14 @@ Imported only where CUDA (or Triton's interpreter, in tests) and Triton are.
 
 from __future__ import annotations
 
-import inspect
 import os
 from typing import Any
 
 import torch
 import triton
 import triton.language as tl
+
+from longscope.models.hf.gemv import Parts
 
 SPLIT_TARGET = 1024
 """Programs the attention's first stage aims at (about eight per multiprocessor of an H200)."""
@@ -153,20 +154,52 @@ def _attention_merge_kernel(
 
 
 @triton.jit
+def _operand(ptr, offset, col, mask, bias_ptr, split_stride, SPLITS: tl.constexpr,
+             HAS_BIAS: tl.constexpr):  # fmt: skip
+    # A projection's value: as stored (SPLITS 0, torch's matmul), or the GEMV's float32 slices
+    # (`gemv.Parts`) summed in order with the bias, for the caller to round once.
+    if SPLITS == 0:
+        value = tl.load(ptr + offset, mask=mask, other=0.0)
+    else:
+        value = tl.load(ptr + offset, mask=mask, other=0.0)
+        for index in tl.static_range(1, SPLITS):
+            value += tl.load(ptr + index * split_stride + offset, mask=mask, other=0.0)
+        if HAS_BIAS:
+            value += tl.load(bias_ptr + col, mask=mask, other=0.0).to(tl.float32)
+    return value
+
+
+def _operand_args(x: Any) -> tuple[Any, Any, int, int, bool]:
+    """Return (pointer, bias pointer, split stride, splits, has bias) for a projection given as a
+    tensor (rows, n) or as `gemv.Parts`."""
+    if isinstance(x, Parts):
+        rows, n = x.shape
+        bias = x.bias if x.bias is not None else x.part
+        return x.part, bias, rows * n, x.splits, x.bias is not None
+    return x, x, 0, 0, False
+
+
+@triton.jit
 def _rope_store_kernel(
-    qkv_ptr, cos_ptr, sin_ptr, q_out_ptr, k_ptr, v_ptr, slot_ptr,
+    qkv_ptr, bias_ptr, split_stride, cos_ptr, sin_ptr, q_out_ptr, k_ptr, v_ptr, slot_ptr,
     stride_xb, stride_cb, stride_kb, stride_kh, stride_vb, stride_vh,
-    HEADS: tl.constexpr, KV_HEADS: tl.constexpr, HALF: tl.constexpr,
+    HEADS: tl.constexpr, KV_HEADS: tl.constexpr, HALF: tl.constexpr, SPLITS: tl.constexpr,
+    HAS_BIAS: tl.constexpr,
 ):  # fmt: skip
     batch = tl.program_id(0).to(tl.int64)
     head = tl.program_id(1)
     cols = tl.arange(0, HALF)
-    row = qkv_ptr + batch * stride_xb
+    every = cols < HALF
+    row = batch * stride_xb
+    dtype = q_out_ptr.dtype.element_ty
     if head < HEADS + KV_HEADS:
-        src = row + head * (2 * HALF) + cols
-        first = tl.load(src).to(tl.float32)
-        second = tl.load(src + HALF).to(tl.float32)
-        dtype = q_out_ptr.dtype.element_ty
+        col = head * (2 * HALF) + cols
+        first = _operand(qkv_ptr, row + col, col, every, bias_ptr, split_stride, SPLITS, HAS_BIAS)
+        second = _operand(
+            qkv_ptr, row + col + HALF, col + HALF, every, bias_ptr, split_stride, SPLITS, HAS_BIAS
+        )  # fmt: skip
+        first = first.to(dtype).to(tl.float32)
+        second = second.to(dtype).to(tl.float32)
         angle = cos_ptr + batch * stride_cb + cols
         cos_a = tl.load(angle).to(tl.float32)
         cos_b = tl.load(angle + HALF).to(tl.float32)
@@ -185,16 +218,20 @@ def _rope_store_kernel(
     else:
         kv = head - HEADS - KV_HEADS
         slot = tl.load(slot_ptr + batch)
-        src = row + (HEADS + KV_HEADS + kv) * (2 * HALF) + cols
+        col = (HEADS + KV_HEADS + kv) * (2 * HALF) + cols
         dst = v_ptr + batch * stride_vb + kv * stride_vh + slot * (2 * HALF) + cols
-        tl.store(dst, tl.load(src))
-        tl.store(dst + HALF, tl.load(src + HALF))
+        low = _operand(qkv_ptr, row + col, col, every, bias_ptr, split_stride, SPLITS, HAS_BIAS)
+        high = _operand(
+            qkv_ptr, row + col + HALF, col + HALF, every, bias_ptr, split_stride, SPLITS, HAS_BIAS
+        )  # fmt: skip
+        tl.store(dst, low.to(dtype))
+        tl.store(dst + HALF, high.to(dtype))
 
 
 @triton.jit
 def _add_rms_norm_kernel(
-    residual_ptr, x_ptr, weight_ptr, out_ptr, width, eps,
-    ADD: tl.constexpr, BLOCK: tl.constexpr,
+    residual_ptr, x_ptr, bias_ptr, split_stride, weight_ptr, out_ptr, width, eps,
+    ADD: tl.constexpr, BLOCK: tl.constexpr, SPLITS: tl.constexpr, HAS_BIAS: tl.constexpr,
 ):  # fmt: skip
     row = tl.program_id(0).to(tl.int64)
     cols = tl.arange(0, BLOCK)
@@ -202,7 +239,10 @@ def _add_rms_norm_kernel(
     residual = tl.load(residual_ptr + row * width + cols, mask=mask, other=0.0)
     dtype = residual.dtype
     if ADD:
-        x = tl.load(x_ptr + row * width + cols, mask=mask, other=0.0)
+        x = _operand(
+            x_ptr, row * width + cols, cols, mask, bias_ptr, split_stride, SPLITS, HAS_BIAS
+        )
+        x = x.to(dtype)
         residual = (residual.to(tl.float32) + x.to(tl.float32)).to(dtype)
         tl.store(residual_ptr + row * width + cols, residual, mask=mask)
     wide = residual.to(tl.float32)
@@ -214,173 +254,26 @@ def _add_rms_norm_kernel(
 
 
 @triton.jit
-def _silu_mul_packed_kernel(x_ptr, out_ptr, width, BLOCK: tl.constexpr):
+def _silu_mul_packed_kernel(
+    x_ptr, bias_ptr, split_stride, out_ptr, width,
+    BLOCK: tl.constexpr, SPLITS: tl.constexpr, HAS_BIAS: tl.constexpr,
+):  # fmt: skip
     row = tl.program_id(0).to(tl.int64)
     cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
     mask = cols < width
-    gate = tl.load(x_ptr + row * 2 * width + cols, mask=mask, other=0.0)
-    up = tl.load(x_ptr + row * 2 * width + width + cols, mask=mask, other=0.0)
-    dtype = gate.dtype
-    wide = gate.to(tl.float32)
+    base = row * 2 * width
+    dtype = out_ptr.dtype.element_ty
+    gate = _operand(x_ptr, base + cols, cols, mask, bias_ptr, split_stride, SPLITS, HAS_BIAS)
+    up = _operand(
+        x_ptr, base + width + cols, width + cols, mask, bias_ptr, split_stride, SPLITS, HAS_BIAS
+    )  # fmt: skip
+    wide = gate.to(dtype).to(tl.float32)
     activated = (wide / (1.0 + tl.exp(-wide))).to(dtype)
     tl.store(
         out_ptr + row * width + cols,
-        (activated.to(tl.float32) * up.to(tl.float32)).to(dtype),
+        (activated.to(tl.float32) * up.to(dtype).to(tl.float32)).to(dtype),
         mask=mask,
     )
-
-
-def _gemm_configs() -> list[Any]:
-    # Output columns a program makes, the K step, warps, pipeline depth: tried per shape on
-    # first use (before a graph is captured). Few, since each is compiled per row padding.
-    return [
-        triton.Config({"BLOCK_N": n, "BLOCK_K": k}, num_warps=warps, num_stages=stages)
-        for n, k, warps, stages in ((16, 256, 4, 4), (32, 256, 4, 4), (16, 512, 4, 3), (64, 128, 4, 4))
-    ]  # fmt: skip
-
-
-def _quick_bench(fn: Any, quantiles: Any) -> Any:
-    # Triton's default (25 ms warm-up, 100 ms timed per config) costs seconds per shape.
-    return triton.testing.do_bench(fn, warmup=5, rep=15, quantiles=quantiles)
-
-
-@triton.jit
-def _skinny_gemm_body(
-    x_ptr, w_ptr, b_ptr, out_ptr, M, N, K, stride_xm, stride_wn, stride_om,
-    HAS_BIAS: tl.constexpr, M_PAD: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-):  # fmt: skip
-    # out (M, N) = x (M, K) @ w (N, K).T (+ bias) for a few rows: each program streams
-    # BLOCK_N whole weight rows once, so the weights are read once at any M <= M_PAD.
-    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
-    rows = tl.arange(0, M_PAD)
-    steps = tl.arange(0, BLOCK_K)
-    in_cols = cols < N
-    in_rows = rows < M
-    weights = w_ptr + cols[:, None].to(tl.int64) * stride_wn
-    if M_PAD == 1:
-        # One row: products on the CUDA cores, summed once at the end (a 16-row matrix
-        # instruction would do 16x the arithmetic for nothing).
-        wide = tl.zeros([BLOCK_N, BLOCK_K], dtype=tl.float32)
-        for first in range(0, K, BLOCK_K):
-            ks = first + steps
-            in_k = ks < K
-            x1 = tl.load(x_ptr + ks, mask=in_k, other=0.0).to(tl.float32)
-            w = tl.load(weights + ks[None, :], mask=in_cols[:, None] & in_k[None, :], other=0.0)
-            wide += w.to(tl.float32) * x1[None, :]
-        acc = tl.sum(wide, 1)[None, :]
-    else:
-        acc = tl.zeros([M_PAD, BLOCK_N], dtype=tl.float32)
-        for first in range(0, K, BLOCK_K):
-            ks = first + steps
-            in_k = ks < K
-            x = tl.load(
-                x_ptr + rows[:, None] * stride_xm + ks[None, :],
-                mask=in_rows[:, None] & in_k[None, :], other=0.0,
-            )  # fmt: skip
-            w = tl.load(weights + ks[None, :], mask=in_cols[:, None] & in_k[None, :], other=0.0)
-            acc = tl.dot(x, tl.trans(w), acc)
-    if HAS_BIAS:
-        acc += tl.load(b_ptr + cols, mask=in_cols, other=0.0).to(tl.float32)[None, :]
-    tl.store(
-        out_ptr + rows[:, None] * stride_om + cols[None, :], acc.to(out_ptr.dtype.element_ty),
-        mask=in_rows[:, None] & in_cols[None, :],
-    )  # fmt: skip
-
-
-def _gemm_tuned(kernel: Any) -> Any:
-    if os.environ.get("TRITON_INTERPRET") == "1":
-        return kernel
-    options = inspect.signature(triton.autotune).parameters
-    extra: dict[str, Any] = {"do_bench": _quick_bench} if "do_bench" in options else {}
-    if "cache_results" in options:
-        extra["cache_results"] = True  # on disk with the compiled kernels: tuned once a card
-    return triton.autotune(configs=_gemm_configs(), key=["M_PAD", "N", "K", "HAS_BIAS"], **extra)(
-        kernel
-    )
-
-
-_skinny_gemm_kernel = _gemm_tuned(_skinny_gemm_body)
-
-GEMM_ROWS = 64
-"""Rows (batch) up to which `linear` considers the skinny GEMM."""
-_GEMM_CHOICE: dict[tuple[Any, ...], bool] = {}
-"""(padded rows, N, K, bias, dtype, device) -> whether the skinny GEMM ran faster there."""
-
-
-def _rows_pad(rows: int) -> int:
-    # One row alone (no matrix instruction), else the matrix instruction's 16 rows or more.
-    return 1 if rows == 1 else max(16, triton.next_power_of_2(rows))
-
-
-def skinny_gemm(x: Any, weight: Any, bias: Any | None) -> Any:
-    """Return `x @ weight.T + bias` (x (M, K) contiguous, M <= `GEMM_ROWS`) by the Triton
-    skinny GEMM, accumulated in float32 and rounded once (as cuBLAS does)."""
-    rows, width = x.shape
-    n = weight.shape[0]
-    out = torch.empty((rows, n), dtype=x.dtype, device=x.device)
-    pad = _rows_pad(rows)
-    extra = {"BLOCK_N": 16, "BLOCK_K": 64} if os.environ.get("TRITON_INTERPRET") == "1" else {}
-    _skinny_gemm_kernel[lambda meta: (triton.cdiv(n, meta["BLOCK_N"]),)](
-        x, weight, bias if bias is not None else weight, out, rows, n, width,
-        x.stride(0), weight.stride(0), out.stride(0),
-        HAS_BIAS=bias is not None, M_PAD=pad, **extra,
-    )  # fmt: skip
-    return out
-
-
-def _gemm_wins(x: Any, weight: Any, bias: Any | None) -> bool:
-    # Both ways on this shape, timed by device events after a warm-up (which autotunes the
-    # Triton one); the skinny GEMM only where its answer agrees and it is faster.
-    linear_ = torch.nn.functional.linear
-    want = linear_(x, weight, bias)
-    got = skinny_gemm(x, weight, bias)
-    error = ((got.float() - want.float()).norm() / want.float().norm().clamp_min(1e-30)).item()
-    if not error < 1e-2:
-        return False
-    times = []
-    for run in (lambda: linear_(x, weight, bias), lambda: skinny_gemm(x, weight, bias)):
-        for _ in range(3):
-            run()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(20):
-            run()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return times[1] < 0.98 * times[0]
-
-
-def linear(x: Any, weight: Any, bias: Any | None = None) -> Any:
-    """Return `torch.nn.functional.linear(x, weight, bias)` for the decode step: by the skinny
-    GEMM where, for this shape (16-bit, at most `GEMM_ROWS` rows), it measured faster than
-    torch's on this card (measured once, never while a graph is being captured)."""
-    rows = x.shape[0]
-    if (
-        x.dim() != 2
-        or rows > GEMM_ROWS
-        or x.dtype not in (torch.bfloat16, torch.float16)
-        or weight.dtype != x.dtype
-        or x.device.type != "cuda"
-        or not x.is_contiguous()
-        or weight.stride(1) != 1
-    ):
-        return torch.nn.functional.linear(x, weight, bias)
-    pad = _rows_pad(rows)
-    key = (pad, weight.shape[0], x.shape[1], bias is not None, x.dtype, x.device)
-    use = _GEMM_CHOICE.get(key)
-    if use is None:
-        if torch.cuda.is_current_stream_capturing():
-            return torch.nn.functional.linear(x, weight, bias)
-        use = _GEMM_CHOICE[key] = _gemm_wins(x, weight, bias)
-    if use:
-        return skinny_gemm(x, weight, bias)
-    return torch.nn.functional.linear(x, weight, bias)
-
-
-def gemm_choices() -> dict[str, bool]:
-    """Return the shapes `linear` has measured and whether the skinny GEMM won each."""
-    return {f"{k[0]}x{k[1]}x{k[2]}{'+b' if k[3] else ''}": v for k, v in _GEMM_CHOICE.items()}
 
 
 def attention_fits(head_dim: int, groups: int, dtype: Any) -> bool:
@@ -457,41 +350,50 @@ class DecodeAttention:
 def rope_store(
     qkv: Any, cos: Any, sin: Any, keys: Any, values: Any, slot: Any, heads: int, kv_heads: int
 ) -> Any:
-    """Rotate the query and key heads of `qkv` (batch, (heads + 2 kv_heads) * dim), write the
-    key and value heads into `keys` and `values` at each row's `slot`; return the rotated query
-    (batch, heads, dim)."""
+    """Rotate the query and key heads of `qkv` (batch, (heads + 2 kv_heads) * dim; a tensor or
+    the GEMV's `Parts`), write the key and value heads into `keys` and `values` at each row's
+    `slot`; return the rotated query (batch, heads, dim)."""
     batch = qkv.shape[0]
     dim = keys.shape[-1]
-    query = torch.empty((batch, heads, dim), dtype=qkv.dtype, device=qkv.device)
+    query = torch.empty((batch, heads, dim), dtype=keys.dtype, device=keys.device)
+    ptr, bias, split_stride, splits, has_bias = _operand_args(qkv)
+    stride = qkv.shape[1] if isinstance(qkv, Parts) else qkv.stride(0)
     _rope_store_kernel[(batch, heads + 2 * kv_heads)](
-        qkv, cos, sin, query, keys, values, slot,
-        qkv.stride(0), cos.stride(0), keys.stride(0), keys.stride(1), values.stride(0),
+        ptr, bias, split_stride, cos, sin, query, keys, values, slot,
+        stride, cos.stride(0), keys.stride(0), keys.stride(1), values.stride(0),
         values.stride(1),
-        HEADS=heads, KV_HEADS=kv_heads, HALF=dim // 2, enable_fp_fusion=False,
+        HEADS=heads, KV_HEADS=kv_heads, HALF=dim // 2, SPLITS=splits, HAS_BIAS=has_bias,
+        enable_fp_fusion=False,
     )  # fmt: skip
     return query
 
 
 def add_rms_norm(residual: Any, x: Any | None, weight: Any, eps: float) -> Any:
-    """Add `x` into `residual` in place (when given) and return RMSNorm(residual) * weight, as
-    transformers' Llama RMSNorm computes it (float32 normalisation, rounded, times the weight)."""
+    """Add `x` (a tensor or the GEMV's `Parts`, rounded first as a matmul's output is) into
+    `residual` in place (when given) and return RMSNorm(residual) * weight, as transformers'
+    Llama RMSNorm computes it (float32 normalisation, rounded, times the weight)."""
     batch, width = residual.shape
     out = torch.empty_like(residual)
+    ptr, bias, split_stride, splits, has_bias = _operand_args(x if x is not None else residual)
     _add_rms_norm_kernel[(batch,)](
-        residual, x if x is not None else residual, weight, out, width, float(eps),
-        ADD=x is not None, BLOCK=triton.next_power_of_2(width), enable_fp_fusion=False,
+        residual, ptr, bias, split_stride, weight, out, width, float(eps),
+        ADD=x is not None, BLOCK=triton.next_power_of_2(width), SPLITS=splits, HAS_BIAS=has_bias,
+        enable_fp_fusion=False,
     )  # fmt: skip
     return out
 
 
 def silu_mul_packed(x: Any) -> Any:
-    """Return `silu(gate) * up` for `x` = [gate | up] (batch, 2 * width), rounded as torch's two
-    kernels round."""
+    """Return `silu(gate) * up` for `x` = [gate | up] (batch, 2 * width; a tensor or the GEMV's
+    `Parts`), rounded as torch's two kernels round."""
     batch, double = x.shape
     width = double // 2
-    out = torch.empty((batch, width), dtype=x.dtype, device=x.device)
+    dtype = x.dtype
+    out = torch.empty((batch, width), dtype=dtype, device=x.device)
+    ptr, bias, split_stride, splits, has_bias = _operand_args(x)
     block = 1024
     _silu_mul_packed_kernel[(batch, triton.cdiv(width, block))](
-        x, out, width, BLOCK=block, enable_fp_fusion=False
-    )
+        ptr, bias, split_stride, out, width,
+        BLOCK=block, SPLITS=splits, HAS_BIAS=has_bias, enable_fp_fusion=False,
+    )  # fmt: skip
     return out

@@ -97,6 +97,8 @@ class StaticDecoder:
         self.largest = batch
         self.merged: list[Any] = []
         self.ops: Any = None
+        self.gemv: Any = None
+        self._projections: list[list[tuple[Any, Any]]] | None = None
         self.attention: Any = None
         self._choose_kernels()
 
@@ -108,9 +110,9 @@ class StaticDecoder:
         if why:
             self.kernels_why = why
             return
-        from longscope.models.hf import decode_ops
+        from longscope.models.hf import decode_ops, gemv
 
-        self.ops = decode_ops
+        self.ops, self.gemv = decode_ops, gemv
         self.merged = [merged_weights(self.torch, layer) for layer in self.layers]
         self._new_attention()
         self.kernels, self.kernels_why = "triton", ""
@@ -279,6 +281,7 @@ class StaticDecoder:
         if self._stream is None:
             self._stream = torch.cuda.Stream(self.device)
         stream = self._stream
+        self._prepare_gemv()  # before the capture: tuning runs kernels for real
         stream.wait_stream(torch.cuda.current_stream(self.device))
         try:
             # A batch that captured on its stream before (cuBLAS handles and workspace, kernels
@@ -351,11 +354,12 @@ class StaticDecoder:
         cos, sin = cos[:, 0].contiguous(), sin[:, 0].contiguous()
         first = self.layers[0].input_layernorm
         x = ops.add_rms_norm(residual, None, first.weight, first.variance_epsilon)
-        plain = torch.nn.functional.linear
-        linear = ops.linear if self.switches.decode_gemm else plain
+        linear = self.gemv.linear if self.switches.decode_gemv else torch.nn.functional.linear
+        self._prepare_gemv()
 
         def project(module: Any, x: Any) -> Any:
-            # Plain Linear modules by `linear`; anything else (a quantized layer) as it is.
+            # Plain Linear modules by `linear` (a tensor, or `gemv.Parts` the next kernel sums);
+            # anything else (a quantized layer) as it is.
             if type(module) is torch.nn.Linear:
                 return linear(x, module.weight, module.bias)
             return module(x)
@@ -377,7 +381,36 @@ class StaticDecoder:
             down = project(layer.mlp.down_proj, ops.silu_mul_packed(gate_up))
             norm = inner.norm if index == last else self.layers[index + 1].input_layernorm
             x = ops.add_rms_norm(residual, down, norm.weight, norm.variance_epsilon)
-        return project(self.model.lm_head, x)
+        lm_head = self.model.lm_head
+        if type(lm_head) is torch.nn.Linear:  # logits leave the step: a tensor, torch's matmul
+            return torch.nn.functional.linear(x, lm_head.weight, lm_head.bias)
+        return lm_head(x)
+
+    def _prepare_gemv(self) -> None:
+        """Tune the GEMV for this batch's rows on each projection's shape, once per process
+        (`gemv.prepare`; nothing while a graph is being captured)."""
+        if self.kernels != "triton" or not self.switches.decode_gemv:
+            return
+        torch = self.torch
+        if self._projections is None:
+            linear = [
+                [
+                    (layer.self_attn.o_proj.weight, layer.self_attn.o_proj.bias)
+                    for layer in self.layers
+                ],
+                [(layer.mlp.down_proj.weight, layer.mlp.down_proj.bias) for layer in self.layers],
+            ]
+            plain = all(
+                type(module) is torch.nn.Linear
+                for layer in self.layers
+                for module in (layer.self_attn.o_proj, layer.mlp.down_proj)
+            )
+            self._projections = [
+                [(m.qkv, m.qkv_bias) for m in self.merged],
+                [(m.gate_up, m.gate_up_bias) for m in self.merged],
+                *(linear if plain else []),
+            ]
+        self.gemv.prepare(self.rows, self._projections)
 
     def _forward_torch(self) -> Any:
         torch = self.torch

@@ -51,11 +51,10 @@ class KernelSwitches:
     projections, attention reading only each row's written keys (`decode_ops`)."""
     decode_error: str = ""
     """The error that turned `decode_triton` off."""
-    decode_gemm: bool = False
-    """The Triton step's 16-bit projections of 64 rows or fewer run as `decode_ops.linear`'s
-    skinny GEMM where it measured faster than torch's on the shape (else torch's matmul). Off:
-    on an H200 it won few shapes and the step was no faster (BENCHMARKS.md, issue 46), while
-    its tuning costs seconds per row padding on a card's first run."""
+    decode_gemv: bool = True
+    """The Triton step's 16-bit projections of 64 rows or fewer (QKV, o_proj, gate/up, down) run
+    as `gemv`'s split-K GEMV, its slices summed by the kernel that reads them, on the shapes
+    where it timed faster than torch's matmul on this card (tuned once per row padding)."""
     park_rows: str = "auto"
     """When a finished group's rows stay in the running batch, parked (`StaticDecoder.park`):
     "auto": with the Triton step always (a parked row costs one key a step), with the torch step

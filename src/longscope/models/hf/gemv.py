@@ -1,0 +1,275 @@
+"""The graph decode step's thin projections on CUDA: a split-K GEMV whose reduction costs no kernel.
+
+Why (issue 46, a decode step after 32K on an H200, BENCHMARKS.md): cuBLAS read the thin
+projections' weights at 1.2-1.8x their bytes' time (QKV 1.36x, o_proj 1.76x, down 1.22x): 224-288
+output blocks for 132 multiprocessors leave the card half idle on the last wave, and the split-K
+kernels it picks instead add a reduction kernel each (0.10 ms a step). Here each projection is cut
+over K as well (`Plan.splits`), every program writes float32 partial sums, and the kernel that
+reads the projection (rotary + cache write, residual add + RMSNorm, the SiLU product) sums them in
+split order, adds the bias and rounds once, as cuBLAS rounds its float32 accumulator once: the
+reduction rides in a kernel the step runs anyway. One row runs on the CUDA cores (a matrix
+instruction would do 16x the arithmetic for nothing); 2-64 rows as the weights times the rows
+(weights as the tall operand, rows padded to 16 or 64: "swap AB", as TensorRT-LLM and vLLM do
+for small batches). Each shape's plan is timed once per row padding against torch's matmul over
+the model's own layers' weights (so no weight is read from L2 twice) before a graph is captured;
+torch's matmul stays where it is faster. Deterministic: a plan's sums run in one order.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import triton
+import triton.language as tl
+
+ROWS = 64
+"""Rows (batch) up to which the GEMV is considered; more run torch's matmul."""
+SPLITS = (1, 2, 4, 8)
+"""K slices tried per shape."""
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How one (rows padding, N, K) shape runs: output columns and K step per program, warps,
+    pipeline stages, and how many K slices (each a program of its own) are summed by the reader."""
+
+    block_n: int
+    block_k: int
+    warps: int
+    stages: int
+    splits: int
+
+    def label(self) -> str:
+        return f"{self.block_n}x{self.block_k}/w{self.warps}s{self.stages}/k{self.splits}"
+
+
+ONE_ROW = ((16, 256, 4, 3), (8, 512, 4, 3), (32, 128, 4, 3), (16, 512, 8, 3))
+"""(block_n, block_k, warps, stages) tried for one row."""
+FEW_ROWS = ((64, 128, 4, 4), (128, 128, 4, 3), (64, 256, 4, 3))
+"""... for 2-64 rows."""
+
+
+@dataclass(frozen=True)
+class Parts:
+    """`x @ weight.T + bias` not yet summed: float32 partial sums (splits, rows, n) over K slices.
+    The kernel that reads it sums the slices in order, adds `bias` and rounds to `dtype` once."""
+
+    part: Any
+    bias: Any
+    dtype: Any
+
+    @property
+    def splits(self) -> int:
+        return int(self.part.shape[0])
+
+    @property
+    def device(self) -> Any:
+        return self.part.device
+
+    @property
+    def shape(self) -> tuple[int, int]:
+        return int(self.part.shape[1]), int(self.part.shape[2])
+
+    def rounded(self) -> Any:
+        """Return the projection as a tensor (rows, n) in `dtype`, summed as the readers sum."""
+        total = self.part[0].clone()
+        for index in range(1, self.splits):
+            total += self.part[index]
+        if self.bias is not None:
+            total += self.bias.float()
+        return total.to(self.dtype)
+
+
+@triton.jit
+def _gemv_kernel(
+    x_ptr, w_ptr, part_ptr, M, N, K, k_split, stride_xm, stride_wn,
+    M_PAD: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, EVEN: tl.constexpr,
+    EVEN_N: tl.constexpr,
+):  # fmt: skip
+    # part[split, m, n] = sum over k in this split's slice of x[m, k] * w[n, k], in float32.
+    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    split = tl.program_id(1)
+    start = split * k_split
+    end = tl.minimum(start + k_split, K)
+    steps = tl.arange(0, BLOCK_K)
+    in_cols = cols < N
+    weights = w_ptr + cols[:, None].to(tl.int64) * stride_wn
+    if M_PAD == 1:
+        wide = tl.zeros([BLOCK_N, BLOCK_K], dtype=tl.float32)
+        for first in range(start, end, BLOCK_K):
+            ks = first + steps
+            if EVEN and EVEN_N:
+                x1 = tl.load(x_ptr + ks).to(tl.float32)
+                w = tl.load(weights + ks[None, :])
+            elif EVEN:
+                x1 = tl.load(x_ptr + ks).to(tl.float32)
+                w = tl.load(weights + ks[None, :], mask=in_cols[:, None], other=0.0)
+            else:
+                in_k = ks < end
+                x1 = tl.load(x_ptr + ks, mask=in_k, other=0.0).to(tl.float32)
+                w = tl.load(weights + ks[None, :], mask=in_cols[:, None] & in_k[None, :], other=0.0)
+            wide += w.to(tl.float32) * x1[None, :]
+        tl.store(part_ptr + split * N + cols, tl.sum(wide, 1), mask=in_cols)
+    else:
+        rows = tl.arange(0, M_PAD)
+        in_rows = rows < M
+        acc = tl.zeros([BLOCK_N, M_PAD], dtype=tl.float32)
+        for first in range(start, end, BLOCK_K):
+            ks = first + steps
+            in_k = ks < end
+            w = tl.load(weights + ks[None, :], mask=in_cols[:, None] & in_k[None, :], other=0.0)
+            x = tl.load(
+                x_ptr + rows[None, :] * stride_xm + ks[:, None],
+                mask=in_k[:, None] & in_rows[None, :], other=0.0,
+            )  # fmt: skip
+            acc = tl.dot(w, x, acc)
+        out = part_ptr + (split * M + rows[None, :]).to(tl.int64) * N + cols[:, None]
+        tl.store(out, acc, mask=in_cols[:, None] & in_rows[None, :])
+
+
+def rows_pad(rows: int) -> int:
+    """Return the padded row count a plan is made for: 1, 16 or 64."""
+    return 1 if rows == 1 else 16 if rows <= 16 else 64
+
+
+def _k_split(width: int, plan: Plan) -> int:
+    per = -(-width // plan.splits)
+    return -(-per // plan.block_k) * plan.block_k
+
+
+def run(x: Any, weight: Any, bias: Any, plan: Plan) -> Parts:
+    """Return `x @ weight.T + bias` as `Parts` by `plan` (x (rows, K) contiguous, 16-bit)."""
+    rows, width = x.shape
+    n = weight.shape[0]
+    k_split = _k_split(width, plan)
+    splits = -(-width // k_split)
+    part = torch.empty((splits, rows, n), dtype=torch.float32, device=x.device)
+    pad = rows_pad(rows)
+    even = width % plan.block_k == 0 and k_split % plan.block_k == 0
+    _gemv_kernel[(triton.cdiv(n, plan.block_n), splits)](
+        x, weight, part, rows, n, width, k_split, x.stride(0), weight.stride(0),
+        M_PAD=pad, BLOCK_N=plan.block_n, BLOCK_K=plan.block_k, EVEN=even,
+        EVEN_N=n % plan.block_n == 0,
+        num_warps=plan.warps, num_stages=plan.stages,
+    )  # fmt: skip
+    return Parts(part, bias, x.dtype)
+
+
+_PLANS: dict[tuple[Any, ...], Plan | None] = {}
+"""(rows padding, N, K, bias, dtype, device) -> the plan that ran fastest, None: torch's matmul."""
+_TIMES: dict[tuple[Any, ...], tuple[float, float]] = {}
+"""The same keys -> (torch's ms, the plan's ms) over the layers' weights, as measured."""
+_LOCK = threading.Lock()
+
+
+def _key(rows: int, weight: Any, bias: Any) -> tuple[Any, ...]:
+    return (rows_pad(rows), *weight.shape, bias is not None, weight.dtype, weight.device)
+
+
+def fits(rows: int, weight: Any) -> bool:
+    """Return whether the GEMV takes `rows` rows through this weight: CUDA, 16-bit, rows up to
+    `ROWS`, the weight's rows contiguous."""
+    return (
+        0 < rows <= ROWS
+        and weight.dtype in (torch.bfloat16, torch.float16)
+        and weight.device.type == "cuda"
+        and weight.dim() == 2
+        and weight.stride(1) == 1
+        and os.environ.get("TRITON_INTERPRET") != "1"
+    )
+
+
+def _time(fn: Any, weights: list[tuple[Any, Any]], repeats: int = 4) -> float:
+    # ms per call, over every layer's weight in turn (their bytes exceed the L2), by events.
+    for weight, bias in weights[:2]:
+        fn(weight, bias)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(repeats):
+        for weight, bias in weights:
+            fn(weight, bias)
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) / (repeats * len(weights))
+
+
+def _candidates(pad: int, width: int) -> list[Plan]:
+    shapes = ONE_ROW if pad == 1 else FEW_ROWS
+    return [
+        Plan(n, k, warps, stages, splits)
+        for n, k, warps, stages in shapes
+        for splits in SPLITS
+        if width // splits >= k
+    ]
+
+
+def tune(rows: int, weights: list[tuple[Any, Any]]) -> Plan | None:
+    """Time the candidate plans and torch's matmul for `rows` rows over `weights` (one
+    projection's (weight, bias) in every layer, one shape); return and keep the fastest plan, or
+    None where torch's is faster or a plan's answer is off."""
+    weight, bias = weights[0]
+    key = _key(rows, weight, bias)
+    with _LOCK:
+        if key in _PLANS:
+            return _PLANS[key]
+    gen = torch.Generator(device=weight.device).manual_seed(0)
+    x = torch.randn(rows, weight.shape[1], device=weight.device, generator=gen).to(weight.dtype)
+    # torch's own 16-bit answer as the reference (a float32 copy of gate/up would take 0.5 GB)
+    want = torch.nn.functional.linear(x, weight, bias).float()
+    scale = want.norm().clamp_min(1e-30)
+    base = _time(lambda w, b: torch.nn.functional.linear(x, w, b), weights)
+    best: tuple[float, Plan | None] = (base, None)
+    for plan in _candidates(rows_pad(rows), weight.shape[1]):
+        try:
+            got = run(x, weight, bias, plan).rounded().float()
+        except Exception:  # a configuration this Triton or card cannot build: not a candidate
+            continue
+        if not ((got - want).norm() / scale).item() < 1e-2:
+            continue
+        spent = _time(lambda w, b, plan=plan: run(x, w, b, plan), weights)
+        if spent < 0.98 * best[0]:
+            best = (spent, plan)
+    with _LOCK:
+        _PLANS[key] = best[1]
+        _TIMES[key] = (base, best[0])
+    return best[1]
+
+
+def prepare(rows: int, projections: list[list[tuple[Any, Any]]]) -> None:
+    """Tune each projection's shape for `rows` rows where not yet done (never while a graph is
+    being captured): `projections` holds, per projection, its (weight, bias) in every layer."""
+    if torch.cuda.is_current_stream_capturing():
+        return
+    for weights in projections:
+        if weights and fits(rows, weights[0][0]):
+            tune(rows, weights)
+
+
+def linear(x: Any, weight: Any, bias: Any = None) -> Any:
+    """Return `torch.nn.functional.linear(x, weight, bias)` for the decode step, as `Parts` where
+    a plan was tuned for this shape and won, else as torch's tensor."""
+    usable = x.dim() == 2 and x.is_contiguous() and x.dtype == weight.dtype
+    if not (usable and fits(x.shape[0], weight)):
+        return torch.nn.functional.linear(x, weight, bias)
+    plan = _PLANS.get(_key(x.shape[0], weight, bias))
+    if plan is None:
+        return torch.nn.functional.linear(x, weight, bias)
+    return run(x, weight, bias, plan)
+
+
+def plans() -> dict[str, Any]:
+    """Return each tuned shape's choice: the plan's label and its time against torch's (ms)."""
+    out: dict[str, Any] = {}
+    for key, plan in _PLANS.items():
+        base, spent = _TIMES.get(key, (0.0, 0.0))
+        name = f"{key[0]}x{key[1]}x{key[2]}{'+b' if key[3] else ''}"
+        out[name] = {
+            "plan": plan.label() if plan else "torch",
+            "torch_ms": round(base, 4),
+            "ms": round(spent, 4),
+        }
+    return out

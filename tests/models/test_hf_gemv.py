@@ -1,0 +1,86 @@
+"""The decode step's split-K GEMV (`models/hf/gemv.py`) on the CPU, by Triton's interpreter: its
+float32 slices summed by each kernel that reads them (rotary + cache write, residual add +
+RMSNorm, SiLU product) give bit for bit what the same kernel gives on the rounded projection, and
+the projection is a matmul's answer. float16: the interpreter multiplies bfloat16 as raw bits in
+matrix products. On the card: tests/gpu/test_decode_ops_gpu.py."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+CHECK = textwrap.dedent(
+    """
+    import torch
+    from longscope.models.hf import decode_ops, gemv
+
+    torch.manual_seed(0)
+    dt = torch.float16
+    heads, kv, dim, k = 4, 2, 32, 192
+    for rows in (1, 5):
+        for splits, bias in ((3, True), (2, False)):
+            plan = gemv.Plan(16, 64, 4, 2, splits)
+            n = (heads + 2 * kv) * dim
+            x = torch.randn(rows, k).to(dt)
+            w = (torch.randn(n, k) / k**0.5).to(dt)
+            b = torch.randn(n).to(dt) if bias else None
+            parts = gemv.run(x, w, b, plan)
+            assert parts.splits == splits and parts.shape == (rows, n), (parts.splits, parts.shape)
+            want = torch.nn.functional.linear(x.double(), w.double(), None if b is None else b.double())
+            error = float((parts.rounded().double() - want).norm() / want.norm())
+            assert error < 1e-3, (rows, splits, error)
+            angle = torch.rand(rows, dim // 2) * 100
+            angle = torch.cat([angle, angle], -1)
+            cos, sin = angle.cos().to(dt), angle.sin().to(dt)
+            outs = []
+            for qkv in (parts, parts.rounded()):
+                keys = torch.zeros(rows, kv, 8, dim, dtype=dt)
+                values = torch.zeros_like(keys)
+                slot = torch.tensor([i % 8 for i in range(rows)])
+                query = decode_ops.rope_store(qkv, cos, sin, keys, values, slot, heads, kv)
+                outs.append((query, keys, values))
+            assert all(torch.equal(a, c) for a, c in zip(*outs)), "rope_store"
+            wide = 64
+            p2 = gemv.run(x, (torch.randn(wide, k) / k**0.5).to(dt), b[:wide] if bias else None, plan)
+            res1 = torch.randn(rows, wide).to(dt)
+            res2 = res1.clone()
+            weight = torch.rand(wide).to(dt)
+            got = decode_ops.add_rms_norm(res1, p2, weight, 1e-6)
+            assert torch.equal(got, decode_ops.add_rms_norm(res2, p2.rounded(), weight, 1e-6))
+            assert torch.equal(res1, res2), "residual"
+            p3 = gemv.run(x, (torch.randn(2 * 96, k) / k**0.5).to(dt), None, plan)
+            assert torch.equal(
+                decode_ops.silu_mul_packed(p3), decode_ops.silu_mul_packed(p3.rounded())
+            ), "silu"
+    print("ok")
+    """
+)
+
+
+def test_consumers_sum_the_gemv_slices_as_the_rounded_projection() -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", CHECK], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-3000:]
+
+
+def test_plans_are_made_per_row_padding_with_slices_no_thinner_than_a_step() -> None:
+    pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    from longscope.models.hf import gemv
+
+    assert [gemv.rows_pad(r) for r in (1, 2, 16, 17, 64)] == [1, 16, 16, 64, 64]
+    one = gemv._candidates(1, 3584)
+    assert {p.splits for p in one} == {1, 2, 4, 8}
+    assert all(3584 // p.splits >= p.block_k for p in one)
+    # 512 columns of K: a 512-wide step takes no split, a 128-wide one up to 4
+    assert {p.splits for p in gemv._candidates(1, 512) if p.block_k == 512} == {1}
+    assert {p.splits for p in gemv._candidates(16, 512) if p.block_k == 128} == {1, 2, 4}
+    assert gemv._k_split(18944, gemv.Plan(16, 256, 4, 3, 8)) % 256 == 0
