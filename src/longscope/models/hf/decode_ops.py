@@ -220,12 +220,13 @@ def _rope_store_kernel(
         slot = tl.load(slot_ptr + batch)
         col = (HEADS + KV_HEADS + kv) * (2 * HALF) + cols
         dst = v_ptr + batch * stride_vb + kv * stride_vh + slot * (2 * HALF) + cols
-        low = _operand(qkv_ptr, row + col, col, every, bias_ptr, split_stride, SPLITS, HAS_BIAS)
-        high = _operand(
+        # (names of their own: Triton types a name alike in both branches)
+        value_a = _operand(qkv_ptr, row + col, col, every, bias_ptr, split_stride, SPLITS, HAS_BIAS)
+        value_b = _operand(
             qkv_ptr, row + col + HALF, col + HALF, every, bias_ptr, split_stride, SPLITS, HAS_BIAS
         )  # fmt: skip
-        tl.store(dst, low.to(dtype))
-        tl.store(dst + HALF, high.to(dtype))
+        tl.store(dst, value_a.to(dtype))
+        tl.store(dst + HALF, value_b.to(dtype))
 
 
 @triton.jit
