@@ -606,6 +606,13 @@ def decode_ops_choices() -> dict[str, Any]:
     return gemv.plans()
 
 
+def attention_choices() -> dict[str, str]:
+    """Return the attention split stage's tuned configurations so far (key -> configuration)."""
+    from longscope.models.hf import decode_ops
+
+    return decode_ops.attention_choices()
+
+
 def long_output(
     backend: HFBackend,
     record: Any,
@@ -824,6 +831,7 @@ def main() -> None:
         longscope_group(backend, prompt_ids(1024), members, 4)
     backend.engine.max_batch = 32
     record(kind="gemm_choices", **decode_ops_choices())
+    record(kind="attention_choices", **attention_choices())
 
     # 0. Continuous batching across documents.
     if "continuous" not in skip:
@@ -999,6 +1007,8 @@ def main() -> None:
             del logits
             torch.cuda.empty_cache()
         model.config._attn_implementation = "longscope_sdpa"
+    record(kind="gemm_choices", **decode_ops_choices())
+    record(kind="attention_choices", **attention_choices())
 
 
 if __name__ == "__main__":

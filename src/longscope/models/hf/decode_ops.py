@@ -15,6 +15,7 @@ Imported only where CUDA (or Triton's interpreter, in tests) and Triton are.
 
 from __future__ import annotations
 
+import inspect
 import os
 from typing import Any
 
@@ -46,13 +47,31 @@ def _tuned(kernel: Any) -> Any:
     """Autotune on a GPU; Triton's CPU interpreter (tests) runs the first configuration."""
     if os.environ.get("TRITON_INTERPRET") == "1":
         return kernel
-    return triton.autotune(configs=_split_configs(), key=["DIM", "GROUP_PAD"])(kernel)
+    # Keyed by the launch's class too (`load_class`): a configuration tuned on a warm-up's short
+    # rows (20 programs) ran the split stage after 32K at half the read rate (0.90 ms a step
+    # against 0.44 of bytes on an H200, issue 46). Timed briefly: Triton's default is 125 ms.
+    extra: dict[str, Any] = {}
+    if "do_bench" in inspect.signature(triton.autotune).parameters:
+        extra["do_bench"] = lambda fn, quantiles: triton.testing.do_bench(
+            fn, warmup=5, rep=20, quantiles=quantiles
+        )
+    return triton.autotune(
+        configs=_split_configs(), key=["DIM", "GROUP_PAD", "load_class"], **extra
+    )(kernel)
+
+
+def load_class(programs: int, split_size: int) -> int:
+    """Return the split stage's tuning class: how many programs fill the card (under 2 a
+    multiprocessor, under 8, more) times how many keys each reads (up to 256, 1,024, more)."""
+    wide = 0 if programs < 264 else 1 if programs < 1056 else 2
+    deep = 0 if split_size <= 256 else 1 if split_size <= 1024 else 2
+    return 3 * wide + deep
 
 
 @triton.jit
 def _attention_split_body(
     q_ptr, k_ptr, v_ptr, valid_ptr, len_ptr, part_ptr, lse_ptr,
-    scale, split_size, splits,
+    scale, split_size, splits, load_class,
     stride_qb, stride_kb, stride_kh, stride_vb, stride_vh, stride_mb,
     GROUPS: tl.constexpr, GROUP_PAD: tl.constexpr, DIM: tl.constexpr, BLOCK: tl.constexpr,
     IEEE: tl.constexpr,
@@ -277,6 +296,17 @@ def _silu_mul_packed_kernel(
     )
 
 
+def attention_choices() -> dict[str, str]:
+    """Return the split stage's tuned configurations: (dims, group padding, load class) ->
+    keys per inner step, warps, stages."""
+    cache = getattr(_attention_split_kernel, "cache", {}) or {}
+    return {
+        "x".join(str(part) for part in key[:3]): f"{config.kwargs.get('BLOCK')}"
+        f"/w{config.num_warps}s{config.num_stages}"
+        for key, config in cache.items()
+    }
+
+
 def attention_fits(head_dim: int, groups: int, dtype: Any) -> bool:
     """Return whether `attention` takes this shape: a power-of-two head of 16 or more, 16-bit
     or float32 values, and a group of query heads per KV head (any size up to 64)."""
@@ -322,6 +352,31 @@ class DecodeAttention:
         self.part = torch.empty((*shape, dim), dtype=torch.float32, device=device)
         self.lse = torch.empty(shape, dtype=torch.float32, device=device)
         self.ieee = dtype == torch.float32
+        self.load_class = load_class(batch * kv_heads * self.splits, self.split_size)
+        self.tuned = False
+
+    def tune(self, keys: Any, values: Any, valid: Any, lengths: Any) -> None:
+        """Run the split stage once (a zero query, into the scratch buffers) so that its
+        configuration for this launch class is chosen before a graph is captured."""
+        if self.tuned:
+            return
+        batch = keys.shape[0]
+        query = torch.zeros((batch, self.heads, self.dim), dtype=keys.dtype, device=keys.device)
+        self._split(query, keys, values, valid, lengths, 1.0)
+        self.tuned = True
+
+    def _split(
+        self, query: Any, keys: Any, values: Any, valid: Any, lengths: Any, scale: float
+    ) -> None:
+        grid = (query.shape[0], self.kv_heads, self.splits)
+        extra = {"BLOCK": BLOCK_N} if os.environ.get("TRITON_INTERPRET") == "1" else {}
+        _attention_split_kernel[grid](
+            query, keys, values, valid.view(torch.uint8), lengths, self.part, self.lse,
+            float(scale), self.split_size, self.splits, self.load_class,
+            query.stride(0), keys.stride(0), keys.stride(1), values.stride(0), values.stride(1),
+            valid.stride(0),
+            GROUPS=self.groups, GROUP_PAD=self.group_pad, DIM=self.dim, IEEE=self.ieee, **extra,
+        )  # fmt: skip
 
     def __call__(
         self, query: Any, keys: Any, values: Any, valid: Any, lengths: Any, scale: float
@@ -329,15 +384,8 @@ class DecodeAttention:
         """Return (batch, heads * dim) for `query` (batch, heads, dim), contiguous."""
         batch = query.shape[0]
         out = torch.empty((batch, self.heads * self.dim), dtype=query.dtype, device=query.device)
-        grid = (batch, self.kv_heads, self.splits)
-        extra = {"BLOCK": BLOCK_N} if os.environ.get("TRITON_INTERPRET") == "1" else {}
-        _attention_split_kernel[grid](
-            query, keys, values, valid.view(torch.uint8), lengths, self.part, self.lse,
-            float(scale), self.split_size, self.splits,
-            query.stride(0), keys.stride(0), keys.stride(1), values.stride(0), values.stride(1),
-            valid.stride(0),
-            GROUPS=self.groups, GROUP_PAD=self.group_pad, DIM=self.dim, IEEE=self.ieee, **extra,
-        )  # fmt: skip
+        self._split(query, keys, values, valid, lengths, scale)
+        self.tuned = True
         pad = triton.next_power_of_2(self.splits)
         dblock = min(self.dim, MERGE_DIMS)
         _attention_merge_kernel[(batch, self.heads, self.dim // dblock)](

@@ -9,6 +9,7 @@ transformers' forward as the step (`eager.eager_decode`).
 
 from __future__ import annotations
 
+import contextlib
 import time
 from typing import Any
 
@@ -281,7 +282,10 @@ class StaticDecoder:
         if self._stream is None:
             self._stream = torch.cuda.Stream(self.device)
         stream = self._stream
-        self._prepare_gemv()  # before the capture: tuning runs kernels for real
+        # Before the capture: tuning runs kernels for real. A failure here is met again by the
+        # step's own fallback (`_forward`), which turns the Triton step off.
+        with contextlib.suppress(Exception):
+            self._prepare_kernels()
         stream.wait_stream(torch.cuda.current_stream(self.device))
         try:
             # A batch that captured on its stream before (cuBLAS handles and workspace, kernels
@@ -355,7 +359,7 @@ class StaticDecoder:
         first = self.layers[0].input_layernorm
         x = ops.add_rms_norm(residual, None, first.weight, first.variance_epsilon)
         linear = self.gemv.linear if self.switches.decode_gemv else torch.nn.functional.linear
-        self._prepare_gemv()
+        self._prepare_kernels()
 
         def project(module: Any, x: Any) -> Any:
             # Plain Linear modules by `linear` (a tensor, or `gemv.Parts` the next kernel sums);
@@ -386,12 +390,16 @@ class StaticDecoder:
             return torch.nn.functional.linear(x, lm_head.weight, lm_head.bias)
         return lm_head(x)
 
-    def _prepare_gemv(self) -> None:
-        """Tune the GEMV for this batch's rows on each projection's shape, once per process
-        (`gemv.prepare`; nothing while a graph is being captured)."""
-        if self.kernels != "triton" or not self.switches.decode_gemv:
-            return
+    def _prepare_kernels(self) -> None:
+        """Choose the Triton step's configurations for this batch before a graph is captured
+        (nothing while one is): the attention's split stage for its launch class, the GEMV for
+        its rows on each projection's shape (`gemv.prepare`), each once per process."""
         torch = self.torch
+        if self.kernels != "triton" or torch.cuda.is_current_stream_capturing():
+            return
+        self.attention.tune(self.keys[0], self.values[0], self.valid, self.slot + 1)
+        if not self.switches.decode_gemv:
+            return
         if self._projections is None:
             linear = [
                 [

@@ -184,10 +184,14 @@ def fits(rows: int, weight: Any) -> bool:
 
 
 def _time(fn: Any, weights: list[tuple[Any, Any]], repeats: int = 4) -> float:
-    # ms per call, over every layer's weight in turn (their bytes exceed the L2), by events.
+    # Device ms per call, over every layer's weight in turn (their bytes exceed the L2), by
+    # events. The device first sleeps while the host queues every launch: launched eagerly, a
+    # thin projection (6-10 us) takes less time than its launch (first try on an H200: torch's
+    # and ours both timed at the host's launch rate, 24-30 us).
     for weight, bias in weights[:2]:
         fn(weight, bias)
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    torch.cuda._sleep(200_000 * repeats * len(weights))  # ~0.1 ms a launch at 2 GHz
     start.record()
     for _ in range(repeats):
         for weight, bias in weights:
