@@ -784,6 +784,7 @@ def main() -> None:
     parser.add_argument("--decode-lengths", default="8192,32768,131072")
     parser.add_argument("--batched-rows", default="8,32,64")
     parser.add_argument("--batched-longest", type=int, default=8192)
+    parser.add_argument("--split-targets", default="1024", help="batched: attention programs")
     parser.add_argument("--smoke", action="store_true", help="table and prefill at 2K only")
     args = parser.parse_args()
     if args.smoke:
@@ -928,11 +929,18 @@ def main() -> None:
         modes = tuple(args.decode_modes.split(","))
         decode_lengths(backend, decode, record, step_weight_bytes, reading, modes)
     if "batched" not in skip:
+        from longscope.models.hf import decode_ops
+
         rows = [int(x) for x in args.batched_rows.split(",")]
-        decode_batched(
-            backend, rows, record, step_weight_bytes, reading, peak, 2 * (params - embed),
-            longest=args.batched_longest,
-        )  # fmt: skip
+        for target in [int(x) for x in args.split_targets.split(",")]:
+            # programs the attention's split stage aims at (the engine's default first)
+            decode_ops.SPLIT_TARGET = target
+            record(kind="split_target", split_target=target)
+            decode_batched(
+                backend, rows, record, step_weight_bytes, reading, peak, 2 * (params - embed),
+                longest=args.batched_longest,
+            )  # fmt: skip
+        decode_ops.SPLIT_TARGET = int(args.split_targets.split(",")[0])
     if "long" not in skip:
         long_output(backend, record, args.long_rows, args.long_answer)
 

@@ -401,22 +401,15 @@ class StaticDecoder:
         if not self.switches.decode_gemv:
             return
         if self._projections is None:
-            linear = [
-                [
-                    (layer.self_attn.o_proj.weight, layer.self_attn.o_proj.bias)
-                    for layer in self.layers
-                ],
-                [(layer.mlp.down_proj.weight, layer.mlp.down_proj.bias) for layer in self.layers],
-            ]
-            plain = all(
-                type(module) is torch.nn.Linear
-                for layer in self.layers
-                for module in (layer.self_attn.o_proj, layer.mlp.down_proj)
-            )
+            modules = [[layer.self_attn.o_proj for layer in self.layers]]
+            modules.append([layer.mlp.down_proj for layer in self.layers])
             self._projections = [
                 [(m.qkv, m.qkv_bias) for m in self.merged],
                 [(m.gate_up, m.gate_up_bias) for m in self.merged],
-                *(linear if plain else []),
+            ] + [  # o_proj and down where plain Linear modules (else not by `linear`)
+                [(module.weight, module.bias) for module in each]
+                for each in modules
+                if all(type(module) is torch.nn.Linear for module in each)
             ]
         self.gemv.prepare(self.rows, self._projections)
 
