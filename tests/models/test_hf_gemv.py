@@ -84,3 +84,22 @@ def test_plans_are_made_per_row_padding_with_slices_no_thinner_than_a_step() -> 
     assert {p.splits for p in gemv._candidates(1, 512) if p.block_k == 512} == {1}
     assert {p.splits for p in gemv._candidates(16, 512) if p.block_k == 128} == {1, 2, 4}
     assert gemv._k_split(18944, gemv.Plan(16, 256, 4, 3, 8)) % 256 == 0
+
+
+def test_attention_splits_fill_the_card_and_tune_per_launch_class() -> None:
+    """The split stage aims at 2,048 programs with at least 256 keys each; its tuning class
+    tells a warm-up's few programs from a long row's many (tuned on the first, a 32K row read
+    at half the rate on an H200)."""
+    pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    from longscope.models.hf import decode_ops
+
+    assert decode_ops.splits_for(1, 4, 33024) == 129  # held by the 256-key minimum
+    assert decode_ops.splits_for(1, 4, 131328) == 512  # 2,048 programs over 4 KV heads
+    assert decode_ops.splits_for(64, 4, 9216) == 8
+    assert decode_ops.splits_for(1024, 4, 9216) == 1
+    warm_up = decode_ops.load_class(1 * 4 * 5, 256)
+    long_row = decode_ops.load_class(1 * 4 * 129, 256)
+    assert (warm_up, long_row) == (0, 3)
+    assert decode_ops.load_class(1056, 257) == 7
+    assert decode_ops.load_class(1055, 1025) == 5

@@ -25,8 +25,11 @@ import triton.language as tl
 
 from longscope.models.hf.gemv import Parts
 
-SPLIT_TARGET = 1024
-"""Programs the attention's first stage aims at (about eight per multiprocessor of an H200)."""
+SPLIT_TARGET = 2048
+"""Programs the attention's first stage aims at (about 16 per multiprocessor of an H200). Was
+1,024: batched rows of different lengths left programs idle (an H200, same process, issue 46:
+8 rows 5.000 -> 4.941 ms a step, 64 rows 8.196 -> 8.046 ms; one row after 128K 6.419 -> 6.416
+ms; after 32K and less one row is held by `MIN_SPLIT`, not by this)."""
 MIN_SPLIT = 256
 """Keys a program reads at least: fewer and the merge costs more than the split saves."""
 MERGE_DIMS = 32
