@@ -784,7 +784,9 @@ def main() -> None:
     parser.add_argument("--decode-lengths", default="8192,32768,131072")
     parser.add_argument("--batched-rows", default="8,32,64")
     parser.add_argument("--batched-longest", type=int, default=8192)
-    parser.add_argument("--split-targets", default="1024", help="batched: attention programs")
+    parser.add_argument(
+        "--split-targets", default="", help="batched: attention programs (default: the engine's)"
+    )
     parser.add_argument("--smoke", action="store_true", help="table and prefill at 2K only")
     args = parser.parse_args()
     if args.smoke:
@@ -932,15 +934,17 @@ def main() -> None:
         from longscope.models.hf import decode_ops
 
         rows = [int(x) for x in args.batched_rows.split(",")]
-        for target in [int(x) for x in args.split_targets.split(",")]:
-            # programs the attention's split stage aims at (the engine's default first)
+        default_target = decode_ops.SPLIT_TARGET
+        targets = args.split_targets or str(default_target)
+        for target in [int(x) for x in targets.split(",")]:
+            # programs the attention's split stage aims at (default: the engine's)
             decode_ops.SPLIT_TARGET = target
             record(kind="split_target", split_target=target)
             decode_batched(
                 backend, rows, record, step_weight_bytes, reading, peak, 2 * (params - embed),
                 longest=args.batched_longest,
             )  # fmt: skip
-        decode_ops.SPLIT_TARGET = int(args.split_targets.split(",")[0])
+        decode_ops.SPLIT_TARGET = default_target
     if "long" not in skip:
         long_output(backend, record, args.long_rows, args.long_answer)
 

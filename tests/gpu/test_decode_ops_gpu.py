@@ -164,14 +164,16 @@ def test_model_decodes_the_same_with_triton_and_torch_steps(cuda) -> None:  # ty
 
 
 @pytest.mark.parametrize("rows", [1, 7, 64])
-def test_gemv_plans_match_torch_linear(cuda, rows) -> None:  # type: ignore[no-untyped-def]
+def test_gemv_plans_match_torch_linear(cuda, rows, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Every candidate plan of the split-K GEMV, its slices summed as the step's kernels sum
     them, against float64: as close as torch's own bf16 matmul is; every output column and row
-    written (the slices' memory holds NaN before). `tune` keeps a plan only where it ran faster
-    than torch's matmul, and `linear` then returns its slices."""
+    written (the slices' memory holds NaN before). `linear` returns slices exactly where `tune`
+    kept a plan, and they are right."""
     torch = cuda
     from longscope.models.hf import gemv
 
+    monkeypatch.setattr(gemv, "_PLANS", {})  # this test's tuning stays in this test
+    monkeypatch.setattr(gemv, "_TIMES", {})
     gen = torch.Generator(device="cuda").manual_seed(rows)
     for n, k, bias in ((4608, 3584, True), (3584, 18944, False), (1000, 896, True)):
         x = torch.randn(rows, k, device="cuda", generator=gen).bfloat16()
@@ -180,8 +182,8 @@ def test_gemv_plans_match_torch_linear(cuda, rows) -> None:  # type: ignore[no-u
         want = torch.nn.functional.linear(x.double(), w.double(), b.double() if bias else None)
         floor = (torch.nn.functional.linear(x, w, b).double() - want).norm() / want.norm()
         for plan in gemv._candidates(gemv.rows_pad(rows), k):
-            torch.empty(8, rows, n, device="cuda").fill_(float("nan"))  # freed: run() reuses it
-            got = gemv.run(x, w, b, plan).rounded()
+            part = torch.full((plan.splits, rows, n), float("nan"), device="cuda")
+            got = gemv.run(x, w, b, plan, part=part).rounded()
             assert got.shape == (rows, n) and torch.isfinite(got).all(), plan
             error = ((got.double() - want).norm() / want.norm()).item()
             assert error < max(2 * floor.item(), 4e-3), (n, k, plan, error, floor.item())
@@ -191,10 +193,7 @@ def test_gemv_plans_match_torch_linear(cuda, rows) -> None:  # type: ignore[no-u
         ]
         plan = gemv.tune(rows, weights)
         name = f"{gemv.rows_pad(rows)}x{n}x{k}{'+b' if bias else ''}"
-        timed = gemv.plans()[name]
-        assert timed["plan"] == (plan.label() if plan else "torch")
-        if plan is not None:
-            assert timed["ms"] < timed["torch_ms"]
+        assert gemv.plans()[name]["plan"] == (plan.label() if plan else "torch")
         out = gemv.linear(x, w, b)
         assert isinstance(out, gemv.Parts) == (plan is not None)
         rounded = out.rounded() if plan is not None else out

@@ -56,6 +56,14 @@ CHECK = textwrap.dedent(
             assert torch.equal(
                 decode_ops.silu_mul_packed(p3), decode_ops.silu_mul_packed(p3.rounded())
             ), "silu"
+    # uneven N and K: the masked one-row and batched paths, every output written
+    for rows in (1, 3):
+        x = torch.randn(rows, 200).to(dt)
+        w = (torch.randn(100, 200) / 200**0.5).to(dt)
+        part = torch.full((2, rows, 100), float("nan"))
+        got = gemv.run(x, w, None, gemv.Plan(16, 64, 4, 2, 2), part=part).rounded().double()
+        want = torch.nn.functional.linear(x.double(), w.double())
+        assert float((got - want).norm() / want.norm()) < 1e-3, rows
     print("ok")
     """
 )
@@ -77,9 +85,14 @@ def test_plans_are_made_per_row_padding_with_slices_no_thinner_than_a_step() -> 
     from longscope.models.hf import gemv
 
     assert [gemv.rows_pad(r) for r in (1, 2, 16, 17, 64)] == [1, 16, 16, 64, 64]
-    one = gemv._candidates(1, 3584)
+    one = gemv._candidates(1, 18944)
     assert {p.splits for p in one} == {1, 2, 4, 8}
-    assert all(3584 // p.splits >= p.block_k for p in one)
+    assert all(18944 // p.splits >= p.block_k for p in one)
+    # 3584 in 8 slices of whole 128-512 steps is 7 slices: no plan claims 8
+    assert {p.splits for p in gemv._candidates(1, 3584)} == {1, 2, 4}
+    for plan in gemv._candidates(16, 3584) + one:
+        width = 18944 if plan in one else 3584
+        assert -(-width // gemv._k_split(width, plan)) == plan.splits, plan
     # 512 columns of K: a 512-wide step takes no split, a 128-wide one up to 4
     assert {p.splits for p in gemv._candidates(1, 512) if p.block_k == 512} == {1}
     assert {p.splits for p in gemv._candidates(16, 512) if p.block_k == 128} == {1, 2, 4}

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import threading
 from typing import Any
 
 import torch
@@ -46,18 +47,46 @@ def _split_configs() -> list[Any]:
     ]
 
 
+def _bench(fn: Any, quantiles: Any = None, **_: Any) -> Any:
+    """Time `fn` as Triton's do_bench does, briefly (its default takes 125 ms a configuration);
+    where that fails (it allocates 256 MB to flush the L2, which a card full of cache may not
+    have), by device events, ten runs after two, nothing allocated (the split stage reads far
+    more than the L2 holds)."""
+    try:
+        return triton.testing.do_bench(fn, warmup=5, rep=20, quantiles=quantiles)
+    except torch.OutOfMemoryError:
+        pass
+    fn()
+    fn()
+    times = []
+    for _ in range(10):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    if quantiles is None:
+        return times[len(times) // 2]
+    return [times[min(len(times) - 1, int(q * len(times)))] for q in quantiles]
+
+
+_SPLIT_LOCK = threading.Lock()
+"""Triton's autotuner keeps a launch's arguments on itself while it runs, tuning included: engines
+on several devices launching the split stage at once would see each other's (issue 46 review)."""
+
+
 def _tuned(kernel: Any) -> Any:
     """Autotune on a GPU; Triton's CPU interpreter (tests) runs the first configuration."""
     if os.environ.get("TRITON_INTERPRET") == "1":
         return kernel
     # Keyed by the launch's class too (`load_class`): a configuration tuned on a warm-up's short
     # rows (20 programs) ran the split stage after 32K at half the read rate (0.90 ms a step
-    # against 0.44 of bytes on an H200, issue 46). Timed briefly: Triton's default is 125 ms.
+    # against 0.44 of bytes on an H200, issue 46). Timed by `_bench`.
     extra: dict[str, Any] = {}
     if "do_bench" in inspect.signature(triton.autotune).parameters:
-        extra["do_bench"] = lambda fn, quantiles: triton.testing.do_bench(
-            fn, warmup=5, rep=20, quantiles=quantiles
-        )
+        extra["do_bench"] = _bench
     return triton.autotune(
         configs=_split_configs(), key=["DIM", "GROUP_PAD", "load_class"], **extra
     )(kernel)
@@ -373,6 +402,13 @@ class DecodeAttention:
     ) -> None:
         grid = (query.shape[0], self.kv_heads, self.splits)
         extra = {"BLOCK": BLOCK_N} if os.environ.get("TRITON_INTERPRET") == "1" else {}
+        with _SPLIT_LOCK:
+            self._launch(grid, extra, query, keys, values, valid, lengths, scale)
+
+    def _launch(
+        self, grid: Any, extra: Any, query: Any, keys: Any, values: Any, valid: Any,
+        lengths: Any, scale: float,
+    ) -> None:  # fmt: skip
         _attention_split_kernel[grid](
             query, keys, values, valid.view(torch.uint8), lengths, self.part, self.lse,
             float(scale), self.split_size, self.splits, self.load_class,

@@ -397,7 +397,8 @@ class StaticDecoder:
         torch = self.torch
         if self.kernels != "triton" or torch.cuda.is_current_stream_capturing():
             return
-        self.attention.tune(self.keys[0], self.values[0], self.valid, self.slot + 1)
+        if not self.attention.tuned:
+            self.attention.tune(self.keys[0], self.values[0], self.valid, self.slot + 1)
         if not self.switches.decode_gemv:
             return
         if self._projections is None:

@@ -12,7 +12,9 @@ instruction would do 16x the arithmetic for nothing); 2-64 rows as the weights t
 (weights as the tall operand, rows padded to 16 or 64: "swap AB", as TensorRT-LLM and vLLM do
 for small batches). Each shape's plan is timed once per row padding against torch's matmul over
 the model's own layers' weights (so no weight is read from L2 twice) before a graph is captured;
-torch's matmul stays where it is faster. Deterministic: a plan's sums run in one order.
+torch's matmul stays where it is faster. A plan's sums run in one order, so a process answers
+alike every time; the choice is timed, so another process or card may choose another plan and
+round a projection differently in its last bit (`plans()` says what was chosen).
 """
 
 from __future__ import annotations
@@ -84,7 +86,7 @@ class Parts:
         return total.to(self.dtype)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["M"])  # one build for every row count of a padding
 def _gemv_kernel(
     x_ptr, w_ptr, part_ptr, M, N, K, k_split, stride_xm, stride_wn,
     M_PAD: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, EVEN: tl.constexpr,
@@ -141,15 +143,17 @@ def _k_split(width: int, plan: Plan) -> int:
     return -(-per // plan.block_k) * plan.block_k
 
 
-def run(x: Any, weight: Any, bias: Any, plan: Plan) -> Parts:
-    """Return `x @ weight.T + bias` as `Parts` by `plan` (x (rows, K) contiguous, 16-bit)."""
+def run(x: Any, weight: Any, bias: Any, plan: Plan, part: Any = None) -> Parts:
+    """Return `x @ weight.T + bias` as `Parts` by `plan` (x (rows, K) contiguous, 16-bit),
+    written into `part` (splits, rows, n) float32 where given."""
     rows, width = x.shape
     n = weight.shape[0]
     k_split = _k_split(width, plan)
     splits = -(-width // k_split)
-    part = torch.empty((splits, rows, n), dtype=torch.float32, device=x.device)
+    if part is None:
+        part = torch.empty((splits, rows, n), dtype=torch.float32, device=x.device)
     pad = rows_pad(rows)
-    even = width % plan.block_k == 0 and k_split % plan.block_k == 0
+    even = width % plan.block_k == 0  # slices are whole steps; so is the last where K is
     _gemv_kernel[(triton.cdiv(n, plan.block_n), splits)](
         x, weight, part, rows, n, width, k_split, x.stride(0), weight.stride(0),
         M_PAD=pad, BLOCK_N=plan.block_n, BLOCK_K=plan.block_k, EVEN=even,
@@ -203,12 +207,14 @@ def _time(fn: Any, weights: list[tuple[Any, Any]], repeats: int = 4) -> float:
 
 def _candidates(pad: int, width: int) -> list[Plan]:
     shapes = ONE_ROW if pad == 1 else FEW_ROWS
-    return [
+    plans = [
         Plan(n, k, warps, stages, splits)
         for n, k, warps, stages in shapes
         for splits in SPLITS
         if width // splits >= k
     ]
+    # only plans whose K cuts into as many slices as they say (3584 in 8 slices of 512 is 7)
+    return [plan for plan in plans if -(-width // _k_split(width, plan)) == plan.splits]
 
 
 def tune(rows: int, weights: list[tuple[Any, Any]]) -> Plan | None:
@@ -259,7 +265,12 @@ def prepare(rows: int, projections: list[list[tuple[Any, Any]]]) -> None:
 def linear(x: Any, weight: Any, bias: Any = None) -> Any:
     """Return `torch.nn.functional.linear(x, weight, bias)` for the decode step, as `Parts` where
     a plan was tuned for this shape and won, else as torch's tensor."""
-    usable = x.dim() == 2 and x.is_contiguous() and x.dtype == weight.dtype
+    usable = (
+        x.dim() == 2
+        and x.is_contiguous()
+        and x.dtype == weight.dtype
+        and x.shape[1] == weight.shape[-1]
+    )
     if not (usable and fits(x.shape[0], weight)):
         return torch.nn.functional.linear(x, weight, bias)
     plan = _PLANS.get(_key(x.shape[0], weight, bias))
@@ -271,9 +282,13 @@ def linear(x: Any, weight: Any, bias: Any = None) -> Any:
 def plans() -> dict[str, Any]:
     """Return each tuned shape's choice: the plan's label and its time against torch's (ms)."""
     out: dict[str, Any] = {}
-    for key, plan in _PLANS.items():
+    with _LOCK:
+        chosen = dict(_PLANS)
+    devices = {key[5] for key in chosen}
+    for key, plan in chosen.items():
         base, spent = _TIMES.get(key, (0.0, 0.0))
         name = f"{key[0]}x{key[1]}x{key[2]}{'+b' if key[3] else ''}"
+        name += f"@{key[5]}" if len(devices) > 1 else ""
         out[name] = {
             "plan": plan.label() if plan else "torch",
             "torch_ms": round(base, 4),
