@@ -99,8 +99,9 @@ def copy_bandwidth() -> float:
     return 2 * (4 << 30) / elapsed / 1e9
 
 
-def read_bandwidth() -> float:
-    """Return measured device read GB/s: a sum over 4 GiB (reads dominate; the result is tiny)."""
+def read_rates() -> tuple[float, float]:
+    """Return measured device read GB/s: a sum over 4 GiB (reads dominate; the result is tiny),
+    the median of five (the bounds' rate, as in every earlier run) and the best of them."""
     src = torch.randn(1 << 30, device="cuda", dtype=torch.float32)
     src.sum()
     times = []
@@ -110,7 +111,12 @@ def read_bandwidth() -> float:
         times.append(sync_time() - start)
     times.sort()
     del src
-    return (4 << 30) / times[len(times) // 2] / 1e9
+    return (4 << 30) / times[len(times) // 2] / 1e9, (4 << 30) / times[0] / 1e9
+
+
+def read_bandwidth() -> float:
+    """Return the median read GB/s of `read_rates`."""
+    return read_rates()[0]
 
 
 def build_model() -> Any:
@@ -487,6 +493,7 @@ def decode_lengths(
     weight_bytes: int,
     reading: float,
     modes: tuple[str, ...] = ("triton", "torch"),
+    best_read: float = 0.0,
 ) -> None:
     """Issue 46: decode at batch 1 after each prompt length, Triton step against the torch step,
     by the engine's own decode clock (capture left out) against the bandwidth bound (weights but
@@ -512,6 +519,7 @@ def decode_lengths(
                 ms_per_step=round(step * 1e3, 3),
                 bound_ms=round(bound * 1e3, 3),
                 ratio=round(step / bound, 3),
+                ratio_at_best_read=round(step / bound * (best_read or reading) / reading, 3),
             )
             torch.cuda.empty_cache()
     set_step_mode(backend, "triton")
@@ -527,6 +535,7 @@ def decode_batched(
     flops_per_token: float,
     prompt: int = 1024,
     longest: int = 8192,
+    best_read: float = 0.0,
 ) -> None:
     """Issue 46: batched decode of long answers, rows finishing at different times: `rows`
     answers as documents of 8 (one prompt each), answer j of all asking for `longest` - j *
@@ -588,6 +597,9 @@ def decode_batched(
             bytes_bound_ms=round(byte_bound / max(1, steps) * 1e3, 3),
             flops_bound_ms=round(flop_bound / max(1, steps) * 1e3, 3),
             ratio=round(decode_s / max(byte_bound, flop_bound), 3),
+            ratio_at_best_read=round(
+                decode_s / max(byte_bound * reading / (best_read or reading), flop_bound), 3
+            ),
             captures=last.get("captures"),
             capture_ms=last.get("capture_ms"),
             rebuilds=last.get("rebuilds"),
@@ -807,12 +819,15 @@ def main() -> None:
     record(kind="env", torch=torch.__version__, transformers=__import__("transformers").__version__)
     peak = matmul_peak()
     bandwidth = copy_bandwidth()
-    reading = read_bandwidth()
+    reading, best_read = read_rates()
+    # One machine measured 4.09 and 4.27 TB/s in two processes (issue 46, fifth pass): rows
+    # also give their ratio at the best of the five reads, the harder bound.
     record(
         kind="ceilings",
         matmul_tflops=round(peak, 1),
         copy_gbps=round(bandwidth, 1),
         read_gbps=round(reading, 1),
+        read_best_gbps=round(best_read, 1),
     )
 
     model = build_model()
@@ -929,7 +944,7 @@ def main() -> None:
     if "lengths" not in skip:
         decode = [int(x) for x in args.decode_lengths.split(",")]
         modes = tuple(args.decode_modes.split(","))
-        decode_lengths(backend, decode, record, step_weight_bytes, reading, modes)
+        decode_lengths(backend, decode, record, step_weight_bytes, reading, modes, best_read)
     if "batched" not in skip:
         from longscope.models.hf import decode_ops
 
@@ -942,7 +957,7 @@ def main() -> None:
             record(kind="split_target", split_target=target)
             decode_batched(
                 backend, rows, record, step_weight_bytes, reading, peak, 2 * (params - embed),
-                longest=args.batched_longest,
+                longest=args.batched_longest, best_read=best_read,
             )  # fmt: skip
         decode_ops.SPLIT_TARGET = default_target
     if "long" not in skip:
