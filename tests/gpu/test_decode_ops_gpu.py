@@ -125,40 +125,51 @@ def test_add_rms_norm_matches_transformers_rmsnorm(cuda) -> None:  # type: ignor
     assert ((got.float() - want.float()).abs() <= step).all()
 
 
-def test_model_decodes_the_same_with_triton_and_torch_steps(cuda) -> None:  # type: ignore[no-untyped-def]
-    """A 7B-like head (128 dims, 7 query heads per KV head) over 2 documents of different
-    lengths decoding together: the Triton step's greedy tokens equal the torch step's; the path
-    ran. In float32: two bf16 steps accumulate differently and a random model's near-ties then
-    flip (on an H200 a bf16 run agreed for 21 tokens, then forked at a tie)."""
-    torch = cuda
+def _two_documents(torch, dtype, max_tokens, configure):  # type: ignore[no-untyped-def]
+    """Decode two documents of different lengths together on a 7B-like head (128 dims, 7 query
+    heads per KV head) with the engine's switches set by `configure`: their greedy answers and
+    the engine's last decode stats."""
     from longscope.models.hf import HFBackend
     from tests.gpu.tiny import tiny_qwen2, tiny_tokenizer
 
     tok = tiny_tokenizer()
     texts = ["The quick brown fox jumps over the lazy dog. " * n for n in (40, 130)]
+    model = tiny_qwen2(
+        vocab_size=len(tok), layers=2, hidden=896, heads=7, kv_heads=1, dtype=dtype,
+        device="cuda",
+    )  # fmt: skip
+    backend = HFBackend("tiny", model=model, tokenizer=tok, prompt_mode="completion")
+    configure(backend.engine.kernels)
+    config = GenerationConfig(max_tokens=max_tokens)
+
+    async def both(backend=backend):  # type: ignore[no-untyped-def]
+        groups = [
+            [Request(f"d{i}", 0, "completion", prompt=t, config=config)]
+            for i, t in enumerate(texts)
+        ]
+        return await asyncio.gather(*(backend.generate_group(g) for g in groups))
+
+    answers = [g[0].text for g in asyncio.run(both())]
+    last = dict(backend.engine.last_decode)
+    del model, backend
+    torch.cuda.empty_cache()
+    return answers, last
+
+
+def test_model_decodes_the_same_with_triton_and_torch_steps(cuda) -> None:  # type: ignore[no-untyped-def]
+    """Two documents of different lengths decoding together: the Triton step's greedy tokens
+    equal the torch step's; the path ran. In float32: two bf16 steps accumulate differently and
+    a random model's near-ties then flip (on an H200 a bf16 run agreed for 21 tokens, then
+    forked at a tie)."""
     answers = {}
     for triton in (True, False):
-        model = tiny_qwen2(
-            vocab_size=len(tok), layers=2, hidden=896, heads=7, kv_heads=1, dtype="float32",
-            device="cuda",
-        )  # fmt: skip
-        backend = HFBackend("tiny", model=model, tokenizer=tok, prompt_mode="completion")
-        backend.engine.kernels.decode_triton = triton
-        config = GenerationConfig(max_tokens=48)
 
-        async def both(backend=backend, config=config):  # type: ignore[no-untyped-def]
-            groups = [
-                [Request(f"d{i}", 0, "completion", prompt=t, config=config)]
-                for i, t in enumerate(texts)
-            ]
-            return await asyncio.gather(*(backend.generate_group(g) for g in groups))
+        def configure(kernels, triton=triton):  # type: ignore[no-untyped-def]
+            kernels.decode_triton = triton
 
-        done = asyncio.run(both())
-        answers[triton] = [g[0].text for g in done]
-        assert backend.engine.last_decode["kernels"] == ("triton" if triton else "torch")
-        assert backend.engine.last_decode["path"] == "graph"
-        del model, backend
-        torch.cuda.empty_cache()
+        answers[triton], last = _two_documents(cuda, "float32", 48, configure)
+        assert last["kernels"] == ("triton" if triton else "torch")
+        assert last["path"] == "graph"
     assert answers[True] == answers[False]
     assert all(len(a) > 0 for a in answers[True])
 
@@ -244,21 +255,14 @@ def test_model_decodes_the_same_with_and_without_the_gemv(cuda, monkeypatch) -> 
     """A float16 model's step with every projection by the GEMV (plans forced, one row and
     batched, sliced and not) decodes the same greedy tokens as with torch's matmuls, in the
     captured graph."""
-    torch = cuda
-    from longscope.models.hf import HFBackend, gemv
-    from tests.gpu.tiny import tiny_qwen2, tiny_tokenizer
+    from longscope.models.hf import gemv
 
-    tok = tiny_tokenizer()
-    texts = ["The quick brown fox jumps over the lazy dog. " * n for n in (40, 130)]
-    answers, runs = {}, []
+    runs = []
     real_run = gemv.run
 
     def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
         runs.append(args[3])
         return real_run(*args, **kwargs)
-
-    monkeypatch.setattr(gemv, "run", counted)
-    monkeypatch.setattr(gemv, "_PLANS", {})  # plans forced here stay in this test
 
     def forced(rows, weights):  # type: ignore[no-untyped-def]
         weight, bias = weights[0]
@@ -266,30 +270,20 @@ def test_model_decodes_the_same_with_and_without_the_gemv(cuda, monkeypatch) -> 
         gemv._PLANS[gemv._key(rows, weight, bias)] = plan
         return plan
 
+    monkeypatch.setattr(gemv, "run", counted)
+    monkeypatch.setattr(gemv, "_PLANS", {})  # plans forced here stay in this test
     monkeypatch.setattr(gemv, "tune", forced)
+    answers = {}
     for use in (True, False):
-        model = tiny_qwen2(
-            vocab_size=len(tok), layers=2, hidden=896, heads=7, kv_heads=1, dtype="float16",
-            device="cuda",
-        )  # fmt: skip
-        backend = HFBackend("tiny", model=model, tokenizer=tok, prompt_mode="completion")
-        backend.engine.kernels.decode_gemv = use
-        config = GenerationConfig(max_tokens=32)
 
-        async def both(backend=backend, config=config):  # type: ignore[no-untyped-def]
-            groups = [
-                [Request(f"d{i}", 0, "completion", prompt=t, config=config)]
-                for i, t in enumerate(texts)
-            ]
-            return await asyncio.gather(*(backend.generate_group(g) for g in groups))
+        def configure(kernels, use=use):  # type: ignore[no-untyped-def]
+            kernels.decode_gemv = use
 
         runs.clear()
-        answers[use] = [g[0].text for g in asyncio.run(both())]
-        assert backend.engine.last_decode["kernels"] == "triton"
-        assert backend.engine.last_decode["path"] == "graph"
+        answers[use], last = _two_documents(cuda, "float16", 32, configure)
+        assert last["kernels"] == "triton"
+        assert last["path"] == "graph"
         assert bool(runs) == use  # the GEMV ran (captured) only where switched on
-        del model, backend
-        torch.cuda.empty_cache()
     assert answers[True] == answers[False]
     assert all(len(a) > 0 for a in answers[True])
 
