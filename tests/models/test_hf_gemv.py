@@ -69,6 +69,7 @@ CHECK = textwrap.dedent(
 )
 
 
+@pytest.mark.slow  # ~8 s of Triton's interpreter; the card's tests check the same, bit for bit
 def test_consumers_sum_the_gemv_slices_as_the_rounded_projection() -> None:
     pytest.importorskip("torch")
     pytest.importorskip("triton")

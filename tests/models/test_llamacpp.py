@@ -40,6 +40,26 @@ async def test_completion_answers_with_usage(small_backend) -> None:
     assert gen.prompt_tokens > 5 and 0 < gen.completion_tokens <= 8 and gen.latency_s > 0
 
 
+async def test_a_completion_prompt_is_tokenized_once(small_backend, monkeypatch) -> None:
+    """The tokens counted for the context check are the ones sent (a 128K prompt was tokenized
+    twice: once to check it fits, once more by llama.cpp), and they give the same answer."""
+    prompt = "The capital of France is the city of"
+    first = await small_backend.generate(_request(prompt))
+    llama = small_backend._load()
+    tokenized = []
+    real = llama.tokenize
+
+    def counted(text, *args, **kwargs):  # type: ignore[no-untyped-def]
+        tokenized.append(text)
+        return real(text, *args, **kwargs)
+
+    monkeypatch.setattr(llama, "tokenize", counted)
+    again = await small_backend.generate(_request(prompt))
+    assert tokenized.count(prompt.encode("utf-8")) == 1
+    assert again.prompt_tokens == len(real(prompt.encode("utf-8"), add_bos=True, special=True))
+    assert (again.text, again.completion_tokens) == (first.text, first.completion_tokens)
+
+
 async def test_prompt_that_cannot_fit_is_overflow_not_text(small_backend) -> None:
     gen = await small_backend.generate(_request("word " * 600))
     assert gen.status == "context_overflow" and gen.text == ""

@@ -349,7 +349,7 @@ class LlamaCppBackend(Backend):
                     )  # fmt: skip
                 out = llama.create_completion(
                     **completion_kwargs(
-                        prompt,
+                        tokens,  # as tokenized for the n_ctx check: llama.cpp would again
                         config,
                         stop=stop or None,
                         stopping_criteria=StoppingCriteriaList(criteria),
