@@ -156,7 +156,11 @@ def test_a_merge_onto_a_full_disk_is_one_line_and_changes_no_input(tmp_path: Pat
 
 
 @needs_tmpfs
-@pytest.mark.parametrize("fmt", ["inspect", "mlflow"])
+@pytest.mark.parametrize(
+    "fmt",
+    # mlflow in make test-slow: the same refusal path, and [inspect] stays in make test
+    ["inspect", pytest.param("mlflow", marks=pytest.mark.slow)],
+)
 def test_an_export_onto_a_full_disk_is_one_line(tmp_path: Path, fmt: str) -> None:
     pytest.importorskip("inspect_ai" if fmt == "inspect" else "mlflow")
     run = tmp_path / "run"

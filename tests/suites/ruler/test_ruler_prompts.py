@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -124,8 +125,26 @@ def _fields(sample, questions: dict[str, list[str]]) -> dict[str, str]:
     return fields
 
 
-@pytest.mark.parametrize("fill", ["ruler", "exact"])
-@pytest.mark.parametrize("template", sorted(MODEL_TEMPLATES))
+EXACT_IN_DEFAULT_RUN = ("base", "Phi3", "meta-llama3")
+"""`fill=exact` on these templates in `make test`; on the others in `make test-slow` (a template
+wraps the prompt alike under either fill; every template runs under `fill=ruler` in both)."""
+
+
+def _template_fills() -> list[Any]:
+    slow = [pytest.mark.slow]
+    return [
+        pytest.param(
+            template,
+            fill,
+            marks=slow if fill == "exact" and template not in EXACT_IN_DEFAULT_RUN else [],
+            id=f"{template}-{fill}",
+        )
+        for template in sorted(MODEL_TEMPLATES)
+        for fill in ("ruler", "exact")
+    ]
+
+
+@pytest.mark.parametrize(("template", "fill"), _template_fills())
 def test_every_prompt_is_rulers_rule_on_rulers_templates(
     qwen_tokenizer, questions, template, fill
 ) -> None:
