@@ -207,16 +207,13 @@ def _attention_merge_kernel(
 @triton.jit
 def _operand(ptr, offset, col, mask, bias_ptr, split_stride, SPLITS: tl.constexpr,
              HAS_BIAS: tl.constexpr):  # fmt: skip
-    # A projection's value: as stored (SPLITS 0, torch's matmul), or the GEMV's float32 slices
-    # (`gemv.Parts`) summed in order with the bias, for the caller to round once.
-    if SPLITS == 0:
-        value = tl.load(ptr + offset, mask=mask, other=0.0)
-    else:
-        value = tl.load(ptr + offset, mask=mask, other=0.0)
-        for index in tl.static_range(1, SPLITS):
-            value += tl.load(ptr + index * split_stride + offset, mask=mask, other=0.0)
-        if HAS_BIAS:
-            value += tl.load(bias_ptr + col, mask=mask, other=0.0).to(tl.float32)
+    # A projection's value: as stored (SPLITS 0, torch's matmul; no bias then), or the GEMV's
+    # float32 slices (`gemv.Parts`) summed in order with the bias, for the caller to round once.
+    value = tl.load(ptr + offset, mask=mask, other=0.0)
+    for index in tl.static_range(1, SPLITS):
+        value += tl.load(ptr + index * split_stride + offset, mask=mask, other=0.0)
+    if HAS_BIAS:
+        value += tl.load(bias_ptr + col, mask=mask, other=0.0).to(tl.float32)
     return value
 
 
@@ -403,19 +400,13 @@ class DecodeAttention:
         grid = (query.shape[0], self.kv_heads, self.splits)
         extra = {"BLOCK": BLOCK_N} if os.environ.get("TRITON_INTERPRET") == "1" else {}
         with _SPLIT_LOCK:
-            self._launch(grid, extra, query, keys, values, valid, lengths, scale)
-
-    def _launch(
-        self, grid: Any, extra: Any, query: Any, keys: Any, values: Any, valid: Any,
-        lengths: Any, scale: float,
-    ) -> None:  # fmt: skip
-        _attention_split_kernel[grid](
-            query, keys, values, valid.view(torch.uint8), lengths, self.part, self.lse,
-            float(scale), self.split_size, self.splits, self.load_class,
-            query.stride(0), keys.stride(0), keys.stride(1), values.stride(0), values.stride(1),
-            valid.stride(0),
-            GROUPS=self.groups, GROUP_PAD=self.group_pad, DIM=self.dim, IEEE=self.ieee, **extra,
-        )  # fmt: skip
+            _attention_split_kernel[grid](
+                query, keys, values, valid.view(torch.uint8), lengths, self.part, self.lse,
+                float(scale), self.split_size, self.splits, self.load_class,
+                query.stride(0), keys.stride(0), keys.stride(1), values.stride(0), values.stride(1),
+                valid.stride(0),
+                GROUPS=self.groups, GROUP_PAD=self.group_pad, DIM=self.dim, IEEE=self.ieee, **extra,
+            )  # fmt: skip
 
     def __call__(
         self, query: Any, keys: Any, values: Any, valid: Any, lengths: Any, scale: float

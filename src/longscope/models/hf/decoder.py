@@ -192,8 +192,9 @@ class StaticDecoder:
         Rows leaving from either end of the batch leave the others as a slice of the same cache
         (no copy; with `copy`, copied all the same, so that the rows left go free). Otherwise
         layer by layer, each old layer freed once copied, and only the slots each row has
-        written (whole caches copied per join were terabytes for 64 rows of 8K answers). Unwritten slots are zero for the torch step (NaN would poison the product
-        even masked); the Triton step never reads them.
+        written (whole caches copied per join were terabytes for 64 rows of 8K answers).
+        Unwritten slots are zero for the torch step (NaN would poison the product even masked);
+        the Triton step never reads them.
         """
         torch = self.torch
         started = time.perf_counter()
