@@ -99,13 +99,14 @@ def copy_bandwidth() -> float:
     return 2 * (4 << 30) / elapsed / 1e9
 
 
-def read_rates() -> tuple[float, float]:
+def read_rates(reads: int = 15) -> tuple[float, float]:
     """Return measured device read GB/s: a sum over 4 GiB (reads dominate; the result is tiny),
-    the median of five (the bounds' rate, as in every earlier run) and the best of them."""
+    the median of `reads` (the bounds' rate, as in every earlier run, which took five) and the
+    best of them (two processes on one machine gave medians 4.5% apart over five reads)."""
     src = torch.randn(1 << 30, device="cuda", dtype=torch.float32)
     src.sum()
     times = []
-    for _ in range(5):
+    for _ in range(reads):
         start = sync_time()
         src.sum()
         times.append(sync_time() - start)
@@ -420,8 +421,9 @@ def profile_step(
     record: Any,
     path: str,
     modes: tuple[str, ...] = ("torch", "triton"),
+    rows: int = 1,
 ) -> None:
-    """Issue 46: one decode step after `ids` at batch 1, per kernel mode ("torch": the torch step,
+    """Issue 46: one decode step after `ids` at batch `rows` (the prompt's cache repeated), per kernel mode ("torch": the torch step,
     "triton": `decode_ops`): kernels launched per step and their device time (profiler, the step
     run eagerly), the captured graph's replay time (device only, back to back) and the eager
     step's wall time; the engine's own ms per step (`decode` rows) minus the replay is the host
@@ -437,7 +439,9 @@ def profile_step(
             cache = DynamicCache(config=model.config)
             with backend.prefill_context():
                 backend.prefill_ids(torch.tensor(ids, device="cuda"), cache, 16384)
-            positions = torch.tensor([len(ids)], device="cuda")
+            if rows > 1:
+                cache.batch_repeat_interleave(rows)
+            positions = torch.tensor([len(ids)] * rows, device="cuda")
             decoder = hf.StaticDecoder(
                 torch, model, cache, len(ids), decode_capacity(len(ids) + 64), None, positions,
                 backend.engine.kernels,
@@ -459,7 +463,7 @@ def profile_step(
             device_ms = sum(e.self_device_time_total for e in events) / 4 / 1e3
             if path:
                 table = prof.key_averages().table(sort_by="cuda_time_total", row_limit=30)
-                Path(f"{path}.{mode}").write_text(table)
+                Path(f"{path}.{mode}{'' if rows == 1 else f'.rows{rows}'}").write_text(table)
             decoder.step(decoder.tokens.clone())  # captures the graph
             graph = decoder.graph
             replay = None
@@ -473,6 +477,7 @@ def profile_step(
             record(
                 kind="step_profile",
                 context=len(ids),
+                rows=rows,
                 kernels=mode,
                 used=decoder.kernels,
                 why=decoder.kernels_why,
@@ -790,6 +795,8 @@ def main() -> None:
         "lengths,batched,profile46,sweep,long",
     )
     parser.add_argument("--step-modes", default="torch,triton-cublas,triton")
+    parser.add_argument("--profile-rows", type=int, default=1, help="profile46: rows of the step")
+    parser.add_argument("--profile-context", type=int, default=32768, help="profile46: tokens")
     parser.add_argument("--decode-modes", default="triton,triton-cublas,torch")
     parser.add_argument("--long-rows", type=int, default=64)
     parser.add_argument("--long-answer", type=int, default=8192)
@@ -940,7 +947,8 @@ def main() -> None:
         attention_sweep(record, reading)
     if "profile46" not in skip:
         modes = tuple(args.step_modes.split(","))
-        profile_step(model, backend, prompt_ids(32768), record, args.profile, modes)
+        ids = prompt_ids(args.profile_context)
+        profile_step(model, backend, ids, record, args.profile, modes, args.profile_rows)
     if "lengths" not in skip:
         decode = [int(x) for x in args.decode_lengths.split(",")]
         modes = tuple(args.decode_modes.split(","))

@@ -12,7 +12,19 @@ from DIR) from the exact prompt ids the engine decoded. Per prompt (DIR/agreemen
 engine's and transformers' token ids, whether they are equal, the first position where they
 differ and transformers' top-2 logit margin there (a tie within bf16 rounding is a margin near
 0.1 at the logits' scale), and the smallest margin over the answer. The last line printed is the
-agreement rate. `--smoke`: a random-weight tiny model saved to DIR, 4K only, 2 tasks.
+agreement rate.
+
+Two readings of "the same function in bf16" beside token-for-token equality: `--baseline eager`
+also generates every prompt with transformers' eager attention (a third copy) and records whether
+transformers agrees with itself token for token (two correct implementations, one rounding
+apart); and every prompt gets a teacher-forced check: transformers' logits over the prompt plus
+the engine's answer in one forward, the gap between its best logit and the engine's token's at
+each answer position, in units of one bf16 step at the best logit's magnitude
+(`largest_gap_steps`; 0 where the engine took transformers' choice, <= 2 where it took a token
+transformers rates equal within bf16 rounding). `--exact-path`: the engine run as transformers
+runs (one prefill call of transformers' SDPA, no fused prefill ops, eager decode: `-M
+cuda_graph=false -M attn_implementation=sdpa -M prefill_chunk=262144`), which isolates what the
+engine's own kernels change. `--smoke`: a random-weight tiny model saved to DIR, 4K only, 2 tasks.
 """
 
 from __future__ import annotations
@@ -39,9 +51,13 @@ from longscope.models.hf import HFBackend  # noqa: E402
 class Compare:
     """Holds the reference model and the per-prompt rows; patches the backend to fill them."""
 
-    def __init__(self, model_dir: Path, dtype: Any) -> None:
+    def __init__(
+        self, model_dir: Path, dtype: Any, baseline: str = "", exact_path: bool = False
+    ) -> None:
         self.model_dir, self.dtype = model_dir, dtype
+        self.baseline, self.exact_path = baseline, exact_path
         self.reference: Any = None
+        self.second: Any = None
         self.rows: list[dict[str, Any]] = []
         self.members: dict[int, Any] = {}
         self.lock = threading.Lock()
@@ -58,6 +74,9 @@ class Compare:
             return made
 
         async def compared(backend: HFBackend, requests: Any, on_result: Any = None) -> Any:
+            if compare.exact_path:
+                switches = backend.engine.kernels
+                switches.fused_prefill_norm = switches.fused_prefill_ops = False
             answers = await group(backend, requests, on_result)
             await asyncio.to_thread(compare.check, backend, requests, answers)
             return answers
@@ -65,15 +84,43 @@ class Compare:
         HFBackend._member = recorded  # type: ignore[method-assign]
         HFBackend.generate_group = compared  # type: ignore[method-assign]
 
+    def _load(self, device: Any, attention: str) -> Any:
+        from transformers import AutoModelForCausalLM
+
+        model = AutoModelForCausalLM.from_pretrained(
+            str(self.model_dir), dtype=self.dtype, attn_implementation=attention
+        ).to(device)
+        return model.eval()
+
     def _model(self, device: Any) -> Any:
         if self.reference is None:
-            from transformers import AutoModelForCausalLM
-
-            self.reference = AutoModelForCausalLM.from_pretrained(
-                str(self.model_dir), dtype=self.dtype, attn_implementation="sdpa"
-            ).to(device)
-            self.reference.eval()
+            self.reference = self._load(device, "sdpa")
         return self.reference
+
+    def _generate(self, model: Any, ids: Any, new: int, eos: list[int]) -> Any:
+        return model.generate(
+            ids,
+            max_new_tokens=new,
+            do_sample=False,
+            eos_token_id=eos or None,
+            pad_token_id=eos[0] if eos else 0,
+            output_logits=True,
+            return_dict_in_generate=True,
+        )
+
+    def _gaps(self, model: Any, prompt: list[int], answer: list[int]) -> tuple[float, float]:
+        """Teacher-forced: the largest gap between transformers' best logit and the logit of
+        the token `answer` took, over the answer; in logits and in bf16 steps at that scale."""
+        if not answer:
+            return 0.0, 0.0
+        ids = torch.tensor([prompt + answer[:-1]], device=model.device)
+        logits = model(input_ids=ids, logits_to_keep=len(answer)).logits[0].float()
+        best = logits.max(dim=-1).values
+        taken = logits.gather(1, torch.tensor(answer, device=model.device)[:, None])[:, 0]
+        gaps = best - taken
+        # one bf16 step (8 significant bits) at each position's best logit
+        steps = torch.exp2(torch.floor(torch.log2(best.abs().clamp_min(1e-30))) - 7)
+        return round(float(gaps.max()), 4), round(float((gaps / steps).max()), 2)
 
     def check(self, backend: HFBackend, requests: Any, answers: Any) -> None:
         """Generate each request again with transformers and record the comparison."""
@@ -95,15 +142,8 @@ class Compare:
         by_eos = answer.status == "ok" and member.stop_at < 0
         model = self._model(backend._model.device)
         ids = torch.tensor([member.ids], device=model.device)
-        out = model.generate(
-            ids,
-            max_new_tokens=max(1, len(engine) + (1 if by_eos else 0)),
-            do_sample=False,
-            eos_token_id=eos or None,
-            pad_token_id=eos[0] if eos else 0,
-            output_logits=True,
-            return_dict_in_generate=True,
-        )
+        new_tokens = max(1, len(engine) + (1 if by_eos else 0))
+        out = self._generate(model, ids, new_tokens, eos)
         new = out.sequences[0, len(member.ids) :].tolist()
         want = [*engine, new[len(engine)]] if by_eos and len(new) > len(engine) else engine
         reference = new[: len(want)]
@@ -118,7 +158,17 @@ class Compare:
             top = torch.topk(logits[0].float(), 2).values
             margins.append(round(float(top[0] - top[1]), 4))
         at_first = margins[first] if first is not None and first < len(margins) else None
+        gap, gap_steps = self._gaps(model, list(member.ids), engine)
+        extra: dict[str, Any] = {"largest_gap": gap, "largest_gap_steps": gap_steps}
+        if self.baseline:
+            if self.second is None:
+                self.second = self._load(model.device, self.baseline)
+            other = self._generate(self.second, ids, len(new), eos)
+            other_new = other.sequences[0, len(member.ids) :].tolist()
+            extra["baseline_ids"] = other_new
+            extra["baseline_same"] = other_new == new
         return {
+            **extra,
             "suite": self.suite,
             "sample": request.sample_id,
             "prompt_tokens": len(member.ids),
@@ -168,6 +218,8 @@ def main() -> None:
     parser.add_argument("--context-length", type=int, default=0)
     parser.add_argument("--tasks", default="")
     parser.add_argument("--skip-longctx", action="store_true")
+    parser.add_argument("--baseline", default="", help="also transformers with this attention")
+    parser.add_argument("--exact-path", action="store_true", help="the engine run as transformers")
     parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args()
     if args.out is None and not args.smoke:
@@ -182,9 +234,12 @@ def main() -> None:
     if args.model is None:
         parser.error("--model DIR is needed: a transformers model folder (real weights)")
     dtype = getattr(torch, args.dtype)
-    compare = Compare(args.model, dtype)
+    compare = Compare(args.model, dtype, args.baseline, args.exact_path)
     compare.patch()
     options = ["-M", f"prompt_mode={args.prompt_mode}", "-M", f"dtype={args.dtype}"]
+    if args.exact_path:
+        options += ["-M", "cuda_graph=false", "-M", "attn_implementation=sdpa"]
+        options += ["-M", "prefill_chunk=262144"]
     if args.context_length:
         options += ["-M", f"context_length={args.context_length}"]
     runs = []
@@ -212,6 +267,20 @@ def main() -> None:
         "prompts": len(rows),
         "same": same,
         "rate": round(same / len(rows), 4) if rows else None,
+        "exact_path": args.exact_path,
+        # the engine's answer took, at every position, transformers' choice or a token within
+        # two bf16 steps of it (teacher-forced)
+        "within_two_bf16_steps": sum(r["largest_gap_steps"] <= 2 for r in rows),
+        "largest_gap_steps": max((r["largest_gap_steps"] for r in rows), default=None),
+        **(
+            {
+                "baseline": args.baseline,
+                "baseline_same": sum(r["baseline_same"] for r in rows),
+                "baseline_rate": round(sum(r["baseline_same"] for r in rows) / len(rows), 4),
+            }
+            if args.baseline and rows
+            else {}
+        ),
         "differing": [
             {
                 k: r[k]
@@ -221,6 +290,7 @@ def main() -> None:
                     "prompt_tokens",
                     "first_difference",
                     "margin_at_first_difference",
+                    "largest_gap_steps",
                 )
             }
             for r in rows
