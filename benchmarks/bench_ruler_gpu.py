@@ -177,6 +177,7 @@ def run_cli(model_dir: Path, run_dir: Path, lengths: str, samples: int, tasks: s
         return await group(self, requests, on_result)
 
     runner._execute, HFBackend.generate_group = executed, first
+    builds = count_triton_builds()
     args = ["run", "ruler", "--model", f"hf/{model_dir}", "-M", "prompt_mode=completion"]
     args += ["--lengths", lengths, "-S", f"samples={samples}", "-o", str(run_dir), "-q"]
     args += [f"-S{k}={FIXTURES / f}" for k, f in (
@@ -194,8 +195,36 @@ def run_cli(model_dir: Path, run_dir: Path, lengths: str, samples: int, tasks: s
         "phases": dict(phases.seconds),
         "calls": dict(phases.calls),
         "timing": seen.get("timing", {}),
+        "triton_builds": dict(builds),
         "command": "longscope " + " ".join(args),
     }
+
+
+def count_triton_builds() -> dict[str, Any]:
+    """Count, per kernel, the Triton builds this process makes from now on (compiled, or loaded
+    from Triton's disk cache: a first run on a machine compiles them all), and their seconds."""
+    builds: dict[str, Any] = defaultdict(int)
+    started: dict[int, float] = {}
+    try:
+        import triton
+
+        runtime = triton.knobs.runtime
+    except (ImportError, AttributeError):
+        return builds
+
+    def before(*_: Any, **kwargs: Any) -> bool:
+        fn = kwargs.get("fn")
+        builds[str(getattr(fn, "name", "?")).rsplit(".", 1)[-1]] += 1
+        started[threading.get_ident()] = time.perf_counter()
+        return False  # a true value would skip the build
+
+    def after(*_: Any, **__: Any) -> None:
+        begun = started.pop(threading.get_ident(), None)
+        if begun is not None:
+            builds["seconds"] += round(time.perf_counter() - begun, 3)
+
+    runtime.jit_cache_hook, runtime.jit_post_compile_hook = before, after
+    return builds
 
 
 def stored(run_dir: Path) -> list[tuple[int, int, int, str, float]]:

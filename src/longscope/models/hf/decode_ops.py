@@ -100,7 +100,11 @@ def load_class(programs: int, split_size: int) -> int:
     return 3 * wide + deep
 
 
-@triton.jit
+# `splits` and `load_class` change with every batch and length: specialized (1, multiples of
+# 16, the rest) they built each of the five configurations up to nine times over on a card's first
+# run (issue 46: RULER through the CLI on a fresh machine spent 12 s more in capture and decode
+# than after a warm Triton cache). Neither shapes an address the loads need aligned.
+@triton.jit(do_not_specialize=["splits", "load_class"])
 def _attention_split_body(
     q_ptr, k_ptr, v_ptr, valid_ptr, len_ptr, part_ptr, lse_ptr,
     scale, split_size, splits, load_class,
@@ -162,7 +166,7 @@ def _attention_split_body(
 _attention_split_kernel = _tuned(_attention_split_body)
 
 
-@triton.jit
+@triton.jit(do_not_specialize=["splits"])  # one build for every split count
 def _attention_merge_kernel(
     part_ptr, lse_ptr, out_ptr, stride_ob, splits,
     GROUPS: tl.constexpr, GROUP_PAD: tl.constexpr, DIM: tl.constexpr, SPLITS_PAD: tl.constexpr,
