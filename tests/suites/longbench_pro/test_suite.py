@@ -112,6 +112,30 @@ def test_prompt_is_context_four_newlines_question_in_one_user_message() -> None:
     assert sum(1 for a, b in itertools.pairwise(contexts) if a != b) == 1
 
 
+@pytest.mark.parametrize("limit", [None, 120])
+def test_the_prompt_is_stripped_as_the_official_runner_strips_it(tmp_path, limit) -> None:
+    # modules/model_manager.py:31 strips f"{context}\n\n\n\n{question}" before counting and
+    # cutting it: white space opening the context or closing the question is never sent.
+    rows = _rows()
+    row = next(r for r in rows if r["id"] == "mini-T1.1-en")
+    row["context"] = " \n\t" + row["context"]
+    row["question_nonthinking"] += "\n\n "
+    data = tmp_path / "rows.json"
+    data.write_text(json.dumps([row]), encoding="utf-8")
+    params = {"data": str(data), "max_input_tokens": limit}
+    suite = LongBenchProSuite.from_params({k: v for k, v in params.items() if v})
+    (sample,) = suite.build(BuildContext(QwenTokenizer(), "chat", GenerationConfig()))
+    _, messages = suite.template.render(sample, "chat")
+    official = (row["context"] + SEPARATOR + row["question_nonthinking"]).strip()
+    if limit is None:
+        assert not sample.meta["truncated"] and messages[0].content == official
+    else:
+        tokenizer = QwenTokenizer()
+        ids = tokenizer.encode(official)
+        assert sample.meta["truncated"]
+        assert messages[0].content == tokenizer.decode(ids[: limit // 2] + ids[-(limit // 2) :])
+
+
 def test_thinking_budget_for_256k_models() -> None:
     suite = LongBenchProSuite.from_params({"data": str(DATA), "modes": ["thinking"]})
     ctx = BuildContext(QwenTokenizer(), "chat", GenerationConfig(), context_length=262144)

@@ -377,8 +377,12 @@ class LongBenchProSuite(Suite):
                 limit = self.max_input_tokens or (
                     window - (frame or 0) if window is not None else None
                 )
-                prompt = row.context + SEPARATOR + question
-                context, truncated, tokens = row.context, False, -1
+                # The official runner strips the whole prompt before it cuts one
+                # (`modules/model_manager.py:31`): white space opening the context or closing
+                # the question never reaches the model.
+                context, question = row.context.lstrip(), question.rstrip()
+                prompt = context + SEPARATOR + question
+                truncated, tokens = False, -1
                 # Counted in the model's tokenizer only: Qwen2.5's count is not the model's.
                 sent, extra = 0, {}
                 if limit is not None:
