@@ -201,8 +201,10 @@ def run_cli(model_dir: Path, run_dir: Path, lengths: str, samples: int, tasks: s
 
 
 def count_triton_builds() -> dict[str, Any]:
-    """Count, per kernel, the Triton builds this process makes from now on (compiled, or loaded
-    from Triton's disk cache: a first run on a machine compiles them all), and their seconds."""
+    """Count, per kernel, the Triton builds this process makes from now on that Triton's
+    `jit_cache_hook` reports (compiled, or loaded from its disk cache), and their seconds. Not a
+    complete count: on an H200 with Triton 3.6 it reported the attention merge's builds and none
+    of the autotuned split stage's (BENCHMARKS.md, issue 46 sixth pass)."""
     builds: dict[str, Any] = defaultdict(int)
     started: dict[int, float] = {}
     try:
