@@ -24,7 +24,8 @@ each answer position, in units of one bf16 step at the best logit's magnitude
 transformers rates equal within bf16 rounding). `--exact-path`: the engine run as transformers
 runs (one prefill call of transformers' SDPA, no fused prefill ops, eager decode: `-M
 cuda_graph=false -M attn_implementation=sdpa -M prefill_chunk=262144`), which isolates what the
-engine's own kernels change. `--smoke`: a random-weight tiny model saved to DIR, 4K only, 2 tasks.
+engine's own kernels change. `--smoke`: a random-weight tiny model saved to DIR, 4K only, 2 tasks,
+with the eager baseline.
 """
 
 from __future__ import annotations
@@ -231,6 +232,7 @@ def main() -> None:
         args.model = args.out / "model"
         save_smoke_model(args.model)
         args.lengths, args.tasks, args.prompt_mode = "4k", "niah_single_1,qa_1", "completion"
+        args.baseline = args.baseline or "eager"
     if args.model is None:
         parser.error("--model DIR is needed: a transformers model folder (real weights)")
     dtype = getattr(torch, args.dtype)
@@ -303,6 +305,9 @@ def main() -> None:
     print(json.dumps(summary), flush=True)
     if args.smoke:
         assert rows and all(r["engine_ids"] for r in rows), "no answer compared"
+        assert all(r["baseline_ids"] for r in rows), (
+            "transformers' eager attention answered nothing"
+        )
 
 
 if __name__ == "__main__":
