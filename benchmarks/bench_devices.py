@@ -9,7 +9,9 @@
    early, so every answer decodes to its task's max_tokens).
 2. For each device count n, in a child process each (a fresh process per run, as a user runs it):
    `longscope run ruler --model hf/DIR/model -M prompt_mode=completion -M devices=0,..,n-1` and
-   `longscope run longctx ...` with the same model (`--smoke`: n CPU engines, `devices=cpu,cpu`).
+   `longscope run longctx ...` with the same model (`--smoke`: n CPU engines, `devices=cpu,cpu`,
+   `max_batch=2`, three 1K documents: tests/models/test_hf_devices.py runs the smoke and checks
+   the run it stores).
 It prints one JSON line per run and a summary (also DIR/result.json): wall time of each command,
 the generation span (first job on a device to the last one's end, from the run's stored
 per-device figures), speed-up against one device, and each device's busy share and idle tail.
@@ -92,7 +94,7 @@ def suite_args(suite: str, smoke: bool, lengths: str, limit: int) -> list[str]:
             *fixtures,
             *(["-S", f"tasks={tasks}"] if tasks else []),
         ]
-    depths, types = ("0.5", "needle") if smoke else ("0.1,0.5,0.9", "needle,multi_fact")
+    depths, types = ("0.1,0.5,0.9", "needle") if smoke else ("0.1,0.5,0.9", "needle,multi_fact")
     return ["longctx", "-S", f"lengths={lengths}", "-S", f"depths={depths}", "-S", f"types={types}"]
 
 
@@ -108,6 +110,8 @@ def run_one(
     shutil.rmtree(run_dir, ignore_errors=True)
     args = [*suite_args(suite, smoke, lengths, limit), "--model", f"hf/{folder}"]
     args += ["-M", "prompt_mode=completion", "-M", f"devices={devices_option(count, smoke)}"]
+    if smoke:  # an engine option beside devices=: each worker builds its engine with it
+        args += ["-M", "max_batch=2"]
     args += ["-o", str(run_dir), "-q"]
     started = time.perf_counter()
     done = subprocess.run(
@@ -151,8 +155,8 @@ def main() -> None:
     parser.add_argument("--suites", default="ruler,longctx", help="which of ruler,longctx to run")
     args = parser.parse_args()
     if args.smoke:
-        # Two CPU engines, one LongCtx run: it checks the script, not a speed.
-        args.devices, args.ruler_lengths, args.longctx_lengths = "2", "4k", "2k"
+        # Two CPU engines, one LongCtx run of three documents: it checks the script, not a speed.
+        args.devices, args.ruler_lengths, args.longctx_lengths = "2", "4k", "1k"
         args.suites = "longctx"
     out = (args.out or Path("bench_devices")).resolve()
     folder = out / "model"

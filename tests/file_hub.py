@@ -36,7 +36,8 @@ def serving() -> Iterator[str]:
     """Serve `FileHub` (its files and record emptied) and yield its base URL."""
     FileHub.files, FileHub.seen = {}, []
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FileHub)
-    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    # Polled every 10 ms, not 0.5 s: shutdown() waits for the next poll (models/fault_server.py).
+    threading.Thread(target=httpd.serve_forever, args=(0.01,), daemon=True).start()
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}"
     finally:

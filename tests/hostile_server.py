@@ -114,7 +114,8 @@ class HostileServer:
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        # Polled every 10 ms, not 0.5 s: shutdown() waits for a poll (models/fault_server.py).
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.01,), daemon=True)
 
     def __enter__(self) -> HostileServer:
         self._thread.start()

@@ -29,6 +29,8 @@ SMOKED_ELSEWHERE = {
     "bench_kill_loss.py": ROOT / "tests" / "run" / "test_kill_groups.py",
     "bench_coverage.py": ROOT / "tests" / "analysis" / "test_bench_coverage.py",
     "bench_uncertainty_cost.py": ROOT / "tests" / "analysis" / "test_bench_coverage.py",
+    # Its smoke is the two-device run through the CLI that test checks in its store.
+    "bench_devices.py": ROOT / "tests" / "models" / "test_hf_devices.py",
     # It installs from PyPI (a minute): make test-slow runs it, then uses the venv it made.
     "bench_install.py": ROOT / "tests" / "test_install.py",
 }

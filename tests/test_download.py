@@ -86,7 +86,8 @@ def server() -> Iterator[str]:
     _Files.cut_once = set()
     _Files.ranges = []
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Files)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    # Polled every 10 ms, not 0.5 s: shutdown() waits for the next poll (models/fault_server.py).
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.01,), daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
     httpd.shutdown()

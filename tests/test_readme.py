@@ -86,6 +86,12 @@ TINY: tuple[tuple[str, str], ...] = (
     (r"^longscope run ruler\b", "--lengths 1k -S samples=1 --max-tokens 16 --limit 1 -q"),
     (r"^longscope run nolima\b", "-S depths=0.5 --max-tokens 16 --limit 1 -q"),
     (r"^longscope run\b", "--max-tokens 16 --limit 1 -q"),
+    # --probe prefills a prompt of half the context, at most 2,048 tokens (run/plan.py), at about
+    # 180 tokens/s on a 2-core machine's server: a 2K context makes it a 1,024-token probe.
+    (
+        r"^longscope plan longctx\b.*--probe",
+        "--lengths 1k -S depths=0.5 -S types=needle -M context_length=2048",
+    ),
     (r"^longscope plan longctx\b", "--lengths 1k -S depths=0.5 -S types=needle"),
 )
 

@@ -79,7 +79,8 @@ class ParserProxy:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self._thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+        # Polled every 10 ms, not 0.5 s: shutdown() waits for the next poll (fault_server.py).
+        self._thread = threading.Thread(target=self.httpd.serve_forever, args=(0.01,), daemon=True)
 
     def __enter__(self) -> ParserProxy:
         self._thread.start()

@@ -28,20 +28,10 @@ from longscope.models.openai_api import OpenAIBackend, UnusableAnswer, parse_cho
 from longscope.models.thinking import THINKING_FORMATS
 from longscope.types import SANITIZED, GenerationConfig, Message, Request, sanitized_note
 
-from . import fault_server
-from .fault_server import completion_body, text_completion_body
+from .fault_server import FaultServer, completion_body, text_completion_body
 
 THINK = THINKING_FORMATS["think"]
 _real_sleep = asyncio.sleep
-
-
-class FaultServer(fault_server.FaultServer):
-    """The fault server, polled for shutdown every 10 ms (not 0.5 s): a test ends at once."""
-
-    def __enter__(self) -> FaultServer:
-        self._thread = threading.Thread(target=self.httpd.serve_forever, args=(0.01,), daemon=True)
-        self._thread.start()
-        return self
 
 
 class Clock:

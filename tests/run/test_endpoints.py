@@ -213,7 +213,8 @@ class CountingServer:
         self._httpd = Quiet(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-        threading.Thread(target=self._httpd.serve_forever, daemon=True).start()
+        # Polled every 10 ms, not 0.5 s: shutdown() waits for a poll (models/fault_server.py).
+        threading.Thread(target=self._httpd.serve_forever, args=(0.01,), daemon=True).start()
 
     def close(self) -> None:
         self._httpd.shutdown()

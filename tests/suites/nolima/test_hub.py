@@ -40,7 +40,8 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
             target.write_text("[]" if f.path.endswith(".json") else "invented\n", "utf-8")
     handler = functools.partial(_Quiet, directory=str(tmp_path / "srv"))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    # Polled every 10 ms, not 0.5 s: shutdown() waits for the next poll (models/fault_server.py).
+    thread = threading.Thread(target=httpd.serve_forever, args=(0.01,), daemon=True)
     thread.start()
     monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{httpd.server_address[1]}")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
