@@ -423,11 +423,12 @@ def profile_step(
     modes: tuple[str, ...] = ("torch", "triton"),
     rows: int = 1,
 ) -> None:
-    """Issue 46: one decode step after `ids` at batch `rows` (the prompt's cache repeated), per kernel mode ("torch": the torch step,
-    "triton": `decode_ops`): kernels launched per step and their device time (profiler, the step
-    run eagerly), the captured graph's replay time (device only, back to back) and the eager
-    step's wall time; the engine's own ms per step (`decode` rows) minus the replay is the host
-    gap per step. Writes the top kernels of each mode to `path`.triton / .torch."""
+    """Issue 46: one decode step after `ids` at batch `rows` (the prompt's cache repeated), per
+    kernel mode ("torch": the torch step, "triton": `decode_ops`): kernels launched per step and
+    their device time (profiler, the step run eagerly), the captured graph's replay time (device
+    only, back to back) and the eager step's wall time; the engine's own ms per step (`decode`
+    rows) minus the replay is the host gap per step. Writes the top kernels of each mode to
+    `path`.triton / .torch (`.rowsN` after them for several rows)."""
     from torch.profiler import ProfilerActivity, profile
     from transformers import DynamicCache
 

@@ -4,10 +4,11 @@ download from the Hugging Face Hub (`resolve/REVISION/FILE` URLs); it records ev
 from __future__ import annotations
 
 import http.server
-import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import ClassVar
+
+from tests.serving import serving_thread
 
 
 class FileHub(http.server.BaseHTTPRequestHandler):
@@ -36,8 +37,7 @@ def serving() -> Iterator[str]:
     """Serve `FileHub` (its files and record emptied) and yield its base URL."""
     FileHub.files, FileHub.seen = {}, []
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), FileHub)
-    # Polled every 10 ms, not 0.5 s: shutdown() waits for the next poll (models/fault_server.py).
-    threading.Thread(target=httpd.serve_forever, args=(0.01,), daemon=True).start()
+    serving_thread(httpd).start()
     try:
         yield f"http://127.0.0.1:{httpd.server_address[1]}"
     finally:

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from tests.serving import serving_thread
 
 HOSTILE = (
     "[/] [bold]loud[/bold] \x1b]0;pwned\x07\x1b[2J \u202eevil\u202c "
@@ -114,8 +115,7 @@ class HostileServer:
         self._httpd.daemon_threads = True
         self.port = self._httpd.server_address[1]
         self.base_url = f"http://127.0.0.1:{self.port}/v1"
-        # Polled every 10 ms, not 0.5 s: shutdown() waits for a poll (models/fault_server.py).
-        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.01,), daemon=True)
+        self._thread = serving_thread(self._httpd)
 
     def __enter__(self) -> HostileServer:
         self._thread.start()

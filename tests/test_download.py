@@ -12,7 +12,6 @@ import json
 import os
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,6 +21,7 @@ import pytest
 
 from longscope.download import FileSource, Sources, fetch, fetch_file, sources_of
 from longscope.errors import UsageError
+from tests.serving import serving_thread
 
 BODY = b"".join(
     f"line {i}: RULER's input, served by a local test server\n".encode() for i in range(4000)
@@ -86,8 +86,7 @@ def server() -> Iterator[str]:
     _Files.cut_once = set()
     _Files.ranges = []
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Files)
-    # Polled every 10 ms, not 0.5 s: shutdown() waits for the next poll (models/fault_server.py).
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.01,), daemon=True)
+    thread = serving_thread(httpd)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
     httpd.shutdown()

@@ -23,6 +23,8 @@ from collections import deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.serving import serving_thread
+
 # Answers the harness cannot use: each must become a recorded error, retried like a 5xx.
 MALFORMED = (
     "not_json",
@@ -236,9 +238,7 @@ class FaultServer:
 
         self.httpd = Server(("127.0.0.1", 0), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        # Polled for shutdown every 10 ms, not every 0.5 s (serve_forever's default): shutdown()
-        # waits for the next poll, and hundreds of tests each start and stop a server.
-        self._thread = threading.Thread(target=self.httpd.serve_forever, args=(0.01,), daemon=True)
+        self._thread = serving_thread(self.httpd)
 
     def _fault(self, kind: str, path: str, body: dict[str, Any]) -> tuple[str, Any]:
         """Return the scripted action that plays fault `kind` for a request."""

@@ -14,11 +14,12 @@ request body is sent upstream once and its answer replayed for the other shape.
 from __future__ import annotations
 
 import json
-import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import httpx
+
+from tests.serving import serving_thread
 
 
 def parsed_like_vllm(content: str) -> tuple[str | None, str | None]:
@@ -79,8 +80,7 @@ class ParserProxy:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        # Polled every 10 ms, not 0.5 s: shutdown() waits for the next poll (fault_server.py).
-        self._thread = threading.Thread(target=self.httpd.serve_forever, args=(0.01,), daemon=True)
+        self._thread = serving_thread(self.httpd)
 
     def __enter__(self) -> ParserProxy:
         self._thread.start()

@@ -27,6 +27,7 @@ from longscope.models import openai_api
 from longscope.models.openai_api import OpenAIBackend, UnusableAnswer, parse_choices
 from longscope.models.thinking import THINKING_FORMATS
 from longscope.types import SANITIZED, GenerationConfig, Message, Request, sanitized_note
+from tests.serving import serving_thread
 
 from .fault_server import FaultServer, completion_body, text_completion_body
 
@@ -309,7 +310,7 @@ class _Observer:
         self.httpd = Server(("127.0.0.1", 0), Handler)
         self.port = self.httpd.server_address[1]
         self.url = f"http://127.0.0.1:{self.port}/v1"
-        threading.Thread(target=self.httpd.serve_forever, args=(0.01,), daemon=True).start()
+        serving_thread(self.httpd).start()
 
     def __enter__(self) -> _Observer:
         return self

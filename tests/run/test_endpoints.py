@@ -28,6 +28,7 @@ from longscope.run.plan import Rates, actual_figures, make_plan
 from longscope.run.runner import RunOptions, run_async
 from longscope.run.store import RunStore
 from longscope.suites import create_suite
+from tests.serving import serving_thread
 
 from ..llama_server import start_server, stop, wait_ready
 
@@ -213,8 +214,7 @@ class CountingServer:
         self._httpd = Quiet(("127.0.0.1", 0), Handler)
         self._httpd.daemon_threads = True
         self.base_url = f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-        # Polled every 10 ms, not 0.5 s: shutdown() waits for a poll (models/fault_server.py).
-        threading.Thread(target=self._httpd.serve_forever, args=(0.01,), daemon=True).start()
+        serving_thread(self._httpd).start()
 
     def close(self) -> None:
         self._httpd.shutdown()

@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import http.server
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 from longscope.errors import UsageError
 from longscope.suites.nolima import data
 from longscope.suites.nolima.data import FILES, REPO, REVISION, UpstreamFile, load_hub
+from tests.serving import serving_thread
 
 from .rows import experiment, prose, write_dataset
 
@@ -40,8 +40,7 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
             target.write_text("[]" if f.path.endswith(".json") else "invented\n", "utf-8")
     handler = functools.partial(_Quiet, directory=str(tmp_path / "srv"))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    # Polled every 10 ms, not 0.5 s: shutdown() waits for the next poll (models/fault_server.py).
-    thread = threading.Thread(target=httpd.serve_forever, args=(0.01,), daemon=True)
+    thread = serving_thread(httpd)
     thread.start()
     monkeypatch.setenv("HF_ENDPOINT", f"http://127.0.0.1:{httpd.server_address[1]}")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
