@@ -402,7 +402,7 @@ def profile_static_step(model: Any, ids: list[int], record: Any, path: str) -> N
     torch.cuda.empty_cache()
 
 
-STEP_MODES = ("torch", "triton-cublas", "triton")
+STEP_MODES = ("torch", "triton-cublas", "triton", "triton-nopdl")
 """The decode step's kernels: the torch step; the Triton step with torch's (cuBLAS) matmuls;
 the Triton step with `gemv`'s split-K GEMV where it timed faster per shape (the default)."""
 
@@ -411,7 +411,9 @@ def set_step_mode(backend: HFBackend, mode: str) -> None:
     """Switch the engine's decode step to `mode` (one of `STEP_MODES`)."""
     switches = backend.engine.kernels
     switches.decode_triton = mode != "torch"
-    switches.decode_gemv = mode == "triton"
+    switches.decode_gemv = mode in ("triton", "triton-nopdl")
+    # "triton-nopdl": the Triton step with its kernels launched one after another
+    switches.decode_pdl = mode != "triton-nopdl"
 
 
 def profile_step(
@@ -480,6 +482,7 @@ def profile_step(
                 context=len(ids),
                 rows=rows,
                 kernels=mode,
+                pdl=decoder.stats().get("pdl"),
                 used=decoder.kernels,
                 why=decoder.kernels_why,
                 launches_per_step=round(kernels, 1),
@@ -519,6 +522,7 @@ def decode_lengths(
                 context=n,
                 batch=1,
                 mode=mode,
+                pdl=stats.get("pdl"),
                 kernels=stats.get("kernels"),
                 why=stats.get("kernels_why"),
                 steps=stats["steps"],
@@ -595,6 +599,7 @@ def decode_batched(
             prompt=prompt,
             longest_answer=longest,
             kernels=last.get("kernels"),
+            pdl=last.get("pdl"),
             steps=steps,
             rows_per_step=round(row_steps / max(1, steps), 2),
             wall_s=round(elapsed, 2),
@@ -796,7 +801,7 @@ def main() -> None:
         "lengths,batched,profile46,sweep,long",
     )
     parser.add_argument("--step-modes", default="torch,triton-cublas,triton")
-    parser.add_argument("--profile-rows", type=int, default=1, help="profile46: rows of the step")
+    parser.add_argument("--profile-rows", default="1", help="profile46: rows of the step (a list)")
     parser.add_argument("--profile-context", type=int, default=32768, help="profile46: tokens")
     parser.add_argument("--decode-modes", default="triton,triton-cublas,torch")
     parser.add_argument("--long-rows", type=int, default=64)
@@ -804,6 +809,7 @@ def main() -> None:
     parser.add_argument("--decode-lengths", default="8192,32768,131072")
     parser.add_argument("--batched-rows", default="8,32,64")
     parser.add_argument("--batched-longest", type=int, default=8192)
+    parser.add_argument("--batched-modes", default="triton", help="batched: step modes")
     parser.add_argument(
         "--split-targets", default="", help="batched: attention programs (default: the engine's)"
     )
@@ -949,7 +955,8 @@ def main() -> None:
     if "profile46" not in skip:
         modes = tuple(args.step_modes.split(","))
         ids = prompt_ids(args.profile_context)
-        profile_step(model, backend, ids, record, args.profile, modes, args.profile_rows)
+        for rows in [int(x) for x in args.profile_rows.split(",")]:
+            profile_step(model, backend, ids, record, args.profile, modes, rows)
     if "lengths" not in skip:
         decode = [int(x) for x in args.decode_lengths.split(",")]
         modes = tuple(args.decode_modes.split(","))
@@ -963,12 +970,15 @@ def main() -> None:
         for target in [int(x) for x in targets.split(",")]:
             # programs the attention's split stage aims at (default: the engine's)
             decode_ops.SPLIT_TARGET = target
-            record(kind="split_target", split_target=target)
-            decode_batched(
-                backend, rows, record, step_weight_bytes, reading, peak, 2 * (params - embed),
-                longest=args.batched_longest, best_read=best_read,
-            )  # fmt: skip
+            for mode in args.batched_modes.split(","):
+                set_step_mode(backend, mode)
+                record(kind="split_target", split_target=target, mode=mode)
+                decode_batched(
+                    backend, rows, record, step_weight_bytes, reading, peak, 2 * (params - embed),
+                    longest=args.batched_longest, best_read=best_read,
+                )  # fmt: skip
         decode_ops.SPLIT_TARGET = default_target
+        set_step_mode(backend, "triton")
     if "long" not in skip:
         long_output(backend, record, args.long_rows, args.long_answer)
 

@@ -288,6 +288,28 @@ def test_model_decodes_the_same_with_and_without_the_gemv(cuda, monkeypatch) -> 
     assert all(len(a) > 0 for a in answers[True])
 
 
+def test_programmatic_dependent_launch_decodes_bit_for_bit_alike(cuda) -> None:  # type: ignore[no-untyped-def]
+    """On a card that takes it (compute capability 9+), the step's kernels launched
+    programmatically dependent give the same bf16 greedy tokens as launched one after another,
+    in the captured graph: a kernel that read its input before the one before it had written
+    it would fork the answers (same kernels, same sums; only when each may start differs)."""
+    torch = cuda
+    from longscope.models.hf import gemv
+
+    if not gemv.pdl_supported(torch.device("cuda")):
+        pytest.skip("this card or Triton has no programmatic dependent launch")
+    answers = {}
+    for pdl in (True, False):
+
+        def configure(kernels, pdl=pdl):  # type: ignore[no-untyped-def]
+            kernels.decode_pdl = pdl
+
+        answers[pdl], last = _two_documents(cuda, "bfloat16", 64, configure)
+        assert (last["kernels"], last["path"], last["pdl"]) == ("triton", "graph", pdl)
+    assert answers[True] == answers[False]
+    assert all(len(a) > 0 for a in answers[True])
+
+
 def test_single_requests_joining_and_leaving_decode_as_alone(cuda) -> None:  # type: ignore[no-untyped-def]
     """Single-request groups handed over at once join the running batch one by one and leave
     in several orders (from either end and from inside: views and copies of the written

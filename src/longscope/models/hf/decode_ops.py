@@ -24,7 +24,7 @@ import torch
 import triton
 import triton.language as tl
 
-from longscope.models.hf.gemv import Parts
+from longscope.models.hf.gemv import Parts, launch_options, pdl_enter
 
 SPLIT_TARGET = 2048
 """Programs the attention's first stage aims at (about 16 per multiprocessor of an H200). Was
@@ -111,8 +111,9 @@ def _attention_split_body(
     scale, split_size, splits, load_class,
     stride_qb, stride_kb, stride_kh, stride_vb, stride_vh, stride_mb,
     GROUPS: tl.constexpr, GROUP_PAD: tl.constexpr, DIM: tl.constexpr, BLOCK: tl.constexpr,
-    IEEE: tl.constexpr,
+    IEEE: tl.constexpr, PDL: tl.constexpr,
 ):  # fmt: skip
+    pdl_enter(PDL)
     batch = tl.program_id(0).to(tl.int64)
     head = tl.program_id(1).to(tl.int64)
     split = tl.program_id(2)
@@ -171,13 +172,14 @@ _attention_split_kernel = _tuned(_attention_split_body)
 def _attention_merge_kernel(
     part_ptr, lse_ptr, out_ptr, stride_ob, splits,
     GROUPS: tl.constexpr, GROUP_PAD: tl.constexpr, DIM: tl.constexpr, SPLITS_PAD: tl.constexpr,
-    CHUNK: tl.constexpr, DBLOCK: tl.constexpr,
+    CHUNK: tl.constexpr, DBLOCK: tl.constexpr, PDL: tl.constexpr,
 ):  # fmt: skip
     # One program per query head and DBLOCK of its dims: every split's log-sum-exp at once,
     # then the partial outputs weighted by them, CHUNK splits at a time. Cutting the head's
     # dims over programs (was one program per head) puts 4x the programs on the card and
     # shortens each one's chain of dependent loads: the merge was latency-bound (0.33 ms of a
     # 5.2 ms step after 32K on an H200 for 1.9 MB of partials).
+    pdl_enter(PDL)
     batch = tl.program_id(0).to(tl.int64)
     qhead = tl.program_id(1)
     heads = tl.num_programs(1)
@@ -237,8 +239,9 @@ def _rope_store_kernel(
     qkv_ptr, bias_ptr, split_stride, cos_ptr, sin_ptr, q_out_ptr, k_ptr, v_ptr, slot_ptr,
     stride_xb, stride_cb, stride_kb, stride_kh, stride_vb, stride_vh,
     HEADS: tl.constexpr, KV_HEADS: tl.constexpr, HALF: tl.constexpr, SPLITS: tl.constexpr,
-    HAS_BIAS: tl.constexpr,
+    HAS_BIAS: tl.constexpr, PDL: tl.constexpr,
 ):  # fmt: skip
+    pdl_enter(PDL)
     batch = tl.program_id(0).to(tl.int64)
     head = tl.program_id(1)
     cols = tl.arange(0, HALF)
@@ -286,7 +289,9 @@ def _rope_store_kernel(
 def _add_rms_norm_kernel(
     residual_ptr, x_ptr, bias_ptr, split_stride, weight_ptr, out_ptr, width, eps,
     ADD: tl.constexpr, BLOCK: tl.constexpr, SPLITS: tl.constexpr, HAS_BIAS: tl.constexpr,
+    PDL: tl.constexpr,
 ):  # fmt: skip
+    pdl_enter(PDL)
     row = tl.program_id(0).to(tl.int64)
     cols = tl.arange(0, BLOCK)
     mask = cols < width
@@ -310,8 +315,9 @@ def _add_rms_norm_kernel(
 @triton.jit
 def _silu_mul_packed_kernel(
     x_ptr, bias_ptr, split_stride, out_ptr, width,
-    BLOCK: tl.constexpr, SPLITS: tl.constexpr, HAS_BIAS: tl.constexpr,
+    BLOCK: tl.constexpr, SPLITS: tl.constexpr, HAS_BIAS: tl.constexpr, PDL: tl.constexpr,
 ):  # fmt: skip
+    pdl_enter(PDL)
     row = tl.program_id(0).to(tl.int64)
     cols = tl.program_id(1) * BLOCK + tl.arange(0, BLOCK)
     mask = cols < width
@@ -389,18 +395,25 @@ class DecodeAttention:
         self.load_class = load_class(batch * kv_heads * self.splits, self.split_size)
         self.tuned = False
 
-    def tune(self, keys: Any, values: Any, valid: Any, lengths: Any) -> None:
+    def tune(self, keys: Any, values: Any, valid: Any, lengths: Any, pdl: bool = False) -> None:
         """Run the split stage once (a zero query, into the scratch buffers) so that its
         configuration for this launch class is chosen before a graph is captured."""
         if self.tuned:
             return
         batch = keys.shape[0]
         query = torch.zeros((batch, self.heads, self.dim), dtype=keys.dtype, device=keys.device)
-        self._split(query, keys, values, valid, lengths, 1.0)
+        self._split(query, keys, values, valid, lengths, 1.0, pdl)
         self.tuned = True
 
     def _split(
-        self, query: Any, keys: Any, values: Any, valid: Any, lengths: Any, scale: float
+        self,
+        query: Any,
+        keys: Any,
+        values: Any,
+        valid: Any,
+        lengths: Any,
+        scale: float,
+        pdl: bool,
     ) -> None:
         grid = (query.shape[0], self.kv_heads, self.splits)
         extra = {"BLOCK": BLOCK_N} if os.environ.get("TRITON_INTERPRET") == "1" else {}
@@ -410,33 +423,52 @@ class DecodeAttention:
                 float(scale), self.split_size, self.splits, self.load_class,
                 query.stride(0), keys.stride(0), keys.stride(1), values.stride(0), values.stride(1),
                 valid.stride(0),
-                GROUPS=self.groups, GROUP_PAD=self.group_pad, DIM=self.dim, IEEE=self.ieee, **extra,
+                GROUPS=self.groups, GROUP_PAD=self.group_pad, DIM=self.dim, IEEE=self.ieee,
+                PDL=pdl, **extra, **launch_options(pdl),
             )  # fmt: skip
 
     def __call__(
-        self, query: Any, keys: Any, values: Any, valid: Any, lengths: Any, scale: float
+        self,
+        query: Any,
+        keys: Any,
+        values: Any,
+        valid: Any,
+        lengths: Any,
+        scale: float,
+        pdl: bool = False,
     ) -> Any:
-        """Return (batch, heads * dim) for `query` (batch, heads, dim), contiguous."""
+        """Return (batch, heads * dim) for `query` (batch, heads, dim), contiguous; `pdl`: both
+        stages launched programmatically dependent."""
         batch = query.shape[0]
         out = torch.empty((batch, self.heads * self.dim), dtype=query.dtype, device=query.device)
-        self._split(query, keys, values, valid, lengths, scale)
+        self._split(query, keys, values, valid, lengths, scale, pdl)
         self.tuned = True
         pad = triton.next_power_of_2(self.splits)
         dblock = min(self.dim, MERGE_DIMS)
         _attention_merge_kernel[(batch, self.heads, self.dim // dblock)](
             self.part, self.lse, out, out.stride(0), self.splits,
             GROUPS=self.groups, GROUP_PAD=self.group_pad, DIM=self.dim,
-            SPLITS_PAD=pad, CHUNK=min(pad, 4096 // dblock), DBLOCK=dblock,
+            SPLITS_PAD=pad, CHUNK=min(pad, 4096 // dblock), DBLOCK=dblock, PDL=pdl,
+            **launch_options(pdl),
         )  # fmt: skip
         return out
 
 
 def rope_store(
-    qkv: Any, cos: Any, sin: Any, keys: Any, values: Any, slot: Any, heads: int, kv_heads: int
+    qkv: Any,
+    cos: Any,
+    sin: Any,
+    keys: Any,
+    values: Any,
+    slot: Any,
+    heads: int,
+    kv_heads: int,
+    pdl: bool = False,
 ) -> Any:
     """Rotate the query and key heads of `qkv` (batch, (heads + 2 kv_heads) * dim; a tensor or
     the GEMV's `Parts`), write the key and value heads into `keys` and `values` at each row's
-    `slot`; return the rotated query (batch, heads, dim)."""
+    `slot`; return the rotated query (batch, heads, dim). `pdl`: launched programmatically
+    dependent (`gemv.pdl_supported`), as every op here takes it."""
     batch = qkv.shape[0]
     dim = keys.shape[-1]
     query = torch.empty((batch, heads, dim), dtype=keys.dtype, device=keys.device)
@@ -447,12 +479,12 @@ def rope_store(
         stride, cos.stride(0), keys.stride(0), keys.stride(1), values.stride(0),
         values.stride(1),
         HEADS=heads, KV_HEADS=kv_heads, HALF=dim // 2, SPLITS=splits, HAS_BIAS=has_bias,
-        enable_fp_fusion=False,
+        PDL=pdl, enable_fp_fusion=False, **launch_options(pdl),
     )  # fmt: skip
     return query
 
 
-def add_rms_norm(residual: Any, x: Any | None, weight: Any, eps: float) -> Any:
+def add_rms_norm(residual: Any, x: Any | None, weight: Any, eps: float, pdl: bool = False) -> Any:
     """Add `x` (a tensor or the GEMV's `Parts`, rounded first as a matmul's output is) into
     `residual` in place (when given) and return RMSNorm(residual) * weight, as transformers'
     Llama RMSNorm computes it (float32 normalisation, rounded, times the weight)."""
@@ -462,12 +494,12 @@ def add_rms_norm(residual: Any, x: Any | None, weight: Any, eps: float) -> Any:
     _add_rms_norm_kernel[(batch,)](
         residual, ptr, bias, split_stride, weight, out, width, float(eps),
         ADD=x is not None, BLOCK=triton.next_power_of_2(width), SPLITS=splits, HAS_BIAS=has_bias,
-        enable_fp_fusion=False,
+        PDL=pdl, enable_fp_fusion=False, **launch_options(pdl),
     )  # fmt: skip
     return out
 
 
-def silu_mul_packed(x: Any) -> Any:
+def silu_mul_packed(x: Any, pdl: bool = False) -> Any:
     """Return `silu(gate) * up` for `x` = [gate | up] (batch, 2 * width; a tensor or the GEMV's
     `Parts`), rounded as torch's two kernels round."""
     batch, double = x.shape
@@ -478,6 +510,7 @@ def silu_mul_packed(x: Any) -> Any:
     block = 1024
     _silu_mul_packed_kernel[(batch, triton.cdiv(width, block))](
         ptr, bias, split_stride, out, width,
-        BLOCK=block, SPLITS=splits, HAS_BIAS=has_bias, enable_fp_fusion=False,
+        BLOCK=block, SPLITS=splits, HAS_BIAS=has_bias, PDL=pdl, enable_fp_fusion=False,
+        **launch_options(pdl),
     )  # fmt: skip
     return out

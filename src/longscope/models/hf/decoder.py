@@ -358,9 +358,14 @@ class StaticDecoder:
         cos, sin = self.rotary(residual[:, None], self.positions[:, None])
         cos, sin = cos[:, 0].contiguous(), sin[:, 0].contiguous()
         first = self.layers[0].input_layernorm
-        x = ops.add_rms_norm(residual, None, first.weight, first.variance_epsilon)
-        linear = self.gemv.linear if self.switches.decode_gemv else torch.nn.functional.linear
+        pdl = self._pdl()
+        x = ops.add_rms_norm(residual, None, first.weight, first.variance_epsilon, pdl)
         self._prepare_kernels()
+
+        def linear(x: Any, weight: Any, bias: Any) -> Any:
+            if self.switches.decode_gemv:
+                return self.gemv.linear(x, weight, bias, pdl)
+            return torch.nn.functional.linear(x, weight, bias)
 
         def project(module: Any, x: Any) -> Any:
             # Plain Linear modules by `linear` (a tensor, or `gemv.Parts` the next kernel sums);
@@ -375,17 +380,17 @@ class StaticDecoder:
             qkv = linear(x, merged.qkv, merged.qkv_bias)
             keys, values = self.keys[index], self.values[index]
             query = ops.rope_store(
-                qkv, cos, sin, keys, values, self.slot, self.heads, self.kv_heads
+                qkv, cos, sin, keys, values, self.slot, self.heads, self.kv_heads, pdl
             )
-            out = self.attention(query, keys, values, self.valid, lengths, attn.scaling)
+            out = self.attention(query, keys, values, self.valid, lengths, attn.scaling, pdl)
             post = layer.post_attention_layernorm
             x = ops.add_rms_norm(
-                residual, project(attn.o_proj, out), post.weight, post.variance_epsilon
+                residual, project(attn.o_proj, out), post.weight, post.variance_epsilon, pdl
             )
             gate_up = linear(x, merged.gate_up, merged.gate_up_bias)
-            down = project(layer.mlp.down_proj, ops.silu_mul_packed(gate_up))
+            down = project(layer.mlp.down_proj, ops.silu_mul_packed(gate_up, pdl))
             norm = inner.norm if index == last else self.layers[index + 1].input_layernorm
-            x = ops.add_rms_norm(residual, down, norm.weight, norm.variance_epsilon)
+            x = ops.add_rms_norm(residual, down, norm.weight, norm.variance_epsilon, pdl)
         lm_head = self.model.lm_head
         if type(lm_head) is torch.nn.Linear:  # logits leave the step: a tensor, torch's matmul
             return torch.nn.functional.linear(x, lm_head.weight, lm_head.bias)
@@ -399,7 +404,9 @@ class StaticDecoder:
         if self.kernels != "triton" or torch.cuda.is_current_stream_capturing():
             return
         if not self.attention.tuned:
-            self.attention.tune(self.keys[0], self.values[0], self.valid, self.slot + 1)
+            self.attention.tune(
+                self.keys[0], self.values[0], self.valid, self.slot + 1, self._pdl()
+            )
         if not self.switches.decode_gemv:
             return
         if self._projections is None:
@@ -414,6 +421,11 @@ class StaticDecoder:
                 if all(type(module) is torch.nn.Linear for module in each)
             ]
         self.gemv.prepare(self.rows, self._projections)
+
+    def _pdl(self) -> bool:
+        """Whether the Triton step's kernels launch programmatically dependent (the switch, and
+        a card and Triton that take it)."""
+        return self.switches.decode_pdl and self.gemv.pdl_supported(self.device)
 
     def _forward_torch(self) -> Any:
         torch = self.torch
@@ -511,6 +523,7 @@ class StaticDecoder:
             "largest_batch": self.largest,
             "kernels": self.kernels,
             "kernels_why": self.kernels_why,
+            "pdl": self.kernels == "triton" and self._pdl(),
         }
 
     def close(self) -> None:

@@ -15,6 +15,12 @@ the model's own layers' weights (so no weight is read from L2 twice) before a gr
 torch's matmul stays where it is faster. A plan's sums run in one order, so a process answers
 alike every time; the choice is timed, so another process or card may choose another plan and
 round a projection differently in its last bit (`plans()` says what was chosen).
+
+Programmatic dependent launch (Hopper and later, `pdl`): a step is ~300 kernels of 3-40 us, and
+each waited for the one before it to drain and for its own launch. Launched with `launch_pdl`, a
+kernel's programs are placed while the one before it finishes; each waits (`griddepcontrol.wait`)
+before it reads anything the step wrote or writes anything, then lets the next one be placed
+(as TensorRT-LLM's and FlashInfer's decode kernels do under CUDA graphs).
 """
 
 from __future__ import annotations
@@ -27,6 +33,11 @@ from typing import Any
 import torch
 import triton
 import triton.language as tl
+
+try:  # grid dependency control (Triton 3.3 and later)
+    from triton.language.extra import cuda as _gdc
+except ImportError:  # an older Triton: kernels launch one after another
+    _gdc = None
 
 ROWS = 64
 """Rows (batch) up to which the GEMV is considered; more run torch's matmul."""
@@ -86,12 +97,56 @@ class Parts:
         return total.to(self.dtype)
 
 
+@triton.jit
+def pdl_enter(PDL: tl.constexpr):
+    """First thing in a step kernel launched with `launch_pdl`: wait for the kernel before it
+    (and so for every one before that), then let the next one's programs be placed."""
+    if PDL:
+        _gdc.gdc_wait()
+        _gdc.gdc_launch_dependents()
+
+
+_PDL: dict[Any, bool] = {}
+
+
+def pdl_supported(device: Any) -> bool:
+    """Return whether kernels on `device` can launch programmatically dependent: a CUDA card of
+    compute capability 9 or more, a Triton with grid dependency control and `launch_pdl`, not
+    Triton's interpreter."""
+    if os.environ.get("TRITON_INTERPRET") == "1" or _gdc is None:
+        return False
+    device = torch.device(device)
+    if device.type != "cuda":
+        return False
+    if device not in _PDL:
+        try:
+            from triton.backends.nvidia.compiler import CUDAOptions
+
+            has_option = "launch_pdl" in CUDAOptions.__dataclass_fields__
+        except ImportError:
+            has_option = False
+        index = device.index if device.index is not None else torch.cuda.current_device()
+        _PDL[device] = (
+            has_option
+            and hasattr(_gdc, "gdc_wait")
+            and torch.cuda.get_device_capability(index)[0] >= 9
+        )
+    return _PDL[device]
+
+
+def launch_options(pdl: bool) -> dict[str, Any]:
+    """Return the launch keywords for a step kernel: `launch_pdl` only where used (Triton's
+    interpreter and older Tritons do not take it)."""
+    return {"launch_pdl": True} if pdl else {}
+
+
 @triton.jit(do_not_specialize=["M"])  # one build for every row count of a padding
 def _gemv_kernel(
     x_ptr, w_ptr, part_ptr, M, N, K, k_split, stride_xm, stride_wn,
     M_PAD: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, EVEN: tl.constexpr,
-    EVEN_N: tl.constexpr,
+    EVEN_N: tl.constexpr, PDL: tl.constexpr,
 ):  # fmt: skip
+    pdl_enter(PDL)
     # part[split, m, n] = sum over k in this split's slice of x[m, k] * w[n, k], in float32.
     cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
     split = tl.program_id(1)
@@ -143,9 +198,10 @@ def _k_split(width: int, plan: Plan) -> int:
     return -(-per // plan.block_k) * plan.block_k
 
 
-def run(x: Any, weight: Any, bias: Any, plan: Plan, part: Any = None) -> Parts:
+def run(x: Any, weight: Any, bias: Any, plan: Plan, part: Any = None, pdl: bool = False) -> Parts:
     """Return `x @ weight.T + bias` as `Parts` by `plan` (x (rows, K) contiguous, 16-bit),
-    written into `part` (splits, rows, n) float32 where given."""
+    written into `part` (splits, rows, n) float32 where given; `pdl`: launched programmatically
+    dependent (`pdl_supported`)."""
     rows, width = x.shape
     n = weight.shape[0]
     k_split = _k_split(width, plan)
@@ -157,8 +213,8 @@ def run(x: Any, weight: Any, bias: Any, plan: Plan, part: Any = None) -> Parts:
     _gemv_kernel[(triton.cdiv(n, plan.block_n), splits)](
         x, weight, part, rows, n, width, k_split, x.stride(0), weight.stride(0),
         M_PAD=pad, BLOCK_N=plan.block_n, BLOCK_K=plan.block_k, EVEN=even,
-        EVEN_N=n % plan.block_n == 0,
-        num_warps=plan.warps, num_stages=plan.stages,
+        EVEN_N=n % plan.block_n == 0, PDL=pdl,
+        num_warps=plan.warps, num_stages=plan.stages, **launch_options(pdl),
     )  # fmt: skip
     return Parts(part, bias, x.dtype)
 
@@ -220,8 +276,10 @@ def _candidates(pad: int, width: int) -> list[Plan]:
 def tune(rows: int, weights: list[tuple[Any, Any]]) -> Plan | None:
     """Time the candidate plans and torch's matmul for `rows` rows over `weights` (one
     projection's (weight, bias) in every layer, one shape); return and keep the fastest plan, or
-    None where torch's is faster or a plan's answer is off."""
+    None where torch's is faster or a plan's answer is off. Plans are timed launched as the step
+    launches them where the card takes it (`pdl_supported`)."""
     weight, bias = weights[0]
+    pdl = pdl_supported(weight.device)
     key = _key(rows, weight, bias)
     with _LOCK:
         if key in _PLANS:
@@ -238,10 +296,10 @@ def tune(rows: int, weights: list[tuple[Any, Any]]) -> Plan | None:
     best: tuple[float, Plan | None] = (base, None)
     for plan in _candidates(rows_pad(rows), weight.shape[1]) if base < float("inf") else []:
         try:
-            got = run(x, weight, bias, plan).rounded().float()
+            got = run(x, weight, bias, plan, pdl=pdl).rounded().float()
             if not ((got - want).norm() / scale).item() < 1e-2:
                 continue
-            spent = _time(lambda w, b, plan=plan: run(x, w, b, plan), weights)
+            spent = _time(lambda w, b, plan=plan: run(x, w, b, plan, pdl=pdl), weights)
         except Exception:  # a configuration this Triton or card cannot build: not a candidate
             continue
         if spent < 0.98 * best[0]:
@@ -262,9 +320,9 @@ def prepare(rows: int, projections: list[list[tuple[Any, Any]]]) -> None:
             tune(rows, weights)
 
 
-def linear(x: Any, weight: Any, bias: Any = None) -> Any:
+def linear(x: Any, weight: Any, bias: Any = None, pdl: bool = False) -> Any:
     """Return `torch.nn.functional.linear(x, weight, bias)` for the decode step, as `Parts` where
-    a plan was tuned for this shape and won, else as torch's tensor."""
+    a plan was tuned for this shape and won (launched with `pdl`), else as torch's tensor."""
     usable = (
         x.dim() == 2
         and x.is_contiguous()
@@ -276,7 +334,7 @@ def linear(x: Any, weight: Any, bias: Any = None) -> Any:
     plan = _PLANS.get(_key(x.shape[0], weight, bias))
     if plan is None:
         return torch.nn.functional.linear(x, weight, bias)
-    return run(x, weight, bias, plan)
+    return run(x, weight, bias, plan, pdl=pdl)
 
 
 def plans() -> dict[str, Any]:

@@ -55,6 +55,10 @@ class KernelSwitches:
     """The Triton step's 16-bit projections of 64 rows or fewer (QKV, o_proj, gate/up, down) run
     as `gemv`'s split-K GEMV, its slices summed by the kernel that reads them, on the shapes
     where it timed faster than torch's matmul on this card (tuned once per row padding)."""
+    decode_pdl: bool = True
+    """The Triton step's kernels launch programmatically dependent where the card and Triton
+    take it (`gemv.pdl_supported`: compute capability 9 or more): each one's programs are placed
+    while the one before it drains."""
     park_rows: str = "auto"
     """When a finished group's rows stay in the running batch, parked (`StaticDecoder.park`):
     "auto": with the Triton step always (a parked row costs one key a step), with the torch step
