@@ -26,6 +26,7 @@ import asyncio
 import contextlib
 import json
 import time
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -747,6 +748,131 @@ def attention_sweep(record: Any, reading: float) -> None:
     decode_ops.MIN_SPLIT = default
 
 
+def graph_ms(fn: Any, replays: int = 20) -> float:
+    """Return ms per replay of `fn` captured once in a CUDA graph (device time, back to back)."""
+    fn()
+    torch.cuda.synchronize()
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    for _ in range(3):
+        graph.replay()
+    start = sync_time()
+    for _ in range(replays):
+        graph.replay()
+    return (sync_time() - start) / replays * 1e3
+
+
+def repeat(fn: Any, args: tuple[Any, ...], times: int = 28) -> None:
+    """Call `fn(*args)` `times` times (a layer's kernel, once per layer)."""
+    for _ in range(times):
+        fn(*args)
+
+
+GEMV_SHAPES = {"o_proj": (3584, 3584, False), "down": (3584, 18944, False),
+               "qkv": (4608, 3584, True), "gate_up": (37888, 3584, False)}  # fmt: skip
+
+
+def decode_ops_sweep(record: Any, reading: float, gemv_rows: tuple[int, ...] = (8, 64)) -> None:
+    """Issue 46: the batched step's small kernels alone, 28 layers' worth in one CUDA graph (as
+    the step launches them, programmatically dependent where the card takes it): the attention
+    merge per `MERGE_DIMS`, the residual add + RMSNorm per `NORM_WARPS` on the GEMV's slices,
+    and the GEMV over a wider grid of tiles than `gemv`'s candidates against torch's matmul, at
+    a 7B's shapes (each layer's own random weights: no L2 reuse)."""
+    from longscope.models.hf import decode_ops, gemv
+
+    gen = torch.Generator(device="cuda").manual_seed(5)
+    pdl = gemv.pdl_supported(torch.device("cuda"))
+    default_dims, default_warps = decode_ops.MERGE_DIMS, decode_ops.NORM_WARPS
+    for batch, context in ((1, 32768), (8, 8192), (64, 4096)):
+        capacity = context + 128
+        keys = torch.randn(batch, 4, capacity, 128, device="cuda", generator=gen).bfloat16()
+        values = torch.randn(batch, 4, capacity, 128, device="cuda", generator=gen).bfloat16()
+        query = torch.randn(batch, 28, 128, device="cuda", generator=gen).bfloat16()
+        valid = torch.ones(batch, capacity, dtype=torch.bool, device="cuda")
+        lengths = torch.full((batch,), context, device="cuda")
+        out = torch.empty(batch, 28 * 128, device="cuda", dtype=torch.bfloat16)
+        for dims in (32, 64, 128):
+            decode_ops.MERGE_DIMS = dims
+            attention = decode_ops.DecodeAttention(
+                batch, 28, 4, 128, capacity, torch.bfloat16, "cuda"
+            )
+            inputs = (query, keys, values, valid, lengths, 0.088, pdl)
+            attention(*inputs)
+            merge = graph_ms(partial(repeat, attention.merge, (out, pdl)))
+            both = graph_ms(partial(repeat, attention, inputs))
+            record(
+                kind="merge_sweep", batch=batch, context=context, splits=attention.splits,
+                merge_dims=dims, pdl=pdl, merge_us=round(merge / 28 * 1e3, 2),
+                split_and_merge_us=round(both / 28 * 1e3, 2),
+            )  # fmt: skip
+        del keys, values
+        torch.cuda.empty_cache()
+    decode_ops.MERGE_DIMS = default_dims
+    width = 3584
+    weight = torch.rand(width, device="cuda", generator=gen).bfloat16() + 0.5
+    for rows in (1, 8, 64):
+        residual = torch.randn(rows, width, device="cuda", generator=gen).bfloat16()
+        for slices in (0, 2, 4):
+            part = torch.randn(slices or 1, rows, width, device="cuda", generator=gen) * 1e-3
+            given = gemv.Parts(part, None, torch.bfloat16) if slices else part[0].bfloat16()
+            for warps in (4, 8, 16):
+                decode_ops.NORM_WARPS = warps
+                took = graph_ms(
+                    partial(repeat, decode_ops.add_rms_norm, (residual, given, weight, 1e-6, pdl))
+                )  # fmt: skip
+                record(
+                    kind="norm_sweep", rows=rows, slices=slices, norm_warps=warps, pdl=pdl,
+                    us=round(took / 28 * 1e3, 2),
+                )  # fmt: skip
+    decode_ops.NORM_WARPS = default_warps
+    tiles = [
+        (n, k, warps, stages)
+        for n in (32, 64, 128, 256)
+        for k in (64, 128, 256)
+        for warps in (4, 8)
+        for stages in (3, 4)
+    ]
+    for name, (n, k, bias) in GEMV_SHAPES.items():
+        weights = [
+            (
+                (torch.randn(n, k, device="cuda", generator=gen) / k**0.5).bfloat16(),
+                torch.randn(n, device="cuda", generator=gen).bfloat16() if bias else None,
+            )
+            for _ in range(28)
+        ]
+        floor_us = n * k * 2 / (reading * 1e9) * 1e6
+        for rows in gemv_rows:
+            x = torch.randn(rows, k, device="cuda", generator=gen).bfloat16()
+            base = gemv._time(lambda w, b, x=x: torch.nn.functional.linear(x, w, b), weights)
+            timed = []
+            for block_n, block_k, warps, stages in tiles:
+                for splits in gemv.SPLITS:
+                    plan = gemv.Plan(block_n, block_k, warps, stages, splits)
+                    if k // splits < block_k or -(-k // gemv._k_split(k, plan)) != splits:
+                        continue
+                    try:
+                        ms = gemv._time(
+                            lambda w, b, x=x, plan=plan: gemv.run(x, w, b, plan, pdl=pdl), weights
+                        )  # fmt: skip
+                    except Exception:  # a tile this card cannot hold
+                        continue
+                    timed.append((ms, plan.label()))
+            timed.sort()
+            record(
+                kind="gemv_sweep", shape=name, rows=rows, floor_us=round(floor_us, 2),
+                torch_us=round(base * 1e3, 2),
+                best=[(round(ms * 1e3, 2), label) for ms, label in timed[:8]],
+                candidates={
+                    label: round(ms * 1e3, 2) for ms, label in timed
+                    if label.split("/k")[0] in {gemv.Plan(*t, 1).label().split("/k")[0]
+                                                for t in gemv.FEW_ROWS}
+                },
+            )  # fmt: skip
+        del weights
+        torch.cuda.empty_cache()
+
+
 def attention_checks(record: Any) -> None:
     """cuDNN's cost for a new shape (it builds a graph per shape), and attention error against
     float64 for flash (lower-right causal) and longscope's two-call cuDNN path, 7B-like heads."""
@@ -798,7 +924,7 @@ def main() -> None:
         "--skip",
         default="",
         help="parts to leave out: continuous,table,decode,step,attention,bare,prefill,"
-        "lengths,batched,profile46,sweep,long",
+        "lengths,batched,profile46,sweep,long,ops46",
     )
     parser.add_argument("--step-modes", default="torch,triton-cublas,triton")
     parser.add_argument("--profile-rows", default="1", help="profile46: rows of the step (a list)")
@@ -817,7 +943,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.lengths = "2048"
-        args.skip = "continuous,decode,step,attention,bare,batched,profile46,sweep,long"
+        args.skip = "continuous,decode,step,attention,bare,batched,profile46,sweep,long,ops46"
         args.decode_lengths = "2048"
         args.out = "/dev/null"
     lengths = [int(x) for x in args.lengths.split(",")]
@@ -952,6 +1078,8 @@ def main() -> None:
     # Issue 46: where a step's time goes, decode at batch 1 after 8K-128K, batched long answers.
     if "sweep" not in skip:
         attention_sweep(record, reading)
+    if "ops46" not in skip:
+        decode_ops_sweep(record, reading)
     if "profile46" not in skip:
         modes = tuple(args.step_modes.split(","))
         ids = prompt_ids(args.profile_context)

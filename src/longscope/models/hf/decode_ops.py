@@ -37,6 +37,8 @@ MERGE_DIMS = 32
 """Head dims one merge program weighs (a head's dims are cut over programs)."""
 BLOCK_N = 128
 """Split sizes are whole multiples of this many keys (the inner step is tuned, at most this)."""
+NORM_WARPS = 4
+"""Warps of the residual add + RMSNorm's one program per row."""
 
 
 def _split_configs() -> list[Any]:
@@ -443,6 +445,13 @@ class DecodeAttention:
         out = torch.empty((batch, self.heads * self.dim), dtype=query.dtype, device=query.device)
         self._split(query, keys, values, valid, lengths, scale, pdl)
         self.tuned = True
+        self.merge(out, pdl)
+        return out
+
+    def merge(self, out: Any, pdl: bool = False) -> None:
+        """Write the split stage's last partial outputs, weighted by their log-sum-exps, into
+        `out` (batch, heads * dim)."""
+        batch = out.shape[0]
         pad = triton.next_power_of_2(self.splits)
         dblock = min(self.dim, MERGE_DIMS)
         _attention_merge_kernel[(batch, self.heads, self.dim // dblock)](
@@ -451,7 +460,6 @@ class DecodeAttention:
             SPLITS_PAD=pad, CHUNK=min(pad, 4096 // dblock), DBLOCK=dblock, PDL=pdl,
             **launch_options(pdl),
         )  # fmt: skip
-        return out
 
 
 def rope_store(
@@ -494,7 +502,7 @@ def add_rms_norm(residual: Any, x: Any | None, weight: Any, eps: float, pdl: boo
     _add_rms_norm_kernel[(batch,)](
         residual, ptr, bias, split_stride, weight, out, width, float(eps),
         ADD=x is not None, BLOCK=triton.next_power_of_2(width), SPLITS=splits, HAS_BIAS=has_bias,
-        PDL=pdl, enable_fp_fusion=False, **launch_options(pdl),
+        PDL=pdl, enable_fp_fusion=False, num_warps=NORM_WARPS, **launch_options(pdl),
     )  # fmt: skip
     return out
 
