@@ -403,7 +403,7 @@ def profile_static_step(model: Any, ids: list[int], record: Any, path: str) -> N
     torch.cuda.empty_cache()
 
 
-STEP_MODES = ("torch", "triton-cublas", "triton", "triton-nopdl")
+STEP_MODES = ("torch", "triton-cublas", "triton", "triton-nopdl", "triton-unfused")
 """The decode step's kernels: the torch step; the Triton step with torch's (cuBLAS) matmuls;
 the Triton step with `gemv`'s split-K GEMV where it timed faster per shape (the default)."""
 
@@ -412,9 +412,11 @@ def set_step_mode(backend: HFBackend, mode: str) -> None:
     """Switch the engine's decode step to `mode` (one of `STEP_MODES`)."""
     switches = backend.engine.kernels
     switches.decode_triton = mode != "torch"
-    switches.decode_gemv = mode in ("triton", "triton-nopdl")
-    # "triton-nopdl": the Triton step with its kernels launched one after another
+    switches.decode_gemv = mode in ("triton", "triton-nopdl", "triton-unfused")
+    # "triton-nopdl": the Triton step with its kernels launched one after another;
+    # "triton-unfused": its attention merged by a kernel of its own at any split count
     switches.decode_pdl = mode != "triton-nopdl"
+    switches.decode_fused_merge = mode != "triton-unfused"
 
 
 def profile_step(

@@ -38,12 +38,17 @@ def _reference(q, k, v, valid, lengths, scale, groups):  # type: ignore[no-untyp
     return torch.stack(rows)
 
 
+@pytest.mark.parametrize("fused", [True, False])
 @pytest.mark.parametrize(
-    "shape", [(1, 4, 7, 128, 33792), (6, 4, 7, 128, 9216), (3, 3, 3, 64, 2048)]
+    "shape",
+    [(1, 4, 7, 128, 33792), (6, 4, 7, 128, 9216), (3, 3, 3, 64, 2048), (64, 4, 7, 128, 4352)],
 )
-def test_decode_attention_reads_each_row_to_its_length(cuda, shape) -> None:  # type: ignore[no-untyped-def]
+def test_decode_attention_reads_each_row_to_its_length(cuda, shape, fused) -> None:  # type: ignore[no-untyped-def]
     """Keys past a row's length hold NaN (never written): the kernel must not read them; holes
-    (padding) inside are masked; bf16 within 1e-2 of float64, as flash attention is."""
+    (padding) inside are masked; bf16 within 1e-2 of float64, as flash attention is. The last
+    two shapes have few splits: merged by the split stage itself where `fused` (in a captured
+    graph replayed 3 times too: its arrival counter back at zero after each), else by the merge
+    kernel."""
     torch = cuda
     from longscope.models.hf import decode_ops
 
@@ -64,11 +69,19 @@ def test_decode_attention_reads_each_row_to_its_length(cuda, shape) -> None:  # 
     attention = decode_ops.DecodeAttention(
         batch, heads, kv_heads, dim, capacity, torch.bfloat16, "cuda"
     )
-    got = attention(q, k, v, valid, lengths, dim**-0.5)
+    got = attention(q, k, v, valid, lengths, dim**-0.5, fused=fused)
+    assert attention.fuses(fused) == (fused and shape[-1] <= 4352)
     want = _reference(q, k, v, valid, lengths, dim**-0.5, groups)
     assert torch.isfinite(got).all()
     error = ((got.double() - want).norm() / want.norm()).item()
     assert error < 1e-2, error
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        replayed = attention(q, k, v, valid, lengths, dim**-0.5, fused=fused)
+    for _ in range(3):
+        graph.replay()
+        assert torch.equal(replayed, got)
+    assert int(attention.count.abs().sum()) == 0
 
 
 def test_rope_store_and_silu_are_bit_identical_to_transformers(cuda) -> None:  # type: ignore[no-untyped-def]

@@ -117,3 +117,55 @@ def test_attention_splits_fill_the_card_and_tune_per_launch_class() -> None:
     assert (warm_up, long_row) == (0, 3)
     assert decode_ops.load_class(1056, 257) == 7
     assert decode_ops.load_class(1055, 1025) == 5
+
+
+MERGE_CHECK = textwrap.dedent(
+    """
+    import torch
+    from longscope.models.hf import decode_ops
+
+    torch.manual_seed(1)
+    batch, heads, kv, dim, capacity = 3, 6, 2, 32, 1024
+    attention = decode_ops.DecodeAttention(batch, heads, kv, dim, capacity, torch.float32, "cpu")
+    assert attention.splits == 4 and attention.fuses() and not attention.fuses(False)
+    keys = torch.randn(batch, kv, capacity, dim)
+    values = torch.randn(batch, kv, capacity, dim)
+    query = torch.randn(batch, heads, dim)
+    valid = torch.rand(batch, capacity) > 0.2
+    lengths = torch.tensor([1000, 300, 1])
+    valid[2, 0] = True
+    fused = attention(query, keys, values, valid, lengths, 0.3)
+    assert torch.equal(attention.count, torch.zeros_like(attention.count)), attention.count
+    again = attention(query, keys, values, valid, lengths, 0.3)
+    apart = attention(query, keys, values, valid, lengths, 0.3, fused=False)
+    assert torch.equal(fused, again)
+    want = []
+    for b in range(batch):
+        n = int(lengths[b])
+        k = keys[b, :, :n].double().repeat_interleave(heads // kv, 0)
+        v = values[b, :, :n].double().repeat_interleave(heads // kv, 0)
+        scores = (query[b].double()[:, None, :] @ k.transpose(1, 2))[:, 0] * 0.3
+        scores = scores.masked_fill(~valid[b, :n][None], float("-inf"))
+        want.append((scores.softmax(-1)[:, None, :] @ v)[:, 0].reshape(-1))
+    want = torch.stack(want)
+    for got in (fused, apart):
+        assert float((got.double() - want).abs().max()) < 1e-5, float((got.double() - want).abs().max())
+    wide = decode_ops.DecodeAttention(1, heads, kv, dim, 8192, torch.float32, "cpu")
+    assert wide.splits == 32 and not wide.fuses()
+    print("ok")
+    """
+)
+
+
+@pytest.mark.slow  # Triton's interpreter
+def test_split_stage_merges_its_own_splits_as_the_merge_kernel() -> None:
+    """With few splits a row's KV head, the split stage's last program merges them (an arrival
+    counter, put back to zero for the next call): the same attention as the merge kernel's and
+    float64's, again on a second call; with many splits the merge kernel does it."""
+    pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", MERGE_CHECK], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-3000:]

@@ -34,11 +34,22 @@ ms; after 32K and less one row is held by `MIN_SPLIT`, not by this)."""
 MIN_SPLIT = 256
 """Keys a program reads at least: fewer and the merge costs more than the split saves."""
 MERGE_DIMS = 32
-"""Head dims one merge program weighs (a head's dims are cut over programs)."""
+"""Head dims one merge program weighs at least (a head's dims are cut over programs)."""
+MERGE_PROGRAMS = 2048
+"""... and at most this many programs: wider ones past it (an H200, issue 46, 28 merges in a
+graph: 64 rows of 8 splits 9.35 us a merge at 32 dims, 7.38 at 128; one row of 128 splits 2.0 us
+at 32, 5.83 at 128)."""
+FUSED_MERGE_SPLITS = 16
+"""Up to this many splits a row's KV head, the split stage merges them itself: the last of
+their programs to finish (an arrival counter) weighs every split's output, and the step has no
+merge launch (64 rows after 4K on an H200: 7.4 us a layer). More, and one program's serial
+merge would outlast the merge kernel's many."""
 BLOCK_N = 128
 """Split sizes are whole multiples of this many keys (the inner step is tuned, at most this)."""
-NORM_WARPS = 4
-"""Warps of the residual add + RMSNorm's one program per row."""
+NORM_WARPS = 16
+"""Warps of the residual add + RMSNorm's one program per row (an H200, issue 46, 28 in a graph,
+a 7B's 3,584 wide from the GEMV's 4 slices: 8 rows 3.06 us at 4 warps, 2.06 at 16; 64 rows of 2
+slices 2.24 and 1.75)."""
 
 
 def _split_configs() -> list[Any]:
@@ -109,11 +120,11 @@ def load_class(programs: int, split_size: int) -> int:
 # loads need aligned.
 @triton.jit(do_not_specialize=["splits", "load_class"])
 def _attention_split_body(
-    q_ptr, k_ptr, v_ptr, valid_ptr, len_ptr, part_ptr, lse_ptr,
+    q_ptr, k_ptr, v_ptr, valid_ptr, len_ptr, part_ptr, lse_ptr, count_ptr, out_ptr,
     scale, split_size, splits, load_class,
-    stride_qb, stride_kb, stride_kh, stride_vb, stride_vh, stride_mb,
+    stride_qb, stride_kb, stride_kh, stride_vb, stride_vh, stride_mb, stride_ob,
     GROUPS: tl.constexpr, GROUP_PAD: tl.constexpr, DIM: tl.constexpr, BLOCK: tl.constexpr,
-    IEEE: tl.constexpr, PDL: tl.constexpr,
+    IEEE: tl.constexpr, PDL: tl.constexpr, MERGE: tl.constexpr,
 ):  # fmt: skip
     pdl_enter(PDL)
     batch = tl.program_id(0).to(tl.int64)
@@ -165,6 +176,42 @@ def _attention_split_body(
         part_ptr + (slot * GROUP_PAD + groups)[:, None] * DIM + dims[None, :], out,
         mask=real[:, None],
     )  # fmt: skip
+    if MERGE:
+        # Every thread's stores before the arrival; its acq_rel makes them visible to the last
+        # program, whose loads bypass L1 (.cg).
+        tl.debug_barrier()
+        arrived = tl.atomic_add(count_ptr + batch * heads + head, 1, sem="acq_rel", scope="gpu")
+        if arrived == splits - 1:
+            rows = (batch * heads + head) * splits * GROUP_PAD + groups
+            lses, parts = lse_ptr + rows, part_ptr + rows[:, None] * DIM + dims[None, :]
+            top = tl.full([GROUP_PAD], float("-inf"), tl.float32)
+            for index in range(0, splits):
+                each = tl.load(
+                    lses + index * GROUP_PAD, mask=real, other=float("-inf"), cache_modifier=".cg"
+                )
+                top = tl.maximum(top, each)
+            shift = tl.where(top == float("-inf"), 0.0, top)
+            weight_sum = tl.zeros([GROUP_PAD], tl.float32)
+            merged = tl.zeros([GROUP_PAD, DIM], tl.float32)
+            for index in range(0, splits):
+                each = tl.load(
+                    lses + index * GROUP_PAD, mask=real, other=float("-inf"), cache_modifier=".cg"
+                )
+                weight = tl.exp(each - shift)
+                part = tl.load(
+                    parts + index * GROUP_PAD * DIM, mask=real[:, None], cache_modifier=".cg"
+                )
+                weight_sum += weight
+                merged += part * weight[:, None]
+            merged = merged / tl.where(weight_sum == 0.0, 1.0, weight_sum)[:, None]
+            dst = (
+                out_ptr
+                + batch * stride_ob
+                + (head * GROUPS + groups)[:, None] * DIM
+                + dims[None, :]
+            )
+            tl.store(dst, merged.to(out_ptr.dtype.element_ty), mask=real[:, None])
+            tl.atomic_xchg(count_ptr + batch * heads + head, 0)  # for the next launch
 
 
 _attention_split_kernel = _tuned(_attention_split_body)
@@ -395,16 +442,34 @@ class DecodeAttention:
         self.lse = torch.empty(shape, dtype=torch.float32, device=device)
         self.ieee = dtype == torch.float32
         self.load_class = load_class(batch * kv_heads * self.splits, self.split_size)
+        # arrivals per (row, KV head) for the split stage's own merge; its last program puts
+        # the count back to zero, so a captured graph replays with it zero
+        self.count = torch.zeros(batch * kv_heads, dtype=torch.int32, device=device)
         self.tuned = False
 
-    def tune(self, keys: Any, values: Any, valid: Any, lengths: Any, pdl: bool = False) -> None:
-        """Run the split stage once (a zero query, into the scratch buffers) so that its
-        configuration for this launch class is chosen before a graph is captured."""
+    def fuses(self, fused: bool = True) -> bool:
+        """Return whether a call with `fused` merges in the split stage (few enough splits)."""
+        return fused and self.splits <= FUSED_MERGE_SPLITS
+
+    def tune(
+        self,
+        keys: Any,
+        values: Any,
+        valid: Any,
+        lengths: Any,
+        pdl: bool = False,
+        fused: bool = True,
+    ) -> None:
+        """Run the split stage once as the calls will (a zero query, into scratch buffers) so
+        that its configuration for this launch class is chosen before a graph is captured."""
         if self.tuned:
             return
         batch = keys.shape[0]
         query = torch.zeros((batch, self.heads, self.dim), dtype=keys.dtype, device=keys.device)
-        self._split(query, keys, values, valid, lengths, 1.0, pdl)
+        out = torch.empty((batch, self.heads * self.dim), dtype=keys.dtype, device=keys.device)
+        self._split(
+            query, keys, values, valid, lengths, 1.0, pdl, out if self.fuses(fused) else None
+        )
         self.tuned = True
 
     def _split(
@@ -416,17 +481,21 @@ class DecodeAttention:
         lengths: Any,
         scale: float,
         pdl: bool,
+        out: Any = None,
     ) -> None:
+        # `out` given: the split stage merges into it itself
         grid = (query.shape[0], self.kv_heads, self.splits)
         extra = {"BLOCK": BLOCK_N} if os.environ.get("TRITON_INTERPRET") == "1" else {}
+        merge = out is not None
         with _SPLIT_LOCK:
             _attention_split_kernel[grid](
                 query, keys, values, valid.view(torch.uint8), lengths, self.part, self.lse,
+                self.count, out if merge else self.part,
                 float(scale), self.split_size, self.splits, self.load_class,
                 query.stride(0), keys.stride(0), keys.stride(1), values.stride(0), values.stride(1),
-                valid.stride(0),
+                valid.stride(0), out.stride(0) if merge else 0,
                 GROUPS=self.groups, GROUP_PAD=self.group_pad, DIM=self.dim, IEEE=self.ieee,
-                PDL=pdl, **extra, **launch_options(pdl),
+                PDL=pdl, MERGE=merge, **extra, **launch_options(pdl),
             )  # fmt: skip
 
     def __call__(
@@ -438,14 +507,19 @@ class DecodeAttention:
         lengths: Any,
         scale: float,
         pdl: bool = False,
+        fused: bool = True,
     ) -> Any:
-        """Return (batch, heads * dim) for `query` (batch, heads, dim), contiguous; `pdl`: both
-        stages launched programmatically dependent."""
+        """Return (batch, heads * dim) for `query` (batch, heads, dim), contiguous; `pdl`: the
+        stages launched programmatically dependent; `fused`: merged by the split stage where
+        it has few splits (`fuses`), else by a merge kernel."""
         batch = query.shape[0]
         out = torch.empty((batch, self.heads * self.dim), dtype=query.dtype, device=query.device)
-        self._split(query, keys, values, valid, lengths, scale, pdl)
+        if self.fuses(fused):
+            self._split(query, keys, values, valid, lengths, scale, pdl, out)
+        else:
+            self._split(query, keys, values, valid, lengths, scale, pdl)
+            self.merge(out, pdl)
         self.tuned = True
-        self.merge(out, pdl)
         return out
 
     def merge(self, out: Any, pdl: bool = False) -> None:
@@ -454,6 +528,8 @@ class DecodeAttention:
         batch = out.shape[0]
         pad = triton.next_power_of_2(self.splits)
         dblock = min(self.dim, MERGE_DIMS)
+        while dblock < self.dim and batch * self.heads * (self.dim // dblock) > MERGE_PROGRAMS:
+            dblock *= 2
         _attention_merge_kernel[(batch, self.heads, self.dim // dblock)](
             self.part, self.lse, out, out.stride(0), self.splits,
             GROUPS=self.groups, GROUP_PAD=self.group_pad, DIM=self.dim,

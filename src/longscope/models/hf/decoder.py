@@ -20,6 +20,7 @@ from longscope.models.hf.kernels import (
     rms_norm,
     triton_step_unsupported,
 )
+from longscope.models.hf.prefill import fixed_copy, take_layer
 from longscope.models.memory_plan import DECODE_BLOCK
 
 
@@ -358,14 +359,14 @@ class StaticDecoder:
         cos, sin = self.rotary(residual[:, None], self.positions[:, None])
         cos, sin = cos[:, 0].contiguous(), sin[:, 0].contiguous()
         first = self.layers[0].input_layernorm
-        pdl = self._pdl()
+        launch = self._launch()
+        pdl, gemv = launch[0], self.switches.decode_gemv
         x = ops.add_rms_norm(residual, None, first.weight, first.variance_epsilon, pdl)
         self._prepare_kernels()
 
         def linear(x: Any, weight: Any, bias: Any) -> Any:
-            if self.switches.decode_gemv:
-                return self.gemv.linear(x, weight, bias, pdl)
-            return torch.nn.functional.linear(x, weight, bias)
+            plain = torch.nn.functional.linear
+            return self.gemv.linear(x, weight, bias, pdl) if gemv else plain(x, weight, bias)
 
         def project(module: Any, x: Any) -> Any:
             # Plain Linear modules by `linear` (a tensor, or `gemv.Parts` the next kernel sums);
@@ -382,7 +383,7 @@ class StaticDecoder:
             query = ops.rope_store(
                 qkv, cos, sin, keys, values, self.slot, self.heads, self.kv_heads, pdl
             )
-            out = self.attention(query, keys, values, self.valid, lengths, attn.scaling, pdl)
+            out = self.attention(query, keys, values, self.valid, lengths, attn.scaling, *launch)
             post = layer.post_attention_layernorm
             x = ops.add_rms_norm(
                 residual, project(attn.o_proj, out), post.weight, post.variance_epsilon, pdl
@@ -403,10 +404,9 @@ class StaticDecoder:
         torch = self.torch
         if self.kernels != "triton" or torch.cuda.is_current_stream_capturing():
             return
+        lengths = self.slot + 1
         if not self.attention.tuned:
-            self.attention.tune(
-                self.keys[0], self.values[0], self.valid, self.slot + 1, self._pdl()
-            )
+            self.attention.tune(self.keys[0], self.values[0], self.valid, lengths, *self._launch())
         if not self.switches.decode_gemv:
             return
         if self._projections is None:
@@ -422,10 +422,11 @@ class StaticDecoder:
             ]
         self.gemv.prepare(self.rows, self._projections)
 
-    def _pdl(self) -> bool:
-        """Whether the Triton step's kernels launch programmatically dependent (the switch, and
-        a card and Triton that take it)."""
-        return self.switches.decode_pdl and self.gemv.pdl_supported(self.device)
+    def _launch(self) -> tuple[bool, bool]:
+        """How the Triton step launches: programmatically dependent (the switch, where the card
+        and Triton take it), attention merged in its split stage (the switch)."""
+        pdl = self.switches.decode_pdl and self.gemv.pdl_supported(self.device)
+        return pdl, self.switches.decode_fused_merge
 
     def _forward_torch(self) -> Any:
         torch = self.torch
@@ -523,7 +524,7 @@ class StaticDecoder:
             "largest_batch": self.largest,
             "kernels": self.kernels,
             "kernels_why": self.kernels_why,
-            "pdl": self.kernels == "triton" and self._pdl(),
+            "pdl": self.kernels == "triton" and self._launch()[0],
         }
 
     def close(self) -> None:
@@ -583,29 +584,3 @@ def rope_function(attn: Any) -> Any:
 
     module = sys.modules.get(type(attn).__module__)
     return getattr(module, "apply_rotary_pos_emb", None)
-
-
-def take_layer(cache: Any, index: int) -> tuple[Any, Any]:
-    """Return a cache layer's keys and values, dropping the cache's own reference to them."""
-    layers = getattr(cache, "layers", None)
-    if layers is not None:
-        layer = layers[index]
-        key, value = layer.keys, layer.values
-        layer.keys = layer.values = None
-        return key, value
-    key, value = cache.key_cache[index], cache.value_cache[index]
-    cache.key_cache[index] = cache.value_cache[index] = None
-    return key, value
-
-
-def fixed_copy(torch: Any, tensor: Any, capacity: int) -> Any:
-    """Return `tensor` (batch, heads, length, dim) copied into a zeroed buffer of `capacity`.
-
-    The slots past the prompt must hold finite numbers: a masked score is -inf, but garbage
-    (NaN) in keys or values would still turn the softmax or the value product into NaN.
-    """
-    batch, heads, length, dim = tensor.shape
-    fixed = torch.empty(batch, heads, capacity, dim, dtype=tensor.dtype, device=tensor.device)
-    fixed[:, :, :length].copy_(tensor)
-    fixed[:, :, length:].zero_()
-    return fixed

@@ -62,8 +62,12 @@ class Plan:
 
 ONE_ROW = ((16, 256, 4, 3), (8, 512, 4, 3), (32, 128, 4, 3), (16, 512, 8, 3))
 """(block_n, block_k, warps, stages) tried for one row."""
-FEW_ROWS = ((64, 128, 4, 4), (128, 128, 4, 3), (64, 256, 4, 3), (128, 64, 4, 4), (256, 64, 8, 3))
-"""... for 2-64 rows."""
+FEW_ROWS = (
+    (64, 128, 4, 4), (128, 128, 4, 3), (64, 256, 4, 3), (128, 64, 4, 4), (64, 64, 4, 4),
+    (64, 64, 4, 3), (64, 128, 4, 3), (64, 128, 8, 4),
+)  # fmt: skip
+"""... for 2-64 rows: the tiles that led a wider sweep (`bench_hf.py` ops46, an H200, issue 46:
+48 tiles x 4 slicings at a 7B's four projections, 8 and 64 rows); 256x64 never did."""
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,9 @@ class KernelSwitches:
     """The Triton step's 16-bit projections of 64 rows or fewer (QKV, o_proj, gate/up, down) run
     as `gemv`'s split-K GEMV, its slices summed by the kernel that reads them, on the shapes
     where it timed faster than torch's matmul on this card (tuned once per row padding)."""
+    decode_fused_merge: bool = True
+    """The Triton step's attention merges its splits in the split stage where a row's KV head
+    has few (`decode_ops.FUSED_MERGE_SPLITS`): one launch a layer fewer."""
     decode_pdl: bool = True
     """The Triton step's kernels launch programmatically dependent where the card and Triton
     take it (`gemv.pdl_supported`: compute capability 9 or more): each one's programs are placed

@@ -1,5 +1,6 @@
 """The hf engine's prefill: a unit's shared prefix once, in chunks, then each member's own tokens
-as one left-padded batch; and the clock and memory release the engine's phases share."""
+as one left-padded batch; the clock and memory release the engine's phases share; and the
+hand-over of a prefilled cache's layers into the graph decode's fixed cache."""
 
 from __future__ import annotations
 
@@ -160,3 +161,29 @@ def release(torch: Any) -> None:
     rebuild allocates, and `free_bytes` would count them as free."""
     if torch.cuda.is_available():
         torch.cuda.empty_cache()
+
+
+def take_layer(cache: Any, index: int) -> tuple[Any, Any]:
+    """Return a cache layer's keys and values, dropping the cache's own reference to them."""
+    layers = getattr(cache, "layers", None)
+    if layers is not None:
+        layer = layers[index]
+        key, value = layer.keys, layer.values
+        layer.keys = layer.values = None
+        return key, value
+    key, value = cache.key_cache[index], cache.value_cache[index]
+    cache.key_cache[index] = cache.value_cache[index] = None
+    return key, value
+
+
+def fixed_copy(torch: Any, tensor: Any, capacity: int) -> Any:
+    """Return `tensor` (batch, heads, length, dim) copied into a zeroed buffer of `capacity`.
+
+    The slots past the prompt must hold finite numbers: a masked score is -inf, but garbage
+    (NaN) in keys or values would still turn the softmax or the value product into NaN.
+    """
+    batch, heads, length, dim = tensor.shape
+    fixed = torch.empty(batch, heads, capacity, dim, dtype=tensor.dtype, device=tensor.device)
+    fixed[:, :, :length].copy_(tensor)
+    fixed[:, :, length:].zero_()
+    return fixed
