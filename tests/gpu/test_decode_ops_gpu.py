@@ -59,7 +59,8 @@ def test_decode_attention_reads_each_row_to_its_length(cuda, shape, fused) -> No
     k = torch.randn(batch, kv_heads, capacity, dim, device="cuda", generator=gen).bfloat16()
     v = torch.randn(batch, kv_heads, capacity, dim, device="cuda", generator=gen).bfloat16()
     lengths = torch.tensor(
-        [capacity - 17 * b if b % 2 == 0 else 1 + 97 * b for b in range(batch)], device="cuda"
+        [capacity - 17 * b if b % 2 == 0 else 1 + 97 * b % (capacity - 1) for b in range(batch)],
+        device="cuda",
     )
     valid = torch.rand(batch, capacity, device="cuda", generator=gen) > 0.1
     for b in range(batch):

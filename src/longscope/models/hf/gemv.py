@@ -277,11 +277,19 @@ def _candidates(pad: int, width: int) -> list[Plan]:
     return [plan for plan in plans if -(-width // _k_split(width, plan)) == plan.splits]
 
 
+def charged(ms: float, weight: Any, output_bytes: int) -> float:
+    """Return `ms` for a projection plus the time its reader takes to read back `output_bytes`,
+    at the rate the projection read its weight: float32 slices cost the next kernel more than
+    torch's 16-bit output (64 rows, issue 46: QKV's 4 slices are 14% of its weight's bytes)."""
+    return ms * (1 + output_bytes / (weight.numel() * weight.element_size()))
+
+
 def tune(rows: int, weights: list[tuple[Any, Any]]) -> Plan | None:
     """Time the candidate plans and torch's matmul for `rows` rows over `weights` (one
     projection's (weight, bias) in every layer, one shape); return and keep the fastest plan, or
     None where torch's is faster or a plan's answer is off. Plans are timed launched as the step
-    launches them where the card takes it (`pdl_supported`)."""
+    launches them where the card takes it (`pdl_supported`), each charged for its output's
+    read-back (`charged`)."""
     weight, bias = weights[0]
     pdl = pdl_supported(weight.device)
     key = _key(rows, weight, bias)
@@ -297,6 +305,8 @@ def tune(rows: int, weights: list[tuple[Any, Any]]) -> Plan | None:
         base = _time(lambda w, b: torch.nn.functional.linear(x, w, b), weights)
     except Exception:  # no device timing here (a torch without `_sleep`): torch's matmul
         base = float("inf")
+    outputs = rows * weight.shape[0]
+    base = charged(base, weight, outputs * weight.element_size())
     best: tuple[float, Plan | None] = (base, None)
     for plan in _candidates(rows_pad(rows), weight.shape[1]) if base < float("inf") else []:
         try:
@@ -304,6 +314,7 @@ def tune(rows: int, weights: list[tuple[Any, Any]]) -> Plan | None:
             if not ((got - want).norm() / scale).item() < 1e-2:
                 continue
             spent = _time(lambda w, b, plan=plan: run(x, w, b, plan, pdl=pdl), weights)
+            spent = charged(spent, weight, outputs * 4 * plan.splits)
         except Exception:  # a configuration this Triton or card cannot build: not a candidate
             continue
         if spent < 0.98 * best[0]:
@@ -342,7 +353,8 @@ def linear(x: Any, weight: Any, bias: Any = None, pdl: bool = False) -> Any:
 
 
 def plans() -> dict[str, Any]:
-    """Return each tuned shape's choice: the plan's label and its time against torch's (ms)."""
+    """Return each tuned shape's choice: the plan's label and its time against torch's (ms, each
+    charged for its output's read-back)."""
     out: dict[str, Any] = {}
     with _LOCK:
         chosen = dict(_PLANS)
