@@ -1,0 +1,7 @@
+#!/bin/bash
+# Session 2026-11-29f call Z (issue 46): the other GPU tests, batched 8/64 with the 64-row step profiled.
+set -u; T0=$(date +%s); source .gpu/g46/setup2.sh
+timeout 200 python3 -m pytest -q -m gpu tests/gpu -p no:cacheprovider --deselect tests/gpu/test_decode_ops_gpu.py 2>&1 | grep -v -i "warn\|config option\|^ *$\|self._warn" | tail -8 | tee $OUT/tests.txt
+echo "tests done $(( $(date +%s) - T0 )) s"
+timeout $(( 585 - ($(date +%s) - T0) )) python3 benchmarks/bench_hf.py --out $OUT/bench.jsonl --profile $OUT/profile --skip continuous,table,decode,step,attention,bare,prefill,sweep,long,ops46,lengths --step-modes triton --profile-rows 64 --profile-context 4096 --batched-rows 8,64 2>&1 | grep -v -i warn | tee $OUT/bench.txt | grep -v "gemm_choices" | cut -c1-1500
+echo "total $(( $(date +%s) - T0 )) s"
