@@ -69,15 +69,20 @@ CHECK = textwrap.dedent(
 )
 
 
-@pytest.mark.slow  # ~8 s of Triton's interpreter; the card's tests check the same, bit for bit
-def test_consumers_sum_the_gemv_slices_as_the_rounded_projection() -> None:
+def _interpreted(script: str) -> None:
+    """Run `script` under Triton's CPU interpreter in a process of its own; it prints "ok"."""
     pytest.importorskip("torch")
     pytest.importorskip("triton")
     env = {**os.environ, "TRITON_INTERPRET": "1"}
     done = subprocess.run(
-        [sys.executable, "-c", CHECK], env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-3000:]
+
+
+@pytest.mark.slow  # ~8 s of Triton's interpreter; the card's tests check the same, bit for bit
+def test_consumers_sum_the_gemv_slices_as_the_rounded_projection() -> None:
+    _interpreted(CHECK)
 
 
 def test_plans_are_made_per_row_padding_with_slices_no_thinner_than_a_step() -> None:
@@ -162,13 +167,7 @@ def test_split_stage_merges_its_own_splits_as_the_merge_kernel() -> None:
     """With few splits a row's KV head, the split stage's last program merges them (an arrival
     counter, put back to zero for the next call): the same attention as the merge kernel's and
     float64's, again on a second call; with many splits the merge kernel does it."""
-    pytest.importorskip("torch")
-    pytest.importorskip("triton")
-    env = {**os.environ, "TRITON_INTERPRET": "1"}
-    done = subprocess.run(
-        [sys.executable, "-c", MERGE_CHECK], env=env, capture_output=True, text=True, timeout=300
-    )
-    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stderr[-3000:]
+    _interpreted(MERGE_CHECK)
 
 
 def test_plans_are_charged_for_their_output_read_back() -> None:
