@@ -939,6 +939,9 @@ def main() -> None:
     parser.add_argument("--batched-longest", type=int, default=8192)
     parser.add_argument("--batched-modes", default="triton", help="batched: step modes")
     parser.add_argument(
+        "--balanced-splits", default="1", help="batched: 1 splits by each row's keys, 0 by capacity"
+    )
+    parser.add_argument(
         "--split-targets", default="", help="batched: attention programs (default: the engine's)"
     )
     parser.add_argument("--smoke", action="store_true", help="table and prefill at 2K only")
@@ -1101,13 +1104,16 @@ def main() -> None:
             # programs the attention's split stage aims at (default: the engine's)
             decode_ops.SPLIT_TARGET = target
             for mode in args.batched_modes.split(","):
-                set_step_mode(backend, mode)
-                record(kind="split_target", split_target=target, mode=mode)
-                decode_batched(
-                    backend, rows, record, step_weight_bytes, reading, peak, 2 * (params - embed),
-                    longest=args.batched_longest, best_read=best_read,
-                )  # fmt: skip
+                for balanced in args.balanced_splits.split(","):
+                    decode_ops.BALANCED_SPLITS = balanced == "1"
+                    set_step_mode(backend, mode)
+                    record(kind="split_target", split_target=target, mode=mode, balanced=balanced)
+                    decode_batched(
+                        backend, rows, record, step_weight_bytes, reading, peak,
+                        2 * (params - embed), longest=args.batched_longest, best_read=best_read,
+                    )  # fmt: skip
         decode_ops.SPLIT_TARGET = default_target
+        decode_ops.BALANCED_SPLITS = True
         set_step_mode(backend, "triton")
     if "long" not in skip:
         long_output(backend, record, args.long_rows, args.long_answer)

@@ -130,20 +130,22 @@ MERGE_CHECK = textwrap.dedent(
     from longscope.models.hf import decode_ops
 
     torch.manual_seed(1)
-    batch, heads, kv, dim, capacity = 3, 6, 2, 32, 1024
+    batch, heads, kv, dim, capacity = 3, 6, 2, 32, 4096
     attention = decode_ops.DecodeAttention(batch, heads, kv, dim, capacity, torch.float32, "cpu")
-    assert attention.splits == 4 and attention.fuses() and not attention.fuses(False)
+    assert attention.splits == 16 and attention.fuses() and not attention.fuses(False)
     keys = torch.randn(batch, kv, capacity, dim)
     values = torch.randn(batch, kv, capacity, dim)
     query = torch.randn(batch, heads, dim)
     valid = torch.rand(batch, capacity) > 0.2
-    lengths = torch.tensor([1000, 300, 1])
+    lengths = torch.tensor([4000, 2100, 1])  # 2,100 in 16 splits: 256 keys each, not 128
     valid[2, 0] = True
     fused = attention(query, keys, values, valid, lengths, 0.3)
     assert torch.equal(attention.count, torch.zeros_like(attention.count)), attention.count
     again = attention(query, keys, values, valid, lengths, 0.3)
     apart = attention(query, keys, values, valid, lengths, 0.3, fused=False)
     assert torch.equal(fused, again)
+    decode_ops.BALANCED_SPLITS = False  # splits cut from the capacity, as before
+    by_capacity = attention(query, keys, values, valid, lengths, 0.3)
     want = []
     for b in range(batch):
         n = int(lengths[b])
@@ -153,7 +155,7 @@ MERGE_CHECK = textwrap.dedent(
         scores = scores.masked_fill(~valid[b, :n][None], float("-inf"))
         want.append((scores.softmax(-1)[:, None, :] @ v)[:, 0].reshape(-1))
     want = torch.stack(want)
-    for got in (fused, apart):
+    for got in (fused, apart, by_capacity):
         assert float((got.double() - want).abs().max()) < 1e-5, float((got.double() - want).abs().max())
     wide = decode_ops.DecodeAttention(1, heads, kv, dim, 8192, torch.float32, "cpu")
     assert wide.splits == 32 and not wide.fuses()
@@ -166,7 +168,8 @@ MERGE_CHECK = textwrap.dedent(
 def test_split_stage_merges_its_own_splits_as_the_merge_kernel() -> None:
     """With few splits a row's KV head, the split stage's last program merges them (an arrival
     counter, put back to zero for the next call): the same attention as the merge kernel's and
-    float64's, again on a second call; with many splits the merge kernel does it."""
+    float64's, again on a second call; with many splits the merge kernel does it. Rows of 4,000,
+    2,100 and 1 keys cut into 16 splits each by their own length (and by the capacity)."""
     _interpreted(MERGE_CHECK)
 
 

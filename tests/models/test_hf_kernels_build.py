@@ -86,7 +86,7 @@ def test_every_decode_kernel_builds_for_sm90(pdl: bool) -> None:
              "stride_qb": "i32", "stride_kb": "i32", "stride_kh": "i32", "stride_vb": "i32",
              "stride_vh": "i32", "stride_mb": "i32", "stride_ob": "i32"},
             {"GROUPS": 7, "GROUP_PAD": 16, "DIM": 128, "BLOCK": 64, "IEEE": False, "PDL": pdl,
-             "MERGE": merge},
+             "MERGE": merge, "BALANCED": merge},
         )  # fmt: skip
         # the arrival releases this program's stores and acquires the others'
         assert ("atom.global.gpu.acq_rel.add" in ptx) == merge, merge

@@ -36,20 +36,20 @@ MIN_SPLIT = 256
 MERGE_DIMS = 32
 """Head dims one merge program weighs at least (a head's dims are cut over programs)."""
 MERGE_PROGRAMS = 2048
-"""... and at most this many programs: wider ones past it (an H200, issue 46, 28 merges in a
-graph: 64 rows of 8 splits 9.35 us a merge at 32 dims, 7.38 at 128; one row of 128 splits 2.0 us
-at 32, 5.83 at 128)."""
+"""... and wider past this many programs (an H200, issue 46, 28 in a graph: 64 rows of 8 splits
+9.35 us a merge at 32 dims, 7.38 at 128; one row of 128 splits 2.0 us at 32, 5.83 at 128)."""
 FUSED_MERGE_SPLITS = 16
-"""Up to this many splits a row's KV head, the split stage merges them itself: the last of
-their programs to finish (an arrival counter) weighs every split's output, and the step has no
-merge launch (64 rows after 4K on an H200: 7.4 us a layer). More, and one program's serial
-merge would outlast the merge kernel's many."""
+"""Up to this many splits a row's KV head, the last of their programs to finish (an arrival
+counter) merges them: no merge launch (64 rows after 4K on an H200: 297 -> 269 launches, -0.2% a
+step). More, and one program's serial merge would outlast the merge kernel's many."""
 BLOCK_N = 128
 """Split sizes are whole multiples of this many keys (the inner step is tuned, at most this)."""
+BALANCED_SPLITS = True
+"""Each row cuts its own keys into the splits (was: the capacity; a row at a quarter of it kept
+a quarter of its programs busy)."""
 NORM_WARPS = 16
 """Warps of the residual add + RMSNorm's one program per row (an H200, issue 46, 28 in a graph,
-a 7B's 3,584 wide from the GEMV's 4 slices: 8 rows 3.06 us at 4 warps, 2.06 at 16; 64 rows of 2
-slices 2.24 and 1.75)."""
+3,584 wide: 8 rows of 4 slices 3.06 us at 4 warps, 2.06 at 16; 64 rows of 2 2.24 and 1.75)."""
 
 
 def _split_configs() -> list[Any]:
@@ -62,9 +62,8 @@ def _split_configs() -> list[Any]:
 
 def _bench(fn: Any, quantiles: Any = None, **_: Any) -> Any:
     """Time `fn` as Triton's do_bench does, briefly (its default takes 125 ms a configuration);
-    where that fails (it allocates 256 MB to flush the L2, which a card full of cache may not
-    have), by device events, ten runs after two, nothing allocated (the split stage reads far
-    more than the L2 holds)."""
+    where it cannot allocate its 256 MB L2 flush (a card full of cache), by device events, ten
+    runs after two (the split stage reads far more than the L2 holds)."""
     try:
         return triton.testing.do_bench(fn, warmup=5, rep=20, quantiles=quantiles)
     except torch.OutOfMemoryError:
@@ -114,17 +113,16 @@ def load_class(programs: int, split_size: int) -> int:
 
 
 # `splits` and `load_class` change with every batch and length: specialized by value class (1,
-# multiples of 16, the rest), each of the five configurations could be built up to nine times on
-# a card's first run (issue 46, an H200's fresh machine: RULER through the CLI spent 9.5 s in
-# captures and 15.2 s in decode specialized, 1.1 s and 7.6 s not). Neither shapes an address the
-# loads need aligned.
+# multiples of 16, the rest), each configuration could be built up to nine times on a card's
+# first run (issue 46, an H200's fresh machine: RULER through the CLI spent 9.5 s in captures and
+# 15.2 s in decode specialized, 1.1 s and 7.6 s not). Neither shapes an aligned address.
 @triton.jit(do_not_specialize=["splits", "load_class"])
 def _attention_split_body(
     q_ptr, k_ptr, v_ptr, valid_ptr, len_ptr, part_ptr, lse_ptr, count_ptr, out_ptr,
     scale, split_size, splits, load_class,
     stride_qb, stride_kb, stride_kh, stride_vb, stride_vh, stride_mb, stride_ob,
     GROUPS: tl.constexpr, GROUP_PAD: tl.constexpr, DIM: tl.constexpr, BLOCK: tl.constexpr,
-    IEEE: tl.constexpr, PDL: tl.constexpr, MERGE: tl.constexpr,
+    IEEE: tl.constexpr, PDL: tl.constexpr, MERGE: tl.constexpr, BALANCED: tl.constexpr,
 ):  # fmt: skip
     pdl_enter(PDL)
     batch = tl.program_id(0).to(tl.int64)
@@ -132,6 +130,8 @@ def _attention_split_body(
     split = tl.program_id(2)
     heads = tl.num_programs(1)
     length = tl.load(len_ptr + batch)
+    if BALANCED:  # the row's own keys over its splits, in whole BLOCK_N steps
+        split_size = tl.cdiv(tl.cdiv(length, splits), 128) * 128
     start = split * split_size
     end = tl.minimum(start + split_size, length)
     groups = tl.arange(0, GROUP_PAD)
@@ -495,7 +495,7 @@ class DecodeAttention:
                 query.stride(0), keys.stride(0), keys.stride(1), values.stride(0), values.stride(1),
                 valid.stride(0), out.stride(0) if merge else 0,
                 GROUPS=self.groups, GROUP_PAD=self.group_pad, DIM=self.dim, IEEE=self.ieee,
-                PDL=pdl, MERGE=merge, **extra, **launch_options(pdl),
+                PDL=pdl, MERGE=merge, BALANCED=BALANCED_SPLITS, **extra, **launch_options(pdl),
             )  # fmt: skip
 
     def __call__(
