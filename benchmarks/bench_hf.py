@@ -939,7 +939,7 @@ def main() -> None:
     parser.add_argument("--batched-longest", type=int, default=8192)
     parser.add_argument("--batched-modes", default="triton", help="batched: step modes")
     parser.add_argument(
-        "--balanced-splits", default="1", help="batched: 1 splits by each row's keys, 0 by capacity"
+        "--balanced-splits", default="0", help="batched: 1 splits by each row's keys, 0 by capacity"
     )
     parser.add_argument(
         "--split-targets", default="", help="batched: attention programs (default: the engine's)"
@@ -1113,7 +1113,7 @@ def main() -> None:
                         2 * (params - embed), longest=args.batched_longest, best_read=best_read,
                     )  # fmt: skip
         decode_ops.SPLIT_TARGET = default_target
-        decode_ops.BALANCED_SPLITS = True
+        decode_ops.BALANCED_SPLITS = False
         set_step_mode(backend, "triton")
     if "long" not in skip:
         long_output(backend, record, args.long_rows, args.long_answer)

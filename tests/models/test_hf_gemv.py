@@ -130,6 +130,7 @@ MERGE_CHECK = textwrap.dedent(
     from longscope.models.hf import decode_ops
 
     torch.manual_seed(1)
+    decode_ops.BALANCED_SPLITS = True  # splits cut from each row's own keys
     batch, heads, kv, dim, capacity = 3, 6, 2, 32, 4096
     attention = decode_ops.DecodeAttention(batch, heads, kv, dim, capacity, torch.float32, "cpu")
     assert attention.splits == 16 and attention.fuses() and not attention.fuses(False)

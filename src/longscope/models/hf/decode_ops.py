@@ -44,9 +44,9 @@ counter) merges them: no merge launch (64 rows after 4K on an H200: 297 -> 269 l
 step). More, and one program's serial merge would outlast the merge kernel's many."""
 BLOCK_N = 128
 """Split sizes are whole multiples of this many keys (the inner step is tuned, at most this)."""
-BALANCED_SPLITS = True
-"""Each row cuts its own keys into the splits (was: the capacity; a row at a quarter of it kept
-a quarter of its programs busy)."""
+BALANCED_SPLITS = False
+"""True: each row cuts its own keys into the splits, not the capacity (a row at a quarter of it
+keeps a quarter of its programs busy). Not yet measured on a card: off."""
 NORM_WARPS = 16
 """Warps of the residual add + RMSNorm's one program per row (an H200, issue 46, 28 in a graph,
 3,584 wide: 8 rows of 4 slices 3.06 us at 4 warps, 2.06 at 16; 64 rows of 2 2.24 and 1.75)."""
