@@ -405,7 +405,9 @@ def profile_static_step(model: Any, ids: list[int], record: Any, path: str) -> N
 
 STEP_MODES = ("torch", "triton-cublas", "triton", "triton-nopdl", "triton-unfused")
 """The decode step's kernels: the torch step; the Triton step with torch's (cuBLAS) matmuls;
-the Triton step with `gemv`'s split-K GEMV where it timed faster per shape (the default)."""
+the Triton step with `gemv`'s split-K GEMV where it timed faster per shape (the default); the
+same launched one after another (not programmatically dependent: its GEMV plans were still timed
+with it, once per process); the same with the attention merged by its own kernel always."""
 
 
 def set_step_mode(backend: HFBackend, mode: str) -> None:
@@ -413,8 +415,6 @@ def set_step_mode(backend: HFBackend, mode: str) -> None:
     switches = backend.engine.kernels
     switches.decode_triton = mode != "torch"
     switches.decode_gemv = mode in ("triton", "triton-nopdl", "triton-unfused")
-    # "triton-nopdl": the Triton step with its kernels launched one after another;
-    # "triton-unfused": its attention merged by a kernel of its own at any split count
     switches.decode_pdl = mode != "triton-nopdl"
     switches.decode_fused_merge = mode != "triton-unfused"
 

@@ -50,7 +50,7 @@ def test_decode_attention_reads_each_row_to_its_length(cuda, shape, fused) -> No
     graph replayed 3 times too: its arrival counter back at zero after each), else by the merge
     kernel."""
     torch = cuda
-    from longscope.models.hf import decode_ops
+    from longscope.models.hf import decode_ops, gemv
 
     batch, kv_heads, groups, dim, capacity = shape
     heads = kv_heads * groups
@@ -70,7 +70,8 @@ def test_decode_attention_reads_each_row_to_its_length(cuda, shape, fused) -> No
     attention = decode_ops.DecodeAttention(
         batch, heads, kv_heads, dim, capacity, torch.bfloat16, "cuda"
     )
-    got = attention(q, k, v, valid, lengths, dim**-0.5, fused=fused)
+    pdl = gemv.pdl_supported(torch.device("cuda"))  # launched as the step launches it
+    got = attention(q, k, v, valid, lengths, dim**-0.5, pdl=pdl, fused=fused)
     assert attention.fuses(fused) == (fused and shape[-1] <= 4352)
     want = _reference(q, k, v, valid, lengths, dim**-0.5, groups)
     assert torch.isfinite(got).all()
@@ -78,7 +79,7 @@ def test_decode_attention_reads_each_row_to_its_length(cuda, shape, fused) -> No
     assert error < 1e-2, error
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
-        replayed = attention(q, k, v, valid, lengths, dim**-0.5, fused=fused)
+        replayed = attention(q, k, v, valid, lengths, dim**-0.5, pdl=pdl, fused=fused)
     for _ in range(3):
         graph.replay()
         assert torch.equal(replayed, got)

@@ -39,7 +39,7 @@ def _waits_first(ptx: str, pdl: bool) -> None:
         assert wait < 0 and "griddepcontrol" not in body
         return
     assert 0 <= wait < body.find("griddepcontrol.launch_dependents")
-    for access in ("ld.global", "st.global", "atom.global"):
+    for access in ("ld.global", "st.global", "atom.global", "red.global", "cp.async"):
         first = body.find(access)
         assert first < 0 or wait < first, access
 

@@ -36,8 +36,8 @@ MIN_SPLIT = 256
 MERGE_DIMS = 32
 """Head dims one merge program weighs at least (a head's dims are cut over programs)."""
 MERGE_PROGRAMS = 2048
-"""... and wider past this many programs (an H200, issue 46, 28 in a graph: 64 rows of 8 splits
-9.35 us a merge at 32 dims, 7.38 at 128; one row of 128 splits 2.0 us at 32, 5.83 at 128)."""
+"""... and wider past this many programs, where the merge kernel runs (an H200, issue 46, 28 in
+a graph: 64 rows of 8 splits unfused 9.35 us at 32 dims, 7.38 at 128; 1 row of 128: 2.0, 5.83)."""
 FUSED_MERGE_SPLITS = 16
 """Up to this many splits a row's KV head, the last of their programs to finish (an arrival
 counter) merges them: no merge launch (64 rows after 4K on an H200: 297 -> 269 launches, -0.2% a
@@ -100,7 +100,7 @@ def _tuned(kernel: Any) -> Any:
     if "do_bench" in inspect.signature(triton.autotune).parameters:
         extra["do_bench"] = _bench
     return triton.autotune(
-        configs=_split_configs(), key=["DIM", "GROUP_PAD", "load_class"], **extra
+        configs=_split_configs(), key=["DIM", "GROUP_PAD", "load_class", "BALANCED"], **extra
     )(kernel)
 
 

@@ -277,11 +277,12 @@ def _candidates(pad: int, width: int) -> list[Plan]:
     return [plan for plan in plans if -(-width // _k_split(width, plan)) == plan.splits]
 
 
-def charged(ms: float, weight: Any, output_bytes: int) -> float:
+def charged(ms: float, rate_ms: float, weight: Any, output_bytes: int) -> float:
     """Return `ms` for a projection plus the time its reader takes to read back `output_bytes`,
-    at the rate the projection read its weight: float32 slices cost the next kernel more than
-    torch's 16-bit output (64 rows, issue 46: QKV's 4 slices are 14% of its weight's bytes)."""
-    return ms * (1 + output_bytes / (weight.numel() * weight.element_size()))
+    at the rate torch's matmul read the weight in `rate_ms` (one rate for every plan): float32
+    slices cost the next kernel more than torch's 16-bit output (64 rows, issue 46: QKV's 4
+    slices are 14% of its weight's bytes)."""
+    return ms + rate_ms * output_bytes / (weight.numel() * weight.element_size())
 
 
 def tune(rows: int, weights: list[tuple[Any, Any]]) -> Plan | None:
@@ -306,7 +307,8 @@ def tune(rows: int, weights: list[tuple[Any, Any]]) -> Plan | None:
     except Exception:  # no device timing here (a torch without `_sleep`): torch's matmul
         base = float("inf")
     outputs = rows * weight.shape[0]
-    base = charged(base, weight, outputs * weight.element_size())
+    rate = base
+    base = charged(base, rate, weight, outputs * weight.element_size())
     best: tuple[float, Plan | None] = (base, None)
     for plan in _candidates(rows_pad(rows), weight.shape[1]) if base < float("inf") else []:
         try:
@@ -314,7 +316,7 @@ def tune(rows: int, weights: list[tuple[Any, Any]]) -> Plan | None:
             if not ((got - want).norm() / scale).item() < 1e-2:
                 continue
             spent = _time(lambda w, b, plan=plan: run(x, w, b, plan, pdl=pdl), weights)
-            spent = charged(spent, weight, outputs * 4 * plan.splits)
+            spent = charged(spent, rate, weight, outputs * 4 * plan.splits)
         except Exception:  # a configuration this Triton or card cannot build: not a candidate
             continue
         if spent < 0.98 * best[0]:
