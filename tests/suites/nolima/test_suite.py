@@ -375,3 +375,12 @@ def test_cli_run_and_compare_published_on_the_embedded_model(tmp_path: Path) -> 
     assert gpt[STATED_EFFECTIVE] == "8K" and gpt["AUC"] is None
     assert "no published score at 250" in gpt["AUC_note"]
     assert mine["comparable"].startswith("no: ")  # built data, one book: said, not hidden
+
+
+def test_more_books_than_the_data_has_is_refused_on_every_read(tmp_path: Path) -> None:
+    """`-S books=N` past the folder's books is one line, and stays refused on a second read of
+    the data (the rows were read: a cache must not let the check pass the next time)."""
+    suite = make(fixture_dataset(tmp_path, books=2), "books=3")
+    for _ in range(2):
+        with pytest.raises(UsageError, match=r"-S books=3: the data has 2 haystack books"):
+            _ = suite.dataset

@@ -10,6 +10,7 @@ cannot fit is skipped with its need, never truncated.
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -120,7 +121,6 @@ class GraphWalksSuite(Suite):
         self.bins = bins_of_lengths(tuple(lengths)) if lengths else ()
         self.files = files
         self.allow_unpinned = allow_unpinned
-        self._dataset: Dataset | None = None
         self._counts: dict[str, list[Counted]] = {}
         self._sizes: dict[str, dict[tuple[str, str], int]] = {}
 
@@ -140,14 +140,11 @@ class GraphWalksSuite(Suite):
             "allow_unpinned": self.allow_unpinned,
         }
 
-    @property
+    @functools.cached_property
     def dataset(self) -> Dataset:
-        if self._dataset is None:
-            if self.data == "hub":
-                self._dataset = load_hub(self.files, self.problem_types)
-            else:
-                self._dataset = load_local(self.data, self.problem_types, self.allow_unpinned)
-        return self._dataset
+        if self.data == "hub":
+            return load_hub(self.files, self.problem_types)
+        return load_local(self.data, self.problem_types, self.allow_unpinned)
 
     @property
     def version(self) -> str:

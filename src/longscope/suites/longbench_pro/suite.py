@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
@@ -236,7 +237,6 @@ class LongBenchProSuite(Suite):
         self.embed_base_url = embed_base_url
         self.official_parity = official_parity
         self.difficulty_labels = difficulty_labels
-        self._dataset: Dataset | None = None
 
     @classmethod
     def from_params(cls, params: dict[str, Any]) -> LongBenchProSuite:
@@ -302,11 +302,9 @@ class LongBenchProSuite(Suite):
 
         return difficulty_labels(tiers)
 
-    @property
+    @functools.cached_property
     def dataset(self) -> Dataset:
-        if self._dataset is None:
-            self._dataset = load(self.data)
-        return self._dataset
+        return load(self.data)
 
     @property
     def version(self) -> str:

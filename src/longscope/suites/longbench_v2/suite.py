@@ -10,6 +10,7 @@ length curve for AUC and effective length).
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -125,7 +126,6 @@ class LongBenchV2Suite(Suite):
         self.modes = tuple(m for m in TEMPLATES if m in modes)
         self.max_input_tokens = max_input_tokens
         self.compensated = compensated
-        self._dataset: Dataset | None = None
 
     @classmethod
     def sources(cls) -> Sources:
@@ -142,11 +142,9 @@ class LongBenchV2Suite(Suite):
             "compensated": self.compensated,
         }
 
-    @property
+    @functools.cached_property
     def dataset(self) -> Dataset:
-        if self._dataset is None:
-            self._dataset = load_hub() if self.data == "hub" else load_local(self.data)
-        return self._dataset
+        return load_hub() if self.data == "hub" else load_local(self.data)
 
     @property
     def version(self) -> str:

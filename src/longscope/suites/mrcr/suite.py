@@ -8,6 +8,7 @@ counted in the model's tokenizer and skipped, never truncated, when it cannot fi
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
@@ -179,7 +180,6 @@ class MrcrSuite(Suite):
         self.counter = bins
         self.revision = revision
         self.allow_unpinned = allow_unpinned
-        self._dataset: Dataset | None = None
         self._counts: dict[tuple[str, str], list[Counted]] = {}
 
     def params(self) -> dict[str, Any]:
@@ -192,16 +192,11 @@ class MrcrSuite(Suite):
             "allow_unpinned": self.allow_unpinned,
         }
 
-    @property
+    @functools.cached_property
     def dataset(self) -> Dataset:
-        if self._dataset is None:
-            if self.data == "hub":
-                self._dataset = load_hub(self.revision, self.needles, self.allow_unpinned)
-            else:
-                self._dataset = load_local(
-                    self.data, self.revision, self.needles, self.allow_unpinned
-                )
-        return self._dataset
+        if self.data == "hub":
+            return load_hub(self.revision, self.needles, self.allow_unpinned)
+        return load_local(self.data, self.revision, self.needles, self.allow_unpinned)
 
     @property
     def version(self) -> str:

@@ -16,6 +16,7 @@ README (`scoring.base_score`, `scoring.effective`).
 
 from __future__ import annotations
 
+import functools
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -231,7 +232,6 @@ class NoLiMaSuite(Suite):
         self.direct = bool(direct)
         self.system = system
         self.metric = metric
-        self._data: NoLiMaData | None = None
         self._tokens: dict[tuple[str, int], BookTokens] = {}
 
     @classmethod
@@ -268,21 +268,20 @@ class NoLiMaSuite(Suite):
 
     # -- data --------------------------------------------------------------------------------
 
-    @property
+    @functools.cached_property
     def dataset(self) -> NoLiMaData:
         """Return the needle set and books, read (and checked against their pins) once."""
-        if self._data is None:
-            if self.data == "hub":
-                self._data = load_hub(self.needle_set)
-            else:
-                # A folder of the user's is read as it is and recorded by its own digests; a
-                # file that differs from its pin makes the run not comparable (`differences`).
-                self._data = load_local(Path(self.data), self.needle_set, allow_unpinned=True)
-            if self.books is not None and self.books > len(self._data.books):
-                raise UsageError(
-                    f"-S books={self.books}: the data has {len(self._data.books)} haystack books"
-                )
-        return self._data
+        if self.data == "hub":
+            data = load_hub(self.needle_set)
+        else:
+            # A folder of the user's is read as it is and recorded by its own digests; a file
+            # that differs from its pin makes the run not comparable (`differences`).
+            data = load_local(Path(self.data), self.needle_set, allow_unpinned=True)
+        if self.books is not None and self.books > len(data.books):
+            raise UsageError(
+                f"-S books={self.books}: the data has {len(data.books)} haystack books"
+            )
+        return data
 
     @property
     def version(self) -> str:
