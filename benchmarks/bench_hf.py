@@ -697,6 +697,14 @@ def long_output(
     torch.cuda.empty_cache()
 
 
+def attend_layers(
+    attention: Any, query: Any, keys: list[Any], values: list[Any], valid: Any, lengths: Any
+) -> None:
+    """Run `attention` once per layer's cache, as a step does."""
+    for k, v in zip(keys, values, strict=True):
+        attention(query, k, v, valid, lengths, 0.088)
+
+
 def attention_sweep(record: Any, reading: float) -> None:
     """Issue 46: the decode attention alone (28 layers' worth, one CUDA graph, batch 1, a 7B's
     4 KV heads x 7 query heads of 128) at each `MIN_SPLIT`, against its KV bytes over the read
@@ -722,19 +730,8 @@ def attention_sweep(record: Any, reading: float) -> None:
         for minimum in (128, 256, 512, 1024):
             decode_ops.MIN_SPLIT = minimum
             attention = decode_ops.DecodeAttention(1, 28, 4, 128, capacity, torch.bfloat16, "cuda")
-            for k, v in zip(keys, values, strict=True):
-                attention(query, k, v, valid, lengths, 0.088)
-            torch.cuda.synchronize()
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                for k, v in zip(keys, values, strict=True):
-                    attention(query, k, v, valid, lengths, 0.088)
-            for _ in range(3):
-                graph.replay()
-            start = sync_time()
-            for _ in range(20):
-                graph.replay()
-            took = (sync_time() - start) / 20
+            layers = partial(attend_layers, attention, query, keys, values, valid, lengths)
+            took = graph_ms(layers) / 1e3
             record(
                 kind="attention_sweep",
                 length=length,
@@ -744,7 +741,6 @@ def attention_sweep(record: Any, reading: float) -> None:
                 bytes_ms=round(kv_bytes / (reading * 1e9) * 1e3, 3),
                 tbps=round(kv_bytes / took / 1e12, 2),
             )
-            del graph
         del keys, values
         torch.cuda.empty_cache()
     decode_ops.MIN_SPLIT = default
@@ -828,6 +824,7 @@ def decode_ops_sweep(record: Any, reading: float, gemv_rows: tuple[int, ...] = (
                     us=round(took / 28 * 1e3, 2),
                 )  # fmt: skip
     decode_ops.NORM_WARPS = default_warps
+    listed = {gemv.Plan(*tile, 1).label().split("/k")[0] for tile in gemv.FEW_ROWS}
     tiles = [
         (n, k, warps, stages)
         for n in (32, 64, 128, 256)
@@ -867,8 +864,7 @@ def decode_ops_sweep(record: Any, reading: float, gemv_rows: tuple[int, ...] = (
                 best=[(round(ms * 1e3, 2), label) for ms, label in timed[:8]],
                 candidates={
                     label: round(ms * 1e3, 2) for ms, label in timed
-                    if label.split("/k")[0] in {gemv.Plan(*t, 1).label().split("/k")[0]
-                                                for t in gemv.FEW_ROWS}
+                    if label.split("/k")[0] in listed
                 },
             )  # fmt: skip
         del weights

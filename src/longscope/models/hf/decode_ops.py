@@ -460,17 +460,15 @@ class DecodeAttention:
         pdl: bool = False,
         fused: bool = True,
     ) -> None:
-        """Run the split stage once as the calls will (a zero query, into scratch buffers) so
-        that its configuration for this launch class is chosen before a graph is captured."""
+        """Run the attention once as the calls will (a zero query; its answer is dropped) so that
+        the split stage's configuration for this launch class is chosen before a graph is
+        captured."""
         if self.tuned:
             return
-        batch = keys.shape[0]
-        query = torch.zeros((batch, self.heads, self.dim), dtype=keys.dtype, device=keys.device)
-        out = torch.empty((batch, self.heads * self.dim), dtype=keys.dtype, device=keys.device)
-        self._split(
-            query, keys, values, valid, lengths, 1.0, pdl, out if self.fuses(fused) else None
+        query = torch.zeros(
+            (keys.shape[0], self.heads, self.dim), dtype=keys.dtype, device=keys.device
         )
-        self.tuned = True
+        self(query, keys, values, valid, lengths, 1.0, pdl, fused)
 
     def _split(
         self,

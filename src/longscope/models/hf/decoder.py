@@ -404,8 +404,8 @@ class StaticDecoder:
         torch = self.torch
         if self.kernels != "triton" or torch.cuda.is_current_stream_capturing():
             return
-        lengths = self.slot + 1
         if not self.attention.tuned:
+            lengths = self.slot + 1
             self.attention.tune(self.keys[0], self.values[0], self.valid, lengths, *self._launch())
         if not self.switches.decode_gemv:
             return
