@@ -403,20 +403,32 @@ def profile_static_step(model: Any, ids: list[int], record: Any, path: str) -> N
     torch.cuda.empty_cache()
 
 
-STEP_MODES = ("torch", "triton-cublas", "triton", "triton-nopdl", "triton-unfused")
+STEP_MODES = (
+    "torch", "triton-cublas", "triton", "triton-nopdl", "triton-unfused", "triton-noprefetch",
+    "triton-nokvprefetch",
+)  # fmt: skip
 """The decode step's kernels: the torch step; the Triton step with torch's (cuBLAS) matmuls;
 the Triton step with `gemv`'s split-K GEMV where it timed faster per shape (the default); the
 same launched one after another (not programmatically dependent: its GEMV plans were still timed
-with it, once per process); the same with the attention merged by its own kernel always."""
+with it, once per process); the same with the attention merged by its own kernel always; the
+same with nothing prefetched into L2 before a kernel waits (the GEMV's plans as tuned with it);
+the same with the GEMV's weights prefetched but not the attention's keys."""
+_DEFAULTS: dict[str, float] = {}
 
 
 def set_step_mode(backend: HFBackend, mode: str) -> None:
     """Switch the engine's decode step to `mode` (one of `STEP_MODES`)."""
+    from longscope.models.hf import decode_ops, gemv
+
+    prefetch = _DEFAULTS.setdefault("prefetch", gemv.PREFETCH_L2_SHARE)
+    keys = int(_DEFAULTS.setdefault("keys", decode_ops.PREFETCH_KEYS))
     switches = backend.engine.kernels
     switches.decode_triton = mode != "torch"
-    switches.decode_gemv = mode in ("triton", "triton-nopdl", "triton-unfused")
+    switches.decode_gemv = mode not in ("torch", "triton-cublas")
     switches.decode_pdl = mode != "triton-nopdl"
     switches.decode_fused_merge = mode != "triton-unfused"
+    gemv.PREFETCH_L2_SHARE = 0.0 if mode == "triton-noprefetch" else prefetch
+    decode_ops.PREFETCH_KEYS = 0 if mode in ("triton-noprefetch", "triton-nokvprefetch") else keys
 
 
 def profile_step(
@@ -596,6 +608,7 @@ def decode_batched(
         flop_bound = flops / (peak * 1e12)
         last = backend.engine.last_decode
         decode_s = last.get("decode_s", elapsed)
+        steps_s = decode_s - (last.get("capture_ms") or 0.0) / 1e3
         record(
             kind="decode_batched",
             rows=rows,
@@ -614,6 +627,9 @@ def decode_batched(
             ratio_at_best_read=round(
                 decode_s / max(byte_bound * reading / (best_read or reading), flop_bound), 3
             ),
+            # the steps alone: without the captures, which build kernels on a first run
+            ratio_steps=round(steps_s / max(byte_bound, flop_bound), 3),
+            ms_per_step_steps=round(steps_s / max(1, steps) * 1e3, 3),
             captures=last.get("captures"),
             capture_ms=last.get("capture_ms"),
             rebuilds=last.get("rebuilds"),
@@ -935,7 +951,9 @@ def main() -> None:
     parser.add_argument("--batched-longest", type=int, default=8192)
     parser.add_argument("--batched-modes", default="triton", help="batched: step modes")
     parser.add_argument(
-        "--balanced-splits", default="0", help="batched: 1 splits by each row's keys, 0 by capacity"
+        "--balanced-splits",
+        default="",
+        help="batched: 1 splits by each row's keys, 0 by capacity (default: the engine's)",
     )
     parser.add_argument(
         "--split-targets", default="", help="batched: attention programs (default: the engine's)"
@@ -1094,22 +1112,27 @@ def main() -> None:
         from longscope.models.hf import decode_ops
 
         rows = [int(x) for x in args.batched_rows.split(",")]
-        default_target = decode_ops.SPLIT_TARGET
+        default_target, default_balanced = decode_ops.SPLIT_TARGET, decode_ops.BALANCED_SPLITS
         targets = args.split_targets or str(default_target)
         for target in [int(x) for x in targets.split(",")]:
             # programs the attention's split stage aims at (default: the engine's)
             decode_ops.SPLIT_TARGET = target
             for mode in args.batched_modes.split(","):
-                for balanced in args.balanced_splits.split(","):
-                    decode_ops.BALANCED_SPLITS = balanced == "1"
+                for balanced in args.balanced_splits.split(",") if args.balanced_splits else [""]:
+                    decode_ops.BALANCED_SPLITS = balanced == "1" if balanced else default_balanced
                     set_step_mode(backend, mode)
-                    record(kind="split_target", split_target=target, mode=mode, balanced=balanced)
+                    record(
+                        kind="split_target",
+                        split_target=target,
+                        mode=mode,
+                        balanced=decode_ops.BALANCED_SPLITS,
+                    )
                     decode_batched(
                         backend, rows, record, step_weight_bytes, reading, peak,
                         2 * (params - embed), longest=args.batched_longest, best_read=best_read,
                     )  # fmt: skip
         decode_ops.SPLIT_TARGET = default_target
-        decode_ops.BALANCED_SPLITS = False
+        decode_ops.BALANCED_SPLITS = default_balanced
         set_step_mode(backend, "triton")
     if "long" not in skip:
         long_output(backend, record, args.long_rows, args.long_answer)

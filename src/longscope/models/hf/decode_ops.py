@@ -24,7 +24,14 @@ import torch
 import triton
 import triton.language as tl
 
-from longscope.models.hf.gemv import Parts, launch_options, pdl_enter
+from longscope.models.hf.gemv import (
+    Parts,
+    l2_prefetch,
+    launch_options,
+    operand,
+    operand_args,
+    pdl_enter,
+)
 
 SPLIT_TARGET = 2048
 """Programs the attention's first stage aims at (about 16 per multiprocessor of an H200). Was
@@ -44,9 +51,13 @@ counter) merges them: no merge launch (64 rows after 4K on an H200: 297 -> 269 l
 step). More, and one program's serial merge would outlast the merge kernel's many."""
 BLOCK_N = 128
 """Split sizes are whole multiples of this many keys (the inner step is tuned, at most this)."""
-BALANCED_SPLITS = False
-"""True: each row cuts its own keys into the splits, not the capacity (a row at a quarter of it
-keeps a quarter of its programs busy). Not yet measured on a card: off."""
+BALANCED_SPLITS = True
+"""Each row cuts its own keys into the splits, not the capacity (a row at a quarter of it kept a
+quarter of its programs busy). An H200, batched 8K answers, same process, issue 46: 64 rows
+7.873 -> 7.767 ms a step (captures aside), 32 rows 6.223 -> 6.199."""
+PREFETCH_KEYS = 64
+"""Keys (and their values) of its split a programmatically dependent split-stage program asks
+for in L2 before it waits for the kernel before it (the rotary + cache write): 0, none."""
 NORM_WARPS = 16
 """Warps of the residual add + RMSNorm's one program per row (an H200, issue 46, 28 in a graph,
 3,584 wide: 8 rows of 4 slices 3.06 us at 4 warps, 2.06 at 16; 64 rows of 2 2.24 and 1.75)."""
@@ -123,17 +134,32 @@ def _attention_split_body(
     stride_qb, stride_kb, stride_kh, stride_vb, stride_vh, stride_mb, stride_ob,
     GROUPS: tl.constexpr, GROUP_PAD: tl.constexpr, DIM: tl.constexpr, BLOCK: tl.constexpr,
     IEEE: tl.constexpr, PDL: tl.constexpr, MERGE: tl.constexpr, BALANCED: tl.constexpr,
+    PREFETCH: tl.constexpr, ESIZE: tl.constexpr,
 ):  # fmt: skip
-    pdl_enter(PDL)
+    if PREFETCH == 0:
+        pdl_enter(PDL)
     batch = tl.program_id(0).to(tl.int64)
     head = tl.program_id(1).to(tl.int64)
     split = tl.program_id(2)
     heads = tl.num_programs(1)
+    # Read before the wait where prefetching: the lengths are written before the step's first
+    # kernel, and a kernel starts only once the one before it has waited for its own.
     length = tl.load(len_ptr + batch)
     if BALANCED:  # the row's own keys over its splits, in whole BLOCK_N steps
         split_size = tl.cdiv(tl.cdiv(length, splits), 128) * 128
     start = split * split_size
     end = tl.minimum(start + split_size, length)
+    keys = k_ptr + batch * stride_kb + head * stride_kh
+    values = v_ptr + batch * stride_vb + head * stride_vh
+    if PREFETCH > 0:  # the split's first keys and values into L2 in 32 pieces each, then wait
+        lane = tl.arange(0, 64)
+        count = tl.minimum(end - start, PREFETCH)
+        per = tl.cdiv(count, 32)
+        first = start + (lane % 32) * per
+        pieces = tl.maximum(tl.minimum(per, start + count - first), 0)
+        base = tl.where(lane < 32, keys, values)
+        l2_prefetch(base + first * DIM, (pieces * DIM * ESIZE).to(tl.int32))
+        pdl_enter(PDL)
     groups = tl.arange(0, GROUP_PAD)
     dims = tl.arange(0, DIM)
     real = groups < GROUPS
@@ -142,8 +168,6 @@ def _attention_split_body(
     best = tl.full([GROUP_PAD], float("-inf"), tl.float32)
     total = tl.zeros([GROUP_PAD], tl.float32)
     acc = tl.zeros([GROUP_PAD, DIM], tl.float32)
-    keys = k_ptr + batch * stride_kb + head * stride_kh
-    values = v_ptr + batch * stride_vb + head * stride_vh
     for first in range(start, end, BLOCK):
         cols = first + tl.arange(0, BLOCK)
         inside = cols < end
@@ -261,29 +285,6 @@ def _attention_merge_kernel(
 
 
 @triton.jit
-def _operand(ptr, offset, col, mask, bias_ptr, split_stride, SPLITS: tl.constexpr,
-             HAS_BIAS: tl.constexpr):  # fmt: skip
-    # A projection's value: as stored (SPLITS 0, torch's matmul; no bias then), or the GEMV's
-    # float32 slices (`gemv.Parts`) summed in order with the bias, for the caller to round once.
-    value = tl.load(ptr + offset, mask=mask, other=0.0)
-    for index in tl.static_range(1, SPLITS):
-        value += tl.load(ptr + index * split_stride + offset, mask=mask, other=0.0)
-    if HAS_BIAS:
-        value += tl.load(bias_ptr + col, mask=mask, other=0.0).to(tl.float32)
-    return value
-
-
-def _operand_args(x: Any) -> tuple[Any, Any, int, int, bool]:
-    """Return (pointer, bias pointer, split stride, splits, has bias) for a projection given as a
-    tensor (rows, n) or as `gemv.Parts`."""
-    if isinstance(x, Parts):
-        rows, n = x.shape
-        bias = x.bias if x.bias is not None else x.part
-        return x.part, bias, rows * n, x.splits, x.bias is not None
-    return x, x, 0, 0, False
-
-
-@triton.jit
 def _rope_store_kernel(
     qkv_ptr, bias_ptr, split_stride, cos_ptr, sin_ptr, q_out_ptr, k_ptr, v_ptr, slot_ptr,
     stride_xb, stride_cb, stride_kb, stride_kh, stride_vb, stride_vh,
@@ -299,8 +300,8 @@ def _rope_store_kernel(
     dtype = q_out_ptr.dtype.element_ty
     if head < HEADS + KV_HEADS:
         col = head * (2 * HALF) + cols
-        first = _operand(qkv_ptr, row + col, col, every, bias_ptr, split_stride, SPLITS, HAS_BIAS)
-        second = _operand(
+        first = operand(qkv_ptr, row + col, col, every, bias_ptr, split_stride, SPLITS, HAS_BIAS)
+        second = operand(
             qkv_ptr, row + col + HALF, col + HALF, every, bias_ptr, split_stride, SPLITS, HAS_BIAS
         )  # fmt: skip
         first = first.to(dtype).to(tl.float32)
@@ -326,8 +327,8 @@ def _rope_store_kernel(
         col = (HEADS + KV_HEADS + kv) * (2 * HALF) + cols
         dst = v_ptr + batch * stride_vb + kv * stride_vh + slot * (2 * HALF) + cols
         # (names of their own: Triton types a name alike in both branches)
-        value_a = _operand(qkv_ptr, row + col, col, every, bias_ptr, split_stride, SPLITS, HAS_BIAS)
-        value_b = _operand(
+        value_a = operand(qkv_ptr, row + col, col, every, bias_ptr, split_stride, SPLITS, HAS_BIAS)
+        value_b = operand(
             qkv_ptr, row + col + HALF, col + HALF, every, bias_ptr, split_stride, SPLITS, HAS_BIAS
         )  # fmt: skip
         tl.store(dst, value_a.to(dtype))
@@ -347,9 +348,7 @@ def _add_rms_norm_kernel(
     residual = tl.load(residual_ptr + row * width + cols, mask=mask, other=0.0)
     dtype = residual.dtype
     if ADD:
-        x = _operand(
-            x_ptr, row * width + cols, cols, mask, bias_ptr, split_stride, SPLITS, HAS_BIAS
-        )
+        x = operand(x_ptr, row * width + cols, cols, mask, bias_ptr, split_stride, SPLITS, HAS_BIAS)
         x = x.to(dtype)
         residual = (residual.to(tl.float32) + x.to(tl.float32)).to(dtype)
         tl.store(residual_ptr + row * width + cols, residual, mask=mask)
@@ -372,8 +371,8 @@ def _silu_mul_packed_kernel(
     mask = cols < width
     base = row * 2 * width
     dtype = out_ptr.dtype.element_ty
-    gate = _operand(x_ptr, base + cols, cols, mask, bias_ptr, split_stride, SPLITS, HAS_BIAS)
-    up = _operand(
+    gate = operand(x_ptr, base + cols, cols, mask, bias_ptr, split_stride, SPLITS, HAS_BIAS)
+    up = operand(
         x_ptr, base + width + cols, width + cols, mask, bias_ptr, split_stride, SPLITS, HAS_BIAS
     )  # fmt: skip
     wide = gate.to(dtype).to(tl.float32)
@@ -493,7 +492,9 @@ class DecodeAttention:
                 query.stride(0), keys.stride(0), keys.stride(1), values.stride(0), values.stride(1),
                 valid.stride(0), out.stride(0) if merge else 0,
                 GROUPS=self.groups, GROUP_PAD=self.group_pad, DIM=self.dim, IEEE=self.ieee,
-                PDL=pdl, MERGE=merge, BALANCED=BALANCED_SPLITS, **extra, **launch_options(pdl),
+                PDL=pdl, MERGE=merge, BALANCED=BALANCED_SPLITS,
+                PREFETCH=PREFETCH_KEYS if pdl else 0, ESIZE=keys.element_size(),
+                **extra, **launch_options(pdl),
             )  # fmt: skip
 
     def __call__(
@@ -554,7 +555,7 @@ def rope_store(
     batch = qkv.shape[0]
     dim = keys.shape[-1]
     query = torch.empty((batch, heads, dim), dtype=keys.dtype, device=keys.device)
-    ptr, bias, split_stride, splits, has_bias = _operand_args(qkv)
+    ptr, bias, split_stride, splits, has_bias = operand_args(qkv)
     stride = qkv.shape[1] if isinstance(qkv, Parts) else qkv.stride(0)
     _rope_store_kernel[(batch, heads + 2 * kv_heads)](
         ptr, bias, split_stride, cos, sin, query, keys, values, slot,
@@ -572,7 +573,7 @@ def add_rms_norm(residual: Any, x: Any | None, weight: Any, eps: float, pdl: boo
     Llama RMSNorm computes it (float32 normalisation, rounded, times the weight)."""
     batch, width = residual.shape
     out = torch.empty_like(residual)
-    ptr, bias, split_stride, splits, has_bias = _operand_args(x if x is not None else residual)
+    ptr, bias, split_stride, splits, has_bias = operand_args(x if x is not None else residual)
     _add_rms_norm_kernel[(batch,)](
         residual, ptr, bias, split_stride, weight, out, width, float(eps),
         ADD=x is not None, BLOCK=triton.next_power_of_2(width), SPLITS=splits, HAS_BIAS=has_bias,
@@ -588,7 +589,7 @@ def silu_mul_packed(x: Any, pdl: bool = False) -> Any:
     width = double // 2
     dtype = x.dtype
     out = torch.empty((batch, width), dtype=dtype, device=x.device)
-    ptr, bias, split_stride, splits, has_bias = _operand_args(x)
+    ptr, bias, split_stride, splits, has_bias = operand_args(x)
     block = 1024
     _silu_mul_packed_kernel[(batch, triton.cdiv(width, block))](
         ptr, bias, split_stride, out, width,

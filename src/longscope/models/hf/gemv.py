@@ -20,7 +20,10 @@ Programmatic dependent launch (Hopper and later, `pdl`): a step is ~300 kernels 
 each waited for the one before it to drain and for its own launch. Launched with `launch_pdl`, a
 kernel's programs are placed while the one before it finishes; each waits (`griddepcontrol.wait`)
 before it reads anything the step wrote or writes anything, then lets the next one be placed
-(as TensorRT-LLM's and FlashInfer's decode kernels do under CUDA graphs).
+(as TensorRT-LLM's and FlashInfer's decode kernels do under CUDA graphs). A GEMV's weights are
+never written by a step, so its programs first ask for their weight rows in L2 (`l2_prefetch`, up
+to a share of the L2 over the grid) and only then wait: the bytes stream while the kernel before
+drains, where the card's read would otherwise ramp up from idle at every projection.
 """
 
 from __future__ import annotations
@@ -43,6 +46,9 @@ ROWS = 64
 """Rows (batch) up to which the GEMV is considered; more run torch's matmul."""
 SPLITS = (1, 2, 4, 8)
 """K slices tried per shape."""
+PREFETCH_L2_SHARE = 0.5
+"""Share of the card's L2 a programmatically dependent GEMV's programs may fill with their weight
+rows before they wait for the kernel before them (0: no prefetch)."""
 
 
 @dataclass(frozen=True)
@@ -110,6 +116,18 @@ def pdl_enter(PDL: tl.constexpr):
         _gdc.gdc_launch_dependents()
 
 
+@triton.jit
+def l2_prefetch(address, nbytes):
+    """Ask the card to bring `nbytes` from each `address` into L2 (Hopper's bulk prefetch, one
+    per element; 16-byte aligned, a multiple of 16; 0: none). Touches no register or memory the
+    kernel reads, so it may run before `pdl_enter`'s wait where the bytes are not the step's."""
+    tl.inline_asm_elementwise(
+        "{ .reg .pred p; setp.ne.u32 p, $2, 0; @p cp.async.bulk.prefetch.L2.global [$1], $2; "
+        "mov.u32 $0, 0; }",
+        "=r,l,r", [address, nbytes], dtype=tl.int32, is_pure=False, pack=1,
+    )  # fmt: skip
+
+
 _PDL: dict[Any, bool] = {}
 
 
@@ -144,18 +162,28 @@ def launch_options(pdl: bool) -> dict[str, Any]:
     return {"launch_pdl": True} if pdl else {}
 
 
-@triton.jit(do_not_specialize=["M"])  # one build for every row count of a padding
+@triton.jit(do_not_specialize=["M", "prefetch_k"])  # one build for every row count of a padding
 def _gemv_kernel(
-    x_ptr, w_ptr, part_ptr, M, N, K, k_split, stride_xm, stride_wn,
+    x_ptr, w_ptr, part_ptr, M, N, K, k_split, stride_xm, stride_wn, prefetch_k,
     M_PAD: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, EVEN: tl.constexpr,
-    EVEN_N: tl.constexpr, PDL: tl.constexpr,
+    EVEN_N: tl.constexpr, PDL: tl.constexpr, LANES: tl.constexpr,
 ):  # fmt: skip
-    pdl_enter(PDL)
     # part[split, m, n] = sum over k in this split's slice of x[m, k] * w[n, k], in float32.
-    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
     split = tl.program_id(1)
     start = split * k_split
     end = tl.minimum(start + k_split, K)
+    if LANES > 0:  # the first `prefetch_k` of each weight row's slice into L2, in LANES pieces
+        pieces = LANES // BLOCK_N
+        lane = tl.arange(0, LANES)
+        col = tl.program_id(0) * BLOCK_N + lane // pieces
+        span = tl.minimum(end - start, prefetch_k)
+        per = tl.cdiv(tl.cdiv(span, pieces), 8) * 8  # whole 16 bytes
+        first_k = (lane % pieces) * per
+        count = tl.where(col < N, tl.maximum(tl.minimum(per, span - first_k), 0), 0)
+        row = w_ptr + tl.minimum(col, N - 1).to(tl.int64) * stride_wn
+        l2_prefetch(row + start + first_k, count * 2)
+    pdl_enter(PDL)
+    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
     steps = tl.arange(0, BLOCK_K)
     in_cols = cols < N
     weights = w_ptr + cols[:, None].to(tl.int64) * stride_wn
@@ -192,6 +220,29 @@ def _gemv_kernel(
         tl.store(out, acc, mask=in_cols[:, None] & in_rows[None, :])
 
 
+@triton.jit
+def operand(ptr, offset, col, mask, bias_ptr, split_stride, SPLITS: tl.constexpr,
+            HAS_BIAS: tl.constexpr):  # fmt: skip
+    # A projection's value as the step's kernels read it: as stored (SPLITS 0, torch's matmul;
+    # no bias then), or the GEMV's float32 slices (`Parts`) summed in order with the bias, for the caller to round once.
+    value = tl.load(ptr + offset, mask=mask, other=0.0)
+    for index in tl.static_range(1, SPLITS):
+        value += tl.load(ptr + index * split_stride + offset, mask=mask, other=0.0)
+    if HAS_BIAS:
+        value += tl.load(bias_ptr + col, mask=mask, other=0.0).to(tl.float32)
+    return value
+
+
+def operand_args(x: Any) -> tuple[Any, Any, int, int, bool]:
+    """Return (pointer, bias pointer, split stride, splits, has bias) for a projection given as a
+    tensor (rows, n) or as `Parts`."""
+    if isinstance(x, Parts):
+        rows, n = x.shape
+        bias = x.bias if x.bias is not None else x.part
+        return x.part, bias, rows * n, x.splits, x.bias is not None
+    return x, x, 0, 0, False
+
+
 def rows_pad(rows: int) -> int:
     """Return the padded row count a plan is made for: 1, 16 or 64."""
     return 1 if rows == 1 else 16 if rows <= 16 else 64
@@ -202,10 +253,28 @@ def _k_split(width: int, plan: Plan) -> int:
     return -(-per // plan.block_k) * plan.block_k
 
 
+_L2: dict[Any, int] = {}
+
+
+def prefetch_keys(weight: Any, plan: Plan, k_split: int, programs: int, pdl: bool) -> int:
+    """Return how many of each weight row's K a program of `plan` prefetches into L2 before it
+    waits (0: none): launched programmatically dependent only, the row and its slices 16-byte
+    aligned, all programs' rows together within `PREFETCH_L2_SHARE` of the card's L2."""
+    width = weight.shape[1]
+    aligned = width % 8 == 0 and weight.stride(0) % 8 == 0 and weight.data_ptr() % 16 == 0
+    if not (pdl and aligned and PREFETCH_L2_SHARE > 0):
+        return 0
+    device = weight.device
+    if device not in _L2:
+        _L2[device] = int(getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0))
+    per_row = PREFETCH_L2_SHARE * _L2[device] / (programs * plan.block_n * weight.element_size())
+    return min(k_split, int(per_row) // 8 * 8)
+
+
 def run(x: Any, weight: Any, bias: Any, plan: Plan, part: Any = None, pdl: bool = False) -> Parts:
     """Return `x @ weight.T + bias` as `Parts` by `plan` (x (rows, K) contiguous, 16-bit),
     written into `part` (splits, rows, n) float32 where given; `pdl`: launched programmatically
-    dependent (`pdl_supported`)."""
+    dependent (`pdl_supported`), each program's weights prefetched first (`prefetch_keys`)."""
     rows, width = x.shape
     n = weight.shape[0]
     k_split = _k_split(width, plan)
@@ -214,10 +283,13 @@ def run(x: Any, weight: Any, bias: Any, plan: Plan, part: Any = None, pdl: bool 
         part = torch.empty((splits, rows, n), dtype=torch.float32, device=x.device)
     pad = rows_pad(rows)
     even = width % plan.block_k == 0  # slices are whole steps; so is the last where K is
-    _gemv_kernel[(triton.cdiv(n, plan.block_n), splits)](
-        x, weight, part, rows, n, width, k_split, x.stride(0), weight.stride(0),
+    grid = (triton.cdiv(n, plan.block_n), splits)
+    prefetch = prefetch_keys(weight, plan, k_split, grid[0] * grid[1], pdl)
+    lanes = max(32 * plan.warps, plan.block_n) if prefetch else 0  # one piece a thread at least
+    _gemv_kernel[grid](
+        x, weight, part, rows, n, width, k_split, x.stride(0), weight.stride(0), prefetch,
         M_PAD=pad, BLOCK_N=plan.block_n, BLOCK_K=plan.block_k, EVEN=even,
-        EVEN_N=n % plan.block_n == 0, PDL=pdl,
+        EVEN_N=n % plan.block_n == 0, PDL=pdl, LANES=lanes,
         num_warps=plan.warps, num_stages=plan.stages, **launch_options(pdl),
     )  # fmt: skip
     return Parts(part, bias, x.dtype)
