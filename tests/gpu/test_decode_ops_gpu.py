@@ -194,7 +194,7 @@ def test_model_decodes_the_same_with_triton_and_torch_steps(cuda) -> None:  # ty
     assert all(len(a) > 0 for a in answers[True])
 
 
-@pytest.mark.parametrize("rows", [1, 7, 64])
+@pytest.mark.parametrize("rows", [1, 7, 24, 64])
 def test_gemv_plans_match_torch_linear(cuda, rows, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Every candidate plan of the split-K GEMV, its slices summed as the step's kernels sum
     them, against float64: as close as torch's own bf16 matmul is; every output column and row

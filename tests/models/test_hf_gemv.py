@@ -90,7 +90,7 @@ def test_plans_are_made_per_row_padding_with_slices_no_thinner_than_a_step() -> 
     pytest.importorskip("triton")
     from longscope.models.hf import gemv
 
-    assert [gemv.rows_pad(r) for r in (1, 2, 16, 17, 64)] == [1, 16, 16, 64, 64]
+    assert [gemv.rows_pad(r) for r in (1, 2, 16, 17, 32, 33, 64)] == [1, 16, 16, 32, 32, 64, 64]
     one = gemv._candidates(1, 18944)
     assert {p.splits for p in one} == {1, 2, 4, 8}
     assert all(18944 // p.splits >= p.block_k for p in one)

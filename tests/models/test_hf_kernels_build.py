@@ -115,7 +115,12 @@ def test_every_decode_kernel_builds_for_sm90(pdl: bool) -> None:
     gemv_args = {"x_ptr": BF16, "w_ptr": BF16, "part_ptr": F32, "M": "i32", "N": "i32",
                  "K": "i32", "k_split": "i32", "stride_xm": "i32", "stride_wn": "i32",
                  "prefetch_k": "i32"}  # fmt: skip
-    for pad, tiles in ((1, gemv.ONE_ROW), (16, gemv.FEW_ROWS), (64, gemv.FEW_ROWS)):
+    for pad, tiles in (
+        (1, gemv.ONE_ROW),
+        (16, gemv.FEW_ROWS),
+        (32, gemv.FEW_ROWS),
+        (64, gemv.FEW_ROWS),
+    ):
         for block_n, block_k, warps, _stages in tiles:
             for even in (True, False):
                 # the weights prefetched where launched dependent (as `gemv.run` launches them)

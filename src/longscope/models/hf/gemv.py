@@ -9,7 +9,7 @@ reads the projection (rotary + cache write, residual add + RMSNorm, the SiLU pro
 split order, adds the bias and rounds once, as cuBLAS rounds its float32 accumulator once: the
 reduction rides in a kernel the step runs anyway. One row runs on the CUDA cores (a matrix
 instruction would do 16x the arithmetic for nothing); 2-64 rows as the weights times the rows
-(weights as the tall operand, rows padded to 16 or 64: "swap AB", as TensorRT-LLM and vLLM do
+(weights as the tall operand, rows padded to 16, 32 or 64: "swap AB", as TensorRT-LLM and vLLM do
 for small batches). Each shape's plan is timed once per row padding against torch's matmul over
 the model's own layers' weights (so no weight is read from L2 twice) before a graph is captured;
 torch's matmul stays where it is faster. A plan's sums run in one order, so a process answers
@@ -244,8 +244,10 @@ def operand_args(x: Any) -> tuple[Any, Any, int, int, bool]:
 
 
 def rows_pad(rows: int) -> int:
-    """Return the padded row count a plan is made for: 1, 16 or 64."""
-    return 1 if rows == 1 else 16 if rows <= 16 else 64
+    """Return the padded row count a plan is made for: 1, 16, 32 or 64. (32: 17-32 rows padded
+    to 64 read every tile of activations twice over and ran torch's matmul on QKV and gate/up,
+    an H200, issue 46.)"""
+    return 1 if rows == 1 else 16 if rows <= 16 else 32 if rows <= 32 else 64
 
 
 def _k_split(width: int, plan: Plan) -> int:
