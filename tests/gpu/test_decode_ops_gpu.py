@@ -238,6 +238,41 @@ def test_gemv_plans_match_torch_linear(cuda, rows, monkeypatch) -> None:  # type
         assert ((rounded.double() - want).norm() / want.norm()).item() < max(2 * floor.item(), 4e-3)
 
 
+@pytest.mark.parametrize("rows", [1, 24, 64])
+def test_gated_gemv_is_the_projection_then_the_silu_product(cuda, rows, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The gate/up projection with the SiLU product in one kernel (`gemv.run_gated`) gives the
+    one-slice projection then `silu_mul_packed`, bit for bit, on every one-slice tile, with and
+    without a bias, launched as the step launches it; `tune_gated` keeps a plan only where it
+    timed faster than those two kernels, and `gated` then answers with it."""
+    torch = cuda
+    from longscope.models.hf import decode_ops, gemv
+
+    for name in ("_PLANS", "_TIMES", "_RANKED"):
+        monkeypatch.setattr(gemv, name, {})
+    pdl = gemv.pdl_supported(torch.device("cuda"))
+    gen = torch.Generator(device="cuda").manual_seed(rows)
+    features, k = 18944, 3584  # a 7B's MLP
+    for bias in (True, False):
+        x = torch.randn(rows, k, device="cuda", generator=gen).bfloat16()
+        w = (torch.randn(2 * features, k, device="cuda", generator=gen) / k**0.5).bfloat16()
+        b = torch.randn(2 * features, device="cuda", generator=gen).bfloat16() if bias else None
+        for plan in [p for p in gemv._candidates(gemv.rows_pad(rows), k) if p.splits == 1]:
+            got = gemv.run_gated(x, w, b, plan, pdl)
+            two = decode_ops.silu_mul_packed(gemv.run(x, w, b, plan, pdl=pdl), pdl)
+            assert got.shape == (rows, features) and torch.equal(got, two), (plan, bias)
+    weights = [(w, b)] + [
+        ((torch.randn(2 * features, k, device="cuda", generator=gen) / k**0.5).bfloat16(), b)
+        for _ in range(3)
+    ]
+    plan = gemv.tune_gated(rows, weights, lambda out: decode_ops.silu_mul_packed(out, pdl))
+    name = f"{gemv.rows_pad(rows)}x{2 * features}x{k}+silu"
+    assert gemv.plans()[name]["plan"] == (plan.label() if plan else "two kernels")
+    out = gemv.gated(x, w, b, pdl)
+    assert (out is None) == (plan is None)
+    if plan is not None:
+        assert torch.equal(out, gemv.run_gated(x, w, b, plan, pdl))
+
+
 def test_step_kernels_sum_gemv_slices_as_the_rounded_projection(cuda) -> None:  # type: ignore[no-untyped-def]
     """Rotary + cache write, residual add + RMSNorm and the SiLU product given the GEMV's slices
     (3 of them, with a bias) give bit for bit what they give on the rounded projection."""
@@ -280,16 +315,20 @@ def test_step_kernels_sum_gemv_slices_as_the_rounded_projection(cuda) -> None:  
 
 def test_model_decodes_the_same_with_and_without_the_gemv(cuda, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A float16 model's step with every projection by the GEMV (plans forced, one row and
-    batched, sliced and not) decodes the same greedy tokens as with torch's matmuls, in the
-    captured graph."""
+    batched, sliced and not; gate/up with the SiLU product in it) decodes the same greedy tokens
+    as with torch's matmuls, in the captured graph."""
     from longscope.models.hf import gemv
 
     runs = []
-    real_run = gemv.run
+    real_run, real_gated = gemv.run, gemv.run_gated
 
     def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
         runs.append(args[3])
         return real_run(*args, **kwargs)
+
+    def counted_gated(*args, **kwargs):  # type: ignore[no-untyped-def]
+        runs.append(("gated", args[3]))
+        return real_gated(*args, **kwargs)
 
     def forced(rows, weights):  # type: ignore[no-untyped-def]
         weight, bias = weights[0]
@@ -297,9 +336,17 @@ def test_model_decodes_the_same_with_and_without_the_gemv(cuda, monkeypatch) -> 
         gemv._PLANS[gemv._key(rows, weight, bias)] = plan
         return plan
 
+    def forced_gated(rows, weights, silu):  # type: ignore[no-untyped-def]
+        weight, bias = weights[0]
+        plan = gemv.Plan(16, 128, 4, 3, 1) if rows == 1 else gemv.Plan(64, 128, 4, 3, 1)
+        gemv._PLANS[gemv._key(rows, weight, bias, gated=True)] = plan
+        return plan
+
     monkeypatch.setattr(gemv, "run", counted)
+    monkeypatch.setattr(gemv, "run_gated", counted_gated)
     monkeypatch.setattr(gemv, "_PLANS", {})  # plans forced here stay in this test
     monkeypatch.setattr(gemv, "tune", forced)
+    monkeypatch.setattr(gemv, "tune_gated", forced_gated)
     answers = {}
     for use in (True, False):
 
@@ -310,7 +357,8 @@ def test_model_decodes_the_same_with_and_without_the_gemv(cuda, monkeypatch) -> 
         answers[use], last = _two_documents(cuda, "float16", 32, configure)
         assert last["kernels"] == "triton"
         assert last["path"] == "graph"
-        assert bool(runs) == use  # the GEMV ran (captured) only where switched on
+        # the GEMV ran (captured) only where switched on, gate/up with the SiLU product
+        assert bool(runs) == use and any(isinstance(r, tuple) for r in runs) == use
     assert answers[True] == answers[False]
     assert all(len(a) > 0 for a in answers[True])
 

@@ -68,6 +68,31 @@ CHECK = textwrap.dedent(
     """
 )
 
+GATED_CHECK = textwrap.dedent(
+    """
+    import torch
+    from longscope.models.hf import decode_ops, gemv
+
+    torch.manual_seed(3)
+    dt = torch.float16
+    k, features = 192, 40  # 40 features: the last of 16-feature tiles half empty
+    for rows in (1, 5):
+        for bias in (True, False):
+            for plan in (gemv.Plan(32, 64, 4, 2, 1), gemv.Plan(16, 64, 4, 2, 1)):
+                x = torch.randn(rows, k).to(dt)
+                w = (torch.randn(2 * features, k) / k**0.5).to(dt)
+                b = torch.randn(2 * features).to(dt) if bias else None
+                got = gemv.run_gated(x, w, b, plan)
+                two = decode_ops.silu_mul_packed(gemv.run(x, w, b, plan))
+                assert got.shape == (rows, features) and torch.equal(got, two), (rows, plan)
+                both = torch.nn.functional.linear(x.double(), w.double(), b.double() if bias else None)
+                gate, up = both[:, :features], both[:, features:]
+                want = torch.nn.functional.silu(gate) * up
+                assert float((got.double() - want).norm() / want.norm()) < 2e-3, (rows, plan)
+    print("ok")
+    """
+)
+
 
 def _interpreted(script: str) -> None:
     """Run `script` under Triton's CPU interpreter in a process of its own; it prints "ok"."""
@@ -203,3 +228,11 @@ def test_plans_are_charged_for_their_output_read_back() -> None:
     assert gemv.charged(0.0098, 0.0126, weight, 8 * 4608 * 16) < gemv.charged(
         0.0126, 0.0126, weight, 8 * 4608 * 2
     )
+
+
+@pytest.mark.slow  # Triton's interpreter
+def test_the_gated_gemv_gives_the_two_kernels_silu_product_bit_for_bit() -> None:
+    """`gemv.run_gated` (gate/up projection and SiLU product in one kernel, a tile's gate rows
+    then the same features' up rows) equals the one-slice projection then `silu_mul_packed`, bit
+    for bit, with and without a bias, one row and several, a half-empty last tile."""
+    _interpreted(GATED_CHECK)

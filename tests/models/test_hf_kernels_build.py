@@ -112,9 +112,9 @@ def test_every_decode_kernel_builds_for_sm90(pdl: bool) -> None:
     built.append(ptx)
     for ptx in built:
         _waits_first(ptx, pdl)
-    gemv_args = {"x_ptr": BF16, "w_ptr": BF16, "part_ptr": F32, "M": "i32", "N": "i32",
-                 "K": "i32", "k_split": "i32", "stride_xm": "i32", "stride_wn": "i32",
-                 "prefetch_k": "i32"}  # fmt: skip
+    gemv_args = {"x_ptr": BF16, "w_ptr": BF16, "part_ptr": F32, "bias_ptr": BF16, "M": "i32",
+                 "N": "i32", "K": "i32", "k_split": "i32", "stride_xm": "i32",
+                 "stride_wn": "i32", "prefetch_k": "i32"}  # fmt: skip
     for pad, tiles in (
         (1, gemv.ONE_ROW),
         (16, gemv.FEW_ROWS),
@@ -129,10 +129,21 @@ def test_every_decode_kernel_builds_for_sm90(pdl: bool) -> None:
                     gemv._gemv_kernel,
                     gemv_args,
                     {"M_PAD": pad, "BLOCK_N": block_n, "BLOCK_K": block_k, "EVEN": even,
-                     "EVEN_N": even, "PDL": pdl, "LANES": lanes},
+                     "EVEN_N": even, "PDL": pdl, "LANES": lanes, "GATED": False,
+                     "HAS_BIAS": False},
                     warps,
                 )  # fmt: skip
                 _waits_first(ptx, pdl, prefetch=lanes > 0)
+                # the gate/up projection with the SiLU product (16-bit out), with a bias or not
+                gated = _build(
+                    gemv._gemv_kernel,
+                    {**gemv_args, "part_ptr": BF16},
+                    {"M_PAD": pad, "BLOCK_N": block_n, "BLOCK_K": block_k, "EVEN": even,
+                     "EVEN_N": even, "PDL": pdl, "LANES": lanes, "GATED": True,
+                     "HAS_BIAS": not even},
+                    warps,
+                )  # fmt: skip
+                _waits_first(gated, pdl, prefetch=lanes > 0)
                 if pad == 1 and even:
                     # the weights stream in 16-byte loads, or the GEMV cannot reach the bound
                     assert "ld.global.v4.b32" in ptx, (block_n, block_k)

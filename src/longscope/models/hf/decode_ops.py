@@ -31,6 +31,7 @@ from longscope.models.hf.gemv import (
     operand,
     operand_args,
     pdl_enter,
+    silu_product,
 )
 
 SPLIT_TARGET = 2048
@@ -375,13 +376,7 @@ def _silu_mul_packed_kernel(
     up = operand(
         x_ptr, base + width + cols, width + cols, mask, bias_ptr, split_stride, SPLITS, HAS_BIAS
     )  # fmt: skip
-    wide = gate.to(dtype).to(tl.float32)
-    activated = (wide / (1.0 + tl.exp(-wide))).to(dtype)
-    tl.store(
-        out_ptr + row * width + cols,
-        (activated.to(tl.float32) * up.to(dtype).to(tl.float32)).to(dtype),
-        mask=mask,
-    )
+    tl.store(out_ptr + row * width + cols, silu_product(gate, up, dtype), mask=mask)
 
 
 def attention_choices() -> dict[str, str]:

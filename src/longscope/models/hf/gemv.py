@@ -162,30 +162,44 @@ def launch_options(pdl: bool) -> dict[str, Any]:
     return {"launch_pdl": True} if pdl else {}
 
 
+@triton.jit
+def _tile_rows(slot, N, BLOCK_N: tl.constexpr, GATED: tl.constexpr):
+    # The weight rows of a program's tile slots, and which are real. GATED: the weight is
+    # [gate; up] (N rows each half) and a tile holds BLOCK_N // 2 features' gate rows, then the
+    # same features' up rows.
+    if GATED:
+        half: tl.constexpr = BLOCK_N // 2
+        feature = tl.program_id(0) * half + slot % half
+        return tl.where(slot < half, feature, feature + N // 2), feature < N // 2
+    row = tl.program_id(0) * BLOCK_N + slot
+    return row, row < N
+
+
 @triton.jit(do_not_specialize=["M", "prefetch_k"])  # one build for every row count of a padding
 def _gemv_kernel(
-    x_ptr, w_ptr, part_ptr, M, N, K, k_split, stride_xm, stride_wn, prefetch_k,
+    x_ptr, w_ptr, part_ptr, bias_ptr, M, N, K, k_split, stride_xm, stride_wn, prefetch_k,
     M_PAD: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, EVEN: tl.constexpr,
-    EVEN_N: tl.constexpr, PDL: tl.constexpr, LANES: tl.constexpr,
+    EVEN_N: tl.constexpr, PDL: tl.constexpr, LANES: tl.constexpr, GATED: tl.constexpr,
+    HAS_BIAS: tl.constexpr,
 ):  # fmt: skip
     # part[split, m, n] = sum over k in this split's slice of x[m, k] * w[n, k], in float32.
+    # GATED (one split): part is (M, N // 2) 16-bit, silu(gate) * up of the [gate; up] rows.
     split = tl.program_id(1)
     start = split * k_split
     end = tl.minimum(start + k_split, K)
     if LANES > 0:  # the first `prefetch_k` of each weight row's slice into L2, in LANES pieces
         pieces = LANES // BLOCK_N
         lane = tl.arange(0, LANES)
-        col = tl.program_id(0) * BLOCK_N + lane // pieces
+        col, real = _tile_rows(lane // pieces, N, BLOCK_N, GATED)
         span = tl.minimum(end - start, prefetch_k)
         per = tl.cdiv(tl.cdiv(span, pieces), 8) * 8  # whole 16 bytes
         first_k = (lane % pieces) * per
-        count = tl.where(col < N, tl.maximum(tl.minimum(per, span - first_k), 0), 0)
-        row = w_ptr + tl.minimum(col, N - 1).to(tl.int64) * stride_wn
+        count = tl.where(real, tl.maximum(tl.minimum(per, span - first_k), 0), 0)
+        row = w_ptr + tl.where(real, col, 0).to(tl.int64) * stride_wn
         l2_prefetch(row + start + first_k, count * 2)
     pdl_enter(PDL)
-    cols = tl.program_id(0) * BLOCK_N + tl.arange(0, BLOCK_N)
+    cols, in_cols = _tile_rows(tl.arange(0, BLOCK_N), N, BLOCK_N, GATED)
     steps = tl.arange(0, BLOCK_K)
-    in_cols = cols < N
     weights = w_ptr + cols[:, None].to(tl.int64) * stride_wn
     if M_PAD == 1:
         wide = tl.zeros([BLOCK_N, BLOCK_K], dtype=tl.float32)
@@ -202,7 +216,13 @@ def _gemv_kernel(
                 x1 = tl.load(x_ptr + ks, mask=in_k, other=0.0).to(tl.float32)
                 w = tl.load(weights + ks[None, :], mask=in_cols[:, None] & in_k[None, :], other=0.0)
             wide += w.to(tl.float32) * x1[None, :]
-        tl.store(part_ptr + split * N + cols, tl.sum(wide, 1), mask=in_cols)
+        if GATED:
+            gate, up = _halves(tl.sum(wide, 1)[:, None], cols, bias_ptr, N, BLOCK_N, HAS_BIAS)
+            features = tl.program_id(0) * (BLOCK_N // 2) + tl.arange(0, BLOCK_N // 2)
+            done = silu_product(gate, up, part_ptr.dtype.element_ty)
+            tl.store(part_ptr + features[:, None], done, mask=features[:, None] < N // 2)
+        else:
+            tl.store(part_ptr + split * N + cols, tl.sum(wide, 1), mask=in_cols)
     else:
         rows = tl.arange(0, M_PAD)
         in_rows = rows < M
@@ -216,15 +236,41 @@ def _gemv_kernel(
                 mask=in_k[:, None] & in_rows[None, :], other=0.0,
             )  # fmt: skip
             acc = tl.dot(w, x, acc)
-        out = part_ptr + (split * M + rows[None, :]).to(tl.int64) * N + cols[:, None]
-        tl.store(out, acc, mask=in_cols[:, None] & in_rows[None, :])
+        if GATED:
+            gate, up = _halves(acc, cols, bias_ptr, N, BLOCK_N, HAS_BIAS)
+            features = tl.program_id(0) * (BLOCK_N // 2) + tl.arange(0, BLOCK_N // 2)
+            done = silu_product(gate, up, part_ptr.dtype.element_ty)
+            out = part_ptr + rows[None, :].to(tl.int64) * (N // 2) + features[:, None]
+            tl.store(out, done, mask=(features[:, None] < N // 2) & in_rows[None, :])
+        else:
+            out = part_ptr + (split * M + rows[None, :]).to(tl.int64) * N + cols[:, None]
+            tl.store(out, acc, mask=in_cols[:, None] & in_rows[None, :])
+
+
+@triton.jit
+def _halves(acc, cols, bias_ptr, N, BLOCK_N: tl.constexpr, HAS_BIAS: tl.constexpr):
+    # A gated tile's sums (BLOCK_N, rows) as its features' gate and up (BLOCK_N // 2, rows) each,
+    # with their biases: as `operand` gives them to `silu_mul_packed` from one slice.
+    if HAS_BIAS:
+        acc += tl.load(bias_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)[:, None]
+    pair = tl.permute(tl.reshape(acc, [2, BLOCK_N // 2, acc.shape[1]]), [1, 2, 0])
+    return tl.split(pair)
+
+
+@triton.jit
+def silu_product(gate, up, dtype: tl.constexpr):
+    # silu(gate) * up from float32 sums, rounded as torch's two 16-bit kernels round
+    wide = gate.to(dtype).to(tl.float32)
+    activated = (wide / (1.0 + tl.exp(-wide))).to(dtype)
+    return (activated.to(tl.float32) * up.to(dtype).to(tl.float32)).to(dtype)
 
 
 @triton.jit
 def operand(ptr, offset, col, mask, bias_ptr, split_stride, SPLITS: tl.constexpr,
             HAS_BIAS: tl.constexpr):  # fmt: skip
     # A projection's value as the step's kernels read it: as stored (SPLITS 0, torch's matmul;
-    # no bias then), or the GEMV's float32 slices (`Parts`) summed in order with the bias, for the caller to round once.
+    # no bias then), or the GEMV's float32 slices (`Parts`) summed in order with the bias, for
+    # the caller to round once.
     value = tl.load(ptr + offset, mask=mask, other=0.0)
     for index in tl.static_range(1, SPLITS):
         value += tl.load(ptr + index * split_stride + offset, mask=mask, other=0.0)
@@ -278,23 +324,43 @@ def run(x: Any, weight: Any, bias: Any, plan: Plan, part: Any = None, pdl: bool 
     written into `part` (splits, rows, n) float32 where given; `pdl`: launched programmatically
     dependent (`pdl_supported`), each program's weights prefetched first (`prefetch_keys`)."""
     rows, width = x.shape
-    n = weight.shape[0]
     k_split = _k_split(width, plan)
     splits = -(-width // k_split)
     if part is None:
-        part = torch.empty((splits, rows, n), dtype=torch.float32, device=x.device)
-    pad = rows_pad(rows)
+        part = torch.empty((splits, rows, weight.shape[0]), dtype=torch.float32, device=x.device)
+    _launch(x, weight, None, plan, part, pdl)
+    return Parts(part, bias, x.dtype)
+
+
+def run_gated(x: Any, weight: Any, bias: Any, plan: Plan, pdl: bool = False) -> Any:
+    """Return silu(gate) * up (rows, n / 2) in x's dtype, where [gate | up] = `x @ weight.T +
+    bias` (`weight` the gate rows, then the up rows), by a one-slice `plan` in one kernel: the
+    products rounded as `linear` then `decode_ops.silu_mul_packed` round them."""
+    assert plan.splits == 1, plan
+    out = torch.empty((x.shape[0], weight.shape[0] // 2), dtype=x.dtype, device=x.device)
+    _launch(x, weight, bias, plan, out, pdl, gated=True)
+    return out
+
+
+def _launch(
+    x: Any, weight: Any, bias: Any, plan: Plan, out: Any, pdl: bool, gated: bool = False
+) -> None:
+    rows, width = x.shape
+    n = weight.shape[0]
+    k_split = _k_split(width, plan)
     even = width % plan.block_k == 0  # slices are whole steps; so is the last where K is
-    grid = (triton.cdiv(n, plan.block_n), splits)
+    tile = plan.block_n // 2 if gated else plan.block_n
+    grid = (triton.cdiv(n // 2 if gated else n, tile), -(-width // k_split))
     prefetch = prefetch_keys(weight, plan, k_split, grid[0] * grid[1], pdl)
     lanes = max(32 * plan.warps, plan.block_n) if prefetch else 0  # one piece a thread at least
     _gemv_kernel[grid](
-        x, weight, part, rows, n, width, k_split, x.stride(0), weight.stride(0), prefetch,
-        M_PAD=pad, BLOCK_N=plan.block_n, BLOCK_K=plan.block_k, EVEN=even,
-        EVEN_N=n % plan.block_n == 0, PDL=pdl, LANES=lanes,
+        x, weight, out, bias if bias is not None else weight, rows, n, width, k_split,
+        x.stride(0), weight.stride(0), prefetch,
+        M_PAD=rows_pad(rows), BLOCK_N=plan.block_n, BLOCK_K=plan.block_k, EVEN=even,
+        EVEN_N=(n // 2 if gated else n) % tile == 0, PDL=pdl, LANES=lanes, GATED=gated,
+        HAS_BIAS=gated and bias is not None,
         num_warps=plan.warps, num_stages=plan.stages, **launch_options(pdl),
     )  # fmt: skip
-    return Parts(part, bias, x.dtype)
 
 
 _PLANS: dict[tuple[Any, ...], Plan | None] = {}
@@ -304,8 +370,16 @@ _TIMES: dict[tuple[Any, ...], tuple[float, float]] = {}
 _LOCK = threading.Lock()
 
 
-def _key(rows: int, weight: Any, bias: Any) -> tuple[Any, ...]:
-    return (rows_pad(rows), *weight.shape, bias is not None, weight.dtype, weight.device)
+_RANKED: dict[tuple[Any, ...], list[Plan]] = {}
+"""The same keys -> the candidate plans that answered right, fastest first (for `tune_gated`)."""
+GATED_CANDIDATES = 2
+"""One-slice plans `tune_gated` tries: those of the fastest tiles for the same shape (each is one
+more kernel to build on a machine's first run)."""
+
+
+def _key(rows: int, weight: Any, bias: Any, gated: bool = False) -> tuple[Any, ...]:
+    key = (rows_pad(rows), *weight.shape, bias is not None, weight.dtype, weight.device)
+    return (*key, "gated") if gated else key
 
 
 def fits(rows: int, weight: Any) -> bool:
@@ -384,6 +458,7 @@ def tune(rows: int, weights: list[tuple[Any, Any]]) -> Plan | None:
     rate = base
     base = charged(base, rate, weight, outputs * weight.element_size())
     best: tuple[float, Plan | None] = (base, None)
+    ranked: list[tuple[float, Plan]] = []
     for plan in _candidates(rows_pad(rows), weight.shape[1]) if base < float("inf") else []:
         try:
             got = run(x, weight, bias, plan, pdl=pdl).rounded().float()
@@ -393,6 +468,50 @@ def tune(rows: int, weights: list[tuple[Any, Any]]) -> Plan | None:
             spent = charged(spent, rate, weight, outputs * 4 * plan.splits)
         except Exception:  # a configuration this Triton or card cannot build: not a candidate
             continue
+        ranked.append((spent, plan))
+        if spent < 0.98 * best[0]:
+            best = (spent, plan)
+    with _LOCK:
+        _PLANS[key] = best[1]
+        _TIMES[key] = (base, best[0])
+        _RANKED[key] = [plan for _, plan in sorted(ranked, key=lambda each: each[0])]
+    return best[1]
+
+
+def tune_gated(rows: int, weights: list[tuple[Any, Any]], silu: Any) -> Plan | None:
+    """Time `silu(linear(...))` as the step runs it (the plan `tune` kept, then `silu`, the SiLU
+    product kernel) against `run_gated`'s one kernel for the gate/up projection `weights`, on the
+    one-slice plans of `tune`'s fastest tiles (`GATED_CANDIDATES`); keep and return the fastest
+    gated plan, or None where the two kernels are faster or an answer is off."""
+    weight, bias = weights[0]
+    pdl = pdl_supported(weight.device)
+    key = _key(rows, weight, bias, gated=True)
+    with _LOCK:
+        if key in _PLANS:
+            return _PLANS[key]
+    tune(rows, weights)
+    tiles: list[Plan] = []
+    for plan in _RANKED.get(_key(rows, weight, bias), []):
+        one = Plan(plan.block_n, plan.block_k, plan.warps, plan.stages, 1)
+        if one not in tiles and -(-weight.shape[1] // _k_split(weight.shape[1], one)) == 1:
+            tiles.append(one)
+    gen = torch.Generator(device=weight.device).manual_seed(0)
+    x = torch.randn(rows, weight.shape[1], device=weight.device, generator=gen).to(weight.dtype)
+    want = silu(linear(x, weight, bias, pdl)).float()
+    scale = want.norm().clamp_min(1e-30)
+    try:
+        base = _time(lambda w, b: silu(linear(x, w, b, pdl)), weights)
+    except Exception:  # no device timing here: the two kernels
+        base = float("inf")
+    best: tuple[float, Plan | None] = (base, None)
+    for plan in tiles[:GATED_CANDIDATES] if base < float("inf") else []:
+        try:
+            got = run_gated(x, weight, bias, plan, pdl).float()
+            if not ((got - want).norm() / scale).item() < 1e-2:
+                continue
+            spent = _time(lambda w, b, plan=plan: run_gated(x, w, b, plan, pdl), weights)
+        except Exception:  # not buildable here: not a candidate
+            continue
         if spent < 0.98 * best[0]:
             best = (spent, plan)
     with _LOCK:
@@ -401,14 +520,32 @@ def tune(rows: int, weights: list[tuple[Any, Any]]) -> Plan | None:
     return best[1]
 
 
-def prepare(rows: int, projections: list[list[tuple[Any, Any]]]) -> None:
+def prepare(
+    rows: int, projections: list[list[tuple[Any, Any]]], gated: Any = None, silu: Any = None
+) -> None:
     """Tune each projection's shape for `rows` rows where not yet done (never while a graph is
-    being captured): `projections` holds, per projection, its (weight, bias) in every layer."""
+    being captured): `projections` holds, per projection, its (weight, bias) in every layer;
+    `gated`, the same for a gate/up projection whose output `silu` takes (`tune_gated`)."""
     if torch.cuda.is_current_stream_capturing():
         return
     for weights in projections:
         if weights and fits(rows, weights[0][0]):
             tune(rows, weights)
+    if gated and silu is not None and fits(rows, gated[0][0]) and gated[0][0].shape[0] % 2 == 0:
+        tune_gated(rows, gated, silu)
+
+
+def gated(x: Any, weight: Any, bias: Any = None, pdl: bool = False) -> Any:
+    """Return silu(gate) * up of the gate/up projection `weight` for the decode step in one
+    kernel (`run_gated`) where `tune_gated` kept a plan for this shape, else None."""
+    if not (x.dim() == 2 and x.is_contiguous() and x.dtype == weight.dtype):
+        return None
+    if x.shape[1] != weight.shape[-1]:
+        return None
+    if not fits(x.shape[0], weight):
+        return None
+    plan = _PLANS.get(_key(x.shape[0], weight, bias, gated=True))
+    return run_gated(x, weight, bias, plan, pdl) if plan is not None else None
 
 
 def linear(x: Any, weight: Any, bias: Any = None, pdl: bool = False) -> Any:
@@ -430,17 +567,19 @@ def linear(x: Any, weight: Any, bias: Any = None, pdl: bool = False) -> Any:
 
 def plans() -> dict[str, Any]:
     """Return each tuned shape's choice: the plan's label and its time against torch's (ms, each
-    charged for its output's read-back)."""
+    charged for its output's read-back); for a gate/up shape `+silu`, the one-kernel plan's
+    against the projection and the SiLU product as two kernels ("two kernels" where kept)."""
     out: dict[str, Any] = {}
     with _LOCK:
         chosen = dict(_PLANS)
     devices = {key[5] for key in chosen}
     for key, plan in chosen.items():
         base, spent = _TIMES.get(key, (0.0, 0.0))
+        two = "two kernels" if len(key) > 6 else "torch"
         name = f"{key[0]}x{key[1]}x{key[2]}{'+b' if key[3] else ''}"
-        name += f"@{key[5]}" if len(devices) > 1 else ""
+        name += ("+silu" if len(key) > 6 else "") + (f"@{key[5]}" if len(devices) > 1 else "")
         out[name] = {
-            "plan": plan.label() if plan else "torch",
+            "plan": plan.label() if plan else two,
             "torch_ms": round(base, 4),
             "ms": round(spent, 4),
         }
