@@ -404,31 +404,25 @@ def profile_static_step(model: Any, ids: list[int], record: Any, path: str) -> N
 
 
 STEP_MODES = (
-    "torch", "triton-cublas", "triton", "triton-nopdl", "triton-unfused", "triton-noprefetch",
-    "triton-nokvprefetch",
+    "torch", "triton-cublas", "triton", "triton-nopdl", "triton-unfused", "triton-nogated",
 )  # fmt: skip
 """The decode step's kernels: the torch step; the Triton step with torch's (cuBLAS) matmuls;
 the Triton step with `gemv`'s split-K GEMV where it timed faster per shape (the default); the
 same launched one after another (not programmatically dependent: its GEMV plans were still timed
 with it, once per process); the same with the attention merged by its own kernel always; the
-same with nothing prefetched into L2 before a kernel waits (the GEMV's plans as tuned with it);
-the same with the GEMV's weights prefetched but not the attention's keys."""
-_DEFAULTS: dict[str, float] = {}
+same with the SiLU product always in its own kernel (not in the gate/up GEMV)."""
 
 
 def set_step_mode(backend: HFBackend, mode: str) -> None:
     """Switch the engine's decode step to `mode` (one of `STEP_MODES`)."""
-    from longscope.models.hf import decode_ops, gemv
+    from longscope.models.hf import gemv
 
-    prefetch = _DEFAULTS.setdefault("prefetch", gemv.PREFETCH_L2_SHARE)
-    keys = int(_DEFAULTS.setdefault("keys", decode_ops.PREFETCH_KEYS))
     switches = backend.engine.kernels
     switches.decode_triton = mode != "torch"
     switches.decode_gemv = mode not in ("torch", "triton-cublas")
     switches.decode_pdl = mode != "triton-nopdl"
     switches.decode_fused_merge = mode != "triton-unfused"
-    gemv.PREFETCH_L2_SHARE = 0.0 if mode == "triton-noprefetch" else prefetch
-    decode_ops.PREFETCH_KEYS = 0 if mode in ("triton-noprefetch", "triton-nokvprefetch") else keys
+    gemv.GATED = mode != "triton-nogated"
 
 
 def profile_step(

@@ -26,7 +26,6 @@ import triton.language as tl
 
 from longscope.models.hf.gemv import (
     Parts,
-    l2_prefetch,
     launch_options,
     operand,
     operand_args,
@@ -56,9 +55,6 @@ BALANCED_SPLITS = True
 """Each row cuts its own keys into the splits, not the capacity (a row at a quarter of it kept a
 quarter of its programs busy). An H200, batched 8K answers, same process, issue 46: 64 rows
 7.873 -> 7.767 ms a step (captures aside), 32 rows 6.223 -> 6.199."""
-PREFETCH_KEYS = 64
-"""Keys (and their values) of its split a programmatically dependent split-stage program asks
-for in L2 before it waits for the kernel before it (the rotary + cache write): 0, none."""
 NORM_WARPS = 16
 """Warps of the residual add + RMSNorm's one program per row (an H200, issue 46, 28 in a graph,
 3,584 wide: 8 rows of 4 slices 3.06 us at 4 warps, 2.06 at 16; 64 rows of 2 2.24 and 1.75)."""
@@ -135,32 +131,17 @@ def _attention_split_body(
     stride_qb, stride_kb, stride_kh, stride_vb, stride_vh, stride_mb, stride_ob,
     GROUPS: tl.constexpr, GROUP_PAD: tl.constexpr, DIM: tl.constexpr, BLOCK: tl.constexpr,
     IEEE: tl.constexpr, PDL: tl.constexpr, MERGE: tl.constexpr, BALANCED: tl.constexpr,
-    PREFETCH: tl.constexpr, ESIZE: tl.constexpr,
 ):  # fmt: skip
-    if PREFETCH == 0:
-        pdl_enter(PDL)
+    pdl_enter(PDL)
     batch = tl.program_id(0).to(tl.int64)
     head = tl.program_id(1).to(tl.int64)
     split = tl.program_id(2)
     heads = tl.num_programs(1)
-    # Read before the wait where prefetching: the lengths are written before the step's first
-    # kernel, and a kernel starts only once the one before it has waited for its own.
     length = tl.load(len_ptr + batch)
     if BALANCED:  # the row's own keys over its splits, in whole BLOCK_N steps
         split_size = tl.cdiv(tl.cdiv(length, splits), 128) * 128
     start = split * split_size
     end = tl.minimum(start + split_size, length)
-    keys = k_ptr + batch * stride_kb + head * stride_kh
-    values = v_ptr + batch * stride_vb + head * stride_vh
-    if PREFETCH > 0:  # the split's first keys and values into L2 in 32 pieces each, then wait
-        lane = tl.arange(0, 64)
-        count = tl.minimum(end - start, PREFETCH)
-        per = tl.cdiv(count, 32)
-        first = start + (lane % 32) * per
-        pieces = tl.maximum(tl.minimum(per, start + count - first), 0)
-        base = tl.where(lane < 32, keys, values)
-        l2_prefetch(base + first * DIM, (pieces * DIM * ESIZE).to(tl.int32))
-        pdl_enter(PDL)
     groups = tl.arange(0, GROUP_PAD)
     dims = tl.arange(0, DIM)
     real = groups < GROUPS
@@ -169,6 +150,8 @@ def _attention_split_body(
     best = tl.full([GROUP_PAD], float("-inf"), tl.float32)
     total = tl.zeros([GROUP_PAD], tl.float32)
     acc = tl.zeros([GROUP_PAD, DIM], tl.float32)
+    keys = k_ptr + batch * stride_kb + head * stride_kh
+    values = v_ptr + batch * stride_vb + head * stride_vh
     for first in range(start, end, BLOCK):
         cols = first + tl.arange(0, BLOCK)
         inside = cols < end
@@ -487,9 +470,7 @@ class DecodeAttention:
                 query.stride(0), keys.stride(0), keys.stride(1), values.stride(0), values.stride(1),
                 valid.stride(0), out.stride(0) if merge else 0,
                 GROUPS=self.groups, GROUP_PAD=self.group_pad, DIM=self.dim, IEEE=self.ieee,
-                PDL=pdl, MERGE=merge, BALANCED=BALANCED_SPLITS,
-                PREFETCH=PREFETCH_KEYS if pdl else 0, ESIZE=keys.element_size(),
-                **extra, **launch_options(pdl),
+                PDL=pdl, MERGE=merge, BALANCED=BALANCED_SPLITS, **extra, **launch_options(pdl),
             )  # fmt: skip
 
     def __call__(

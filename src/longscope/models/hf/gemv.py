@@ -20,10 +20,9 @@ Programmatic dependent launch (Hopper and later, `pdl`): a step is ~300 kernels 
 each waited for the one before it to drain and for its own launch. Launched with `launch_pdl`, a
 kernel's programs are placed while the one before it finishes; each waits (`griddepcontrol.wait`)
 before it reads anything the step wrote or writes anything, then lets the next one be placed
-(as TensorRT-LLM's and FlashInfer's decode kernels do under CUDA graphs). A GEMV's weights are
-never written by a step, so its programs first ask for their weight rows in L2 (`l2_prefetch`, up
-to a share of the L2 over the grid) and only then wait: the bytes stream while the kernel before
-drains, where the card's read would otherwise ramp up from idle at every projection.
+(as TensorRT-LLM's and FlashInfer's decode kernels do under CUDA graphs). Asking for each
+program's weight rows in L2 before the wait (Hopper's bulk prefetch) was measured and dropped: an
+H200, 64 rows after 4K, graph replay 8.305 -> 8.399 ms with it (8 rows 4.600 -> 4.702), issue 46.
 """
 
 from __future__ import annotations
@@ -46,9 +45,9 @@ ROWS = 64
 """Rows (batch) up to which the GEMV is considered; more run torch's matmul."""
 SPLITS = (1, 2, 4, 8)
 """K slices tried per shape."""
-PREFETCH_L2_SHARE = 0.5
-"""Share of the card's L2 a programmatically dependent GEMV's programs may fill with their weight
-rows before they wait for the kernel before them (0: no prefetch)."""
+GATED = True
+"""The gate/up projection may carry the SiLU product in its kernel (`gated`) where that timed
+faster than the two kernels (`tune_gated`)."""
 
 
 @dataclass(frozen=True)
@@ -116,18 +115,6 @@ def pdl_enter(PDL: tl.constexpr):
         _gdc.gdc_launch_dependents()
 
 
-@triton.jit
-def l2_prefetch(address, nbytes):
-    """Ask the card to bring `nbytes` from each `address` into L2 (Hopper's bulk prefetch, one
-    per element; 16-byte aligned, a multiple of 16; 0: none). Touches no register or memory the
-    kernel reads, so it may run before `pdl_enter`'s wait where the bytes are not the step's."""
-    tl.inline_asm_elementwise(
-        "{ .reg .pred p; setp.ne.u32 p, $2, 0; @p cp.async.bulk.prefetch.L2.global [$1], $2; "
-        "mov.u32 $0, 0; }",
-        "=r,l,r", [address, nbytes], dtype=tl.int32, is_pure=False, pack=1,
-    )  # fmt: skip
-
-
 _PDL: dict[Any, bool] = {}
 
 
@@ -175,29 +162,18 @@ def _tile_rows(slot, N, BLOCK_N: tl.constexpr, GATED: tl.constexpr):
     return row, row < N
 
 
-@triton.jit(do_not_specialize=["M", "prefetch_k"])  # one build for every row count of a padding
+@triton.jit(do_not_specialize=["M"])  # one build for every row count of a padding
 def _gemv_kernel(
-    x_ptr, w_ptr, part_ptr, bias_ptr, M, N, K, k_split, stride_xm, stride_wn, prefetch_k,
+    x_ptr, w_ptr, part_ptr, bias_ptr, M, N, K, k_split, stride_xm, stride_wn,
     M_PAD: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, EVEN: tl.constexpr,
-    EVEN_N: tl.constexpr, PDL: tl.constexpr, LANES: tl.constexpr, GATED: tl.constexpr,
-    HAS_BIAS: tl.constexpr,
+    EVEN_N: tl.constexpr, PDL: tl.constexpr, GATED: tl.constexpr, HAS_BIAS: tl.constexpr,
 ):  # fmt: skip
+    pdl_enter(PDL)
     # part[split, m, n] = sum over k in this split's slice of x[m, k] * w[n, k], in float32.
     # GATED (one split): part is (M, N // 2) 16-bit, silu(gate) * up of the [gate; up] rows.
     split = tl.program_id(1)
     start = split * k_split
     end = tl.minimum(start + k_split, K)
-    if LANES > 0:  # the first `prefetch_k` of each weight row's slice into L2, in LANES pieces
-        pieces = LANES // BLOCK_N
-        lane = tl.arange(0, LANES)
-        col, real = _tile_rows(lane // pieces, N, BLOCK_N, GATED)
-        span = tl.minimum(end - start, prefetch_k)
-        per = tl.cdiv(tl.cdiv(span, pieces), 8) * 8  # whole 16 bytes
-        first_k = (lane % pieces) * per
-        count = tl.where(real, tl.maximum(tl.minimum(per, span - first_k), 0), 0)
-        row = w_ptr + tl.where(real, col, 0).to(tl.int64) * stride_wn
-        l2_prefetch(row + start + first_k, count * 2)
-    pdl_enter(PDL)
     cols, in_cols = _tile_rows(tl.arange(0, BLOCK_N), N, BLOCK_N, GATED)
     steps = tl.arange(0, BLOCK_K)
     weights = w_ptr + cols[:, None].to(tl.int64) * stride_wn
@@ -301,28 +277,10 @@ def _k_split(width: int, plan: Plan) -> int:
     return -(-per // plan.block_k) * plan.block_k
 
 
-_L2: dict[Any, int] = {}
-
-
-def prefetch_keys(weight: Any, plan: Plan, k_split: int, programs: int, pdl: bool) -> int:
-    """Return how many of each weight row's K a program of `plan` prefetches into L2 before it
-    waits (0: none): launched programmatically dependent only, the row and its slices 16-byte
-    aligned, all programs' rows together within `PREFETCH_L2_SHARE` of the card's L2."""
-    width = weight.shape[1]
-    aligned = width % 8 == 0 and weight.stride(0) % 8 == 0 and weight.data_ptr() % 16 == 0
-    if not (pdl and aligned and PREFETCH_L2_SHARE > 0):
-        return 0
-    device = weight.device
-    if device not in _L2:
-        _L2[device] = int(getattr(torch.cuda.get_device_properties(device), "L2_cache_size", 0))
-    per_row = PREFETCH_L2_SHARE * _L2[device] / (programs * plan.block_n * weight.element_size())
-    return min(k_split, int(per_row) // 8 * 8)
-
-
 def run(x: Any, weight: Any, bias: Any, plan: Plan, part: Any = None, pdl: bool = False) -> Parts:
     """Return `x @ weight.T + bias` as `Parts` by `plan` (x (rows, K) contiguous, 16-bit),
     written into `part` (splits, rows, n) float32 where given; `pdl`: launched programmatically
-    dependent (`pdl_supported`), each program's weights prefetched first (`prefetch_keys`)."""
+    dependent (`pdl_supported`)."""
     rows, width = x.shape
     k_split = _k_split(width, plan)
     splits = -(-width // k_split)
@@ -351,13 +309,11 @@ def _launch(
     even = width % plan.block_k == 0  # slices are whole steps; so is the last where K is
     tile = plan.block_n // 2 if gated else plan.block_n
     grid = (triton.cdiv(n // 2 if gated else n, tile), -(-width // k_split))
-    prefetch = prefetch_keys(weight, plan, k_split, grid[0] * grid[1], pdl)
-    lanes = max(32 * plan.warps, plan.block_n) if prefetch else 0  # one piece a thread at least
     _gemv_kernel[grid](
         x, weight, out, bias if bias is not None else weight, rows, n, width, k_split,
-        x.stride(0), weight.stride(0), prefetch,
+        x.stride(0), weight.stride(0),
         M_PAD=rows_pad(rows), BLOCK_N=plan.block_n, BLOCK_K=plan.block_k, EVEN=even,
-        EVEN_N=(n // 2 if gated else n) % tile == 0, PDL=pdl, LANES=lanes, GATED=gated,
+        EVEN_N=(n // 2 if gated else n) % tile == 0, PDL=pdl, GATED=gated,
         HAS_BIAS=gated and bias is not None,
         num_warps=plan.warps, num_stages=plan.stages, **launch_options(pdl),
     )  # fmt: skip
@@ -537,8 +493,8 @@ def prepare(
 
 def gated(x: Any, weight: Any, bias: Any = None, pdl: bool = False) -> Any:
     """Return silu(gate) * up of the gate/up projection `weight` for the decode step in one
-    kernel (`run_gated`) where `tune_gated` kept a plan for this shape, else None."""
-    if not (x.dim() == 2 and x.is_contiguous() and x.dtype == weight.dtype):
+    kernel (`run_gated`) where `tune_gated` kept a plan for this shape (and `GATED`), else None."""
+    if not (GATED and x.dim() == 2 and x.is_contiguous() and x.dtype == weight.dtype):
         return None
     if x.shape[1] != weight.shape[-1]:
         return None
