@@ -427,7 +427,8 @@ class StaticDecoder:
                 if all(type(module) is torch.nn.Linear for module in each)
             ]
         gate_up = self._projections[1]
-        silu = partial(self.ops.silu_mul_packed, pdl=self._launch()[0])
+        # launched as the GEMV is timed: programmatically dependent where the card takes it
+        silu = partial(self.ops.silu_mul_packed, pdl=self.gemv.pdl_supported(self.device))
         self.gemv.prepare(self.rows, self._projections, gated=gate_up, silu=silu)
 
     def _launch(self) -> tuple[bool, bool]:

@@ -7,7 +7,8 @@ kernels it picks instead add a reduction kernel each (0.10 ms a step). Here each
 over K as well (`Plan.splits`), every program writes float32 partial sums, and the kernel that
 reads the projection (rotary + cache write, residual add + RMSNorm, the SiLU product) sums them in
 split order, adds the bias and rounds once, as cuBLAS rounds its float32 accumulator once: the
-reduction rides in a kernel the step runs anyway. One row runs on the CUDA cores (a matrix
+reduction rides in a kernel the step runs anyway. Gate/up in one slice may carry the SiLU product
+itself (`run_gated`, where `tune_gated` timed it faster): one kernel and 16-bit output fewer. One row runs on the CUDA cores (a matrix
 instruction would do 16x the arithmetic for nothing); 2-64 rows as the weights times the rows
 (weights as the tall operand, rows padded to 16, 32 or 64: "swap AB", as TensorRT-LLM and vLLM do
 for small batches). Each shape's plan is timed once per row padding against torch's matmul over
@@ -320,9 +321,11 @@ def _launch(
 
 
 _PLANS: dict[tuple[Any, ...], Plan | None] = {}
-"""(rows padding, N, K, bias, dtype, device) -> the plan that ran fastest, None: torch's matmul."""
+"""(rows padding, N, K, bias, dtype, device) -> the plan that ran fastest, None: torch's matmul;
+the same + ("gated",) -> `tune_gated`'s one-kernel plan, None: the projection and the SiLU
+product as two kernels."""
 _TIMES: dict[tuple[Any, ...], tuple[float, float]] = {}
-"""The same keys -> (torch's ms, the plan's ms) over the layers' weights, as measured."""
+"""The same keys -> (torch's ms or the two kernels', the plan's ms) over the layers' weights."""
 _LOCK = threading.Lock()
 
 
@@ -438,7 +441,8 @@ def tune_gated(rows: int, weights: list[tuple[Any, Any]], silu: Any) -> Plan | N
     """Time `silu(linear(...))` as the step runs it (the plan `tune` kept, then `silu`, the SiLU
     product kernel) against `run_gated`'s one kernel for the gate/up projection `weights`, on the
     one-slice plans of `tune`'s fastest tiles (`GATED_CANDIDATES`); keep and return the fastest
-    gated plan, or None where the two kernels are faster or an answer is off."""
+    gated plan, or None where the two kernels are faster or an answer is off (a gated plan must
+    give the same bits as its one-slice projection then `silu`)."""
     weight, bias = weights[0]
     pdl = pdl_supported(weight.device)
     key = _key(rows, weight, bias, gated=True)
@@ -449,7 +453,7 @@ def tune_gated(rows: int, weights: list[tuple[Any, Any]], silu: Any) -> Plan | N
     tiles: list[Plan] = []
     for plan in _RANKED.get(_key(rows, weight, bias), []):
         one = Plan(plan.block_n, plan.block_k, plan.warps, plan.stages, 1)
-        if one not in tiles and -(-weight.shape[1] // _k_split(weight.shape[1], one)) == 1:
+        if one not in tiles:
             tiles.append(one)
     gen = torch.Generator(device=weight.device).manual_seed(0)
     x = torch.randn(rows, weight.shape[1], device=weight.device, generator=gen).to(weight.dtype)
@@ -462,8 +466,10 @@ def tune_gated(rows: int, weights: list[tuple[Any, Any]], silu: Any) -> Plan | N
     best: tuple[float, Plan | None] = (base, None)
     for plan in tiles[:GATED_CANDIDATES] if base < float("inf") else []:
         try:
-            got = run_gated(x, weight, bias, plan, pdl).float()
-            if not ((got - want).norm() / scale).item() < 1e-2:
+            got = run_gated(x, weight, bias, plan, pdl)
+            if not torch.equal(got, silu(run(x, weight, bias, plan, pdl=pdl))):
+                continue
+            if not ((got.float() - want).norm() / scale).item() < 1e-2:
                 continue
             spent = _time(lambda w, b, plan=plan: run_gated(x, w, b, plan, pdl), weights)
         except Exception:  # not buildable here: not a candidate
@@ -487,7 +493,9 @@ def prepare(
     for weights in projections:
         if weights and fits(rows, weights[0][0]):
             tune(rows, weights)
-    if gated and silu is not None and fits(rows, gated[0][0]) and gated[0][0].shape[0] % 2 == 0:
+    if not (GATED and gated and silu is not None and gated[0][0].shape[0] % 2 == 0):
+        return
+    if fits(rows, gated[0][0]):
         tune_gated(rows, gated, silu)
 
 
