@@ -230,8 +230,18 @@ class Suite:
         raise NotImplementedError(f"{type(self).__name__} must define params()")
 
     def build(self, ctx: BuildContext) -> list[Sample]:
-        """Return the samples, each sized for `ctx.tokenizer` so that prompt + output fit its length."""
-        raise NotImplementedError(f"{type(self).__name__} must define build(ctx)")
+        """Return the samples, each sized for `ctx.tokenizer` so that prompt + output fit its length.
+        Default, for a suite with a lazy build (`cells` and `iter_cell`): every cell that can be
+        built, whole, in the cells' order."""
+        cells = self.cells(ctx)
+        if cells is None:
+            raise NotImplementedError(f"{type(self).__name__} must define build(ctx)")
+        return [
+            sample
+            for cell in cells
+            if not cell.skipped
+            for sample in self.iter_cell(ctx, cell.task, cell.length, cell.count)
+        ]
 
     def score(
         self, sample: dict[str, Any], generation: Generation, judgement: Judgement | None = None

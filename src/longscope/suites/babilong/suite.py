@@ -283,14 +283,6 @@ class BabilongSuite(Suite):
         for index, row in enumerate(data.iter_rows(path, limit)):
             yield self._sample(ctx, task, name, index, row, path)
 
-    def build(self, ctx: BuildContext) -> list[Sample]:
-        return [
-            sample
-            for cell in self.cells(ctx)
-            if not cell.skipped
-            for sample in self.iter_cell(ctx, cell.task, cell.length, cell.count)
-        ]
-
     def _sample(
         self, ctx: BuildContext, task: str, length: str, index: int, row: Row, path: Path
     ) -> Sample:

@@ -211,13 +211,6 @@ class GraphWalksSuite(Suite):
         for counted in members[: len(members) if count is None else count]:
             yield self._sample(ctx, counted, length)
 
-    def build(self, ctx: BuildContext) -> list[Sample]:
-        return [
-            sample
-            for cell in self.cells(ctx)
-            for sample in self.iter_cell(ctx, cell.task, cell.length)
-        ]
-
     def _sample(self, ctx: BuildContext, counted: Counted, upper: int) -> Sample:
         sample_id, known_set, row = self.dataset.rows[counted.index]
         row_set = _set(known_set, counted.prompt)

@@ -175,9 +175,6 @@ class LongBenchV2Suite(Suite):
         for row in members[: len(members) if count is None else count]:
             yield self._sample(ctx, row, mode)
 
-    def build(self, ctx: BuildContext) -> list[Sample]:
-        return [s for c in self.cells(ctx) for s in self.iter_cell(ctx, c.task, c.length)]
-
     def _sample(self, ctx: BuildContext, row: Row, mode: str) -> Sample:
         prompt = fill(TEMPLATES[mode], row.context, row.question, row.choices)
         completion = ctx.prompt_mode == "completion"

@@ -183,14 +183,6 @@ class LongProcSuite(Suite):
                 ctx, task, level, template, item_of(self.folder, task, position, row)
             )
 
-    def build(self, ctx: BuildContext) -> list[Sample]:
-        return [
-            sample
-            for cell in self.cells(ctx)
-            if not cell.skipped
-            for sample in self.iter_cell(ctx, cell.task, cell.length)
-        ]
-
     def _sample(
         self, ctx: BuildContext, task: str, level: str, template: str, item: Item
     ) -> Sample:

@@ -266,13 +266,6 @@ class MrcrSuite(Suite):
         for counted in members[: len(members) if count is None else count]:
             yield self._sample(ctx, counted, length)
 
-    def build(self, ctx: BuildContext) -> list[Sample]:
-        return [
-            sample
-            for cell in self.cells(ctx)
-            for sample in self.iter_cell(ctx, cell.task, cell.length)
-        ]
-
     def _sample(self, ctx: BuildContext, counted: Counted, upper: int) -> Sample:
         sample_id, row = self.dataset.rows[counted.index]
         frame = ctx.fit("")  # the chat template around one message: counted, or a margin

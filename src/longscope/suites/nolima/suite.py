@@ -339,13 +339,6 @@ class NoLiMaSuite(Suite):
                     yield self._sample(ctx, case, book_index, depth_index, length)
                     made += 1
 
-    def build(self, ctx: BuildContext) -> list[Sample]:
-        return [
-            sample
-            for cell in self.cells(ctx)
-            for sample in self.iter_cell(ctx, cell.task, cell.length)
-        ]
-
     def _book(self, ctx: BuildContext, index: int) -> BookTokens:
         key = (ctx.tokenizer.name, index)
         if key not in self._tokens:
