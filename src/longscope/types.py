@@ -197,6 +197,9 @@ class ScoredRow:
     repeat: int
     generation: Generation
     score: Score | None
+    answered: float | None = None
+    """When the answer was stored (Unix time), where read from a store: what a summary dates a
+    run by, so that reporting it again another day gives the same bytes."""
 
 
 def stable_hash(obj: Any, length: int = 16) -> str:

@@ -95,6 +95,7 @@ def score_run(
         rows: list[ScoredRow] = []
         scores = []
         stored = store.generations(run_id)
+        answered = store.answer_times(run_id)
         if persist:
             reclassify_overflows(store, run_id, stored)
         for sample_id, repeat, generation in stored:
@@ -113,7 +114,9 @@ def score_run(
                 score = replace(score, evidence={**score.evidence, "sanitized": generation.error})
             if score is not None:
                 scores.append((sample_id, repeat, score))
-            rows.append(ScoredRow(sample, repeat, generation, score))
+            rows.append(
+                ScoredRow(sample, repeat, generation, score, answered.get((sample_id, repeat)))
+            )
         if persist:
             store.put_scores(run_id, scores)
         shard = store.get_meta(SHARD_KEY + run_id)

@@ -223,3 +223,19 @@ def test_summary_notes_the_share_of_thinking_forced_closed() -> None:
     (line,) = budget_notes(rows)
     assert line.startswith("thinking: 1 of 4 answers (25.0%) had their thinking closed at its")
     assert "(7168 tokens;" in line and line.endswith("1 (25.0%) cut at the answer budget")
+
+
+def test_the_official_summary_is_dated_by_the_runs_last_stored_answer() -> None:
+    """The official `date` is the UTC day of the last answer the store holds, so a stored run
+    reports the same bytes any day (it was the day the report ran); without stored times, today."""
+    import datetime as dt
+
+    from longscope.suites.longbench_pro.summary import _answered_on
+    from longscope.types import Generation, ScoredRow
+
+    late = dt.datetime(2020, 1, 2, 23, 59, 59, tzinfo=dt.UTC).timestamp()
+    early = dt.datetime(2020, 1, 1, 0, 0, 1, tzinfo=dt.UTC).timestamp()
+    rows = [ScoredRow({}, 0, Generation("x", "ok"), None, when) for when in (early, late, None)]
+    assert _answered_on(rows) == "2020-01-02"
+    assert _answered_on(rows[:1]) == "2020-01-01"
+    assert _answered_on(rows[2:]) is None

@@ -8,8 +8,10 @@ standard error.
 
 from __future__ import annotations
 
+import datetime as dt
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from longscope.suites.longbench_pro.official import (
@@ -42,8 +44,16 @@ def relabel(rows: Sequence[ScoredRow], path: str) -> list[ScoredRow]:
             out.append(row)
             continue
         sample = {**row.sample, "meta": {**row.sample["meta"], "difficulty": label}}
-        out.append(ScoredRow(sample, row.repeat, row.generation, row.score))
+        out.append(replace(row, sample=sample))
     return out
+
+
+def _answered_on(rows: Sequence[ScoredRow]) -> str | None:
+    """Return the UTC date of the run's last stored answer, the official summary's `date` (the
+    upstream script writes the day it evaluates, right after inference), or None where no row
+    says when (the summary then dates itself today)."""
+    times = [row.answered for row in rows if row.answered is not None]
+    return dt.datetime.fromtimestamp(max(times), dt.UTC).strftime("%Y-%m-%d") if times else None
 
 
 def _row_value(row: ScoredRow) -> float:
@@ -103,7 +113,9 @@ def summarize_mode(rows: Sequence[ScoredRow], official_parity: bool = False) -> 
     ]
     declared = [r.sample["meta"].get("bon_num") for r in rows if r.sample["meta"].get("bon_num")]
     bon_num = int(declared[0]) if declared else max((r.repeat + 1 for r in rows), default=0)
-    result = official_summary(official_rows, bon_num, extra_dimensions=EXTRA_DIMENSIONS)
+    result = official_summary(
+        official_rows, bon_num, extra_dimensions=EXTRA_DIMENSIONS, date=_answered_on(rows)
+    )
     scored = [r.score for r in rows if r.generation.status in SCORABLE and r.score is not None]
     crashes: dict[str, int] = defaultdict(int)
     for score in scored:
