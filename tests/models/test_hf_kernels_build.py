@@ -1,9 +1,9 @@
-"""Every Triton kernel of the graph decode step builds for an H100/H200 (sm_90) on a machine
-without a GPU: Triton's front end and ptxas run here, so a kernel that would not build on the card
-(a name typed alike in two branches cost a device call, issue 46) fails on the CPU first. Each is
-built launched programmatically dependent (`PDL`) and not: with it, the kernel waits for the one
-before it (`griddepcontrol.wait`) before it reads or writes anything; without it, no such
-instruction (it needs sm_90, and older cards run the same kernels)."""
+"""Every Triton kernel of the graph decode step builds for an H100/H200 (sm_90) and an A100 (sm_80)
+on a machine without a GPU: Triton's front end and ptxas run here, so a kernel that would not build
+on the card (a name typed alike in two branches cost a device call, issue 46) fails on the CPU
+first. Each is built launched programmatically dependent (`PDL`, sm_90) and not: with it, the
+kernel waits for the one before it (`griddepcontrol.wait`) before it reads or writes anything;
+without it, no such instruction (it needs sm_90, and older cards run the same kernels)."""
 
 from __future__ import annotations
 
@@ -16,7 +16,9 @@ pytestmark = pytest.mark.slow
 BF16, F32 = "*bf16", "*fp32"
 
 
-def _build(fn: Any, signature: dict[str, str], constants: dict[str, Any], warps: int = 4) -> str:
+def _build(
+    fn: Any, signature: dict[str, str], constants: dict[str, Any], warps: int = 4, arch: int = 90
+) -> str:
     import triton
     from triton.backends.compiler import GPUTarget
 
@@ -29,7 +31,7 @@ def _build(fn: Any, signature: dict[str, str], constants: dict[str, Any], warps:
         attrs={(i,): [["tt.divisibility", 16]] for i, n in enumerate(names) if n in signature},
     )
     options = {"num_warps": warps}
-    return triton.compile(source, target=GPUTarget("cuda", 90, 32), options=options).asm["ptx"]
+    return triton.compile(source, target=GPUTarget("cuda", arch, 32), options=options).asm["ptx"]
 
 
 def _waits_first(ptx: str, pdl: bool) -> None:
@@ -45,17 +47,20 @@ def _waits_first(ptx: str, pdl: bool) -> None:
         assert first < 0 or wait < first, access
 
 
-@pytest.mark.parametrize("pdl", [False, True])
-def test_every_decode_kernel_builds_for_sm90(pdl: bool) -> None:
+@pytest.mark.parametrize(("arch", "pdl"), [(90, False), (90, True), (80, False)])
+def test_every_decode_kernel_builds_for_hopper_and_ampere(arch: int, pdl: bool) -> None:
     pytest.importorskip("torch")
     pytest.importorskip("triton")
     from longscope.models.hf import decode_ops, gemv
+
+    def build(fn: Any, signature: dict[str, str], constants: dict[str, Any], warps: int = 4) -> str:
+        return _build(fn, signature, constants, warps, arch)
 
     built = []
     for splits, bias in ((0, False), (3, True)):
         given = F32 if splits else BF16
         operand = {"bias_ptr": BF16 if bias else given, "split_stride": "i32"}
-        ptx = _build(
+        ptx = build(
             decode_ops._rope_store_kernel,
             {"qkv_ptr": given, **operand, "cos_ptr": BF16, "sin_ptr": BF16, "q_out_ptr": BF16,
              "k_ptr": BF16, "v_ptr": BF16, "slot_ptr": "*i64", "stride_xb": "i32",
@@ -65,21 +70,21 @@ def test_every_decode_kernel_builds_for_sm90(pdl: bool) -> None:
              "PDL": pdl},
         )  # fmt: skip
         built.append(ptx)
-        ptx = _build(
+        ptx = build(
             decode_ops._add_rms_norm_kernel,
             {"residual_ptr": BF16, "x_ptr": given, **operand, "weight_ptr": BF16,
              "out_ptr": BF16, "width": "i32", "eps": "fp32"},
             {"ADD": True, "BLOCK": 4096, "SPLITS": splits, "HAS_BIAS": bias, "PDL": pdl},
         )  # fmt: skip
         built.append(ptx)
-        ptx = _build(
+        ptx = build(
             decode_ops._silu_mul_packed_kernel,
             {"x_ptr": given, **operand, "out_ptr": BF16, "width": "i32"},
             {"BLOCK": 1024, "SPLITS": splits, "HAS_BIAS": bias, "PDL": pdl},
         )
         built.append(ptx)
     for merge in (False, True):
-        ptx = _build(
+        ptx = build(
             decode_ops._attention_split_body,
             {"q_ptr": BF16, "k_ptr": BF16, "v_ptr": BF16, "valid_ptr": "*u8", "len_ptr": "*i64",
              "part_ptr": F32, "lse_ptr": F32, "count_ptr": "*i32", "out_ptr": BF16,
@@ -92,7 +97,7 @@ def test_every_decode_kernel_builds_for_sm90(pdl: bool) -> None:
         # the arrival releases this program's stores and acquires the others'
         assert ("atom.global.gpu.acq_rel.add" in ptx) == merge, merge
         built.append(ptx)
-    ptx = _build(
+    ptx = build(
         decode_ops._attention_merge_kernel,
         {"part_ptr": F32, "lse_ptr": F32, "out_ptr": BF16, "stride_ob": "i32", "splits": "i32"},
         {"GROUPS": 7, "GROUP_PAD": 16, "DIM": 128, "SPLITS_PAD": 64, "CHUNK": 64, "DBLOCK": 32,
@@ -112,7 +117,7 @@ def test_every_decode_kernel_builds_for_sm90(pdl: bool) -> None:
     ):
         for block_n, block_k, warps, _stages in tiles:
             for even in (True, False):
-                ptx = _build(
+                ptx = build(
                     gemv._gemv_kernel,
                     gemv_args,
                     {"M_PAD": pad, "BLOCK_N": block_n, "BLOCK_K": block_k, "EVEN": even,
@@ -121,7 +126,7 @@ def test_every_decode_kernel_builds_for_sm90(pdl: bool) -> None:
                 )  # fmt: skip
                 _waits_first(ptx, pdl)
                 # the gate/up projection with the SiLU product (16-bit out), with a bias or not
-                gated = _build(
+                gated = build(
                     gemv._gemv_kernel,
                     {**gemv_args, "part_ptr": BF16},
                     {"M_PAD": pad, "BLOCK_N": block_n, "BLOCK_K": block_k, "EVEN": even,
