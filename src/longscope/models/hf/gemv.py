@@ -392,6 +392,12 @@ def charged(ms: float, rate_ms: float, weight: Any, output_bytes: int) -> float:
     return ms + rate_ms * output_bytes / (weight.numel() * weight.element_size())
 
 
+def _probe(rows: int, weight: Any) -> Any:
+    # the same seeded activations (rows, K) for every tuning of a shape
+    gen = torch.Generator(device=weight.device).manual_seed(0)
+    return torch.randn(rows, weight.shape[1], device=weight.device, generator=gen).to(weight.dtype)
+
+
 def tune(rows: int, weights: list[tuple[Any, Any]]) -> Plan | None:
     """Time the candidate plans and torch's matmul for `rows` rows over `weights` (one
     projection's (weight, bias) in every layer, one shape); return and keep the fastest plan, or
@@ -404,8 +410,7 @@ def tune(rows: int, weights: list[tuple[Any, Any]]) -> Plan | None:
     with _LOCK:
         if key in _PLANS:
             return _PLANS[key]
-    gen = torch.Generator(device=weight.device).manual_seed(0)
-    x = torch.randn(rows, weight.shape[1], device=weight.device, generator=gen).to(weight.dtype)
+    x = _probe(rows, weight)
     # torch's own 16-bit answer as the reference (a float32 copy of gate/up would take 0.5 GB)
     want = torch.nn.functional.linear(x, weight, bias).float()
     scale = want.norm().clamp_min(1e-30)
@@ -455,8 +460,7 @@ def tune_gated(rows: int, weights: list[tuple[Any, Any]], silu: Any) -> Plan | N
         one = Plan(plan.block_n, plan.block_k, plan.warps, plan.stages, 1)
         if one not in tiles:
             tiles.append(one)
-    gen = torch.Generator(device=weight.device).manual_seed(0)
-    x = torch.randn(rows, weight.shape[1], device=weight.device, generator=gen).to(weight.dtype)
+    x = _probe(rows, weight)
     want = silu(linear(x, weight, bias, pdl)).float()
     scale = want.norm().clamp_min(1e-30)
     try:
