@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import itertools
 import json
 import time
 from functools import partial
@@ -555,13 +556,15 @@ def decode_batched(
     prompt: int = 1024,
     longest: int = 8192,
     best_read: float = 0.0,
+    window: tuple[int, str] | None = None,
 ) -> None:
     """Issue 46: batched decode of long answers, rows finishing at different times: `rows`
     answers as documents of 8 (one prompt each), answer j of all asking for `longest` - j *
     (`longest` / 2) / rows tokens, handed over at once. Per step against the roofline: the larger
     of bytes (weights once, plus each row's KV at its length) over the read rate and FLOPs (2 x
     non-embedding parameters per row, plus attention) over the matmul peak, summed over the
-    steps the engine took with the rows it held."""
+    steps the engine took with the rows it held. `window` (step, path): the device's kernels and
+    idle gaps over a few steps from that step on (`step_window`)."""
     kv_token = backend.engine.shape.kv_bytes_per_token
     layers, heads = QWEN25_7B["num_hidden_layers"], QWEN25_7B["num_attention_heads"]
     for rows in rows_list:
@@ -582,7 +585,8 @@ def decode_batched(
                 ]
             )  # fmt: skip
         before = dict(backend.engine.stats)
-        elapsed = run_documents(backend, docs, together=True)
+        with step_window(backend, record, rows, *(window or (0, ""))):
+            elapsed = run_documents(backend, docs, together=True)
         stats = backend.engine.stats
         steps = stats["steps"] - before["steps"]
         row_steps = stats["row_steps"] - before["row_steps"]
@@ -633,6 +637,92 @@ def decode_batched(
         )
         torch.cuda.empty_cache()
     backend.engine.max_batch = 32
+
+
+@contextlib.contextmanager
+def step_window(backend: HFBackend, record: Any, rows: int, first: int, path: str) -> Any:
+    """Time every decode step's host call (`_decode_once`) and the host time between calls; with
+    `path`, profile the device over `WINDOW_STEPS` steps from step `first` on: the span, the time
+    no kernel ran, the largest idle gaps with the kernels around them, kernel time by name a step
+    (a batched step is not a graph replayed alone: where its time goes beyond the replay's)."""
+    engine = backend.engine
+    original = engine._decode_once
+    calls: list[tuple[float, float]] = []
+    profiler: list[Any] = []
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        if path and len(calls) == first:
+            from torch.profiler import ProfilerActivity, profile
+
+            profiler.append(profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]))
+            profiler[0].start()
+        start = time.perf_counter()
+        result = original(*args, **kwargs)
+        calls.append((start, time.perf_counter()))
+        if profiler and len(calls) == first + WINDOW_STEPS:
+            torch.cuda.synchronize()
+            profiler[0].stop()
+            profiler[0].export_chrome_trace(f"{path}.rows{rows}.json")
+        return result
+
+    engine._decode_once = timed
+    try:
+        yield
+    finally:
+        del engine._decode_once
+    inside = sorted(end - start for start, end in calls)
+    between = sorted(b[0] - a[1] for a, b in itertools.pairwise(calls))
+    if not inside:
+        return
+    record(
+        kind="decode_batched_host",
+        rows=rows,
+        calls=len(calls),
+        call_ms_median=round(inside[len(inside) // 2] * 1e3, 3),
+        call_ms_p99=round(inside[int(len(inside) * 0.99)] * 1e3, 3),
+        between_ms_median=round(between[len(between) // 2] * 1e3, 3) if between else None,
+        between_ms_sum=round(sum(between) * 1e3, 1),
+    )
+    if profiler and Path(f"{path}.rows{rows}.json").exists():
+        record(kind="decode_batched_window", rows=rows, **window_summary(f"{path}.rows{rows}.json"))
+
+
+WINDOW_STEPS = 6
+
+
+def window_summary(trace_path: str) -> dict[str, Any]:
+    """Summarize a chrome trace's device events: span, busy (their union), idle, the 12 largest
+    gaps with the kernels either side, and kernel microseconds a step by name (top 20)."""
+    events = json.loads(Path(trace_path).read_text()).get("traceEvents", [])
+    device = sorted(
+        (float(e["ts"]), float(e["ts"]) + float(e.get("dur", 0)), str(e.get("name", "")))
+        for e in events
+        if e.get("cat") in ("kernel", "gpu_memcpy", "gpu_memset") and "ts" in e
+    )
+    if not device:
+        return {"events": 0}
+    busy, gaps, reach, last = 0.0, [], device[0][0], device[0][2]
+    for start, end, name in device:
+        if start > reach:
+            gaps.append((start - reach, last[:60], name[:60]))
+        busy += max(0.0, end - max(start, reach))
+        if end > reach:
+            reach, last = end, name
+    by_name: dict[str, float] = {}
+    for start, end, name in device:
+        by_name[name[:80]] = by_name.get(name[:80], 0.0) + end - start
+    span = reach - device[0][0]
+    top = sorted(by_name.items(), key=lambda item: -item[1])[:20]
+    return {
+        "events": len(device),
+        "steps": WINDOW_STEPS,
+        "span_us": round(span, 1),
+        "busy_us": round(busy, 1),
+        "idle_us": round(span - busy, 1),
+        "gaps_over_2us": sum(1 for g in gaps if g[0] > 2),
+        "largest_gaps": [[round(g[0], 1), g[1], g[2]] for g in sorted(gaps, reverse=True)[:12]],
+        "kernel_us_per_step": {name: round(us / WINDOW_STEPS, 1) for name, us in top},
+    }
 
 
 def decode_ops_choices() -> dict[str, Any]:
@@ -945,6 +1035,11 @@ def main() -> None:
     parser.add_argument("--batched-longest", type=int, default=8192)
     parser.add_argument("--batched-modes", default="triton", help="batched: step modes")
     parser.add_argument(
+        "--batched-window",
+        default="",
+        help="batched: STEP,PATH profiles the device over a few steps from STEP (`step_window`)",
+    )
+    parser.add_argument(
         "--balanced-splits",
         default="",
         help="batched: 1 splits by each row's keys, 0 by capacity (default: the engine's)",
@@ -1108,6 +1203,10 @@ def main() -> None:
         rows = [int(x) for x in args.batched_rows.split(",")]
         default_target, default_balanced = decode_ops.SPLIT_TARGET, decode_ops.BALANCED_SPLITS
         targets = args.split_targets or str(default_target)
+        window = None
+        if args.batched_window:
+            step, path = args.batched_window.split(",", 1)
+            window = (int(step), path)
         for target in [int(x) for x in targets.split(",")]:
             # programs the attention's split stage aims at (default: the engine's)
             decode_ops.SPLIT_TARGET = target
@@ -1124,6 +1223,7 @@ def main() -> None:
                     decode_batched(
                         backend, rows, record, step_weight_bytes, reading, peak,
                         2 * (params - embed), longest=args.batched_longest, best_read=best_read,
+                        window=window,
                     )  # fmt: skip
         decode_ops.SPLIT_TARGET = default_target
         decode_ops.BALANCED_SPLITS = default_balanced
