@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 
 from longscope.errors import UsageError
 from longscope.models.base import CHAT_PROBE, Backend, ModelInfo, OnResult
-from longscope.models.hf import builds
 from longscope.models.hf.checks import check_tokenizer
 from longscope.models.hf.engine import Engine
 from longscope.models.hf.kernels import import_torch, register_attention
@@ -183,7 +182,6 @@ class HFBackend(Backend):
                         # Before the weights: a wrong tokenizer fails in a second, not after a load.
                         kind = str(getattr(config, "model_type", ""))
                         check_tokenizer(tokenizer, self.model_name, kind, self.prompt_mode)
-                        self._build_ahead(torch, transformers, config)
                         model = transformers.AutoModelForCausalLM.from_pretrained(
                             self.model_name,
                             dtype=_torch_dtype(torch, self.dtype_name),
@@ -201,21 +199,6 @@ class HFBackend(Backend):
                     "(base model)"
                 )
         return self._model
-
-    def _build_ahead(self, torch: Any, transformers: Any, config: Any) -> None:
-        """Start building the decode step's kernels (`builds.start`) while the weights load:
-        from the model's modules on the meta device (shapes only, no memory)."""
-        switches = self.engine.kernels
-        if not (switches.decode_build_ahead and self._device(torch).type == "cuda"):
-            return
-        try:
-            with torch.device("meta"):
-                shape = transformers.AutoModelForCausalLM.from_config(
-                    config, dtype=_torch_dtype(torch, self.dtype_name)
-                )
-        except Exception:  # the real load reports what is wrong with the model
-            return
-        builds.start(shape, switches, self._device(torch))
 
     def _device(self, torch: Any) -> Any:
         if self.device_name:

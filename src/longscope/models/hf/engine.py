@@ -18,7 +18,6 @@ import time
 from collections.abc import Generator
 from typing import Any
 
-from longscope.models.hf import builds
 from longscope.models.hf.admission import JOIN_DOES_NOT_PAY, NO_ROWS_FREE, Admission
 from longscope.models.hf.decoder import StaticDecoder, graph_unsupported
 from longscope.models.hf.eager import Sampler, choose, eager_decode
@@ -122,8 +121,6 @@ class Engine(Admission):
         # transformers renamed `past_key_values` to `cache` (5.2x warns about the old name).
         params = inspect.signature(model.forward).parameters
         self._cache_kw = "cache" if "cache" in params else "past_key_values"
-        if self.kernels.decode_build_ahead:
-            builds.start(model, self.kernels)
 
     # -- the queue ---------------------------------------------------------------------------
 

@@ -63,10 +63,6 @@ class KernelSwitches:
     """The Triton step's kernels launch programmatically dependent where the card and Triton
     take it (`gemv.pdl_supported`: compute capability 9 or more): each one's programs are placed
     while the one before it drains."""
-    decode_build_ahead: bool = True
-    """The Triton step's kernels are built in background threads from the moment the engine
-    holds its model (`builds.start`), beside the first prefill, not where the first batch
-    captures its graph."""
     park_rows: str = "auto"
     """When a finished group's rows stay in the running batch, parked (`StaticDecoder.park`):
     "auto": with the Triton step always (a parked row costs one key a step), with the torch step
