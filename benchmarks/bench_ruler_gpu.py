@@ -205,17 +205,13 @@ def run_cli(model_dir: Path, run_dir: Path, lengths: str, samples: int, tasks: s
 
 def forget_kernels() -> int:
     """Leave the CLI run to build and tune the decode step's kernels as a new process on a fresh
-    machine does (the setup's warm-up decodes built and tuned them at 1 and 2-16 rows, and its
-    engine built them ahead): drop Triton's loaded kernels of longscope's modules and the split
-    stage's tuned configurations, the GEMV plans and the record of builds started, and point
-    Triton's disk cache at an empty folder. Return how many loaded kernels were dropped."""
+    machine does (the setup's warm-up decodes built and tuned them at 1 and 2-16 rows): drop Triton's loaded kernels of longscope's modules and the split
+    stage's tuned configurations and the GEMV plans, and point Triton's disk cache at an empty
+    folder. Return how many loaded kernels were dropped."""
     import triton
 
-    from longscope.models.hf import builds, decode_ops, gemv, kernels, triton_ops
+    from longscope.models.hf import decode_ops, gemv, kernels, triton_ops
 
-    for thread in threading.enumerate():  # the setup engine's builds ahead, done first
-        if thread.name == "hf-builds":
-            thread.join()
     dropped = 0
     for module in (decode_ops, gemv, kernels, triton_ops):
         for value in list(vars(module).values()):
@@ -227,7 +223,6 @@ def forget_kernels() -> int:
                 caches.clear()
     for table in (gemv._PLANS, gemv._TIMES, gemv._RANKED):
         table.clear()
-    builds._STARTED.clear()
     triton.knobs.cache.dir = tempfile.mkdtemp(prefix="triton-fresh-")
     return dropped
 

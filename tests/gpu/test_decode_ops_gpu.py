@@ -418,3 +418,46 @@ def test_single_requests_joining_and_leaving_decode_as_alone(cuda) -> None:  # t
         assert (many.text, many.completion_tokens) == (one.text, one.completion_tokens)
     assert len({a.text for a in alone}) > 1
     torch.cuda.empty_cache()
+
+
+def test_tunings_build_every_variant_at_once_before_timing(cuda, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The split stage's configurations and the GEMV's candidate plans are built at once
+    (`gemv.build_at_once`: Triton's warmup, in threads) before a tuning times them: no launch of
+    the tunings builds a kernel itself. Shapes no other test builds (3 query heads per KV head;
+    a weight of 1,000 x 1,000, whose K no tile steps evenly)."""
+    torch = cuda
+    triton = pytest.importorskip("triton")
+    runtime = getattr(getattr(triton, "knobs", None), "runtime", None)
+    if runtime is None or not hasattr(runtime, "jit_cache_hook"):
+        pytest.skip("this Triton reports no builds (jit_cache_hook)")
+    from longscope.models.hf import decode_ops, gemv
+
+    seen: list[tuple[str, bool]] = []
+
+    def hook(*_, **kwargs):  # type: ignore[no-untyped-def]
+        name = str(getattr(kwargs.get("fn"), "name", "")).rsplit(".", 1)[-1]
+        warm = kwargs.get("is_manual_warmup", kwargs.get("compile", {}).get("is_warmup"))
+        seen.append((name, bool(warm)))
+        return False
+
+    monkeypatch.setattr(runtime, "jit_cache_hook", hook)
+    for table in ("_PLANS", "_TIMES", "_RANKED"):
+        monkeypatch.setattr(gemv, table, {})
+    pdl = gemv.pdl_supported(torch.device("cuda"))
+    gen = torch.Generator(device="cuda").manual_seed(3)
+    keys, values = (
+        torch.randn(2, 2, 4096, 128, device="cuda", generator=gen).bfloat16() for _ in range(2)
+    )
+    valid = torch.ones(2, 4096, dtype=torch.bool, device="cuda")
+    lengths = torch.tensor([4096, 1000], device="cuda")
+    attention = decode_ops.DecodeAttention(2, 6, 2, 128, 4096, torch.bfloat16, "cuda")
+    attention.tune(keys, values, valid, lengths, pdl, True)
+    split = [warm for name, warm in seen if name == "_attention_split_body"]
+    assert split == [True] * len(decode_ops._split_configs())
+    weights = [
+        ((torch.randn(1000, 1000, device="cuda", generator=gen) / 30).bfloat16(), None)
+        for _ in range(4)
+    ]
+    gemv.tune(3, weights)
+    built = [warm for name, warm in seen if name == "_gemv_kernel"]
+    assert built and all(built), f"{built.count(False)} of {len(built)} built by a timed launch"

@@ -26,6 +26,7 @@ import triton.language as tl
 
 from longscope.models.hf.gemv import (
     Parts,
+    build_at_once,
     launch_options,
     operand,
     operand_args,
@@ -445,6 +446,11 @@ class DecodeAttention:
         query = torch.zeros(
             (keys.shape[0], self.heads, self.dim), dtype=keys.dtype, device=keys.device
         )
+        # every configuration the tuner times, built at once (one by one: 3.9 s, issue 46)
+        out = torch.empty_like(query).view(query.shape[0], -1) if self.fuses(fused) else None
+        grid, args, options = self._split_call(query, keys, values, valid, lengths, 1.0, pdl, out)
+        configs = [{**options, **config.all_kwargs()} for config in _split_configs()]
+        build_at_once(_attention_split_body, [(grid, args, each) for each in configs])
         self(query, keys, values, valid, lengths, 1.0, pdl, fused)
 
     def _split(
@@ -459,19 +465,29 @@ class DecodeAttention:
         out: Any = None,
     ) -> None:
         # `out` given: the split stage merges into it itself
+        grid, args, options = self._split_call(query, keys, values, valid, lengths, scale, pdl, out)
+        with _SPLIT_LOCK:
+            _attention_split_kernel[grid](*args, **options)
+
+    def _split_call(
+        self, query: Any, keys: Any, values: Any, valid: Any, lengths: Any, scale: float,
+        pdl: bool, out: Any,
+    ) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:  # fmt: skip
         grid = (query.shape[0], self.kv_heads, self.splits)
         extra = {"BLOCK": BLOCK_N} if os.environ.get("TRITON_INTERPRET") == "1" else {}
         merge = out is not None
-        with _SPLIT_LOCK:
-            _attention_split_kernel[grid](
-                query, keys, values, valid.view(torch.uint8), lengths, self.part, self.lse,
-                self.count, out if merge else self.part,
-                float(scale), self.split_size, self.splits, self.load_class,
-                query.stride(0), keys.stride(0), keys.stride(1), values.stride(0), values.stride(1),
-                valid.stride(0), out.stride(0) if merge else 0,
-                GROUPS=self.groups, GROUP_PAD=self.group_pad, DIM=self.dim, IEEE=self.ieee,
-                PDL=pdl, MERGE=merge, BALANCED=BALANCED_SPLITS, **extra, **launch_options(pdl),
-            )  # fmt: skip
+        args = (
+            query, keys, values, valid.view(torch.uint8), lengths, self.part, self.lse,
+            self.count, out if merge else self.part,
+            float(scale), self.split_size, self.splits, self.load_class,
+            query.stride(0), keys.stride(0), keys.stride(1), values.stride(0), values.stride(1),
+            valid.stride(0), out.stride(0) if merge else 0,
+        )  # fmt: skip
+        options = dict(
+            GROUPS=self.groups, GROUP_PAD=self.group_pad, DIM=self.dim, IEEE=self.ieee,
+            PDL=pdl, MERGE=merge, BALANCED=BALANCED_SPLITS, **extra, **launch_options(pdl),
+        )  # fmt: skip
+        return grid, args, options
 
     def __call__(
         self,

@@ -21,15 +21,16 @@ Programmatic dependent launch (Hopper and later, `pdl`): a step is ~300 kernels 
 each waited for the one before it to drain and for its own launch. Launched with `launch_pdl`, a
 kernel's programs are placed while the one before it finishes; each waits (`griddepcontrol.wait`)
 before it reads anything the step wrote or writes anything, then lets the next one be placed
-(as TensorRT-LLM's and FlashInfer's decode kernels do under CUDA graphs). Asking for each
-program's weight rows in L2 before the wait (Hopper's bulk prefetch) was measured and dropped: an
-H200, 64 rows after 4K, graph replay 8.305 -> 8.399 ms with it (8 rows 4.600 -> 4.702), issue 46.
+(as TensorRT-LLM's and FlashInfer's decode kernels do under CUDA graphs). Weight rows asked for
+in L2 before the wait (Hopper's bulk prefetch) lost: 64 rows 8.305 -> 8.399 ms (H200, issue 46).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -278,15 +279,17 @@ def _k_split(width: int, plan: Plan) -> int:
     return -(-per // plan.block_k) * plan.block_k
 
 
+def _part(x: Any, weight: Any, plan: Plan) -> Any:  # float32 sums (splits, rows, n) by `plan`
+    splits = -(-x.shape[1] // _k_split(x.shape[1], plan))
+    return torch.empty((splits, x.shape[0], weight.shape[0]), dtype=torch.float32, device=x.device)
+
+
 def run(x: Any, weight: Any, bias: Any, plan: Plan, part: Any = None, pdl: bool = False) -> Parts:
     """Return `x @ weight.T + bias` as `Parts` by `plan` (x (rows, K) contiguous, 16-bit),
     written into `part` (splits, rows, n) float32 where given; `pdl`: launched programmatically
     dependent (`pdl_supported`)."""
-    rows, width = x.shape
-    k_split = _k_split(width, plan)
-    splits = -(-width // k_split)
     if part is None:
-        part = torch.empty((splits, rows, weight.shape[0]), dtype=torch.float32, device=x.device)
+        part = _part(x, weight, plan)
     _launch(x, weight, None, plan, part, pdl)
     return Parts(part, bias, x.dtype)
 
@@ -304,20 +307,57 @@ def run_gated(x: Any, weight: Any, bias: Any, plan: Plan, pdl: bool = False) -> 
 def _launch(
     x: Any, weight: Any, bias: Any, plan: Plan, out: Any, pdl: bool, gated: bool = False
 ) -> None:
+    grid, args, options = _call(x, weight, bias, plan, out, pdl, gated)
+    _gemv_kernel[grid](*args, **options)
+
+
+def _call(
+    x: Any, weight: Any, bias: Any, plan: Plan, out: Any, pdl: bool, gated: bool = False
+) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
     rows, width = x.shape
     n = weight.shape[0]
     k_split = _k_split(width, plan)
     even = width % plan.block_k == 0  # slices are whole steps; so is the last where K is
     tile = plan.block_n // 2 if gated else plan.block_n
     grid = (triton.cdiv(n // 2 if gated else n, tile), -(-width // k_split))
-    _gemv_kernel[grid](
+    args = (
         x, weight, out, bias if bias is not None else weight, rows, n, width, k_split,
         x.stride(0), weight.stride(0),
+    )  # fmt: skip
+    options = dict(
         M_PAD=rows_pad(rows), BLOCK_N=plan.block_n, BLOCK_K=plan.block_k, EVEN=even,
         EVEN_N=(n // 2 if gated else n) % tile == 0, PDL=pdl, GATED=gated,
         HAS_BIAS=gated and bias is not None,
         num_warps=plan.warps, num_stages=plan.stages, **launch_options(pdl),
     )  # fmt: skip
+    return grid, args, options
+
+
+BUILD_THREADS = 8
+"""Kernel variants built at once before a tuning times them (`build_at_once`)."""
+
+
+def build_at_once(kernel: Any, calls: list[tuple[Any, tuple[Any, ...], dict[str, Any]]]) -> None:
+    """Build `kernel` for each (grid, args, keywords) launch in threads, as Triton's warmup does
+    (compiled and loaded, not run), before a tuning launches them one after another: Triton
+    builds on the CPU, mostly outside Python's lock, and a card's first run built the split
+    stage's five configurations one by one in 3.9 s (an H200, RULER through the CLI, issue 46).
+    A variant already built costs a lookup; one that fails here fails where launched, as before."""
+    if len(calls) < 2 or os.environ.get("TRITON_INTERPRET") == "1":
+        return
+    device = torch.cuda.current_device()
+    caches = getattr(getattr(kernel, "fn", kernel), "device_caches", None)
+    if caches is not None:
+        caches[device]  # made once here: threads making it at once would each keep their own
+
+    def one(call: tuple[Any, tuple[Any, ...], dict[str, Any]]) -> None:
+        torch.cuda.set_device(device)  # the current device is per thread
+        with contextlib.suppress(Exception):
+            kernel.warmup(*call[1], grid=call[0], **call[2])
+
+    workers = max(1, min(BUILD_THREADS, len(calls), os.cpu_count() or 1))
+    with ThreadPoolExecutor(workers, thread_name_prefix="triton-build") as pool:
+        list(pool.map(one, calls))
 
 
 _PLANS: dict[tuple[Any, ...], Plan | None] = {}
@@ -423,7 +463,10 @@ def tune(rows: int, weights: list[tuple[Any, Any]]) -> Plan | None:
     base = charged(base, rate, weight, outputs * weight.element_size())
     best: tuple[float, Plan | None] = (base, None)
     ranked: list[tuple[float, Plan]] = []
-    for plan in _candidates(rows_pad(rows), weight.shape[1]) if base < float("inf") else []:
+    candidates = _candidates(rows_pad(rows), weight.shape[1]) if base < float("inf") else []
+    calls = [_call(x, weight, None, p, _part(x, weight, p), pdl) for p in candidates]
+    build_at_once(_gemv_kernel, calls)
+    for plan in candidates:
         try:
             got = run(x, weight, bias, plan, pdl=pdl).rounded().float()
             if not ((got - want).norm() / scale).item() < 1e-2:
@@ -468,7 +511,10 @@ def tune_gated(rows: int, weights: list[tuple[Any, Any]], silu: Any) -> Plan | N
     except Exception:  # no device timing here: the two kernels
         base = float("inf")
     best: tuple[float, Plan | None] = (base, None)
-    for plan in tiles[:GATED_CANDIDATES] if base < float("inf") else []:
+    tiles = tiles[:GATED_CANDIDATES] if base < float("inf") else []
+    out = torch.empty((rows, weight.shape[0] // 2), dtype=x.dtype, device=x.device)
+    build_at_once(_gemv_kernel, [_call(x, weight, bias, p, out, pdl, gated=True) for p in tiles])
+    for plan in tiles:
         try:
             got = run_gated(x, weight, bias, plan, pdl)
             if not torch.equal(got, silu(run(x, weight, bias, plan, pdl=pdl))):
