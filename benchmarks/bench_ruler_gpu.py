@@ -180,6 +180,7 @@ def run_cli(model_dir: Path, run_dir: Path, lengths: str, samples: int, tasks: s
         return await group(self, requests, on_result)
 
     runner._execute, HFBackend.generate_group = executed, first
+    units = record_units(Engine)
     builds = count_triton_builds()
     args = ["run", "ruler", "--model", f"hf/{model_dir}", "-M", "prompt_mode=completion"]
     args += ["--lengths", lengths, "-S", f"samples={samples}", "-o", str(run_dir), "-q"]
@@ -199,8 +200,42 @@ def run_cli(model_dir: Path, run_dir: Path, lengths: str, samples: int, tasks: s
         "calls": dict(phases.calls),
         "timing": seen.get("timing", {}),
         "triton_builds": dict(builds),
+        "units": units,
         "command": "longscope " + " ".join(args),
     }
+
+
+def record_units(engine: Any) -> list[dict[str, Any]]:
+    """Record each prefill the engine plans and runs from now on: its tokens, the chunk chosen,
+    the rows decoding beside it and their capacity, the free memory it was planned in, whether
+    the plan fit, and the host seconds of its `_join` (prefill, the steps between its chunks, the
+    batch change): where a run's prefill is slower than the engine's own rate alone."""
+    units: list[dict[str, Any]] = []
+    plan, join = engine.plan, engine._join
+
+    def planned(
+        self: Any, tokens: int, sequences: int, free: int, *args: Any, **kwargs: Any
+    ) -> Any:
+        chunk, memory = plan(self, tokens, sequences, free, *args, **kwargs)
+        rows, capacity = kwargs.get("running", args[2] if len(args) > 2 else (0, 0))
+        self._bench_last_plan = {
+            "tokens": tokens, "chunk": chunk, "rows": rows, "capacity": capacity,
+            "free_gb": round(free / 1e9, 1), "fits": bool(getattr(memory, "fits", True)),
+        }  # fmt: skip
+        return chunk, memory
+
+    def joined(self: Any, unit: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return join(self, unit)
+        finally:
+            row = dict(getattr(self, "_bench_last_plan", {}))
+            row["join_s"] = round(time.perf_counter() - started, 3)
+            row["steps_in_prefill"] = self.stats.get("steps_in_prefill")
+            units.append(row)
+
+    engine.plan, engine._join = planned, joined
+    return units
 
 
 def forget_kernels() -> int:
