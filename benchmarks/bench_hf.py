@@ -191,6 +191,57 @@ def longscope_group(backend: HFBackend, ids: list[int], members: int, new_tokens
     return elapsed
 
 
+def forget_kernels() -> int:
+    """Leave the next decode to build and tune the step's kernels as a new process on a fresh
+    machine does: drop Triton's loaded kernels of longscope's modules and the split stage's tuned
+    configurations, the GEMV plans, and point Triton's disk cache at an empty folder. Return how
+    many loaded kernels were dropped."""
+    import tempfile
+
+    import triton
+
+    from longscope.models.hf import decode_ops, gemv, kernels, triton_ops
+
+    dropped = 0
+    for module in (decode_ops, gemv, kernels, triton_ops):
+        for value in list(vars(module).values()):
+            if isinstance(getattr(value, "cache", None), dict):  # an autotuner's choices
+                value.cache.clear()
+            # a JIT function holds its builds; an autotuner holds the JIT function (`fn`)
+            for holder in (value, getattr(value, "fn", None)):
+                caches = getattr(holder, "device_caches", None)
+                if isinstance(caches, dict):
+                    dropped += sum(len(entry[0]) for entry in caches.values())
+                    caches.clear()
+    for table in (gemv._PLANS, gemv._TIMES, gemv._RANKED):
+        table.clear()
+    triton.knobs.cache.dir = tempfile.mkdtemp(prefix="triton-fresh-")
+    return dropped
+
+
+def first_batch(backend: HFBackend, record: Any, threads: list[int], repeats: int = 2) -> None:
+    """Issue 46: a new process's first batch (4 rows of a 4K prompt, 4 tokens each) from nothing
+    (`forget_kernels`): prefill, the step's kernels built and tuned (the split stage's five
+    configurations, the GEMV's candidates at 16 rows, gate/up with the SiLU product), a graph
+    captured, with the variants a tuning times built at once in `threads` threads first
+    (`gemv.build_at_once`; 0: each built where first launched), alternately."""
+    from longscope.models.hf import gemv
+
+    default = gemv.BUILD_THREADS
+    ids = prompt_ids(4096, seed=7)
+    for repeat in range(repeats):
+        for count in threads:
+            gemv.BUILD_THREADS = count
+            dropped = forget_kernels()
+            seconds = longscope_group(backend, ids, 4, 4)
+            last = backend.engine.last_decode
+            record(
+                kind="first_batch", build_threads=count, repeat=repeat, seconds=round(seconds, 3),
+                capture_ms=last.get("capture_ms"), dropped=dropped,
+            )  # fmt: skip
+    gemv.BUILD_THREADS = default
+
+
 def run_documents(backend: HFBackend, documents: list[list[Request]], together: bool) -> float:
     """Return seconds to answer every document: one after another (each awaited before the
     next is handed over, as with one group in flight) or handed over at once, as the runner does."""
@@ -1022,7 +1073,7 @@ def main() -> None:
         "--skip",
         default="",
         help="parts to leave out: continuous,table,decode,step,attention,bare,prefill,"
-        "lengths,batched,profile46,sweep,long,ops46",
+        "lengths,batched,profile46,sweep,long,ops46,first",
     )
     parser.add_argument("--step-modes", default="torch,triton-cublas,triton")
     parser.add_argument("--profile-rows", default="1", help="profile46: rows of the step (a list)")
@@ -1047,11 +1098,14 @@ def main() -> None:
     parser.add_argument(
         "--split-targets", default="", help="batched: attention programs (default: the engine's)"
     )
+    parser.add_argument(
+        "--first-batch-threads", default="0,8", help="first: build threads compared (a list)"
+    )
     parser.add_argument("--smoke", action="store_true", help="table and prefill at 2K only")
     args = parser.parse_args()
     if args.smoke:
         args.lengths = "2048"
-        args.skip = "continuous,decode,step,attention,bare,batched,profile46,sweep,long,ops46"
+        args.skip = "continuous,decode,step,attention,bare,batched,profile46,sweep,long,ops46,first"
         args.decode_lengths = "2048"
         args.out = "/dev/null"
     lengths = [int(x) for x in args.lengths.split(",")]
@@ -1099,6 +1153,10 @@ def main() -> None:
     record(kind="gemm_choices", **decode_ops_choices())
     record(kind="attention_choices", **attention_choices())
 
+    if "first" not in skip:
+        threads = [int(x) for x in args.first_batch_threads.split(",")]
+        first_batch(backend, record, threads)
+        forget_kernels()  # what follows tunes and builds its own again
     # 0. Continuous batching across documents.
     if "continuous" not in skip:
         cases = [(8192, 4, 256, 16), (8192, 4, 256, 32), (32768, 4, 64, 32)]

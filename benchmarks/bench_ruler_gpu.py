@@ -14,7 +14,7 @@ On the GPU it finds, in one process:
    `--samples`, the essays/SQuAD/HotpotQA files being the test fixtures (small stand-ins in RULER's
    formats, repeated to length as RULER repeats a short set).
    Before it, the setup's loaded and tuned decode kernels are dropped and Triton's disk cache is
-   an empty folder (`forget_kernels`): the run builds and tunes them as a new process on a fresh
+   an empty folder (`bench_hf.forget_kernels`): the run builds and tunes them as a new process on a fresh
    machine does (before 2026-11-30 it found those of 1 and 2-16 rows warm).
 It prints (and writes DIR/result.json): the command's wall time and prompt tokens/s, the engine's
 prefill time for the same prompts (tokens / the rate at their length), their ratio, the time to the
@@ -238,30 +238,6 @@ def record_units(engine: Any) -> list[dict[str, Any]]:
     return units
 
 
-def forget_kernels() -> int:
-    """Leave the CLI run to build and tune the decode step's kernels as a new process on a fresh
-    machine does (the setup's warm-up decodes built and tuned them at 1 and 2-16 rows): drop Triton's loaded kernels of longscope's modules and the split
-    stage's tuned configurations and the GEMV plans, and point Triton's disk cache at an empty
-    folder. Return how many loaded kernels were dropped."""
-    import triton
-
-    from longscope.models.hf import decode_ops, gemv, kernels, triton_ops
-
-    dropped = 0
-    for module in (decode_ops, gemv, kernels, triton_ops):
-        for value in list(vars(module).values()):
-            if isinstance(getattr(value, "cache", None), dict):  # an autotuner's choices
-                value.cache.clear()
-            caches = getattr(getattr(value, "fn", value), "device_caches", None)
-            if isinstance(caches, dict):
-                dropped += sum(len(entry[0]) for entry in caches.values())
-                caches.clear()
-    for table in (gemv._PLANS, gemv._TIMES, gemv._RANKED):
-        table.clear()
-    triton.knobs.cache.dir = tempfile.mkdtemp(prefix="triton-fresh-")
-    return dropped
-
-
 def count_triton_builds() -> dict[str, Any]:
     """Count, per kernel, the Triton builds this process makes from now on that Triton's
     `jit_cache_hook` reports (compiled, or loaded from its disk cache), and their seconds. Not a
@@ -332,7 +308,7 @@ def main() -> None:
     made["save_model_s"] = time.perf_counter() - started
     del model
     torch.cuda.empty_cache()
-    made["kernels_forgotten"] = forget_kernels()
+    made["kernels_forgotten"] = bench_hf.forget_kernels()
     print(json.dumps({"kind": "setup", **made}), flush=True)
 
     run = run_cli(folder, args.out / "run", args.lengths, args.samples, args.tasks)

@@ -334,7 +334,7 @@ def _call(
 
 
 BUILD_THREADS = 8
-"""Kernel variants built at once before a tuning times them (`build_at_once`)."""
+"""Kernel variants built at once before a tuning times them (`build_at_once`; under 2: none)."""
 
 
 def build_at_once(kernel: Any, calls: list[tuple[Any, tuple[Any, ...], dict[str, Any]]]) -> None:
@@ -343,7 +343,7 @@ def build_at_once(kernel: Any, calls: list[tuple[Any, tuple[Any, ...], dict[str,
     builds on the CPU, mostly outside Python's lock, and a card's first run built the split
     stage's five configurations one by one in 3.9 s (an H200, RULER through the CLI, issue 46).
     A variant already built costs a lookup; one that fails here fails where launched, as before."""
-    if len(calls) < 2 or os.environ.get("TRITON_INTERPRET") == "1":
+    if len(calls) < 2 or BUILD_THREADS < 2 or os.environ.get("TRITON_INTERPRET") == "1":
         return
     device = torch.cuda.current_device()
     caches = getattr(getattr(kernel, "fn", kernel), "device_caches", None)
