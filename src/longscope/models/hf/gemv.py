@@ -346,7 +346,7 @@ def build_at_once(kernel: Any, calls: list[tuple[Any, tuple[Any, ...], dict[str,
     if len(calls) < 2 or BUILD_THREADS < 2 or os.environ.get("TRITON_INTERPRET") == "1":
         return
     device = torch.cuda.current_device()
-    caches = getattr(getattr(kernel, "fn", kernel), "device_caches", None)
+    caches = getattr(kernel, "device_caches", None)  # a JIT function's builds, per device
     if caches is not None:
         caches[device]  # made once here: threads making it at once would each keep their own
 
@@ -464,8 +464,8 @@ def tune(rows: int, weights: list[tuple[Any, Any]]) -> Plan | None:
     best: tuple[float, Plan | None] = (base, None)
     ranked: list[tuple[float, Plan]] = []
     candidates = _candidates(rows_pad(rows), weight.shape[1]) if base < float("inf") else []
-    calls = [_call(x, weight, None, p, _part(x, weight, p), pdl) for p in candidates]
-    build_at_once(_gemv_kernel, calls)
+    scratch = torch.empty(1, dtype=torch.float32, device=x.device)  # a build reads no memory
+    build_at_once(_gemv_kernel, [_call(x, weight, None, p, scratch, pdl) for p in candidates])
     for plan in candidates:
         try:
             got = run(x, weight, bias, plan, pdl=pdl).rounded().float()
@@ -512,7 +512,7 @@ def tune_gated(rows: int, weights: list[tuple[Any, Any]], silu: Any) -> Plan | N
         base = float("inf")
     best: tuple[float, Plan | None] = (base, None)
     tiles = tiles[:GATED_CANDIDATES] if base < float("inf") else []
-    out = torch.empty((rows, weight.shape[0] // 2), dtype=x.dtype, device=x.device)
+    out = torch.empty(1, dtype=x.dtype, device=x.device)
     build_at_once(_gemv_kernel, [_call(x, weight, bias, p, out, pdl, gated=True) for p in tiles])
     for plan in tiles:
         try:
