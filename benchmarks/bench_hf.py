@@ -739,6 +739,7 @@ def step_window(backend: HFBackend, record: Any, rows: int, first: int, path: st
 
 
 WINDOW_STEPS = 6
+"""Decode steps the device window of a batched run covers (`step_window`)."""
 
 
 def window_summary(trace_path: str) -> dict[str, Any]:
