@@ -224,22 +224,26 @@ def first_batch(backend: HFBackend, record: Any, threads: list[int], repeats: in
     (`forget_kernels`): prefill, the step's kernels built and tuned (the split stage's five
     configurations, the GEMV's candidates at 16 rows, gate/up with the SiLU product), a graph
     captured, with the variants a tuning times built at once in `threads` threads first
-    (`gemv.build_at_once`; 0: each built where first launched), alternately."""
-    from longscope.models.hf import gemv
+    (`triton_builds.build_at_once`; 0: each built where first launched), alternately."""
+    from longscope.models.hf import triton_builds
 
-    default = gemv.BUILD_THREADS
+    default = triton_builds.BUILD_THREADS
     ids = prompt_ids(4096, seed=7)
-    for repeat in range(repeats):
-        for count in threads:
-            gemv.BUILD_THREADS = count
-            dropped = forget_kernels()
-            seconds = longscope_group(backend, ids, 4, 4)
-            last = backend.engine.last_decode
-            record(
-                kind="first_batch", build_threads=count, repeat=repeat, seconds=round(seconds, 3),
-                capture_ms=last.get("capture_ms"), dropped=dropped,
-            )  # fmt: skip
-    gemv.BUILD_THREADS = default
+    # once untimed: this process's first 4K prefill (cuDNN's graphs, the allocator) is no arm's
+    longscope_group(backend, ids, 4, 4)
+    try:
+        for repeat in range(repeats):
+            for count in threads:
+                triton_builds.BUILD_THREADS = count
+                dropped = forget_kernels()
+                seconds = longscope_group(backend, ids, 4, 4)
+                last = backend.engine.last_decode
+                record(
+                    kind="first_batch", build_threads=count, repeat=repeat,
+                    seconds=round(seconds, 3), capture_ms=last.get("capture_ms"), dropped=dropped,
+                )  # fmt: skip
+    finally:
+        triton_builds.BUILD_THREADS = default
 
 
 def run_documents(backend: HFBackend, documents: list[list[Request]], together: bool) -> float:
@@ -636,8 +640,10 @@ def decode_batched(
                 ]
             )  # fmt: skip
         before = dict(backend.engine.stats)
-        with step_window(backend, record, rows, *(window or (0, ""))):
+        with step_window(backend, record, rows, *(window or (0, ""))) as watched:
             elapsed = run_documents(backend, docs, together=True)
+        # the device window's own time (profiled steps, the trace's export) is no step's
+        elapsed -= watched.get("overhead_s", 0.0)
         stats = backend.engine.stats
         steps = stats["steps"] - before["steps"]
         row_steps = stats["row_steps"] - before["row_steps"]
@@ -656,7 +662,7 @@ def decode_batched(
         byte_bound = weight_s + seconds_bound
         flop_bound = flops / (peak * 1e12)
         last = backend.engine.last_decode
-        decode_s = last.get("decode_s", elapsed)
+        decode_s = last.get("decode_s", elapsed) - watched.get("overhead_s", 0.0)
         steps_s = decode_s - (last.get("capture_ms") or 0.0) / 1e3
         record(
             kind="decode_batched",
@@ -681,6 +687,7 @@ def decode_batched(
             ms_per_step_steps=round(steps_s / max(1, steps) * 1e3, 3),
             captures=last.get("captures"),
             capture_ms=last.get("capture_ms"),
+            window_overhead_s=watched.get("overhead_s"),
             rebuilds=last.get("rebuilds"),
             rebuild_host_ms=last.get("rebuild_ms"),
             joined=stats["joined"] - before["joined"],
@@ -700,11 +707,16 @@ def step_window(backend: HFBackend, record: Any, rows: int, first: int, path: st
     original = engine._decode_once
     calls: list[tuple[float, float]] = []
     profiler: list[Any] = []
+    watched: dict[str, float] = {}
+    trace = Path(f"{path}.rows{rows}.json")
+    if path:
+        trace.unlink(missing_ok=True)  # an earlier run's trace is not this one's
 
     def timed(*args: Any, **kwargs: Any) -> Any:
         if path and len(calls) == first:
             from torch.profiler import ProfilerActivity, profile
 
+            watched["began"] = time.perf_counter()
             profiler.append(profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]))
             profiler[0].start()
         start = time.perf_counter()
@@ -712,16 +724,30 @@ def step_window(backend: HFBackend, record: Any, rows: int, first: int, path: st
         calls.append((start, time.perf_counter()))
         if profiler and len(calls) == first + WINDOW_STEPS:
             torch.cuda.synchronize()
-            profiler[0].stop()
-            profiler[0].export_chrome_trace(f"{path}.rows{rows}.json")
+            ran = profiler.pop()
+            ran.stop()
+            ran.export_chrome_trace(str(trace))
+            watched["ended"] = time.perf_counter()
         return result
 
     engine._decode_once = timed
     try:
-        yield
+        yield watched
     finally:
         del engine._decode_once
+        if profiler:  # the run ended inside the window
+            profiler.pop().stop()
     inside = sorted(end - start for start, end in calls)
+    if "ended" in watched:
+        # the window's profiled steps, stop and export, less what as many steps take unwatched
+        outside = sorted(
+            end - start
+            for index, (start, end) in enumerate(calls)
+            if not first <= index < first + WINDOW_STEPS
+        )
+        typical = outside[len(outside) // 2] if outside else 0.0
+        spent = watched["ended"] - watched["began"] - WINDOW_STEPS * typical
+        watched["overhead_s"] = round(max(0.0, spent), 3)
     between = sorted(b[0] - a[1] for a, b in itertools.pairwise(calls))
     if not inside:
         return
@@ -734,8 +760,8 @@ def step_window(backend: HFBackend, record: Any, rows: int, first: int, path: st
         between_ms_median=round(between[len(between) // 2] * 1e3, 3) if between else None,
         between_ms_sum=round(sum(between) * 1e3, 1),
     )
-    if profiler and Path(f"{path}.rows{rows}.json").exists():
-        record(kind="decode_batched_window", rows=rows, **window_summary(f"{path}.rows{rows}.json"))
+    if path and trace.exists():
+        record(kind="decode_batched_window", rows=rows, **window_summary(str(trace)))
 
 
 WINDOW_STEPS = 6

@@ -208,8 +208,9 @@ def run_cli(model_dir: Path, run_dir: Path, lengths: str, samples: int, tasks: s
 def record_units(engine: Any) -> list[dict[str, Any]]:
     """Record each prefill the engine plans and runs from now on: its tokens, the chunk chosen,
     the rows decoding beside it and their capacity, the free memory it was planned in, whether
-    the plan fit, and the host seconds of its `_join` (prefill, the steps between its chunks, the
-    batch change): where a run's prefill is slower than the engine's own rate alone."""
+    the plan fit, the host seconds of its `_join` (prefill, the steps between its chunks, the
+    batch change) and those steps: where a run's prefill is slower than the engine's own rate
+    alone."""
     units: list[dict[str, Any]] = []
     plan, join = engine.plan, engine._join
 
@@ -231,7 +232,8 @@ def record_units(engine: Any) -> list[dict[str, Any]]:
         finally:
             row = dict(getattr(self, "_bench_last_plan", {}))
             row["join_s"] = round(time.perf_counter() - started, 3)
-            row["steps_in_prefill"] = self.stats.get("steps_in_prefill")
+            total = self.stats.get("steps_in_prefill", 0)  # the engine's count so far
+            row["steps_in_prefill"] = total - sum(u["steps_in_prefill"] for u in units)
             units.append(row)
 
     engine.plan, engine._join = planned, joined

@@ -422,7 +422,7 @@ def test_single_requests_joining_and_leaving_decode_as_alone(cuda) -> None:  # t
 
 def test_tunings_build_every_variant_at_once_before_timing(cuda, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The split stage's configurations and the GEMV's candidate plans are built at once
-    (`gemv.build_at_once`: Triton's warmup, in threads) before a tuning times them: no launch of
+    (`triton_builds.build_at_once`: Triton's warmup, in threads) before a tuning times them: no launch of
     the tunings builds a kernel itself. Shapes no other test builds (3 query heads per KV head;
     a weight of 1,000 x 1,000, whose K no tile steps evenly)."""
     torch = cuda

@@ -26,13 +26,13 @@ import triton.language as tl
 
 from longscope.models.hf.gemv import (
     Parts,
-    build_at_once,
     launch_options,
     operand,
     operand_args,
     pdl_enter,
     silu_product,
 )
+from longscope.models.hf.triton_builds import build_at_once
 
 SPLIT_TARGET = 2048
 """Programs the attention's first stage aims at (about 16 per multiprocessor of an H200). Was

@@ -27,16 +27,16 @@ in L2 before the wait (Hopper's bulk prefetch) lost: 64 rows 8.305 -> 8.399 ms (
 
 from __future__ import annotations
 
-import contextlib
 import os
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 import triton
 import triton.language as tl
+
+from longscope.models.hf.triton_builds import build_at_once
 
 try:  # grid dependency control (Triton 3.3 and later)
     from triton.language.extra import cuda as _gdc
@@ -331,33 +331,6 @@ def _call(
         num_warps=plan.warps, num_stages=plan.stages, **launch_options(pdl),
     )  # fmt: skip
     return grid, args, options
-
-
-BUILD_THREADS = 8
-"""Kernel variants built at once before a tuning times them (`build_at_once`; under 2: none)."""
-
-
-def build_at_once(kernel: Any, calls: list[tuple[Any, tuple[Any, ...], dict[str, Any]]]) -> None:
-    """Build `kernel` for each (grid, args, keywords) launch in threads, as Triton's warmup does
-    (compiled and loaded, not run), before a tuning launches them one after another: Triton
-    builds on the CPU, mostly outside Python's lock, and a card's first run built the split
-    stage's five configurations one by one in 3.9 s (an H200, RULER through the CLI, issue 46).
-    A variant already built costs a lookup; one that fails here fails where launched, as before."""
-    if len(calls) < 2 or BUILD_THREADS < 2 or os.environ.get("TRITON_INTERPRET") == "1":
-        return
-    device = torch.cuda.current_device()
-    caches = getattr(kernel, "device_caches", None)  # a JIT function's builds, per device
-    if caches is not None:
-        caches[device]  # made once here: threads making it at once would each keep their own
-
-    def one(call: tuple[Any, tuple[Any, ...], dict[str, Any]]) -> None:
-        torch.cuda.set_device(device)  # the current device is per thread
-        with contextlib.suppress(Exception):
-            kernel.warmup(*call[1], grid=call[0], **call[2])
-
-    workers = max(1, min(BUILD_THREADS, len(calls), os.cpu_count() or 1))
-    with ThreadPoolExecutor(workers, thread_name_prefix="triton-build") as pool:
-        list(pool.map(one, calls))
 
 
 _PLANS: dict[tuple[Any, ...], Plan | None] = {}
