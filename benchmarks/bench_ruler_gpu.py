@@ -213,16 +213,18 @@ def record_units(engine: Any) -> list[dict[str, Any]]:
     alone."""
     units: list[dict[str, Any]] = []
     plan, join = engine.plan, engine._join
+    last: dict[str, Any] = {}
 
     def planned(
         self: Any, tokens: int, sequences: int, free: int, *args: Any, **kwargs: Any
     ) -> Any:
         chunk, memory = plan(self, tokens, sequences, free, *args, **kwargs)
         rows, capacity = kwargs.get("running", args[2] if len(args) > 2 else (0, 0))
-        self._bench_last_plan = {
+        last.clear()
+        last.update({
             "tokens": tokens, "chunk": chunk, "rows": rows, "capacity": capacity,
             "free_gb": round(free / 1e9, 1), "fits": bool(getattr(memory, "fits", True)),
-        }  # fmt: skip
+        })  # fmt: skip
         return chunk, memory
 
     def joined(self: Any, unit: Any) -> Any:
@@ -230,7 +232,7 @@ def record_units(engine: Any) -> list[dict[str, Any]]:
         try:
             return join(self, unit)
         finally:
-            row = dict(getattr(self, "_bench_last_plan", {}))
+            row = dict(last)  # the plan this prefill was admitted by
             row["join_s"] = round(time.perf_counter() - started, 3)
             total = self.stats.get("steps_in_prefill", 0)  # the engine's count so far
             row["steps_in_prefill"] = total - sum(u["steps_in_prefill"] for u in units)

@@ -279,17 +279,14 @@ def _k_split(width: int, plan: Plan) -> int:
     return -(-per // plan.block_k) * plan.block_k
 
 
-def _part(x: Any, weight: Any, plan: Plan) -> Any:  # float32 sums (splits, rows, n) by `plan`
-    splits = -(-x.shape[1] // _k_split(x.shape[1], plan))
-    return torch.empty((splits, x.shape[0], weight.shape[0]), dtype=torch.float32, device=x.device)
-
-
 def run(x: Any, weight: Any, bias: Any, plan: Plan, part: Any = None, pdl: bool = False) -> Parts:
     """Return `x @ weight.T + bias` as `Parts` by `plan` (x (rows, K) contiguous, 16-bit),
     written into `part` (splits, rows, n) float32 where given; `pdl`: launched programmatically
     dependent (`pdl_supported`)."""
     if part is None:
-        part = _part(x, weight, plan)
+        rows, width = x.shape
+        splits = -(-width // _k_split(width, plan))
+        part = torch.empty((splits, rows, weight.shape[0]), dtype=torch.float32, device=x.device)
     _launch(x, weight, None, plan, part, pdl)
     return Parts(part, bias, x.dtype)
 
