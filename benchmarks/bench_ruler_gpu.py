@@ -118,9 +118,11 @@ class Phases:
         self.seconds: dict[str, float] = defaultdict(float)
         self.calls: dict[str, int] = defaultdict(int)
         self.local = threading.local()
+        self.originals: list[tuple[Any, str, Any]] = []
 
     def patch(self, owner: Any, name: str, key: str, inside: str = "") -> None:
         original = getattr(owner, name)
+        self.originals.append((owner, name, original))
         phases = self
 
         def timed(*args: Any, **kwargs: Any) -> Any:
@@ -140,12 +142,26 @@ class Phases:
 
         setattr(owner, name, timed)
 
+    def restore(self) -> None:
+        """Put every patched method back (a next run patches afresh)."""
+        for owner, name, original in reversed(self.originals):
+            setattr(owner, name, original)
+        self.originals.clear()
 
-def run_cli(model_dir: Path, run_dir: Path, lengths: str, samples: int, tasks: str) -> dict:
+
+VARIANTS = ("default", "no-gemv")
+"""How a `--variants` run's engine decodes: as shipped, or with the step's projections on torch's
+matmul (`KernelSwitches.decode_gemv` off: no GEMV plan is built or timed)."""
+
+
+def run_cli(
+    model_dir: Path, run_dir: Path, lengths: str, samples: int, tasks: str, variant: str = "default"
+) -> dict:
     from typer.testing import CliRunner
 
     from longscope.cli import app
     from longscope.models import hf
+    from longscope.models.hf import decode_ops, gemv
     from longscope.models.hf.engine import Engine
     from longscope.run import runner
     from longscope.run.store import RunStore
@@ -167,6 +183,21 @@ def run_cli(model_dir: Path, run_dir: Path, lengths: str, samples: int, tasks: s
     phases.patch(RunStore, "put_samples", "store")
     phases.patch(RunStore, "put_generations", "store")
     phases.patch(runner, "score_run", "score")
+    # Inside captures and the steps between prefill chunks: the step's tunings, and the builds
+    # each makes of the variants it is about to time.
+    phases.patch(gemv, "tune", "tune_gemv")
+    phases.patch(gemv, "tune_gated", "tune_gated")
+    phases.patch(decode_ops.DecodeAttention, "tune", "tune_attention")
+    phases.patch(gemv, "build_at_once", "build_gemv")
+    phases.patch(decode_ops, "build_at_once", "build_attention")
+    init = Engine.__init__
+    if variant == "no-gemv":
+
+        def no_gemv(self: Any, *args: Any, **kwargs: Any) -> None:
+            init(self, *args, **kwargs)
+            self.kernels.decode_gemv = False
+
+        Engine.__init__ = no_gemv
     seen: dict[str, Any] = {}
     execute, group = runner._execute, HFBackend.generate_group
 
@@ -180,6 +211,7 @@ def run_cli(model_dir: Path, run_dir: Path, lengths: str, samples: int, tasks: s
         return await group(self, requests, on_result)
 
     runner._execute, HFBackend.generate_group = executed, first
+    plan, join = Engine.plan, Engine._join
     units = record_units(Engine)
     builds = count_triton_builds()
     args = ["run", "ruler", "--model", f"hf/{model_dir}", "-M", "prompt_mode=completion"]
@@ -189,10 +221,18 @@ def run_cli(model_dir: Path, run_dir: Path, lengths: str, samples: int, tasks: s
     if tasks:
         args += ["-S", f"tasks={tasks}"]
     started = time.perf_counter()
-    result = CliRunner().invoke(app, args, catch_exceptions=False)
+    try:
+        result = CliRunner().invoke(app, args, catch_exceptions=False)
+    finally:
+        Engine.__init__, Engine.plan, Engine._join = init, plan, join
+        runner._execute, HFBackend.generate_group = execute, group
+        phases.restore()
+        stop_counting_builds()
     wall = time.perf_counter() - started
     print(result.output[-3000:], flush=True)
     return {
+        "variant": variant,
+        "gemv_plans": gemv.plans(),
         "first_request_s": seen.get("first_request_s"),
         "exit_code": result.exit_code,
         "wall_s": wall,
@@ -271,6 +311,16 @@ def count_triton_builds() -> dict[str, Any]:
     return builds
 
 
+def stop_counting_builds() -> None:
+    """Take `count_triton_builds`'s hooks off Triton."""
+    try:
+        import triton
+
+        triton.knobs.runtime.jit_cache_hook = triton.knobs.runtime.jit_post_compile_hook = None
+    except (ImportError, AttributeError):
+        pass
+
+
 def stored(run_dir: Path) -> list[tuple[int, int, int, str, float]]:
     """Return (length, prompt tokens, completion tokens, status, latency) per stored request."""
     with sqlite3.connect(run_dir / "longscope.sqlite") as db:
@@ -290,7 +340,15 @@ def main() -> None:
     parser.add_argument("--samples", type=int, default=1)
     parser.add_argument("--tasks", default="")
     parser.add_argument("--smoke", action="store_true")
+    parser.add_argument(
+        "--variants",
+        default="default",
+        help=f"the CLI run once per variant, in turn, each from nothing: {', '.join(VARIANTS)}",
+    )
     args = parser.parse_args()
+    variants = args.variants.split(",")
+    if unknown := sorted(set(variants) - set(VARIANTS)):
+        parser.error(f"unknown variant {unknown[0]!r}: give some of {', '.join(VARIANTS)}")
     card = torch.cuda.get_device_name()
     lengths = [int(n) for n in args.lengths.split(",")]
     if args.out is None:
@@ -312,33 +370,46 @@ def main() -> None:
     made["save_model_s"] = time.perf_counter() - started
     del model
     torch.cuda.empty_cache()
-    made["kernels_forgotten"] = bench_hf.forget_kernels()
     print(json.dumps({"kind": "setup", **made}), flush=True)
+    results = []
+    for variant in variants:
+        result = dict(made, variant=variant, kernels_forgotten=bench_hf.forget_kernels())
+        run_dir = args.out / ("run" if variant == variants[0] else f"run-{variant}")
+        run = run_cli(folder, run_dir, args.lengths, args.samples, args.tasks, variant)
+        result.update(summarize(run, stored(run_dir), rates))
+        print(json.dumps({"kind": "result", **result}, default=str), flush=True)
+        results.append(result)
+    # the first variant's result where it was always written; every variant's beside it
+    (args.out / "result.json").write_text(json.dumps(results[0], indent=1, default=str))
+    (args.out / "results.json").write_text(json.dumps(results, indent=1, default=str))
 
-    run = run_cli(folder, args.out / "run", args.lengths, args.samples, args.tasks)
-    rows = stored(args.out / "run")
+
+def summarize(
+    run: dict[str, Any], rows: list[tuple[int, int, int, str, float]], rates: dict[int, Any]
+) -> dict[str, Any]:
+    """Return the run's requests, statuses and tokens, the engine's prefill time for its sent
+    prompts (tokens / the rate alone at their length) and the command's ratio to it."""
     sent = [r for r in rows if r[3] != "skipped"]
     prompt = sum(r[1] for r in sent)
     engine_s = sum(r[1] / rates[r[0]]["tokens_per_s"] for r in sent)
     phases = run["phases"]
     load = phases.get("load", 0.0)
-    made.update(
-        run=run,
-        requests=len(rows),
-        sent=len(sent),
-        statuses={s: sum(1 for r in rows if r[3] == s) for s in {r[3] for r in rows}},
-        prompt_tokens=prompt,
-        completion_tokens=sum(r[2] for r in sent),
-        command_tokens_per_s=prompt / run["wall_s"],
-        engine_prefill_s=engine_s,
-        ratio_whole=run["wall_s"] / engine_s,
-        ratio_without_load=(run["wall_s"] - load) / engine_s,
-        engine_busy_s=phases.get("prefill", 0.0) + phases.get("decode", 0.0),
-    )
-    # The engine waits for work when neither prefilling nor decoding after the model is loaded.
-    made["engine_idle_s"] = run["wall_s"] - load - made["engine_busy_s"]
-    print(json.dumps({"kind": "result", **made}, default=str), flush=True)
-    (args.out / "result.json").write_text(json.dumps(made, indent=1, default=str))
+    busy = phases.get("prefill", 0.0) + phases.get("decode", 0.0)
+    return {
+        "run": run,
+        "requests": len(rows),
+        "sent": len(sent),
+        "statuses": {s: sum(1 for r in rows if r[3] == s) for s in {r[3] for r in rows}},
+        "prompt_tokens": prompt,
+        "completion_tokens": sum(r[2] for r in sent),
+        "command_tokens_per_s": prompt / run["wall_s"],
+        "engine_prefill_s": engine_s,
+        "ratio_whole": run["wall_s"] / engine_s,
+        "ratio_without_load": (run["wall_s"] - load) / engine_s,
+        "engine_busy_s": busy,
+        # the engine waits for work when neither prefilling nor decoding after the model is loaded
+        "engine_idle_s": run["wall_s"] - load - busy,
+    }
 
 
 if __name__ == "__main__":
