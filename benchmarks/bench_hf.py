@@ -191,11 +191,12 @@ def longscope_group(backend: HFBackend, ids: list[int], members: int, new_tokens
     return elapsed
 
 
-def forget_kernels() -> int:
+def forget_kernels(keep_disk: bool = False) -> int:
     """Leave the next decode to build and tune the step's kernels as a new process on a fresh
     machine does: drop Triton's loaded kernels of longscope's modules and the split stage's tuned
-    configurations, the GEMV plans, and point Triton's disk cache at an empty folder. Return how
-    many loaded kernels were dropped."""
+    configurations, the GEMV plans and step counts, and point Triton's disk cache at an empty
+    folder (`keep_disk`: keep it, as a machine's next process finds it). Return how many loaded
+    kernels were dropped."""
     import tempfile
 
     import triton
@@ -213,9 +214,10 @@ def forget_kernels() -> int:
                 if isinstance(caches, dict):
                     dropped += sum(len(entry[0]) for entry in caches.values())
                     caches.clear()
-    for table in (gemv._PLANS, gemv._TIMES, gemv._RANKED):
+    for table in (gemv._PLANS, gemv._TIMES, gemv._RANKED, gemv._STEPS):
         table.clear()
-    triton.knobs.cache.dir = tempfile.mkdtemp(prefix="triton-fresh-")
+    if not keep_disk:
+        triton.knobs.cache.dir = tempfile.mkdtemp(prefix="triton-fresh-")
     return dropped
 
 
@@ -1145,7 +1147,17 @@ def main() -> None:
         log.write(json.dumps(row) + "\n")
         log.flush()
 
-    record(kind="env", torch=torch.__version__, transformers=__import__("transformers").__version__)
+    from longscope.models.hf import gemv
+
+    # The steps measured here are a long run's, tuned from the first step; a run of short
+    # answers leaves the GEMV untuned (`gemv.TUNE_AFTER_STEPS`, 1,024 steps a row padding).
+    shipped, gemv.TUNE_AFTER_STEPS = gemv.TUNE_AFTER_STEPS, 0
+    record(
+        kind="env",
+        torch=torch.__version__,
+        transformers=__import__("transformers").__version__,
+        gemv_tune_after_steps={"shipped": shipped, "here": gemv.TUNE_AFTER_STEPS},
+    )
     peak = matmul_peak()
     bandwidth = copy_bandwidth()
     reading, best_read = read_rates()

@@ -15,7 +15,8 @@ On the GPU it finds, in one process:
    formats, repeated to length as RULER repeats a short set).
    Before it, the setup's loaded and tuned decode kernels are dropped and Triton's disk cache is
    an empty folder (`bench_hf.forget_kernels`): the run builds and tunes them as a new process on a fresh
-   machine does (before 2026-11-30 it found those of 1 and 2-16 rows warm).
+   machine does (before 2026-11-30 it found those of 1 and 2-16 rows warm). `--variants` runs it
+   once per variant in turn (`VARIANTS`; "again": a machine's next run, Triton's disk cache kept).
 It prints (and writes DIR/result.json): the command's wall time and prompt tokens/s, the engine's
 prefill time for the same prompts (tokens / the rate at their length), their ratio, the time to the
 first request, and where the time went: model load, making samples (tokenizing inside), the
@@ -149,9 +150,12 @@ class Phases:
         self.originals.clear()
 
 
-VARIANTS = ("default", "no-gemv")
-"""How a `--variants` run's engine decodes: as shipped, or with the step's projections on torch's
-matmul (`KernelSwitches.decode_gemv` off: no GEMV plan is built or timed)."""
+VARIANTS = ("default", "again", "no-gemv", "tune-at-once")
+"""How a `--variants` run's engine decodes: as shipped ("again": as shipped, on Triton's disk
+cache as the run before left it, as a machine's next process finds it), with the step's
+projections on torch's matmul (`KernelSwitches.decode_gemv` off: no GEMV plan is built or timed),
+or with each row padding's GEMV tuned at its first step (`gemv.TUNE_AFTER_STEPS` 0, as before
+2026-11-30)."""
 
 
 def run_cli(
@@ -190,7 +194,9 @@ def run_cli(
     phases.patch(decode_ops.DecodeAttention, "tune", "tune_attention")
     phases.patch(gemv, "build_at_once", "build_gemv")
     phases.patch(decode_ops, "build_at_once", "build_attention")
-    init = Engine.__init__
+    init, tune_after = Engine.__init__, gemv.TUNE_AFTER_STEPS
+    if variant == "tune-at-once":
+        gemv.TUNE_AFTER_STEPS = 0
     if variant == "no-gemv":
 
         def no_gemv(self: Any, *args: Any, **kwargs: Any) -> None:
@@ -225,6 +231,7 @@ def run_cli(
         result = CliRunner().invoke(app, args, catch_exceptions=False)
     finally:
         Engine.__init__, Engine.plan, Engine._join = init, plan, join
+        gemv.TUNE_AFTER_STEPS = tune_after
         runner._execute, HFBackend.generate_group = execute, group
         phases.restore()
         stop_counting_builds()
@@ -373,7 +380,8 @@ def main() -> None:
     print(json.dumps({"kind": "setup", **made}), flush=True)
     results = []
     for variant in variants:
-        result = dict(made, variant=variant, kernels_forgotten=bench_hf.forget_kernels())
+        dropped = bench_hf.forget_kernels(keep_disk=variant == "again")
+        result = dict(made, variant=variant, kernels_forgotten=dropped)
         run_dir = args.out / ("run" if variant == variants[0] else f"run-{variant}")
         run = run_cli(folder, run_dir, args.lengths, args.samples, args.tasks, variant)
         result.update(summarize(run, stored(run_dir), rates))

@@ -338,6 +338,7 @@ def test_model_decodes_the_same_with_and_without_the_gemv(cuda, monkeypatch) -> 
     monkeypatch.setattr(gemv, "run", counted)
     monkeypatch.setattr(gemv, "run_gated", counted_gated)
     monkeypatch.setattr(gemv, "_PLANS", {})  # plans forced here stay in this test
+    monkeypatch.setattr(gemv, "TUNE_AFTER_STEPS", 0)  # tuned (forced) at the first step
     monkeypatch.setattr(gemv, "tune", forced)
     monkeypatch.setattr(gemv, "tune_gated", forced_gated)
     answers = {}
@@ -354,6 +355,51 @@ def test_model_decodes_the_same_with_and_without_the_gemv(cuda, monkeypatch) -> 
         assert bool(runs) == use and any(isinstance(r, tuple) for r in runs) == use
     assert answers[True] == answers[False]
     assert all(len(a) > 0 for a in answers[True])
+
+
+def test_the_gemv_is_tuned_once_its_padding_has_decoded_long_enough(cuda, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A row padding decodes on torch's matmul until it has taken `gemv.TUNE_AFTER_STEPS`
+    steps: no tuning comes before that step, the batch's graph is captured again at it, and the
+    GEMV runs (captured) only after it; the greedy tokens equal a run that never tunes."""
+    from longscope.models.hf import gemv
+
+    tuned: list[int] = []
+    captured: list[int] = []
+    real_run = gemv.run
+
+    def steps(rows):  # type: ignore[no-untyped-def]
+        return gemv._STEPS.get((gemv.rows_pad(rows), "cuda:0"), 0)
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        captured.append(steps(args[0].shape[0]))
+        return real_run(*args, **kwargs)
+
+    def forced(rows, weights):  # type: ignore[no-untyped-def]
+        tuned.append(steps(rows))
+        weight, bias = weights[0]
+        plan = gemv.Plan(16, 128, 4, 3, 4) if rows == 1 else gemv.Plan(64, 128, 4, 3, 2)
+        gemv._PLANS[gemv._key(rows, weight, bias)] = plan
+        return plan
+
+    monkeypatch.setattr(gemv, "run", counted)
+    monkeypatch.setattr(gemv, "tune", forced)
+    monkeypatch.setattr(gemv, "tune_gated", lambda rows, weights, silu: None)
+    answers = {}
+    for after in (6, 10**9):
+        monkeypatch.setattr(gemv, "_PLANS", {})
+        monkeypatch.setattr(gemv, "_STEPS", {})
+        monkeypatch.setattr(gemv, "TUNE_AFTER_STEPS", after)
+        tuned.clear(), captured.clear()
+        answers[after], last = _two_documents(cuda, "float16", 24, lambda kernels: None)
+        assert last["kernels"] == "triton" and last["path"] == "graph"
+        if after == 6:
+            assert tuned and min(tuned) == 6, tuned  # at the step that made it due, not before
+            assert captured and min(captured) >= 6, captured
+            assert last["captures"] >= 2, last  # the untuned graph, then the tuned one
+        else:
+            assert tuned == [] and captured == []
+    assert answers[6] == answers[10**9]
+    assert all(len(a) > 0 for a in answers[6])
 
 
 def test_programmatic_dependent_launch_decodes_bit_for_bit_alike(cuda) -> None:  # type: ignore[no-untyped-def]

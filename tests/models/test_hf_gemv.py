@@ -238,3 +238,35 @@ def test_the_gated_gemv_gives_the_two_kernels_silu_product_bit_for_bit() -> None
     then the same features' up rows) equals the one-slice projection then `silu_mul_packed`, bit
     for bit, with and without a bias, one row and several, a half-empty last tile."""
     _interpreted(GATED_CHECK)
+
+
+def test_a_padding_is_tuned_only_once_it_has_decoded_tune_after_steps(monkeypatch) -> None:
+    """`prepare` tunes nothing for a row padding until `stepped` has counted `TUNE_AFTER_STEPS`
+    of its steps on that device; `stepped` says so on exactly that step (the decoder captures its
+    graph again then), and each padding and device counts apart."""
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    from longscope.models.hf import gemv
+
+    tuned: list[int] = []
+    monkeypatch.setattr(gemv, "_STEPS", {})
+    monkeypatch.setattr(gemv, "TUNE_AFTER_STEPS", 3)
+    monkeypatch.setattr(gemv, "fits", lambda rows, weight: True)
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)  # no card here
+    monkeypatch.setattr(gemv, "tune", lambda rows, weights: tuned.append(rows))
+    weight = torch.zeros(4, 4)
+    here, other = weight.device, "cuda:7"
+
+    def prepare(rows: int) -> None:
+        gemv.prepare(rows, [[(weight, None)]])
+
+    marks = []
+    for _ in range(4):
+        prepare(5)
+        marks.append(gemv.stepped(9, here))  # 9 rows pad as 5 do (16)
+    assert marks == [False, False, True, False]
+    assert tuned == [5]  # prepared at each step; tuned on the one after the third step
+    assert gemv.due(16, here) and not gemv.due(1, here) and not gemv.due(16, other)
+    assert [gemv.stepped(1, other) for _ in range(3)] == [False, False, True]
+    prepare(1)
+    assert tuned == [5]  # one row on this device has taken no step yet

@@ -12,8 +12,8 @@ itself (`run_gated`, where `tune_gated` timed it faster): one kernel and 16-bit 
 instruction would do 16x the arithmetic for nothing); 2-64 rows as the weights times the rows
 (weights as the tall operand, rows padded to 16, 32 or 64: "swap AB", as TensorRT-LLM and vLLM do
 for small batches). Each shape's plan is timed once per row padding against torch's matmul over
-the model's own layers' weights (so no weight is read from L2 twice) before a graph is captured;
-torch's matmul stays where it is faster. A plan's sums run in one order, so a process answers
+the model's own layers' weights (so no weight is read from L2 twice) before a graph is captured,
+once that padding has decoded `TUNE_AFTER_STEPS` steps; torch's matmul stays where it is faster. A plan's sums run in one order, so a process answers
 alike every time; the choice is timed, so another process or card may choose another plan and
 round a projection differently in its last bit (`plans()` says what was chosen).
 
@@ -336,6 +336,8 @@ the same + ("gated",) -> `tune_gated`'s one-kernel plan, None: the projection an
 product as two kernels."""
 _TIMES: dict[tuple[Any, ...], tuple[float, float]] = {}
 """The same keys -> (torch's ms or the two kernels', the plan's ms) over the layers' weights."""
+_STEPS: dict[tuple[int, str], int] = {}
+"""Steps decoded so far in this process per (row padding, device)."""
 _LOCK = threading.Lock()
 
 
@@ -344,6 +346,28 @@ _RANKED: dict[tuple[Any, ...], list[Plan]] = {}
 GATED_CANDIDATES = 2
 """One-slice plans `tune_gated` tries: those of the fastest tiles for the same shape (each is one
 more kernel to build on a machine's first run)."""
+
+
+TUNE_AFTER_STEPS = 1024
+"""Steps a row padding decodes on torch's matmul before `prepare` tunes its shapes (0: at once). A
+tuning costs seconds and repays a few percent of each step after it: RULER through the CLI (52
+short answers, 791 steps) spent 6.5 of 190 s tuning 1 and 16 rows, and the plans save 0.3 ms of a
+7B's 5-8 ms step at 16 rows, 0.07 ms at 64 (an H200, issue 46); an 8K-token answer takes 8,192."""
+
+
+def stepped(rows: int, device: Any) -> bool:
+    """Count a decode step of `rows` rows on `device`; return True on the step that makes their
+    padding due for tuning (`due`): a graph captured before it runs torch's matmul throughout."""
+    key = (rows_pad(rows), str(device))
+    with _LOCK:
+        _STEPS[key] = _STEPS.get(key, 0) + 1
+        return _STEPS[key] == TUNE_AFTER_STEPS
+
+
+def due(rows: int, device: Any) -> bool:
+    """Return whether `rows` rows' padding on `device` has decoded `TUNE_AFTER_STEPS` steps."""
+    with _LOCK:
+        return _STEPS.get((rows_pad(rows), str(device)), 0) >= TUNE_AFTER_STEPS
 
 
 def _key(rows: int, weight: Any, bias: Any, gated: bool = False) -> tuple[Any, ...]:
@@ -505,10 +529,13 @@ def tune_gated(rows: int, weights: list[tuple[Any, Any]], silu: Any) -> Plan | N
 def prepare(
     rows: int, projections: list[list[tuple[Any, Any]]], gated: Any = None, silu: Any = None
 ) -> None:
-    """Tune each projection's shape for `rows` rows where not yet done (never while a graph is
-    being captured): `projections` holds, per projection, its (weight, bias) in every layer;
-    `gated`, the same for a gate/up projection whose output `silu` takes (`tune_gated`)."""
-    if torch.cuda.is_current_stream_capturing():
+    """Tune each projection's shape for `rows` rows where not yet done, once their padding is
+    `due` (never while a graph is being captured): `projections` holds, per projection, its
+    (weight, bias) in every layer; `gated`, the same for a gate/up projection whose output `silu`
+    takes (`tune_gated`)."""
+    if torch.cuda.is_current_stream_capturing() or not projections or not projections[0]:
+        return
+    if not due(rows, projections[0][0][0].device):
         return
     for weights in projections:
         if weights and fits(rows, weights[0][0]):

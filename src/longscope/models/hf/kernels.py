@@ -54,7 +54,8 @@ class KernelSwitches:
     decode_gemv: bool = True
     """The Triton step's 16-bit projections of 64 rows or fewer (QKV, o_proj, gate/up, down) run
     as `gemv`'s split-K GEMV, its slices summed by the kernel that reads them, on the shapes
-    where it timed faster than torch's matmul on this card (tuned once per row padding); gate/up
+    where it timed faster than torch's matmul on this card (tuned once per row padding, after
+    `gemv.TUNE_AFTER_STEPS` steps at it: short answers never pay for a tuning); gate/up
     with the SiLU product in the same kernel where that timed faster (`gemv.tune_gated`)."""
     decode_fused_merge: bool = True
     """The Triton step's attention merges its splits in the split stage where a row's KV head
