@@ -348,11 +348,13 @@ GATED_CANDIDATES = 2
 more kernel to build on a machine's first run)."""
 
 
-TUNE_AFTER_STEPS = 1024
+TUNE_AFTER_STEPS = 4096
 """Steps a row padding decodes on torch's matmul before `prepare` tunes its shapes (0: at once). A
 tuning costs seconds and repays a few percent of each step after it: RULER through the CLI (52
-short answers, 791 steps) spent 6.5 of 190 s tuning 1 and 16 rows, and the plans save 0.3 ms of a
-7B's 5-8 ms step at 16 rows, 0.07 ms at 64 (an H200, issue 46); an 8K-token answer takes 8,192."""
+short answers, about 800 steps) spent 6.5 of 190 s tuning 1 and 16 rows, and the plans save
+0.3 ms of a 7B's 5-8 ms step at 16 rows, 0.07 ms at 64 (an H200, issue 46). Untuned, 4,096 steps
+lose about what a tuning costs (1.2 s at 16 rows), so a run loses at most about twice the better
+of tuning at once and never (as in renting until the rent paid would have bought)."""
 
 
 def stepped(rows: int, device: Any) -> bool:
