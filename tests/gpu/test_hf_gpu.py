@@ -288,6 +288,20 @@ def test_triton_rope_and_silu_mul_are_bit_identical_to_transformers() -> None:
         want_q, want_k = modeling_qwen2.apply_rotary_pos_emb(q, k, cos, sin)
         assert torch.equal(hf_triton.rope(q, cos, sin), want_q)
         assert torch.equal(hf_triton.rope(k, cos, sin), want_k)
+    # one build for every chunk length: 777 above, a multiple of 16 and 1 here
+    built: list[str] = []
+    runtime = getattr(getattr(__import__("triton"), "knobs", None), "runtime", None)
+    if runtime is not None and hasattr(runtime, "jit_cache_hook"):
+        saved, runtime.jit_cache_hook = runtime.jit_cache_hook, lambda *_, **k: built.append("x")
+        try:
+            for seq in (1024, 1):
+                q = torch.randn(1, 28, seq, 128, device="cuda", generator=gen).bfloat16()
+                cos, sin = (torch.rand(1, seq, 128, device="cuda").bfloat16() for _ in range(2))
+                want_q, _ = modeling_qwen2.apply_rotary_pos_emb(q, q, cos, sin)
+                assert torch.equal(hf_triton.rope(q, cos, sin), want_q)
+        finally:
+            runtime.jit_cache_hook = saved
+        assert built == [], f"{len(built)} more builds of the rotary kernel"
     gate = (torch.randn(4099, 1000, device="cuda", generator=gen) * 4).bfloat16()
     up = torch.randn(4099, 1000, device="cuda", generator=gen).bfloat16()
     want = torch.nn.functional.silu(gate) * up

@@ -18,7 +18,10 @@ import triton
 import triton.language as tl
 
 
-@triton.jit
+# `seq` not specialized: Triton builds a kernel per class of each integer argument (1, a multiple
+# of 16, other), and a run's chunks are of all three (RULER through the CLI built three); no load
+# is vectorized along the sequence, so one build serves them all alike.
+@triton.jit(do_not_specialize=["seq"])
 def _rope_kernel(
     x_ptr,
     cos_ptr,
