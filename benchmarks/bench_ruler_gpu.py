@@ -356,6 +356,8 @@ def main() -> None:
     variants = args.variants.split(",")
     if unknown := sorted(set(variants) - set(VARIANTS)):
         parser.error(f"unknown variant {unknown[0]!r}: give some of {', '.join(VARIANTS)}")
+    if variants[0] == "again":
+        parser.error('"again" runs on the disk cache of the run before it: give a variant first')
     card = torch.cuda.get_device_name()
     lengths = [int(n) for n in args.lengths.split(",")]
     if args.out is None:

@@ -276,6 +276,7 @@ def test_triton_rope_and_silu_mul_are_bit_identical_to_transformers() -> None:
     from longscope.models.hf import triton_ops as hf_triton
 
     gen = torch.Generator(device="cuda").manual_seed(11)
+    hf_triton._rope_kernel.device_caches.clear()  # built here from nothing, whatever ran before
     for batch, cos_batch in ((1, 1), (3, 3), (3, 1)):
         # As the attention makes them: projections viewed (batch, seq, heads, dim), transposed.
         q = torch.randn(batch, 777, 28, 128, device="cuda", generator=gen).bfloat16()

@@ -243,19 +243,22 @@ def test_the_gated_gemv_gives_the_two_kernels_silu_product_bit_for_bit() -> None
 def test_a_padding_is_tuned_only_once_it_has_decoded_tune_after_steps(monkeypatch) -> None:
     """`prepare` tunes nothing for a row padding until `stepped` has counted `TUNE_AFTER_STEPS`
     of its steps on that device; `stepped` says so on exactly that step (the decoder captures its
-    graph again then), and each padding and device counts apart."""
+    graph again then); each padding and device counts apart, and a batch the GEMV does not take
+    (`fits`: here over 64 rows) counts nothing."""
     torch = pytest.importorskip("torch")
     pytest.importorskip("triton")
+    from types import SimpleNamespace
+
     from longscope.models.hf import gemv
 
     tuned: list[int] = []
     monkeypatch.setattr(gemv, "_STEPS", {})
     monkeypatch.setattr(gemv, "TUNE_AFTER_STEPS", 3)
-    monkeypatch.setattr(gemv, "fits", lambda rows, weight: True)
-    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)  # no card here
+    monkeypatch.setattr(gemv, "fits", lambda rows, weight: rows <= 64)
     monkeypatch.setattr(gemv, "tune", lambda rows, weights: tuned.append(rows))
+    monkeypatch.setattr(torch.cuda, "is_current_stream_capturing", lambda: False)  # no card here
     weight = torch.zeros(4, 4)
-    here, other = weight.device, "cuda:7"
+    here, other = weight.device, SimpleNamespace(device="cuda:7")
 
     def prepare(rows: int) -> None:
         gemv.prepare(rows, [[(weight, None)]])
@@ -263,10 +266,16 @@ def test_a_padding_is_tuned_only_once_it_has_decoded_tune_after_steps(monkeypatc
     marks = []
     for _ in range(4):
         prepare(5)
-        marks.append(gemv.stepped(9, here))  # 9 rows pad as 5 do (16)
+        marks.append(gemv.stepped(9, weight))  # 9 rows pad as 5 do (16)
     assert marks == [False, False, True, False]
     assert tuned == [5]  # prepared at each step; tuned on the one after the third step
-    assert gemv.due(16, here) and not gemv.due(1, here) and not gemv.due(16, other)
+    assert gemv.due(16, here) and not gemv.due(1, here) and not gemv.due(16, other.device)
     assert [gemv.stepped(1, other) for _ in range(3)] == [False, False, True]
     prepare(1)
     assert tuned == [5]  # one row on this device has taken no step yet
+    assert [gemv.stepped(100, weight) for _ in range(5)] == [False] * 5
+    assert not gemv.due(100, here)  # 100 rows (padded as 64) counted nothing
+    gated: list[int] = []
+    monkeypatch.setattr(gemv, "tune_gated", lambda rows, weights, silu: gated.append(rows))
+    gemv.prepare(16, [], gated=[(weight, None)], silu=abs)  # a gate/up projection alone
+    assert gated == [16] and tuned == [5]

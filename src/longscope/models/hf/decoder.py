@@ -133,8 +133,8 @@ class StaticDecoder:
         the batch changes at the chunks' end (a capture, 50-75 ms on an H200, would be lost)."""
         self.tokens.copy_(tokens)
         gemv = self.kernels == "triton" and self.switches.decode_gemv
-        if gemv and self.gemv.stepped(self.rows, self.device):
-            self.graph = None  # captured on torch's matmul: again, with the GEMV tuned now
+        if gemv and self.gemv.stepped(self.rows, self.merged[0].qkv):
+            self.graph = self.logits = None  # captured on torch's matmul: again, tuned now
         if self.path == "graph" and self.graph is None and capture:
             self._capture()
         if self.graph is not None:

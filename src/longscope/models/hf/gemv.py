@@ -352,15 +352,17 @@ TUNE_AFTER_STEPS = 4096
 """Steps a row padding decodes on torch's matmul before `prepare` tunes its shapes (0: at once). A
 tuning costs seconds and repays a few percent of each step after it: RULER through the CLI (52
 short answers, about 800 steps) spent 6.5 of 190 s tuning 1 and 16 rows, and the plans save
-0.3 ms of a 7B's 5-8 ms step at 16 rows, 0.07 ms at 64 (an H200, issue 46). Untuned, 4,096 steps
-lose about what a tuning costs (1.2 s at 16 rows), so a run loses at most about twice the better
-of tuning at once and never (as in renting until the rent paid would have bought)."""
+0.3 ms of a 7B's 5-8 ms step at 16 rows, 0.07 ms at 64 (an H200, issue 46). At 16 rows, 4,096
+untuned steps lose about a tuning's cost (1.2 s against 1.5-3 s), so such a run loses at most
+about twice the better of tuning at once and never; at 64 rows an early end loses more."""
 
 
-def stepped(rows: int, device: Any) -> bool:
-    """Count a decode step of `rows` rows on `device`; return True on the step that makes their
-    padding due for tuning (`due`): a graph captured before it runs torch's matmul throughout."""
-    key = (rows_pad(rows), str(device))
+def stepped(rows: int, weight: Any) -> bool:
+    """Count a step of `rows` rows through `weight` where the GEMV `fits`; return True on the
+    step that makes their padding `due` (a graph captured before it runs torch's matmul)."""
+    if not fits(rows, weight):
+        return False
+    key = (rows_pad(rows), str(weight.device))
     with _LOCK:
         _STEPS[key] = _STEPS.get(key, 0) + 1
         return _STEPS[key] == TUNE_AFTER_STEPS
@@ -535,9 +537,8 @@ def prepare(
     `due` (never while a graph is being captured): `projections` holds, per projection, its
     (weight, bias) in every layer; `gated`, the same for a gate/up projection whose output `silu`
     takes (`tune_gated`)."""
-    if torch.cuda.is_current_stream_capturing() or not projections or not projections[0]:
-        return
-    if not due(rows, projections[0][0][0].device):
+    first = projections[0] if projections and projections[0] else gated
+    if torch.cuda.is_current_stream_capturing() or not first or not due(rows, first[0][0].device):
         return
     for weights in projections:
         if weights and fits(rows, weights[0][0]):
