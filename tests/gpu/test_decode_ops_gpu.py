@@ -38,17 +38,18 @@ def _reference(q, k, v, valid, lengths, scale, groups):  # type: ignore[no-untyp
     return torch.stack(rows)
 
 
+@pytest.mark.parametrize("tuned", [False, True])
 @pytest.mark.parametrize("fused", [True, False])
 @pytest.mark.parametrize(
     "shape",
     [(1, 4, 7, 128, 33792), (6, 4, 7, 128, 9216), (3, 3, 3, 64, 2048), (64, 4, 7, 128, 4352)],
 )
-def test_decode_attention_reads_each_row_to_its_length(cuda, shape, fused) -> None:  # type: ignore[no-untyped-def]
+def test_decode_attention_reads_each_row_to_its_length(cuda, shape, fused, tuned) -> None:  # type: ignore[no-untyped-def]
     """Keys past a row's length hold NaN (never written): the kernel must not read them; holes
     (padding) inside are masked; bf16 within 1e-2 of float64, as flash attention is. The last
     two shapes have few splits: merged by the split stage itself where `fused` (in a captured
     graph replayed 3 times too: its arrival counter back at zero after each), else by the merge
-    kernel."""
+    kernel. Untuned (`split_tuning.UNTUNED`) and with the autotuner's choice (`tune`) alike."""
     torch = cuda
     from longscope.models.hf import decode_ops, gemv
 
@@ -71,6 +72,9 @@ def test_decode_attention_reads_each_row_to_its_length(cuda, shape, fused) -> No
         batch, heads, kv_heads, dim, capacity, torch.bfloat16, "cuda"
     )
     pdl = gemv.pdl_supported(torch.device("cuda"))  # launched as the step launches it
+    if tuned:
+        attention.tune(k, v, valid, lengths, pdl, fused)
+    assert attention.tuned == tuned
     got = attention(q, k, v, valid, lengths, dim**-0.5, pdl=pdl, fused=fused)
     assert attention.fuses(fused) == (fused and shape[-1] <= 4352)
     want = _reference(q, k, v, valid, lengths, dim**-0.5, groups)
@@ -361,7 +365,7 @@ def test_the_gemv_is_tuned_once_its_padding_has_decoded_long_enough(cuda, monkey
     """A row padding decodes on torch's matmul until it has taken `gemv.TUNE_AFTER_STEPS`
     steps: no tuning comes before that step, the batch's graph is captured again at it, and the
     GEMV runs (captured) only after it; the greedy tokens equal a run that never tunes."""
-    from longscope.models.hf import gemv
+    from longscope.models.hf import decode_ops, gemv
 
     tuned: list[int] = []
     captured: list[int] = []
@@ -386,6 +390,9 @@ def test_the_gemv_is_tuned_once_its_padding_has_decoded_long_enough(cuda, monkey
     monkeypatch.setattr(gemv, "run", counted)
     monkeypatch.setattr(gemv, "tune", forced)
     monkeypatch.setattr(gemv, "tune_gated", lambda rows, weights, silu: None)
+    # the attention's split stage tuned at once in both runs: the GEMV's wait alone differs
+    monkeypatch.setattr(decode_ops.DecodeAttention, "due", lambda self: True)
+    monkeypatch.setattr(decode_ops.DecodeAttention, "stepped", lambda self: False)
     answers, captures = {}, {}
     for after in (6, 10**9):
         monkeypatch.setattr(gemv, "_PLANS", {})
@@ -404,6 +411,42 @@ def test_the_gemv_is_tuned_once_its_padding_has_decoded_long_enough(cuda, monkey
     assert captures[6] > captures[10**9], captures
     assert answers[6] == answers[10**9]
     assert all(len(a) > 0 for a in answers[6])
+
+
+def test_the_split_stage_is_tuned_once_its_launch_class_has_decoded_long_enough(
+    cuda, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]
+    """The attention's split stage runs `split_tuning.UNTUNED` until its launch class has taken
+    `gemv.TUNE_AFTER_STEPS` steps: no tuning before that step, the graph captured again at it;
+    a run that never gets there tunes nothing (the GEMV off: the split stage's wait alone)."""
+    from longscope.models.hf import decode_ops, gemv, split_tuning
+
+    tuned: list[int] = []
+    real_tune = decode_ops.DecodeAttention.tune
+
+    def counted(self, *args, **kwargs):  # type: ignore[no-untyped-def]
+        tuned.append(split_tuning._STEPS.get(self._launch_key(), 0))
+        return real_tune(self, *args, **kwargs)
+
+    monkeypatch.setattr(decode_ops.DecodeAttention, "tune", counted)
+    captures = {}
+    for after in (6, 10**9):
+        monkeypatch.setattr(split_tuning, "_STEPS", {})
+        monkeypatch.setattr(gemv, "TUNE_AFTER_STEPS", after)
+        tuned.clear()
+
+        def configure(kernels):  # type: ignore[no-untyped-def]
+            kernels.decode_gemv = False
+
+        answers, last = _two_documents(cuda, "float16", 24, configure)
+        assert last["kernels"] == "triton" and last["path"] == "graph"
+        assert all(len(a) > 0 for a in answers)
+        captures[after] = last["captures"]
+        if after == 6:
+            assert tuned and min(tuned) == 6, tuned  # at the step that made it due, not before
+        else:
+            assert tuned == []
+    assert captures[6] > captures[10**9], captures
 
 
 def test_programmatic_dependent_launch_decodes_bit_for_bit_alike(cuda) -> None:  # type: ignore[no-untyped-def]

@@ -13,7 +13,8 @@ CI runs without them. The rooms, each leaning only on those after it:
 - `members`: requests, units and rows, and how tokens become a generation;
 - `kernels`: which fused ops and attention kernels run (`KernelSwitches`, per engine) and our
   attention function; `triton_ops` (prefill) and `decode_ops` (the graph decode step): the
-  Triton kernels themselves.
+  Triton kernels themselves, with `split_tuning` (the attention's split configuration) and
+  `gemv` (the thin projections), each tuned once a batch has decoded long enough to repay it.
 
 The decode is a plain loop of steps, not `generate`; each member samples with its own seeded
 generator, so a request gives the same tokens alone or in any batch.

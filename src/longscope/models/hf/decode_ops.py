@@ -15,7 +15,6 @@ Imported only where CUDA (or Triton's interpreter, in tests) and Triton are.
 
 from __future__ import annotations
 
-import inspect
 import os
 import threading
 from typing import Any
@@ -24,6 +23,7 @@ import torch
 import triton
 import triton.language as tl
 
+from longscope.models.hf import split_tuning
 from longscope.models.hf.gemv import (
     Parts,
     launch_options,
@@ -32,6 +32,7 @@ from longscope.models.hf.gemv import (
     pdl_enter,
     silu_product,
 )
+from longscope.models.hf.split_tuning import _split_configs, load_class, tuned_kernel
 from longscope.models.hf.triton_builds import build_at_once
 
 SPLIT_TARGET = 2048
@@ -61,68 +62,9 @@ NORM_WARPS = 16
 3,584 wide: 8 rows of 4 slices 3.06 us at 4 warps, 2.06 at 16; 64 rows of 2 2.24 and 1.75)."""
 
 
-def _split_configs() -> list[Any]:
-    # Measured per card on first use (before a graph is captured): keys per inner step and warps.
-    return [
-        triton.Config({"BLOCK": block}, num_warps=warps, num_stages=stages)
-        for block, warps, stages in ((64, 4, 2), (128, 4, 2), (64, 4, 3), (128, 8, 3), (32, 2, 3))
-    ]
-
-
-def _bench(fn: Any, quantiles: Any = None, **_: Any) -> Any:
-    """Time `fn` as Triton's do_bench does, briefly (its default takes 125 ms a configuration);
-    where it cannot allocate its 256 MB L2 flush (a card full of cache), by device events, ten
-    runs after two (the split stage reads far more than the L2 holds)."""
-    try:
-        return triton.testing.do_bench(fn, warmup=5, rep=20, quantiles=quantiles)
-    except torch.OutOfMemoryError:
-        pass
-    fn()
-    fn()
-    times = []
-    for _ in range(10):
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    if quantiles is None:
-        return times[len(times) // 2]
-    return [times[min(len(times) - 1, int(q * len(times)))] for q in quantiles]
-
-
 _SPLIT_LOCK = threading.Lock()
 """Triton's autotuner keeps a launch's arguments on itself while it runs, tuning included: engines
 on several devices launching the split stage at once would see each other's (issue 46 review)."""
-
-
-def _tuned(kernel: Any) -> Any:
-    """Autotune on a GPU; Triton's CPU interpreter (tests) runs the first configuration."""
-    if os.environ.get("TRITON_INTERPRET") == "1":
-        return kernel
-    # Keyed by the launch's class too (`load_class`): a configuration tuned on a warm-up's short
-    # rows (20 programs) ran the split stage after 32K at half the read rate (0.90 ms a step
-    # against 0.44 of bytes on an H200, issue 46). Timed by `_bench`.
-    extra: dict[str, Any] = {}
-    if "do_bench" in inspect.signature(triton.autotune).parameters:
-        extra["do_bench"] = _bench
-    if "cache_results" in inspect.signature(triton.autotune).parameters:
-        # beside the builds in Triton's disk cache: a machine's next process reads the choice
-        # (timing the five took 1.8 s of RULER's 190 s through the CLI, an H200, issue 46)
-        extra["cache_results"] = True
-    return triton.autotune(
-        configs=_split_configs(), key=["DIM", "GROUP_PAD", "load_class", "BALANCED"], **extra
-    )(kernel)
-
-
-def load_class(programs: int, split_size: int) -> int:
-    """Return the split stage's tuning class: how many programs fill the card (under 2 a
-    multiprocessor, under 8, more) times how many keys each reads (up to 256, 1,024, more)."""
-    wide = 0 if programs < 264 else 1 if programs < 1056 else 2
-    deep = 0 if split_size <= 256 else 1 if split_size <= 1024 else 2
-    return 3 * wide + deep
 
 
 # `splits` and `load_class` change with every batch and length: specialized by value class (1,
@@ -227,7 +169,7 @@ def _attention_split_body(
             tl.atomic_xchg(count_ptr + batch * heads + head, 0)  # for the next launch
 
 
-_attention_split_kernel = _tuned(_attention_split_body)
+_attention_split_kernel = tuned_kernel(_attention_split_body)
 
 
 @triton.jit(do_not_specialize=["splits"])  # one build for every split count
@@ -433,6 +375,18 @@ class DecodeAttention:
         """Return whether a call with `fused` merges in the split stage (few enough splits)."""
         return fused and self.splits <= FUSED_MERGE_SPLITS
 
+    def stepped(self) -> bool:
+        """Count a decode step of this launch class; return True on the one that makes it `due`."""
+        return split_tuning.stepped(self._launch_key())
+
+    def due(self) -> bool:
+        """Return whether this launch class has decoded long enough to be tuned (`split_tuning`)."""
+        return split_tuning.due(self._launch_key())
+
+    def _launch_key(self) -> tuple[Any, ...]:
+        key = (self.dim, self.group_pad, self.load_class, BALANCED_SPLITS, str(self.part.device))
+        return key
+
     def tune(
         self,
         keys: Any,
@@ -444,9 +398,10 @@ class DecodeAttention:
     ) -> None:
         """Run the attention once as the calls will (a zero query; its answer is dropped) so that
         the split stage's configuration for this launch class is chosen before a graph is
-        captured."""
+        captured; the calls after it run that configuration (before it, `UNTUNED`)."""
         if self.tuned:
             return
+        self.tuned = True
         query = torch.zeros(
             (keys.shape[0], self.heads, self.dim), dtype=keys.dtype, device=keys.device
         )
@@ -470,6 +425,9 @@ class DecodeAttention:
     ) -> None:
         # `out` given: the split stage merges into it itself
         grid, args, options = self._split_call(query, keys, values, valid, lengths, scale, pdl, out)
+        if not (self.tuned or "BLOCK" in options):  # (the interpreter's BLOCK: no autotuner)
+            _attention_split_body[grid](*args, **options, **split_tuning.untuned_options())
+            return
         with _SPLIT_LOCK:
             _attention_split_kernel[grid](*args, **options)
 
@@ -514,7 +472,6 @@ class DecodeAttention:
         else:
             self._split(query, keys, values, valid, lengths, scale, pdl)
             self.merge(out, pdl)
-        self.tuned = True
         return out
 
     def merge(self, out: Any, pdl: bool = False) -> None:

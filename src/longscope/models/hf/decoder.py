@@ -132,9 +132,11 @@ class StaticDecoder:
         an uncaptured batch steps eagerly (the same kernels), as between prefill chunks, where
         the batch changes at the chunks' end (a capture, 50-75 ms on an H200, would be lost)."""
         self.tokens.copy_(tokens)
-        gemv = self.kernels == "triton" and self.switches.decode_gemv
-        if gemv and self.gemv.stepped(self.rows, self.merged[0].qkv):
-            self.graph = self.logits = None  # captured on torch's matmul: again, tuned now
+        if self.kernels == "triton":  # every step counted; a tuning now due: captured again
+            due = self.attention.stepped()
+            gemv = self.switches.decode_gemv and self.gemv.stepped(self.rows, self.merged[0].qkv)
+            if due or gemv:
+                self.graph = self.logits = None
         if self.path == "graph" and self.graph is None and capture:
             self._capture()
         if self.graph is not None:
@@ -409,11 +411,11 @@ class StaticDecoder:
     def _prepare_kernels(self) -> None:
         """Choose the Triton step's configurations for this batch before a graph is captured
         (nothing while one is): the attention's split stage for its launch class, the GEMV for
-        its rows on each projection's shape (`gemv.prepare`), each once per process."""
+        its rows on each projection's shape (`gemv.prepare`), each once per process and once due."""
         torch = self.torch
         if self.kernels != "triton" or torch.cuda.is_current_stream_capturing():
             return
-        if not self.attention.tuned:
+        if not self.attention.tuned and self.attention.due():
             lengths = self.slot + 1
             self.attention.tune(self.keys[0], self.values[0], self.valid, lengths, *self._launch())
         if not self.switches.decode_gemv:
