@@ -1150,7 +1150,7 @@ def main() -> None:
     from longscope.models.hf import gemv
 
     # The steps measured here are a long run's, tuned from the first step; a run of short
-    # answers leaves the GEMV untuned (`gemv.TUNE_AFTER_STEPS`, 4,096 steps a row padding).
+    # answers leaves the GEMV and the split stage untuned (`gemv.TUNE_AFTER_STEPS`, 4,096 steps).
     shipped, gemv.TUNE_AFTER_STEPS = gemv.TUNE_AFTER_STEPS, 0
     record(
         kind="env",

@@ -154,8 +154,8 @@ VARIANTS = ("default", "again", "no-gemv", "tune-at-once")
 """How a `--variants` run's engine decodes: as shipped ("again": as shipped, on Triton's disk
 cache as the run before left it, as a machine's next process finds it), with the step's
 projections on torch's matmul (`KernelSwitches.decode_gemv` off: no GEMV plan is built or timed),
-or with each row padding's GEMV tuned at its first step (`gemv.TUNE_AFTER_STEPS` 0, as before
-2026-11-30)."""
+or with the GEMV and the attention's split stage tuned at their first step
+(`gemv.TUNE_AFTER_STEPS` 0, as before 2026-11-30)."""
 
 
 def run_cli(
