@@ -401,7 +401,6 @@ class DecodeAttention:
         captured; the calls after it run that configuration (before it, `UNTUNED`)."""
         if self.tuned:
             return
-        self.tuned = True
         query = torch.zeros(
             (keys.shape[0], self.heads, self.dim), dtype=keys.dtype, device=keys.device
         )
@@ -410,7 +409,12 @@ class DecodeAttention:
         grid, args, options = self._split_call(query, keys, values, valid, lengths, 1.0, pdl, out)
         configs = [{**options, **config.all_kwargs()} for config in _split_configs()]
         build_at_once(_attention_split_body, [(grid, args, each) for each in configs])
-        self(query, keys, values, valid, lengths, 1.0, pdl, fused)
+        self.tuned = True
+        try:
+            self(query, keys, values, valid, lengths, 1.0, pdl, fused)
+        except Exception:  # the tuner's own failure (out of memory timing): untuned, as before
+            self.tuned = False
+            raise
 
     def _split(
         self,
