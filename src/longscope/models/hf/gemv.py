@@ -13,9 +13,10 @@ instruction would do 16x the arithmetic for nothing); 2-64 rows as the weights t
 (weights as the tall operand, rows padded to 16, 32 or 64: "swap AB", as TensorRT-LLM and vLLM do
 for small batches). Each shape's plan is timed once per row padding against torch's matmul over
 the model's own layers' weights (so no weight is read from L2 twice) before a graph is captured,
-once that padding has decoded `TUNE_AFTER_STEPS` steps; torch's matmul stays where it is faster. A plan's sums run in one order, so a process answers
-alike every time; the choice is timed, so another process or card may choose another plan and
-round a projection differently in its last bit (`plans()` says what was chosen).
+once that padding has decoded `TUNE_AFTER_STEPS` steps; torch's matmul stays where it is faster.
+A plan's sums run in one order, so a process answers alike every time; the choice is timed, so
+another process or card may choose another plan and round a projection differently in its last
+bit (`plans()` says what was chosen).
 
 Programmatic dependent launch (Hopper and later, `pdl`): a step is ~300 kernels of 3-40 us, and
 each waited for the one before it to drain and for its own launch. Launched with `launch_pdl`, a
@@ -533,10 +534,9 @@ def tune_gated(rows: int, weights: list[tuple[Any, Any]], silu: Any) -> Plan | N
 def prepare(
     rows: int, projections: list[list[tuple[Any, Any]]], gated: Any = None, silu: Any = None
 ) -> None:
-    """Tune each projection's shape for `rows` rows where not yet done, once their padding is
-    `due` (never while a graph is being captured): `projections` holds, per projection, its
-    (weight, bias) in every layer; `gated`, the same for a gate/up projection whose output `silu`
-    takes (`tune_gated`)."""
+    """Tune each projection's shape for `rows` rows once their padding is `due`, where not yet
+    done (never while a graph is captured): `projections` holds, per projection, its (weight,
+    bias) in every layer; `gated`, the same for a gate/up projection `silu` reads (`tune_gated`)."""
     first = projections[0] if projections and projections[0] else gated
     if torch.cuda.is_current_stream_capturing() or not first or not due(rows, first[0][0].device):
         return
