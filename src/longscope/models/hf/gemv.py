@@ -14,9 +14,9 @@ instruction would do 16x the arithmetic for nothing); 2-64 rows as the weights t
 for small batches). Each shape's plan is timed once per row padding against torch's matmul over
 the model's own layers' weights (so no weight is read from L2 twice) before a graph is captured,
 once that padding has decoded `TUNE_AFTER_STEPS` steps; torch's matmul stays where it is faster.
-A plan's sums run in one order, so a process answers alike every time; the choice is timed, so
-another process or card may choose another plan and round a projection differently in its last
-bit (`plans()` says what was chosen).
+A plan's sums run in one order, but the choice is timed and comes at a step: another process or
+card may choose another plan, and an answer decoded across that step rounds a projection
+differently in its last bit from there (`plans()` says what was chosen).
 
 Programmatic dependent launch (Hopper and later, `pdl`): a step is ~300 kernels of 3-40 us, and
 each waited for the one before it to drain and for its own launch. Launched with `launch_pdl`, a

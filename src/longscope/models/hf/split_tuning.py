@@ -12,6 +12,7 @@ autotuner had chosen 64/w4s2 in most launch classes, and that is `UNTUNED`.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import os
 import threading
@@ -40,6 +41,7 @@ def _split_configs() -> list[Any]:
     ]
 
 
+@functools.cache
 def untuned_options() -> dict[str, Any]:
     """Return the launch options of `UNTUNED` (as the autotuner passes a configuration's)."""
     block, warps, stages = UNTUNED
@@ -71,7 +73,7 @@ def _bench(fn: Any, quantiles: Any = None, **_: Any) -> Any:
 
 
 def tuned_kernel(kernel: Any) -> Any:
-    """Autotune on a GPU; Triton's CPU interpreter (tests) runs the first configuration."""
+    """Autotune on a GPU; under Triton's CPU interpreter (tests) the caller gives `BLOCK`."""
     if os.environ.get("TRITON_INTERPRET") == "1":
         return kernel
     # Keyed by the launch's class too (`load_class`): a configuration tuned on a warm-up's short
