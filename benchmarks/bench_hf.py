@@ -194,14 +194,14 @@ def longscope_group(backend: HFBackend, ids: list[int], members: int, new_tokens
 def forget_kernels(keep_disk: bool = False) -> int:
     """Leave the next decode to build and tune the step's kernels as a new process on a fresh
     machine does: drop Triton's loaded kernels of longscope's modules and the split stage's tuned
-    configurations, the GEMV plans and step counts, and point Triton's disk cache at an empty
+    configurations, the GEMV plans, the tunings' step counts, and point Triton's disk cache at an empty
     folder (`keep_disk`: keep it, as a machine's next process finds it). Return how many loaded
     kernels were dropped."""
     import tempfile
 
     import triton
 
-    from longscope.models.hf import decode_ops, gemv, kernels, triton_ops
+    from longscope.models.hf import decode_ops, gemv, kernels, split_tuning, triton_ops
 
     dropped = 0
     for module in (decode_ops, gemv, kernels, triton_ops):
@@ -214,7 +214,7 @@ def forget_kernels(keep_disk: bool = False) -> int:
                 if isinstance(caches, dict):
                     dropped += sum(len(entry[0]) for entry in caches.values())
                     caches.clear()
-    for table in (gemv._PLANS, gemv._TIMES, gemv._RANKED, gemv._STEPS):
+    for table in (gemv._PLANS, gemv._TIMES, gemv._RANKED, gemv._STEPS, split_tuning._STEPS):
         table.clear()
     if not keep_disk:
         triton.knobs.cache.dir = tempfile.mkdtemp(prefix="triton-fresh-")

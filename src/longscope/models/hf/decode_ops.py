@@ -384,8 +384,7 @@ class DecodeAttention:
         return split_tuning.due(self._launch_key())
 
     def _launch_key(self) -> tuple[Any, ...]:
-        key = (self.dim, self.group_pad, self.load_class, BALANCED_SPLITS, str(self.part.device))
-        return key
+        return (self.dim, self.group_pad, self.load_class, BALANCED_SPLITS, str(self.part.device))
 
     def tune(
         self,

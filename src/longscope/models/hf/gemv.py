@@ -37,7 +37,7 @@ import torch
 import triton
 import triton.language as tl
 
-from longscope.models.hf.triton_builds import build_at_once
+from longscope.models.hf.triton_builds import build_at_once, count_step, reached
 
 try:  # grid dependency control (Triton 3.3 and later)
     from triton.language.extra import cuda as _gdc
@@ -361,18 +361,13 @@ about twice the better of tuning at once and never; at 64 rows an early end lose
 def stepped(rows: int, weight: Any) -> bool:
     """Count a step of `rows` rows through `weight` where the GEMV `fits`; return True on the
     step that makes their padding `due` (a graph captured before it runs torch's matmul)."""
-    if not fits(rows, weight):
-        return False
     key = (rows_pad(rows), str(weight.device))
-    with _LOCK:
-        _STEPS[key] = _STEPS.get(key, 0) + 1
-        return _STEPS[key] == TUNE_AFTER_STEPS
+    return fits(rows, weight) and count_step(_STEPS, key, TUNE_AFTER_STEPS)
 
 
 def due(rows: int, device: Any) -> bool:
     """Return whether `rows` rows' padding on `device` has decoded `TUNE_AFTER_STEPS` steps."""
-    with _LOCK:
-        return _STEPS.get((rows_pad(rows), str(device)), 0) >= TUNE_AFTER_STEPS
+    return reached(_STEPS, (rows_pad(rows), str(device)), TUNE_AFTER_STEPS)
 
 
 def _key(rows: int, weight: Any, bias: Any, gated: bool = False) -> tuple[Any, ...]:

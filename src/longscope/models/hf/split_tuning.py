@@ -15,13 +15,13 @@ from __future__ import annotations
 import functools
 import inspect
 import os
-import threading
 from typing import Any
 
 import torch
 import triton
 
 from longscope.models.hf import gemv
+from longscope.models.hf.triton_builds import count_step, reached
 
 UNTUNED = (64, 4, 2)
 """(keys per inner step, warps, stages) of the split stage before its launch class is tuned: the
@@ -30,7 +30,6 @@ autotuner's most frequent choice on an H200 (launch classes 3, 4 and 6 in issue 
 _STEPS: dict[tuple[Any, ...], int] = {}
 """Steps decoded so far in this process per launch key (dims, group padding, load class,
 balanced splits, device)."""
-_LOCK = threading.Lock()
 
 
 def _split_configs() -> list[Any]:
@@ -102,12 +101,9 @@ def load_class(programs: int, split_size: int) -> int:
 def stepped(key: tuple[Any, ...]) -> bool:
     """Count a decode step of the launch `key`; return True on the step that makes it `due` (a
     graph captured before it runs `UNTUNED`)."""
-    with _LOCK:
-        _STEPS[key] = _STEPS.get(key, 0) + 1
-        return _STEPS[key] == gemv.TUNE_AFTER_STEPS
+    return count_step(_STEPS, key, gemv.TUNE_AFTER_STEPS)
 
 
 def due(key: tuple[Any, ...]) -> bool:
     """Return whether the launch `key` has decoded `gemv.TUNE_AFTER_STEPS` steps."""
-    with _LOCK:
-        return _STEPS.get(key, 0) >= gemv.TUNE_AFTER_STEPS
+    return reached(_STEPS, key, gemv.TUNE_AFTER_STEPS)

@@ -1,4 +1,5 @@
-"""Triton kernel variants built at once, in threads, before a tuning times them one by one.
+"""Triton kernel variants built at once, in threads, before a tuning times them one by one; and
+the decode steps a tuning waits for (`count_step`, `reached`: the GEMV's and the split stage's).
 
 Why (issue 46): a tuning launches each candidate (the split stage's five configurations, the GEMV's
 plans) one after another, and Triton built each at its first launch, on the CPU, while the card
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -47,3 +49,19 @@ def build_at_once(kernel: Any, calls: list[tuple[Any, tuple[Any, ...], dict[str,
         failed = [exc for exc in pool.map(one, calls) if exc is not None]
     if failed:
         _log.debug("%d of %d builds ahead failed: %s", len(failed), len(calls), failed[0])
+
+
+_STEP_LOCK = threading.Lock()
+
+
+def count_step(steps: dict[Any, int], key: Any, after: int) -> bool:
+    """Count a decode step of `key` in `steps`; return True on the step that reaches `after` (a
+    tuning that waits for it is due from there, `reached`, and a graph captured before is stale)."""
+    with _STEP_LOCK:
+        steps[key] = steps.get(key, 0) + 1
+        return steps[key] == after
+
+
+def reached(steps: dict[Any, int], key: Any, after: int) -> bool:
+    """Return whether `key` has decoded `after` steps in `steps`."""
+    return steps.get(key, 0) >= after
