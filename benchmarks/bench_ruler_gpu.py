@@ -150,9 +150,12 @@ class Phases:
         self.originals.clear()
 
 
-VARIANTS = ("default", "again", "no-gemv", "tune-at-once")
+VARIANTS = ("default", "again", "no-gemv", "tune-at-once", "again-switch")
 """How a `--variants` run's engine decodes: as shipped ("again": as shipped, on Triton's disk
-cache as the run before left it, as a machine's next process finds it), with the step's
+cache as the run before left it, as a machine's next process finds it; "again-switch": the same
+with Python's thread switch interval at 1 ms instead of 5, so that the engine thread, which lets
+the interpreter's lock go around CUDA calls, waits less to take it back from the harness's sample
+building), with the step's
 projections on torch's matmul (`KernelSwitches.decode_gemv` off: no GEMV plan is built or timed),
 or with the GEMV and the attention's split stage tuned at their first step
 (`gemv.TUNE_AFTER_STEPS` 0, as before 2026-11-30)."""
@@ -194,7 +197,9 @@ def run_cli(
     phases.patch(decode_ops.DecodeAttention, "tune", "tune_attention")
     phases.patch(gemv, "build_at_once", "build_gemv")
     phases.patch(decode_ops, "build_at_once", "build_attention")
-    init, tune_after = Engine.__init__, gemv.TUNE_AFTER_STEPS
+    init, tune_after, switch = Engine.__init__, gemv.TUNE_AFTER_STEPS, sys.getswitchinterval()
+    if variant == "again-switch":
+        sys.setswitchinterval(0.001)
     if variant == "tune-at-once":
         gemv.TUNE_AFTER_STEPS = 0
     if variant == "no-gemv":
@@ -232,10 +237,13 @@ def run_cli(
     finally:
         Engine.__init__, Engine.plan, Engine._join = init, plan, join
         gemv.TUNE_AFTER_STEPS = tune_after
+        sys.setswitchinterval(switch)
         runner._execute, HFBackend.generate_group = execute, group
         phases.restore()
         stop_counting_builds()
     wall = time.perf_counter() - started
+    for unit in units:  # when each prefill began, from the command's start
+        unit["at_s"] = round(unit.pop("begun") - started, 3)
     print(result.output[-3000:], flush=True)
     return {
         "variant": variant,
@@ -276,6 +284,7 @@ def record_units(engine: Any) -> list[dict[str, Any]]:
 
     def joined(self: Any, unit: Any) -> Any:
         started = time.perf_counter()
+        last["begun"] = started
         try:
             return join(self, unit)
         finally:
@@ -356,7 +365,7 @@ def main() -> None:
     variants = args.variants.split(",")
     if unknown := sorted(set(variants) - set(VARIANTS)):
         parser.error(f"unknown variant {unknown[0]!r}: give some of {', '.join(VARIANTS)}")
-    if variants[0] == "again":
+    if variants[0].startswith("again"):
         parser.error('"again" runs on the disk cache of the run before it: give a variant first')
     card = torch.cuda.get_device_name()
     lengths = [int(n) for n in args.lengths.split(",")]
@@ -382,7 +391,7 @@ def main() -> None:
     print(json.dumps({"kind": "setup", **made}), flush=True)
     results = []
     for variant in variants:
-        dropped = bench_hf.forget_kernels(keep_disk=variant == "again")
+        dropped = bench_hf.forget_kernels(keep_disk=variant.startswith("again"))
         result = dict(made, variant=variant, kernels_forgotten=dropped)
         run_dir = args.out / ("run" if variant == variants[0] else f"run-{variant}")
         run = run_cli(folder, run_dir, args.lengths, args.samples, args.tasks, variant)
