@@ -9,7 +9,9 @@ Measures in one run, on the GPU it finds:
 - prefill (plain SDPA in one call; longscope's chunked prefill with cuDNN and with flash; cuDNN
   attention in one call) as a fraction of the bf16 matmul peak measured in the same run, and the
   chunked prefill's last logits against the one-call flash prefill;
-- peak memory of each group against the memory plan.
+- peak memory of each group against the memory plan;
+- the saved model's move to the GPU after `from_pretrained` (`move`): `Module.to` against the
+  engine's staged move (`hf/loading.py`), alternately, from the page cache.
 
 Speed does not depend on weight values, so no download is needed. Usage:
     PYTHONPATH=src python benchmarks/bench_hf.py --out results.jsonl [--lengths 8192,32768,131072]
@@ -219,6 +221,48 @@ def forget_kernels(keep_disk: bool = False) -> int:
     if not keep_disk:
         triton.knobs.cache.dir = tempfile.mkdtemp(prefix="triton-fresh-")
     return dropped
+
+
+def weights_move(model: Any, record: Any, repeats: int = 2) -> None:
+    """Issue 46: the model saved, then loaded with `from_pretrained` (its tensors mapped from the
+    file) and moved to the GPU by `Module.to` or by the engine's staged move
+    (`loading.move_staged`: pinned buffers, `STAGE_THREADS` threads), alternately, `repeats`
+    times each. Both read the file from the page cache (it was just written and read)."""
+    import gc
+    import shutil
+    import tempfile
+
+    from transformers import AutoModelForCausalLM
+
+    from longscope.models.hf import loading
+
+    folder = Path(tempfile.mkdtemp(prefix="bench-move-"))
+    try:
+        model.save_pretrained(str(folder))
+        size = sum(f.stat().st_size for f in folder.glob("*.safetensors"))
+        device = torch.device("cuda", torch.cuda.current_device())
+        for mode in ["to", "staged"] * repeats:
+            loaded = AutoModelForCausalLM.from_pretrained(str(folder), dtype=torch.bfloat16)
+            start = sync_time()
+            if mode == "to":
+                loaded.to(device)
+            else:
+                loading.move_staged(torch, loaded, device)
+            took = sync_time() - start
+            on_device = all(t.device == device for t in (*loaded.parameters(), *loaded.buffers()))
+            assert on_device, f"{mode}: a tensor was left behind"
+            same = torch.equal(loaded.lm_head.weight, model.lm_head.weight)
+            assert same, f"{mode}: lm_head differs from the model saved"
+            record(
+                kind="weights_move", mode=mode, seconds=round(took, 3), file_bytes=size,
+                gb_per_s=round(size / took / 1e9, 2), threads=loading.STAGE_THREADS,
+                stage_bytes=loading.STAGE_BYTES,
+            )  # fmt: skip
+            del loaded
+            gc.collect()
+            torch.cuda.empty_cache()
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def first_batch(backend: HFBackend, record: Any, threads: list[int], repeats: int = 2) -> None:
@@ -1102,7 +1146,7 @@ def main() -> None:
         "--skip",
         default="",
         help="parts to leave out: continuous,table,decode,step,attention,bare,prefill,"
-        "lengths,batched,profile46,sweep,long,ops46,first",
+        "lengths,batched,profile46,sweep,long,ops46,first,move",
     )
     parser.add_argument("--step-modes", default="torch,triton-cublas,triton")
     parser.add_argument("--profile-rows", default="1", help="profile46: rows of the step (a list)")
@@ -1134,7 +1178,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.smoke:
         args.lengths = "2048"
-        args.skip = "continuous,decode,step,attention,bare,batched,profile46,sweep,long,ops46,first"
+        args.skip = (
+            "continuous,decode,step,attention,bare,batched,profile46,sweep,long,ops46,first,move"
+        )
         args.decode_lengths = "2048"
         args.out = "/dev/null"
     lengths = [int(x) for x in args.lengths.split(",")]
@@ -1192,6 +1238,8 @@ def main() -> None:
     record(kind="gemm_choices", **decode_ops_choices())
     record(kind="attention_choices", **attention_choices())
 
+    if "move" not in skip:
+        weights_move(model, record)
     if "first" not in skip:
         threads = [int(x) for x in args.first_batch_threads.split(",")]
         first_batch(backend, record, threads)

@@ -638,3 +638,34 @@ def test_a_request_taking_a_parked_rows_place_decodes_in_the_captured_graph(tiny
     assert (stats["parks"], stats["replaces"], stats["rebuilds"]) == (2, 1, 1), stats
     if stats["path"] == "graph":
         assert stats["captures"] == 1, stats
+
+
+def test_a_loaded_model_moves_to_the_device_staged_and_answers_the_same(
+    tiny: tuple, tmp_path: Path
+) -> None:
+    """`hf/FOLDER` on CUDA moves its weights through pinned staging buffers (`hf/loading.py`,
+    issue 46): every tensor equal to the one saved, and the same greedy answer as the model
+    built in memory, on the same prompt ids."""
+    import torch
+
+    from longscope.models.hf import HFBackend
+
+    model, tok = tiny
+    folder = tmp_path / "tiny-qwen2"
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    dev = device()
+    loaded = HFBackend(str(folder), prompt_mode="completion", device=dev, dtype="float32")
+    info = asyncio.run(loaded.info())
+    assert info.details["weights_moved"] == ("staged" if dev == "cuda" else "to")
+    theirs = {**dict(loaded._model.named_parameters()), **dict(loaded._model.named_buffers())}
+    for name, tensor in (*model.named_parameters(), *model.named_buffers()):
+        assert theirs[name].device.type == dev, name
+        assert torch.equal(theirs[name], tensor), name
+    request = Request(
+        "q", 0, "completion", prompt=CONTEXT[:300] + QUESTIONS[0],
+        config=GenerationConfig(max_tokens=12),
+    )  # fmt: skip
+    # The folder's tokenizer for both (a saved tokenizer may split a prompt otherwise).
+    built = HFBackend("tiny", model=model, tokenizer=loaded._tok, prompt_mode="completion")
+    assert asyncio.run(loaded.generate(request)).text == asyncio.run(built.generate(request)).text

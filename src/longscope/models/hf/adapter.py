@@ -16,6 +16,7 @@ from longscope.models.base import CHAT_PROBE, Backend, ModelInfo, OnResult
 from longscope.models.hf.checks import check_tokenizer
 from longscope.models.hf.engine import Engine
 from longscope.models.hf.kernels import import_torch, register_attention
+from longscope.models.hf.loading import move_to_device
 from longscope.models.hf.members import Member
 from longscope.models.hf.prefill import prefill_context, prefill_ids
 from longscope.models.memory_plan import GIB, PREFILL_CHUNK_MAX
@@ -137,6 +138,9 @@ class HFBackend(Backend):
         """The scheduler that owns the device: its settings, kernel switches and statistics."""
         self._model = model
         self._tok = tokenizer
+        self.weights_moved = "given" if model is not None else ""
+        """How the weights reached the device (`loading.move_to_device`; "given": built by the
+        caller)."""
         self.thinking: ThinkingFormat = thinking_format(thinking)
         self._lock = threading.Lock()
         if model is not None:
@@ -189,7 +193,7 @@ class HFBackend(Backend):
                         )
                 except OSError as exc:
                     raise UsageError(f"cannot load {self.model_name!r}: {exc}") from exc
-                model.to(self._device(torch))
+                self.weights_moved = move_to_device(torch, model, self._device(torch))
                 self._tok = tokenizer
                 self._prepare_model(model)
                 self._model = model
@@ -245,6 +249,7 @@ class HFBackend(Backend):
                 "prefill_chunk": self.engine.prefill_chunk or f"auto (at most {PREFILL_CHUNK_MAX})",
                 "kv_bytes_per_token": self.engine.shape.kv_bytes_per_token,
                 "free_gib": round(self.free_bytes() / GIB, 2),
+                "weights_moved": self.weights_moved,
             },
         )
 

@@ -1,0 +1,18 @@
+#!/bin/bash
+# Session 2026-11-30c call AO (issue 46): RUN=tests: every GPU test on HEAD (the split stage's wait, shared step counts); RUN=ruler: RULER through the CLI from nothing, then again on the disk cache it left.
+set -u; T0=$(date +%s); source .gpu/g46/setup2.sh
+if [ "${RUN:-tests}" = tests ]; then
+export TRITON_CACHE_DIR=/tmp/triton-tests-$$
+timeout 400 python3 -m pytest -q -m gpu tests/gpu -p no:cacheprovider -W ignore 2>&1 | grep -v "config option\|^ *$\|site-packages\|capture_end" | tail -25 > $OUT/tests.txt; cat $OUT/tests.txt
+else
+export TRITON_CACHE_DIR=/tmp/triton-fresh-$$
+timeout $(( 590 - ($(date +%s) - T0) )) python3 benchmarks/bench_ruler_gpu.py --out /root/ruler --samples 1 --lengths 4096,16384,65536,131072 --variants ${VARIANTS:-default,again} > $OUT/ruler.txt 2>&1; tail -c 1500 $OUT/ruler.txt
+cp /root/ruler/results.json $OUT/ruler_results.json 2>/dev/null
+python3 -c "
+import json; rs=json.load(open('/root/ruler/results.json'))
+for d in rs:
+    r=d['run']; print(d['variant'], 'wall', round(r['wall_s'],2), 'engine', round(d['engine_prefill_s'],2), 'ratio', round(d['ratio_whole'],4), round(d['ratio_without_load'],4))
+    print({k: round(v,3) for k,v in r['phases'].items()}); print(r['calls']); print(r['triton_builds']); print('gemv plans', r.get('gemv_plans'))
+"
+fi
+echo "total $(( $(date +%s) - T0 )) s"
