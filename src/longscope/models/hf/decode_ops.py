@@ -397,7 +397,7 @@ class DecodeAttention:
     ) -> None:
         """Run the attention once as the calls will (a zero query; its answer is dropped) so that
         the split stage's configuration for this launch class is chosen before a graph is
-        captured; the calls after it run that configuration (before it, `UNTUNED`)."""
+        captured; the calls after it run that configuration (before it, `split_tuning.untuned`)."""
         if self.tuned:
             return
         query = torch.zeros(
@@ -429,7 +429,7 @@ class DecodeAttention:
         # `out` given: the split stage merges into it itself
         grid, args, options = self._split_call(query, keys, values, valid, lengths, scale, pdl, out)
         if not (self.tuned or "BLOCK" in options):  # (the interpreter's BLOCK: no autotuner)
-            _attention_split_body[grid](*args, **options, **split_tuning.untuned_options())
+            split_tuning.launch_untuned(_attention_split_body, grid, args, options, self.load_class)
             return
         with _SPLIT_LOCK:
             _attention_split_kernel[grid](*args, **options)
