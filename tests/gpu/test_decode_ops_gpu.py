@@ -52,8 +52,8 @@ def _reference(q, k, v, valid, lengths, scale, groups):  # type: ignore[no-untyp
 )
 def test_decode_attention_reads_each_row_to_its_length(cuda, shape, fused, tuned) -> None:  # type: ignore[no-untyped-def]
     """Keys past a row's length hold NaN (never written): the kernel must not read them; holes
-    (padding) inside are masked; bf16 within 1e-2 of float64, as flash attention is. The last
-    two shapes have few splits: merged by the split stage itself where `fused` (in a captured
+    (padding) inside are masked; bf16 within 1e-2 of float64, as flash attention is. The third
+    and fourth shapes have few splits: merged by the split stage itself where `fused` (in a captured
     graph replayed 3 times too: its arrival counter back at zero after each), else by the merge
     kernel. Untuned (`split_tuning.untuned`: the last two shapes in launch classes 7 and 8, which
     have configurations of their own) and with the autotuner's choice (`tune`) alike."""

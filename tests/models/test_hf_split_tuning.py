@@ -24,7 +24,9 @@ def _candidates() -> set[tuple[int, int, int]]:
 @pytest.mark.parametrize("dim", [64, 128, 256])
 def test_every_untuned_configuration_is_one_the_autotuner_times(dim: int) -> None:
     for load_class in range(9):
-        assert split_tuning.untuned(load_class, dim) in _candidates(), (load_class, dim)
+        for width in (2, 4):
+            config = split_tuning.untuned(load_class, dim, width)
+            assert config in _candidates(), (load_class, dim, width)
 
 
 def test_long_splits_read_by_many_programs_have_their_own_configuration_at_dim_128() -> None:
@@ -35,8 +37,10 @@ def test_long_splits_read_by_many_programs_have_their_own_configuration_at_dim_1
     assert split_tuning.untuned(7, 128) != split_tuning.UNTUNED
     assert split_tuning.untuned(8, 128) != split_tuning.UNTUNED
     assert split_tuning.untuned(3, 128) == split_tuning.UNTUNED  # 1 row at 64K
-    # Recorded at head dim 128 only: larger heads (Gemma's 256) keep the default.
+    # Recorded at head dim 128 in bf16 only: larger heads (Gemma's 256) and float32 keep the
+    # default.
     assert split_tuning.untuned(7, 256) == split_tuning.UNTUNED
+    assert split_tuning.untuned(7, 128, width=4) == split_tuning.UNTUNED
 
 
 class _Kernel:
@@ -62,16 +66,17 @@ def test_a_class_configuration_that_does_not_fit_gives_way_to_the_default_for_go
     monkeypatch.setattr(split_tuning, "_PLAIN", set())
     kernel = _Kernel(fits=lambda config: config[0] < 128)
     options = {"DIM": 128, "GROUP_PAD": 16}
-    split_tuning.launch_untuned(kernel, (4, 4, 128), (), options, 7)
-    split_tuning.launch_untuned(kernel, (4, 4, 128), (), options, 7)
+    split_tuning.launch_untuned(kernel, (4, 4, 128), (), options, 7, 2)
+    split_tuning.launch_untuned(kernel, (4, 4, 128), (), options, 7, 2)
     assert kernel.launched == [split_tuning.UNTUNED, split_tuning.UNTUNED]
     assert split_tuning.untuned(7, 128) == split_tuning.UNTUNED  # a graph captured now uses it
     assert split_tuning.untuned(8, 128) != split_tuning.UNTUNED  # another class is unaffected
+    assert split_tuning.untuned(7, 64) != split_tuning.UNTUNED  # and another head size
 
 
 def test_the_default_not_fitting_is_an_error_the_step_falls_back_on(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr(split_tuning, "_PLAIN", set())
     kernel = _Kernel(fits=lambda config: False)
     with pytest.raises(OutOfResources):
-        split_tuning.launch_untuned(kernel, (1, 4, 8), (), {"DIM": 128}, 3)
+        split_tuning.launch_untuned(kernel, (1, 4, 8), (), {"DIM": 128}, 3, 2)
     assert kernel.launched == []

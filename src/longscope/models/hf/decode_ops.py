@@ -429,7 +429,9 @@ class DecodeAttention:
         # `out` given: the split stage merges into it itself
         grid, args, options = self._split_call(query, keys, values, valid, lengths, scale, pdl, out)
         if not (self.tuned or "BLOCK" in options):  # (the interpreter's BLOCK: no autotuner)
-            split_tuning.launch_untuned(_attention_split_body, grid, args, options, self.load_class)
+            split_tuning.launch_untuned(
+                _attention_split_body, grid, args, options, self.load_class, keys.element_size()
+            )
             return
         with _SPLIT_LOCK:
             _attention_split_kernel[grid](*args, **options)

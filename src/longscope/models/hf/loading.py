@@ -33,7 +33,8 @@ def move_to_device(torch: Any, model: Any, device: Any) -> str:
         try:
             move_staged(torch, model, device)
         except RuntimeError as exc:  # pinned memory refused (a memlock limit), out of memory
-            why = str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+            lines = str(exc).strip().splitlines()
+            why = lines[0][:200] if lines else type(exc).__name__
     # `Module.to` moves what is left: everything where the staged move did not run (it swaps
     # nothing in unless every tensor arrived), nothing after it.
     model.to(device)
@@ -48,16 +49,23 @@ def move_staged(
     stage_bytes: int = STAGE_BYTES,
 ) -> None:
     """Copy every parameter and buffer of `model` to `device` in `threads` threads, largest
-    first (they finish together), each through two staging buffers of `stage_bytes` (pinned for
-    a CUDA device), then put the copies in place of the originals. A parameter shared by several
-    modules (tied weights) is one object: it is copied once and stays shared."""
+    first (they finish together), each through two staging buffers of `stage_bytes` at most
+    (pinned for a CUDA device), then put the copies in place of the originals. A parameter
+    shared by several modules (tied weights) is one object: it is copied once and stays shared.
+    A copy that fails stops the ones not begun and raises; nothing is put in place then."""
     tensors = {id(t): t for t in (*model.parameters(), *model.buffers())}
     order = sorted(tensors, key=lambda key: -tensors[key].numel())
+    largest = max((t.numel() * t.element_size() for t in tensors.values()), default=0)
+    stage_bytes = max(1, min(stage_bytes, largest))  # a small model pins no more than it needs
     local = threading.local()
     cuda = device.type == "cuda"
 
     def copy(tensor: Any) -> Any:
         if not hasattr(local, "buffers"):
+            if cuda:
+                # A new thread's current device is 0: leaving a stream's context of another
+                # device would make a context on device 0.
+                torch.cuda.set_device(device)
             local.stream = torch.cuda.Stream(device) if cuda else None
             local.buffers = [
                 torch.empty(stage_bytes, dtype=torch.uint8, pin_memory=cuda) for _ in range(2)
@@ -65,29 +73,34 @@ def move_staged(
             local.sent = [None, None]
         moved = torch.empty(tensor.shape, dtype=tensor.dtype, device=device)
         source, target = _bytes(torch, tensor.contiguous()), _bytes(torch, moved)
-        for index, start in enumerate(range(0, source.numel(), stage_bytes)):
-            end = min(start + stage_bytes, source.numel())
-            which = index % 2
-            if local.sent[which] is not None:
-                local.sent[which].synchronize()  # its last copy to the device is done
-            staged = local.buffers[which][: end - start]
-            staged.copy_(source[start:end])
+        try:
+            for index, start in enumerate(range(0, source.numel(), stage_bytes)):
+                end = min(start + stage_bytes, source.numel())
+                which = index % 2
+                if local.sent[which] is not None:
+                    local.sent[which].synchronize()  # its last copy to the device is done
+                staged = local.buffers[which][: end - start]
+                staged.copy_(source[start:end])
+                if cuda:
+                    with torch.cuda.stream(local.stream):
+                        target[start:end].copy_(staged, non_blocking=True)
+                        local.sent[which] = torch.cuda.Event()
+                        local.sent[which].record(local.stream)
+                else:
+                    target[start:end].copy_(staged)
+        finally:
             if cuda:
-                with torch.cuda.stream(local.stream):
-                    target[start:end].copy_(staged, non_blocking=True)
-                    local.sent[which] = torch.cuda.Event()
-                    local.sent[which].record(local.stream)
-            else:
-                target[start:end].copy_(staged)
-        if cuda:
-            # Allocated on the thread's default stream, written on its own: done before use.
-            local.stream.synchronize()
+                # Allocated on the thread's default stream, written on its own: every copy into
+                # it done before it is used, or freed after a failure.
+                local.stream.synchronize()
         return moved
 
+    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="hf-move")
     try:
-        with ThreadPoolExecutor(max_workers=threads, thread_name_prefix="hf-move") as pool:
-            copies = dict(zip(order, pool.map(lambda key: copy(tensors[key]), order), strict=True))
+        futures = [pool.submit(copy, tensors[key]) for key in order]
+        copies = {key: future.result() for key, future in zip(order, futures, strict=True)}
     finally:
+        pool.shutdown(wait=True, cancel_futures=True)
         if cuda and hasattr(torch._C, "_host_emptyCache"):
             torch._C._host_emptyCache()  # the pinned buffers go back to the system now
     for module in model.modules():

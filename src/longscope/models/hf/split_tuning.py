@@ -49,15 +49,16 @@ def _split_configs() -> list[Any]:
     ]
 
 
-_PLAIN: set[tuple[int, int]] = set()
-"""(load class, head dim) whose `UNTUNED_BY_CLASS` configuration did not fit this process's card
-(`launch_untuned`): `UNTUNED` there from then on."""
+_PLAIN: set[tuple[int, int, int]] = set()
+"""(load class, head dim, bytes a key value) whose `UNTUNED_BY_CLASS` configuration did not fit
+this process's card (`launch_untuned`): `UNTUNED` there from then on."""
 
 
-def untuned(load_class: int, dim: int) -> tuple[int, int, int]:
-    """Return (keys per inner step, warps, stages) of the split stage of `load_class` untuned.
-    `UNTUNED_BY_CLASS` was recorded at head dim 128: larger heads keep `UNTUNED`."""
-    if dim > 128 or (load_class, dim) in _PLAIN:
+def untuned(load_class: int, dim: int, width: int = 2) -> tuple[int, int, int]:
+    """Return (keys per inner step, warps, stages) of the split stage of `load_class` untuned,
+    for heads of `dim` values of `width` bytes. `UNTUNED_BY_CLASS` was recorded at head dim 128
+    in bf16: larger heads and wider values keep `UNTUNED`."""
+    if dim > 128 or width > 2 or (load_class, dim, width) in _PLAIN:
         return UNTUNED
     return UNTUNED_BY_CLASS.get(load_class, UNTUNED)
 
@@ -68,26 +69,28 @@ def _options(config: tuple[int, int, int]) -> dict[str, Any]:
     return triton.Config({"BLOCK": block}, num_warps=warps, num_stages=stages).all_kwargs()
 
 
-def untuned_options(load_class: int, dim: int) -> dict[str, Any]:
-    """Return the launch options of `untuned(load_class, dim)` (as the autotuner passes a
-    configuration's)."""
-    return _options(untuned(load_class, dim))
+def untuned_options(load_class: int, dim: int, width: int = 2) -> dict[str, Any]:
+    """Return the launch options of `untuned(load_class, dim, width)` (as the autotuner passes
+    a configuration's)."""
+    return _options(untuned(load_class, dim, width))
 
 
 def launch_untuned(
-    kernel: Any, grid: Any, args: Any, options: dict[str, Any], load_class: int
+    kernel: Any, grid: Any, args: Any, options: dict[str, Any], load_class: int, width: int
 ) -> None:
-    """Launch the split stage untuned. A class's own configuration that does not fit the card
-    (a card with less shared memory than an H200's: 128 keys a step read more at once) gives way
-    to `UNTUNED`, for good: the first launch runs before a graph is captured."""
+    """Launch the split stage untuned (keys of `width` bytes a value). A class's own
+    configuration that does not fit the card (less shared memory than an H200's: 128 keys a step
+    read more at once) gives way to `UNTUNED` for good. Triton finds that when it loads the
+    build, before any CUDA call: in a step's warm-up, or in a capture without one, which the
+    decoder then takes again with one (`StaticDecoder._record`)."""
     dim = int(options["DIM"])
     try:
-        kernel[grid](*args, **options, **untuned_options(load_class, dim))
+        kernel[grid](*args, **options, **untuned_options(load_class, dim, width))
     except OutOfResources:
-        if untuned(load_class, dim) == UNTUNED:
+        if untuned(load_class, dim, width) == UNTUNED:
             raise
-        _PLAIN.add((load_class, dim))
-        kernel[grid](*args, **options, **untuned_options(load_class, dim))
+        _PLAIN.add((load_class, dim, width))
+        kernel[grid](*args, **options, **untuned_options(load_class, dim, width))
 
 
 def _bench(fn: Any, quantiles: Any = None, **_: Any) -> Any:
