@@ -17,7 +17,8 @@ from typing import Any
 
 STAGE_THREADS = 4
 STAGE_BYTES = 256 << 20
-"""Each thread holds two pinned buffers of this size while the model moves (2 GiB in all)."""
+"""Each thread holds two pinned buffers of this size while the model moves (2 GiB in all), or of
+the model's largest tensor where that is smaller."""
 
 
 def move_to_device(torch: Any, model: Any, device: Any) -> str:
