@@ -216,7 +216,8 @@ def forget_kernels(keep_disk: bool = False) -> int:
                 if isinstance(caches, dict):
                     dropped += sum(len(entry[0]) for entry in caches.values())
                     caches.clear()
-    for table in (gemv._PLANS, gemv._TIMES, gemv._RANKED, gemv._STEPS, split_tuning._STEPS):
+    tables = (gemv._PLANS, gemv._TIMES, gemv._RANKED, gemv._STEPS, split_tuning._STEPS)
+    for table in (*tables, split_tuning._PLAIN):
         table.clear()
     if not keep_disk:
         triton.knobs.cache.dir = tempfile.mkdtemp(prefix="triton-fresh-")
@@ -225,9 +226,9 @@ def forget_kernels(keep_disk: bool = False) -> int:
 
 def weights_move(model: Any, record: Any, repeats: int = 2) -> None:
     """Issue 46: the model saved, then loaded with `from_pretrained` (its tensors mapped from the
-    file) and moved to the GPU by `Module.to` or by the engine's staged move
-    (`loading.move_staged`: pinned buffers, `STAGE_THREADS` threads), alternately, `repeats`
-    times each. Both read the file from the page cache (it was just written and read)."""
+    file) and moved to the GPU by `Module.to` or as the engine moves it (`loading.move_to_device`,
+    which must take its staged path: pinned buffers, `STAGE_THREADS` threads), alternately,
+    `repeats` times each. Both read the file from the page cache (it was just written and read)."""
     import gc
     import shutil
     import tempfile
@@ -247,7 +248,8 @@ def weights_move(model: Any, record: Any, repeats: int = 2) -> None:
             if mode == "to":
                 loaded.to(device)
             else:
-                loading.move_staged(torch, loaded, device)
+                how = loading.move_to_device(torch, loaded, device)
+                assert how == "staged", f"the engine's move fell back: {how}"
             took = sync_time() - start
             on_device = all(t.device == device for t in (*loaded.parameters(), *loaded.buffers()))
             assert on_device, f"{mode}: a tensor was left behind"

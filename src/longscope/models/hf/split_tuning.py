@@ -146,7 +146,7 @@ def load_class(programs: int, split_size: int) -> int:
 
 def stepped(key: tuple[Any, ...]) -> bool:
     """Count a decode step of the launch `key`; return True on the step that makes it `due` (a
-    graph captured before it runs `UNTUNED`)."""
+    graph captured before it runs `untuned`)."""
     return count_step(_STEPS, key, gemv.TUNE_AFTER_STEPS)
 
 
