@@ -216,8 +216,7 @@ def forget_kernels(keep_disk: bool = False) -> int:
                 if isinstance(caches, dict):
                     dropped += sum(len(entry[0]) for entry in caches.values())
                     caches.clear()
-    tables = (gemv._PLANS, gemv._TIMES, gemv._RANKED, gemv._STEPS, split_tuning._STEPS)
-    for table in (*tables, split_tuning._PLAIN):
+    for table in (gemv._PLANS, gemv._TIMES, gemv._RANKED, gemv._STEPS, split_tuning._STEPS):
         table.clear()
     if not keep_disk:
         triton.knobs.cache.dir = tempfile.mkdtemp(prefix="triton-fresh-")

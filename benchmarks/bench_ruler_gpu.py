@@ -44,6 +44,7 @@ FIXTURES = ROOT / "tests" / "suites" / "ruler" / "fixtures"
 
 import bench_hf  # noqa: E402
 from longscope.models.hf import HFBackend  # noqa: E402
+from longscope.models.hf.build_ahead import BuildAhead  # noqa: E402
 
 
 def make_tokenizer(folder: Path) -> float:
@@ -150,7 +151,7 @@ class Phases:
         self.originals.clear()
 
 
-VARIANTS = ("default", "again", "no-gemv", "tune-at-once", "again-switch")
+VARIANTS = ("default", "again", "no-gemv", "tune-at-once", "again-switch", "no-ahead")
 """How a `--variants` run's engine decodes: as shipped ("again": as shipped, on Triton's disk
 cache as the run before left it, as a machine's next process finds it; "again-switch": the same
 with Python's thread switch interval at 1 ms instead of 5, so that the engine thread, which lets
@@ -158,7 +159,8 @@ the interpreter's lock go around CUDA calls, waits less to take it back from the
 building), with the step's
 projections on torch's matmul (`KernelSwitches.decode_gemv` off: no GEMV plan is built or timed),
 or with the GEMV and the attention's split stage tuned at their first step
-(`gemv.TUNE_AFTER_STEPS` 0, as before 2026-11-30)."""
+(`gemv.TUNE_AFTER_STEPS` 0, as before 2026-11-30); "no-ahead": as shipped but without the load's
+build of the run's Triton kernels (`KernelSwitches.build_ahead` off: built at first launch)."""
 
 
 def run_cli(
@@ -202,11 +204,14 @@ def run_cli(
         sys.setswitchinterval(0.001)
     if variant == "tune-at-once":
         gemv.TUNE_AFTER_STEPS = 0
-    if variant == "no-gemv":
+    if variant in ("no-gemv", "no-ahead"):
 
         def no_gemv(self: Any, *args: Any, **kwargs: Any) -> None:
             init(self, *args, **kwargs)
-            self.kernels.decode_gemv = False
+            if variant == "no-gemv":
+                self.kernels.decode_gemv = False
+            else:
+                self.kernels.build_ahead = False
 
         Engine.__init__ = no_gemv
     seen: dict[str, Any] = {}
@@ -222,6 +227,17 @@ def run_cli(
         return await group(self, requests, on_result)
 
     runner._execute, HFBackend.generate_group = executed, first
+    ahead_join = BuildAhead.join
+
+    def joined_ahead(self: Any) -> str:
+        begun = time.perf_counter()
+        summary = ahead_join(self)
+        seen.setdefault("built_ahead", []).append(
+            {"summary": summary, "join_s": round(time.perf_counter() - begun, 3)}
+        )
+        return summary
+
+    BuildAhead.join = joined_ahead
     plan, join = Engine.plan, Engine._join
     units = record_units(Engine)
     builds = count_triton_builds()
@@ -236,6 +252,7 @@ def run_cli(
         result = CliRunner().invoke(app, args, catch_exceptions=False)
     finally:
         Engine.__init__, Engine.plan, Engine._join = init, plan, join
+        BuildAhead.join = ahead_join
         gemv.TUNE_AFTER_STEPS = tune_after
         sys.setswitchinterval(switch)
         runner._execute, HFBackend.generate_group = execute, group
@@ -244,6 +261,8 @@ def run_cli(
     wall = time.perf_counter() - started
     for unit in units:  # when each prefill began, from the command's start
         unit["at_s"] = round(unit.pop("begun") - started, 3)
+    for event in builds.get("events", []):
+        event[2] = round(event[2] - started, 3)
     print(result.output[-3000:], flush=True)
     return {
         "variant": variant,
@@ -255,6 +274,7 @@ def run_cli(
         "calls": dict(phases.calls),
         "timing": seen.get("timing", {}),
         "triton_builds": dict(builds),
+        "built_ahead": seen.get("built_ahead", []),
         "units": units,
         "command": "longscope " + " ".join(args),
     }
@@ -314,8 +334,13 @@ def count_triton_builds() -> dict[str, Any]:
 
     def before(*_: Any, **kwargs: Any) -> bool:
         fn = kwargs.get("fn")
-        builds[str(getattr(fn, "name", "?")).rsplit(".", 1)[-1]] += 1
+        name = str(getattr(fn, "name", "?")).rsplit(".", 1)[-1]
+        builds[name] += 1
         started[threading.get_ident()] = time.perf_counter()
+        # each build: kernel, thread, when it began (perf_counter; `run_cli` makes it relative)
+        builds.setdefault("events", []).append(
+            [name, threading.current_thread().name, started[threading.get_ident()]]
+        )
         return False  # a true value would skip the build
 
     def after(*_: Any, **__: Any) -> None:

@@ -669,3 +669,59 @@ def test_a_loaded_model_moves_to_the_device_staged_and_answers_the_same(
     # The folder's tokenizer for both (a saved tokenizer may split a prompt otherwise).
     built = HFBackend("tiny", model=model, tokenizer=loaded._tok, prompt_mode="completion")
     assert asyncio.run(loaded.generate(request)).text == asyncio.run(built.generate(request)).text
+
+
+def test_a_load_builds_the_kernels_its_run_launches(tmp_path: Path) -> None:
+    """`hf/FOLDER` on CUDA builds the Triton kernels of its run while the weights load
+    (`hf/build_ahead.py`, issue 46): with every kernel of ours forgotten before the load, a run
+    of prompts from 30 to 5,000 tokens, alone and three at a time, builds none after it."""
+    import re
+
+    import triton
+
+    from longscope.models.hf import HFBackend, decode_ops, triton_ops
+    from tests.gpu.tiny import tiny_qwen2, tiny_tokenizer
+
+    if device() != "cuda":
+        pytest.skip("the build ahead runs on CUDA only")
+    tok = tiny_tokenizer()
+    # head dim 128, bf16: the Triton step's shapes
+    model = tiny_qwen2(vocab_size=len(tok), hidden=512, heads=4, kv_heads=2, dtype="bfloat16")
+    folder = tmp_path / "qwen2-dim128"
+    model.save_pretrained(folder)
+    tok.save_pretrained(folder)
+    for module in (decode_ops, triton_ops):
+        for value in list(vars(module).values()):
+            if isinstance(getattr(value, "device_caches", None), dict):
+                value.device_caches.clear()
+    built: list[str] = []
+
+    def before(*_: object, **kwargs: object) -> bool:
+        built.append(str(getattr(kwargs.get("fn"), "name", "?")).rsplit(".", 1)[-1])
+        return False
+
+    runtime = triton.knobs.runtime
+    runtime.jit_cache_hook = before
+    try:
+        backend = HFBackend(str(folder), prompt_mode="completion", dtype="bfloat16", max_batch=4)
+        info = asyncio.run(backend.info())
+        summary = info.details["kernels_built_ahead"]
+        done = re.match(r"(\d+) of (\d+) launches", summary)
+        assert done and done.group(1) == done.group(2), summary
+        assert "_attention_split_body" in built and "_rope_kernel" in built, built
+        built.clear()
+        words = (CONTEXT * 10).split()  # 6,000 words
+
+        def ask(count: int, tokens: int = 24) -> Request:
+            return Request(
+                f"q{count}", 0, "completion", prompt=" ".join(words[:count]),
+                config=GenerationConfig(max_tokens=tokens),
+            )  # fmt: skip
+
+        lengths = [30, 700, 5000]
+        for count in lengths:  # alone: a cache of one block, of a few, and the merge kernel
+            asyncio.run(backend.generate(ask(count)))
+        asyncio.run(backend.generate_group([ask(count, 40) for count in lengths]))
+        assert built == [], built
+    finally:
+        runtime.jit_cache_hook = None

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from longscope.errors import UsageError
 from longscope.models.base import CHAT_PROBE, Backend, ModelInfo, OnResult
+from longscope.models.hf.build_ahead import BuildAhead
 from longscope.models.hf.checks import check_tokenizer
 from longscope.models.hf.engine import Engine
 from longscope.models.hf.kernels import import_torch, register_attention
@@ -141,6 +142,8 @@ class HFBackend(Backend):
         self.weights_moved = "given" if model is not None else ""
         """How the weights reached the device (`loading.move_to_device`; "given": built by the
         caller)."""
+        self.kernels_built_ahead = ""
+        """What the load's build ahead of the run's Triton kernels did (`BuildAhead.summary`)."""
         self.thinking: ThinkingFormat = thinking_format(thinking)
         self._lock = threading.Lock()
         if model is not None:
@@ -186,14 +189,26 @@ class HFBackend(Backend):
                         # Before the weights: a wrong tokenizer fails in a second, not after a load.
                         kind = str(getattr(config, "model_type", ""))
                         check_tokenizer(tokenizer, self.model_name, kind, self.prompt_mode)
-                        model = transformers.AutoModelForCausalLM.from_pretrained(
-                            self.model_name,
-                            dtype=_torch_dtype(torch, self.dtype_name),
-                            attn_implementation=register_attention(self.attn_implementation),
-                        )
+                        dtype = _torch_dtype(torch, self.dtype_name)
+                        attention = register_attention(self.attn_implementation)
+                        ahead = BuildAhead.start(
+                            torch, transformers, config, dtype, self._device(torch),
+                            self.engine.kernels, self.engine.max_batch, attention,
+                            decode=self.engine.cuda_graph,
+                        )  # fmt: skip
+                        try:
+                            model = transformers.AutoModelForCausalLM.from_pretrained(
+                                self.model_name, dtype=dtype, attn_implementation=attention
+                            )
+                        except BaseException:
+                            ahead.join()
+                            raise
                 except OSError as exc:
                     raise UsageError(f"cannot load {self.model_name!r}: {exc}") from exc
-                self.weights_moved = move_to_device(torch, model, self._device(torch))
+                try:
+                    self.weights_moved = move_to_device(torch, model, self._device(torch))
+                finally:
+                    self.kernels_built_ahead = ahead.join()
                 self._tok = tokenizer
                 self._prepare_model(model)
                 self._model = model
@@ -250,6 +265,7 @@ class HFBackend(Backend):
                 "kv_bytes_per_token": self.engine.shape.kv_bytes_per_token,
                 "free_gib": round(self.free_bytes() / GIB, 2),
                 "weights_moved": self.weights_moved,
+                "kernels_built_ahead": self.kernels_built_ahead,
             },
         )
 

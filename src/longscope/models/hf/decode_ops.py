@@ -397,7 +397,7 @@ class DecodeAttention:
     ) -> None:
         """Run the attention once as the calls will (a zero query; its answer is dropped) so that
         the split stage's configuration for this launch class is chosen before a graph is
-        captured; the calls after it run that configuration (before it, `split_tuning.untuned`)."""
+        captured; the calls after it run that configuration (before it, `split_tuning.UNTUNED`)."""
         if self.tuned:
             return
         query = torch.zeros(
@@ -429,9 +429,7 @@ class DecodeAttention:
         # `out` given: the split stage merges into it itself
         grid, args, options = self._split_call(query, keys, values, valid, lengths, scale, pdl, out)
         if not (self.tuned or "BLOCK" in options):  # (the interpreter's BLOCK: no autotuner)
-            split_tuning.launch_untuned(
-                _attention_split_body, grid, args, options, self.load_class, keys.element_size()
-            )
+            _attention_split_body[grid](*args, **options, **split_tuning.untuned_options())
             return
         with _SPLIT_LOCK:
             _attention_split_kernel[grid](*args, **options)
@@ -483,16 +481,22 @@ class DecodeAttention:
         """Write the split stage's last partial outputs, weighted by their log-sum-exps, into
         `out` (batch, heads * dim)."""
         batch = out.shape[0]
-        pad = triton.next_power_of_2(self.splits)
-        dblock = min(self.dim, MERGE_DIMS)
-        while dblock < self.dim and batch * self.heads * (self.dim // dblock) > MERGE_PROGRAMS:
-            dblock *= 2
+        pad, chunk, dblock = merge_layout(batch, self.heads, self.dim, self.splits)
         _attention_merge_kernel[(batch, self.heads, self.dim // dblock)](
             self.part, self.lse, out, out.stride(0), self.splits,
             GROUPS=self.groups, GROUP_PAD=self.group_pad, DIM=self.dim,
-            SPLITS_PAD=pad, CHUNK=min(pad, 4096 // dblock), DBLOCK=dblock, PDL=pdl,
-            **launch_options(pdl),
+            SPLITS_PAD=pad, CHUNK=chunk, DBLOCK=dblock, PDL=pdl, **launch_options(pdl),
         )  # fmt: skip
+
+
+def merge_layout(batch: int, heads: int, dim: int, splits: int) -> tuple[int, int, int]:
+    """Return the merge kernel's (splits padded, splits a pass, dims a program) for `batch` rows
+    of `heads` heads of `dim` over `splits` splits: its build's constants (`build_ahead`)."""
+    pad = triton.next_power_of_2(splits)
+    dblock = min(dim, MERGE_DIMS)
+    while dblock < dim and batch * heads * (dim // dblock) > MERGE_PROGRAMS:
+        dblock *= 2
+    return pad, min(pad, 4096 // dblock), dblock
 
 
 def rope_store(

@@ -3,11 +3,11 @@
 Five configurations (keys per inner step, warps, stages) are candidates. Triton's autotuner times
 them briefly (`_bench`), once per launch class (`load_class`: how many programs, how many keys
 each reads), and keeps its choice beside the builds in Triton's disk cache. Until a launch class
-has decoded `gemv.TUNE_AFTER_STEPS` steps in the process, the stage runs the configuration the
-autotuner chose most often for its class (`untuned`), as the GEMV runs torch's matmul until then:
-a tuning builds five kernels and times them, which short answers never repay. On an H200 a fresh
-machine's RULER through the CLI spent 4.2 s of its 184 tuning the split stage, 2.3 s of it
-building (issue 46, tenth pass).
+has decoded `gemv.TUNE_AFTER_STEPS` steps in the process, the stage runs one configuration,
+`UNTUNED`, as the GEMV runs torch's matmul until then: a tuning builds five kernels and times
+them, which short answers never repay. On an H200 a fresh machine's RULER through the CLI spent
+4.2 s of its 184 tuning the split stage, 2.3 s of it building (issue 46, tenth pass). The
+autotuner had chosen 64/w4s2 in most launch classes, and that is `UNTUNED`.
 """
 
 from __future__ import annotations
@@ -19,22 +19,13 @@ from typing import Any
 
 import torch
 import triton
-from triton.runtime.errors import OutOfResources
 
 from longscope.models.hf import gemv
 from longscope.models.hf.triton_builds import count_step, reached
 
 UNTUNED = (64, 4, 2)
-"""(keys per inner step, warps, stages) of the split stage before its launch class is tuned,
-where `UNTUNED_BY_CLASS` names none: the autotuner's choice on an H200 in 55 of 60 records of
-launch classes 3, 4 and 6 (`bench_hf.py`'s `attention_choices` rows in issue 46's results)."""
-UNTUNED_BY_CLASS = {5: (64, 4, 3), 7: (128, 4, 2), 8: (64, 4, 3)}
-"""The classes of many programs reading long splits, where the autotuner chose otherwise (issue
-46's records on an H200: class 7, 128/w4s2 in 9 of 11; class 8, 64/w4s3 in 8 of 11; class 5,
-64/w4s3 in 2 of 2). RULER's batches holding a 64K-128K row fall there and never reach a
-tuning: with `UNTUNED` in every class its prefills' steps took about as much longer as the tuning
-had taken (eleventh pass; measured across machines, so within their spread). Class 0 (few
-programs, short splits: little to read) keeps `UNTUNED`, which spares a build."""
+"""(keys per inner step, warps, stages) of the split stage before its launch class is tuned: the
+autotuner's most frequent choice on an H200 (launch classes 3, 4 and 6 in issue 46's runs)."""
 
 _STEPS: dict[tuple[Any, ...], int] = {}
 """Steps decoded so far in this process per launch key (dims, group padding, load class,
@@ -49,48 +40,11 @@ def _split_configs() -> list[Any]:
     ]
 
 
-_PLAIN: set[tuple[int, int, int]] = set()
-"""(load class, head dim, bytes a key value) whose `UNTUNED_BY_CLASS` configuration did not fit
-this process's card (`launch_untuned`): `UNTUNED` there from then on."""
-
-
-def untuned(load_class: int, dim: int, width: int = 2) -> tuple[int, int, int]:
-    """Return (keys per inner step, warps, stages) of the split stage of `load_class` untuned,
-    for heads of `dim` values of `width` bytes. `UNTUNED_BY_CLASS` was recorded at head dim 128
-    in bf16: larger heads and wider values keep `UNTUNED`."""
-    if dim > 128 or width > 2 or (load_class, dim, width) in _PLAIN:
-        return UNTUNED
-    return UNTUNED_BY_CLASS.get(load_class, UNTUNED)
-
-
 @functools.cache
-def _options(config: tuple[int, int, int]) -> dict[str, Any]:
-    block, warps, stages = config
+def untuned_options() -> dict[str, Any]:
+    """Return the launch options of `UNTUNED` (as the autotuner passes a configuration's)."""
+    block, warps, stages = UNTUNED
     return triton.Config({"BLOCK": block}, num_warps=warps, num_stages=stages).all_kwargs()
-
-
-def untuned_options(load_class: int, dim: int, width: int = 2) -> dict[str, Any]:
-    """Return the launch options of `untuned(load_class, dim, width)` (as the autotuner passes
-    a configuration's)."""
-    return _options(untuned(load_class, dim, width))
-
-
-def launch_untuned(
-    kernel: Any, grid: Any, args: Any, options: dict[str, Any], load_class: int, width: int
-) -> None:
-    """Launch the split stage untuned (keys of `width` bytes a value). A class's own
-    configuration that does not fit the card (less shared memory than an H200's: 128 keys a step
-    read more at once) gives way to `UNTUNED` for good. Triton finds that when it loads the
-    build, before any CUDA call: in a step's warm-up, or in a capture without one, which the
-    decoder then takes again with one (`StaticDecoder._record`)."""
-    dim = int(options["DIM"])
-    try:
-        kernel[grid](*args, **options, **untuned_options(load_class, dim, width))
-    except OutOfResources:
-        if untuned(load_class, dim, width) == UNTUNED:
-            raise
-        _PLAIN.add((load_class, dim, width))
-        kernel[grid](*args, **options, **untuned_options(load_class, dim, width))
 
 
 def _bench(fn: Any, quantiles: Any = None, **_: Any) -> Any:
@@ -146,7 +100,7 @@ def load_class(programs: int, split_size: int) -> int:
 
 def stepped(key: tuple[Any, ...]) -> bool:
     """Count a decode step of the launch `key`; return True on the step that makes it `due` (a
-    graph captured before it runs `untuned`)."""
+    graph captured before it runs `UNTUNED`)."""
     return count_step(_STEPS, key, gemv.TUNE_AFTER_STEPS)
 
 
