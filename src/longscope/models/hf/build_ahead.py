@@ -116,6 +116,8 @@ class BuildAhead:
         if device.type != "cuda" or not switches.build_ahead:
             ahead.summary = "off" if device.type == "cuda" else f"device {device.type}"
             return ahead
+        if device.index is None:  # the threads' current device is not the caller's
+            device = torch.device("cuda", torch.cuda.current_device())
         twin_cfg = twin_config(config)
         if twin_cfg is None:
             ahead.summary = f"not a Llama-family model ({getattr(config, 'model_type', '?')})"
