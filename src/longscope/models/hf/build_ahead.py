@@ -5,7 +5,7 @@ card waits. On an H200 a fresh machine's RULER through the CLI built 11-14 of th
 its first prefills and in the captures of its first batches (calls AO, AS, AU), while the load
 before them (4-5 s: the checkpoint read and copied to the card) leaves the card's compute idle
 and the CPU mostly waiting. Here a one-layer twin of the model (its widths and heads, a small
-vocabulary, weights left uninitialised) prefills and decodes in threads of their own meanwhile,
+vocabulary, weights left uninitialised) prefills and decodes in a thread of its own meanwhile,
 through the engine's own code, so that the kernels it builds are the run's; beside it, one decode
 attention per launch variant a batch of up to `max_batch` rows can take (`attention_launches`).
 
@@ -39,7 +39,11 @@ TWIN_PROMPTS = (64, 33)
 integer argument Triton specialises on)."""
 MARGIN_BYTES = 2 << 30
 """Device memory the twin leaves free beside the model's weights."""
-THREADS = 8
+THREADS = 1
+"""Threads the launches run in, in order (the twin's steps first). Triton builds mostly inside
+Python's lock: in 8 threads a 7B's 19 builds took 17.3 s summed (4.8 s from first to last, six of
+them the same split stage built at once in six threads) and slowed the weights' load beside them
+from 3.6 to 6.1 s (H200, call AW)."""
 
 
 def twin_config(config: Any) -> Any | None:
@@ -220,7 +224,7 @@ def _own_caches(device: int) -> None:
 
 def _in_threads(torch: Any, device: Any, jobs: list[Any]) -> list[Exception]:
     """Run `jobs` in `THREADS` threads, each on a stream of its own on `device`; return the
-    errors. Triton builds mostly outside Python's lock (`triton_builds`)."""
+    errors."""
 
     def one(job: Any) -> Exception | None:
         torch.cuda.set_device(device)  # the current device is per thread
