@@ -151,7 +151,15 @@ class Phases:
         self.originals.clear()
 
 
-VARIANTS = ("default", "again", "no-gemv", "tune-at-once", "again-switch", "no-ahead")
+VARIANTS = (
+    "default",
+    "again",
+    "no-gemv",
+    "tune-at-once",
+    "again-switch",
+    "no-ahead",
+    "ahead-process",
+)
 """How a `--variants` run's engine decodes: as shipped ("again": as shipped, on Triton's disk
 cache as the run before left it, as a machine's next process finds it; "again-switch": the same
 with Python's thread switch interval at 1 ms instead of 5, so that the engine thread, which lets
@@ -160,7 +168,8 @@ building), with the step's
 projections on torch's matmul (`KernelSwitches.decode_gemv` off: no GEMV plan is built or timed),
 or with the GEMV and the attention's split stage tuned at their first step
 (`gemv.TUNE_AFTER_STEPS` 0, as before 2026-11-30); "no-ahead": as shipped but without the load's
-build of the run's Triton kernels (`KernelSwitches.build_ahead` off: built at first launch)."""
+build of the run's Triton kernels (`KernelSwitches.build_ahead` "off": built at first launch);
+"ahead-process": with that build in a process of its own ("process")."""
 
 
 def run_cli(
@@ -204,14 +213,14 @@ def run_cli(
         sys.setswitchinterval(0.001)
     if variant == "tune-at-once":
         gemv.TUNE_AFTER_STEPS = 0
-    if variant in ("no-gemv", "no-ahead"):
+    if variant in ("no-gemv", "no-ahead", "ahead-process"):
 
         def no_gemv(self: Any, *args: Any, **kwargs: Any) -> None:
             init(self, *args, **kwargs)
             if variant == "no-gemv":
                 self.kernels.decode_gemv = False
             else:
-                self.kernels.build_ahead = False
+                self.kernels.build_ahead = "off" if variant == "no-ahead" else "process"
 
         Engine.__init__ = no_gemv
     seen: dict[str, Any] = {}

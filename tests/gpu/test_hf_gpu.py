@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -671,21 +672,13 @@ def test_a_loaded_model_moves_to_the_device_staged_and_answers_the_same(
     assert asyncio.run(loaded.generate(request)).text == asyncio.run(built.generate(request)).text
 
 
-def test_a_load_builds_the_kernels_its_run_launches(tmp_path: Path) -> None:
-    """`hf/FOLDER` on CUDA builds the Triton kernels of its run while the weights load
-    (`hf/build_ahead.py`, issue 46): with every kernel of ours forgotten before the load, a run
-    of prompts from 30 to 5,000 tokens, alone and three at a time, builds none after it."""
-    import re
-
-    import triton
-
-    from longscope.models.hf import HFBackend, decode_ops, triton_ops
+def _dim128_folder(tmp_path: Path) -> Path:
+    """A saved tiny Qwen2 of head dim 128 in bf16 (the Triton step's shapes), every kernel of
+    ours forgotten in this process."""
+    from longscope.models.hf import decode_ops, triton_ops
     from tests.gpu.tiny import tiny_qwen2, tiny_tokenizer
 
-    if device() != "cuda":
-        pytest.skip("the build ahead runs on CUDA only")
     tok = tiny_tokenizer()
-    # head dim 128, bf16: the Triton step's shapes
     model = tiny_qwen2(vocab_size=len(tok), hidden=512, heads=4, kv_heads=2, dtype="bfloat16")
     folder = tmp_path / "qwen2-dim128"
     model.save_pretrained(folder)
@@ -694,6 +687,37 @@ def test_a_load_builds_the_kernels_its_run_launches(tmp_path: Path) -> None:
         for value in list(vars(module).values()):
             if isinstance(getattr(value, "device_caches", None), dict):
                 value.device_caches.clear()
+    return folder
+
+
+def _run_lengths(backend) -> None:  # type: ignore[no-untyped-def]
+    """Prompts of 30, 700 and 5,000 words alone (a cache of one block, of a few, and the merge
+    kernel's), then the three at once."""
+    words = (CONTEXT * 10).split()  # 6,000 words
+
+    def ask(count: int, tokens: int = 24) -> Request:
+        return Request(
+            f"q{count}", 0, "completion", prompt=" ".join(words[:count]),
+            config=GenerationConfig(max_tokens=tokens),
+        )  # fmt: skip
+
+    lengths = [30, 700, 5000]
+    for count in lengths:
+        asyncio.run(backend.generate(ask(count)))
+    asyncio.run(backend.generate_group([ask(count, 40) for count in lengths]))
+
+
+def test_a_load_builds_the_kernels_its_run_launches(tmp_path: Path) -> None:
+    """`hf/FOLDER` on CUDA builds the Triton kernels of its run while the weights load
+    (`hf/build_ahead.py`, issue 46): with every kernel of ours forgotten before the load, a run
+    of prompts from 30 to 5,000 tokens, alone and three at a time, builds none after it."""
+    import triton
+
+    from longscope.models.hf import HFBackend
+
+    if device() != "cuda":
+        pytest.skip("the build ahead runs on CUDA only")
+    folder = _dim128_folder(tmp_path)
     built: list[str] = []
 
     def before(*_: object, **kwargs: object) -> bool:
@@ -710,18 +734,42 @@ def test_a_load_builds_the_kernels_its_run_launches(tmp_path: Path) -> None:
         assert done and done.group(1) == done.group(2), summary
         assert "_attention_split_body" in built and "_rope_kernel" in built, built
         built.clear()
-        words = (CONTEXT * 10).split()  # 6,000 words
-
-        def ask(count: int, tokens: int = 24) -> Request:
-            return Request(
-                f"q{count}", 0, "completion", prompt=" ".join(words[:count]),
-                config=GenerationConfig(max_tokens=tokens),
-            )  # fmt: skip
-
-        lengths = [30, 700, 5000]
-        for count in lengths:  # alone: a cache of one block, of a few, and the merge kernel
-            asyncio.run(backend.generate(ask(count)))
-        asyncio.run(backend.generate_group([ask(count, 40) for count in lengths]))
+        _run_lengths(backend)
         assert built == [], built
     finally:
         runtime.jit_cache_hook = None
+
+
+def test_a_build_process_fills_the_disk_cache_the_run_then_reads(tmp_path: Path) -> None:
+    """`build_ahead` "process": a process of its own builds the run's kernels into Triton's disk
+    cache (this process's, set in code); once it has ended, the same run as above compiles
+    nothing itself: every build it loads is one the process wrote."""
+    import time
+
+    import triton
+
+    from longscope.models.hf import HFBackend
+
+    if device() != "cuda":
+        pytest.skip("the build ahead runs on CUDA only")
+    folder = _dim128_folder(tmp_path)
+    cache, kept = tmp_path / "triton-cache", triton.knobs.cache.dir
+    triton.knobs.cache.dir = str(cache)
+    try:
+        backend = HFBackend(str(folder), prompt_mode="completion", dtype="bfloat16", max_batch=4)
+        backend.engine.kernels.build_ahead = "process"
+        info = asyncio.run(backend.info())
+        assert info.details["kernels_built_ahead"].startswith("in process "), info.details
+        deadline = time.monotonic() + 240
+        while ": " not in backend.kernels_built_ahead:  # what the process said, once it ended
+            assert time.monotonic() < deadline
+            time.sleep(0.2)
+        summary = backend.kernels_built_ahead
+        assert re.search(r": (\d+) of \1 launches", summary), summary
+        written = {p.name for p in cache.rglob("*.cubin")}
+        assert {"_rope_kernel.cubin", "_attention_split_body.cubin"} <= written, written
+        before = {str(p) for p in cache.rglob("*.cubin")}
+        _run_lengths(backend)
+        assert {str(p) for p in cache.rglob("*.cubin")} == before
+    finally:
+        triton.knobs.cache.dir = kept

@@ -5,6 +5,7 @@ launches built ahead covering every batch and cache the engine can form. On a ca
 from __future__ import annotations
 
 import random
+import re
 
 import pytest
 
@@ -91,6 +92,41 @@ def test_off_the_gpu_or_switched_off_nothing_starts() -> None:
     args = (torch, transformers, config, torch.float32)
     cpu = build_ahead.BuildAhead.start(*args, torch.device("cpu"), KernelSwitches(), 4, "sdpa")
     assert cpu.join() == "device cpu"
-    off = KernelSwitches(build_ahead=False)
+    off = KernelSwitches(build_ahead="off")
     cuda = build_ahead.BuildAhead.start(*args, torch.device("cuda"), off, 4, "sdpa")
     assert cuda.join() == "off"
+
+
+def test_a_build_process_reads_its_order_and_runs_the_twin(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The "process" mode's protocol, run on the CPU (its launches are Triton's on CUDA only):
+    the twin's configuration and switches cross as JSON, our attention is registered there too,
+    the twin prefills and decodes, and the parent reads what it did without waiting for it."""
+    import dataclasses
+    import time
+
+    import torch
+
+    from longscope.models.hf.kernels import ATTENTION
+
+    config = transformers.Qwen2Config(
+        vocab_size=512, hidden_size=256, intermediate_size=768, num_hidden_layers=3,
+        num_attention_heads=2, num_key_value_heads=1, pad_token_id=300,
+    )  # fmt: skip
+    twin = build_ahead.twin_config(config)
+    order = {
+        "config": twin.to_dict(), "dtype": "float32", "device": None,
+        "switches": dataclasses.asdict(KernelSwitches()), "max_batch": 4, "decode": True,
+        "attention": ATTENTION,
+    }  # fmt: skip
+    ahead = build_ahead.BuildAhead()
+    ahead._spawn(order)
+    assert ahead.join().startswith("in process ")  # not waited for
+    deadline = time.monotonic() + 240
+    while "launches" not in ahead.summary and "exit code" not in ahead.summary:
+        assert time.monotonic() < deadline, ahead.summary
+        time.sleep(0.2)
+    assert re.fullmatch(r"in process \d+: 1 of 1 launches in \d+\.\d s", ahead.summary), (
+        ahead.summary
+    )
+    ahead.stop()  # ended already: nothing to do
+    assert torch.get_default_dtype() == torch.float32

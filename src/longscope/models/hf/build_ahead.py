@@ -1,13 +1,20 @@
 """The Triton kernels a run launches, built while the model's weights load.
 
 Why (issue 46): a new process builds each Triton kernel at its first launch, on the CPU, while the
-card waits. On an H200 a fresh machine's RULER through the CLI built 11-14 of them (2.7-4.7 s) in
-its first prefills and in the captures of its first batches (calls AO, AS, AU), while the load
-before them (4-5 s: the checkpoint read and copied to the card) leaves the card's compute idle
-and the CPU mostly waiting. Here a one-layer twin of the model (its widths and heads, a small
-vocabulary, weights left uninitialised) prefills and decodes in a thread of its own meanwhile,
-through the engine's own code, so that the kernels it builds are the run's; beside it, one decode
-attention per launch variant a batch of up to `max_batch` rows can take (`attention_launches`).
+card waits. On an H200 a fresh machine's RULER through the CLI built 10-14 of them (2.3-4.7 s) in
+its first prefills and in the captures of its first batches (calls AO, AS, AU, AV), while the load
+before them (3.6-4.4 s: the checkpoint read and copied to the card) leaves the card's compute
+idle. Here a one-layer twin of the model (its widths and heads, a small vocabulary, weights left
+uninitialised) prefills and decodes through the engine's own code, so that the kernels it builds
+are the run's; then one decode attention per launch variant a batch of up to `max_batch` rows can
+take (`attention_launches`).
+
+Where (`KernelSwitches.build_ahead`): "thread", a thread of this process, joined by the load.
+Measured on an H200 (call AX): every build inside the load and none in the run, but Triton builds
+mostly inside Python's lock, so the load waited 4.0 s for them (7.9 s against 3.6) and RULER from
+nothing took 1.154x the engine's prefill against 1.156x without (AV). "process": a process of its
+own, with its own lock, fills Triton's disk cache, where this process's first launches find the
+builds; the load does not wait for it (not yet measured on a card).
 
 A kernel's build depends on its constants and on which integer arguments are 1 or multiples of 16
 (Triton's specialisation), not on the values the twin computes: its uninitialised weights give
@@ -19,8 +26,13 @@ beside the model, or fails, the run builds its kernels at their first launch, as
 from __future__ import annotations
 
 import copy
+import dataclasses
 import gc
+import json
 import logging
+import os
+import subprocess
+import sys
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -39,6 +51,8 @@ TWIN_PROMPTS = (64, 33)
 integer argument Triton specialises on)."""
 MARGIN_BYTES = 2 << 30
 """Device memory the twin leaves free beside the model's weights."""
+MODES = ("thread", "process")
+"""Where `KernelSwitches.build_ahead` builds (`BuildAhead`); anything else: nowhere."""
 THREADS = 1
 """Threads the launches run in, in order (the twin's steps first). Triton builds mostly inside
 Python's lock: in 8 threads a 7B's 19 builds took 17.3 s summed (4.8 s from first to last, six of
@@ -94,12 +108,16 @@ def attention_launches(
 
 
 class BuildAhead:
-    """The build ahead of one load: started before the weights are read, joined after they are
-    on the device (`summary` says what it did)."""
+    """The build ahead of one load, started before the weights are read (`summary` says what it
+    did). `KernelSwitches.build_ahead`: "thread", in a thread of this process, which the load
+    joins after the weights are on the device; "process", in a process of its own, which fills
+    Triton's disk cache, where this process's first launches then find the builds (its
+    interpreter lock is its own; not waited for); "off"."""
 
     def __init__(self) -> None:
         self.summary = "not started"
         self._thread: threading.Thread | None = None
+        self._process: subprocess.Popen[bytes] | None = None
 
     @classmethod
     def start(
@@ -115,10 +133,12 @@ class BuildAhead:
         decode: bool = True,
     ) -> BuildAhead:
         """Build the twin on the meta device here (the caller holds the lock transformers' model
-        building needs), then start the thread that puts it on `device` and runs it."""
+        building needs) and start the thread that puts it on `device` and runs it; or start the
+        process that does the same."""
         ahead = cls()
-        if device.type != "cuda" or not switches.build_ahead:
-            ahead.summary = "off" if device.type == "cuda" else f"device {device.type}"
+        mode = switches.build_ahead
+        if device.type != "cuda" or mode not in MODES:
+            ahead.summary = f"device {device.type}" if device.type != "cuda" else "off"
             return ahead
         if device.index is None:  # the threads' current device is not the caller's
             device = torch.device("cuda", torch.cuda.current_device())
@@ -133,11 +153,16 @@ class BuildAhead:
         if free < need:
             ahead.summary = f"skipped: {free / 2**30:.1f} GiB free, {need / 2**30:.1f} needed"
             return ahead
+        if mode == "process":
+            order = {
+                "config": twin_cfg.to_dict(), "dtype": name, "device": device.index,
+                "switches": dataclasses.asdict(switches), "max_batch": max_batch,
+                "decode": decode, "attention": attn_implementation,
+            }  # fmt: skip
+            ahead._spawn(order)
+            return ahead
         try:
-            with torch.device("meta"):
-                twin = transformers.AutoModelForCausalLM.from_config(
-                    twin_cfg, dtype=dtype, attn_implementation=attn_implementation
-                )
+            twin = _meta_twin(transformers, twin_cfg, dtype, attn_implementation)
         except Exception as exc:  # a configuration transformers will not build with one layer
             ahead.summary = f"skipped: {_first_line(exc)}"
             return ahead
@@ -149,42 +174,109 @@ class BuildAhead:
         ahead._thread.start()
         return ahead
 
+    def _spawn(self, order: dict[str, Any]) -> None:
+        import triton
+
+        env = dict(os.environ)
+        # where this process looks for builds, which a caller may have set in code
+        env["TRITON_CACHE_DIR"] = str(triton.knobs.cache.dir)
+        command = [sys.executable, "-m", "longscope.models.hf.build_ahead"]
+        try:
+            self._process = subprocess.Popen(
+                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT, env=env,
+            )  # fmt: skip
+            assert self._process.stdin is not None
+            self._process.stdin.write(json.dumps(order).encode())
+            self._process.stdin.close()
+        except OSError as exc:
+            self.summary = f"failed: {_first_line(exc)}"
+            return
+        self.summary = f"in process {self._process.pid}"
+        threading.Thread(target=self._reap, name="hf-build-ahead", daemon=True).start()
+
+    def _reap(self) -> None:
+        process = self._process
+        if process is None or process.stdout is None:
+            return
+        # its last line: what it did, or the error it ended on
+        lines = process.stdout.read().decode(errors="replace").strip().splitlines()
+        code = process.wait()
+        said = lines[-1][:300] if lines else f"exit code {code}"
+        self.summary = f"in process {process.pid}: {said}"
+        _log.debug("kernels built ahead: %s", self.summary)
+
     def join(self) -> str:
-        """Wait for the builds; return `summary`."""
+        """Wait for the thread's builds (not for a process: the run's launches find what it
+        built by then); return `summary`."""
         if self._thread is not None:
             self._thread.join()
             self._thread = None
         return self.summary
 
-    def _run(
-        self,
-        torch: Any,
-        held: list[Any],
-        device: Any,
-        switches: KernelSwitches,
-        max_batch: int,
-        decode: bool,
-    ) -> None:
-        started = time.perf_counter()
-        jobs: list[Any] = []
-        try:
+    def stop(self) -> None:
+        """End a build process still running (the backend closes)."""
+        if self._process is not None and self._process.poll() is None:
+            self._process.terminate()
+
+    def _run(self, *args: Any) -> None:
+        self.summary = run_twin(*args)  # (`run_twin`'s arguments)
+        _log.debug("kernels built ahead: %s", self.summary)
+
+
+def run_twin(
+    torch: Any,
+    held: list[Any],
+    device: Any,
+    switches: KernelSwitches,
+    max_batch: int,
+    decode: bool,
+) -> str:
+    """Put the twin (`held[0]`, on the meta device) on `device`, run its launches, free it;
+    return what it did."""
+    started = time.perf_counter()
+    jobs: list[Any] = []
+    cuda = device.type == "cuda"
+    try:
+        if cuda:
             torch.cuda.set_device(device)
-            held[0].to_empty(device=device)
-            jobs += _jobs(torch, held[0].eval(), device, switches, max_batch, decode)
+        held[0].to_empty(device=device)
+        jobs += _jobs(torch, held[0].eval(), device, switches, max_batch, decode and cuda)
+        if cuda:
             _own_caches(torch.cuda.current_device())
             failed = _in_threads(torch, device, jobs)
-            took = time.perf_counter() - started
-            self.summary = f"{len(jobs) - len(failed)} of {len(jobs)} launches in {took:.1f} s"
-            if failed:
-                self.summary += f"; {len(failed)} failed: {_first_line(failed[0])}"
-        except Exception as exc:  # out of memory, a twin that will not run: built where launched
-            self.summary = f"failed: {_first_line(exc)}"
-        finally:
-            jobs.clear()
-            held.clear()  # the twin's memory back to the device before the engine measures it
-            gc.collect()
+        else:
+            failed = [exc for exc in (_plain(job) for job in jobs) if exc is not None]
+        took = time.perf_counter() - started
+        summary = f"{len(jobs) - len(failed)} of {len(jobs)} launches in {took:.1f} s"
+        if failed:
+            summary += f"; {len(failed)} failed: {_first_line(failed[0])}"
+        return summary
+    except Exception as exc:  # out of memory, a twin that will not run: built where launched
+        return f"failed: {_first_line(exc)}"
+    finally:
+        jobs.clear()
+        held.clear()  # the twin's memory back to the device before the engine measures it
+        gc.collect()
+        if cuda:
             torch.cuda.empty_cache()
-        _log.debug("kernels built ahead: %s", self.summary)
+
+
+def _plain(job: Any) -> Exception | None:
+    try:
+        job()
+    except Exception as exc:
+        return exc
+    return None
+
+
+def _meta_twin(transformers: Any, twin_cfg: Any, dtype: Any, attn_implementation: str) -> Any:
+    import torch
+
+    with torch.device("meta"):
+        return transformers.AutoModelForCausalLM.from_config(
+            twin_cfg, dtype=dtype, attn_implementation=attn_implementation
+        )
 
 
 def _jobs(
@@ -294,3 +386,31 @@ def _attention(
 def _first_line(exc: BaseException) -> str:
     lines = str(exc).strip().splitlines()
     return (lines[0][:200] if lines else "") or type(exc).__name__
+
+
+def main() -> int:
+    """A build process (`BuildAhead`, "process"): read its order (JSON) from standard input, run
+    the twin, print what it did."""
+    order = json.loads(sys.stdin.read())
+    import torch
+    import transformers
+
+    from longscope.models.hf.kernels import ATTENTION, register_attention
+
+    config = dict(order["config"])
+    twin_cfg = transformers.AutoConfig.for_model(config.pop("model_type"), **config)
+    dtype = getattr(torch, order["dtype"])
+    index = order["device"]
+    device = torch.device("cpu") if index is None else torch.device("cuda", index)
+    known = {f.name for f in dataclasses.fields(KernelSwitches)}
+    switches = KernelSwitches(**{k: v for k, v in order["switches"].items() if k in known})
+    attention = order["attention"]
+    if attention == ATTENTION:  # ours: registered in this process too
+        attention = register_attention(None)
+    twin = _meta_twin(transformers, twin_cfg, dtype, attention)
+    print(run_twin(torch, [twin], device, switches, order["max_batch"], order["decode"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -76,9 +76,11 @@ class KernelSwitches:
     Triton kernels (`fused_prefill_ops`)."""
     fused_ops_error: str = ""
     """The error that turned `fused_prefill_ops` off."""
-    build_ahead: bool = True
+    build_ahead: str = "thread"
     """A load on CUDA builds the Triton kernels its run launches while the weights load
-    (`build_ahead`), where they were built at their first launch while the card waited."""
+    (`build_ahead.BuildAhead`), where they were built at their first launch while the card waited:
+    "thread" (joined by the load), "process" (a process of its own filling Triton's disk cache,
+    not waited for), "off"."""
     cudnn_split: bool = True
     """Prefill may use cuDNN attention (`attention`)."""
     cudnn_gqa: bool = True
