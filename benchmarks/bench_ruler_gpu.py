@@ -238,9 +238,12 @@ def run_cli(
     runner._execute, HFBackend.generate_group = executed, first
     ahead_join = BuildAhead.join
 
+    aheads: list[Any] = []
+
     def joined_ahead(self: Any) -> str:
         begun = time.perf_counter()
         summary = ahead_join(self)
+        aheads.append(self)  # a build process's own summary comes when it ends
         seen.setdefault("built_ahead", []).append(
             {"summary": summary, "join_s": round(time.perf_counter() - begun, 3)}
         )
@@ -272,6 +275,8 @@ def run_cli(
         unit["at_s"] = round(unit.pop("begun") - started, 3)
     for event in builds.get("events", []):
         event[2] = round(event[2] - started, 3)
+    for ahead, row in zip(aheads, seen.get("built_ahead", []), strict=False):
+        row["summary_at_end"] = ahead.summary  # a process's: what it said when it ended
     print(result.output[-3000:], flush=True)
     return {
         "variant": variant,

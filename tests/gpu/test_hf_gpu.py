@@ -672,11 +672,16 @@ def test_a_loaded_model_moves_to_the_device_staged_and_answers_the_same(
     assert asyncio.run(loaded.generate(request)).text == asyncio.run(built.generate(request)).text
 
 
-def _dim128_folder(tmp_path: Path) -> Path:
+def _dim128_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """A saved tiny Qwen2 of head dim 128 in bf16 (the Triton step's shapes), every kernel of
-    ours forgotten in this process."""
-    from longscope.models.hf import decode_ops, triton_ops
+    ours forgotten in this process, and the tunings' step counts and choices empty (the tests
+    before may have decoded long enough for a tuning, which builds its candidates)."""
+    from longscope.models.hf import decode_ops, gemv, split_tuning, triton_ops
     from tests.gpu.tiny import tiny_qwen2, tiny_tokenizer
+
+    for table in ("_STEPS", "_PLANS", "_TIMES", "_RANKED"):
+        monkeypatch.setattr(gemv, table, {})
+    monkeypatch.setattr(split_tuning, "_STEPS", {})
 
     tok = tiny_tokenizer()
     model = tiny_qwen2(vocab_size=len(tok), hidden=512, heads=4, kv_heads=2, dtype="bfloat16")
@@ -707,7 +712,9 @@ def _run_lengths(backend) -> None:  # type: ignore[no-untyped-def]
     asyncio.run(backend.generate_group([ask(count, 40) for count in lengths]))
 
 
-def test_a_load_builds_the_kernels_its_run_launches(tmp_path: Path) -> None:
+def test_a_load_builds_the_kernels_its_run_launches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`hf/FOLDER` on CUDA builds the Triton kernels of its run while the weights load
     (`hf/build_ahead.py`, issue 46): with every kernel of ours forgotten before the load, a run
     of prompts from 30 to 5,000 tokens, alone and three at a time, builds none after it."""
@@ -717,7 +724,7 @@ def test_a_load_builds_the_kernels_its_run_launches(tmp_path: Path) -> None:
 
     if device() != "cuda":
         pytest.skip("the build ahead runs on CUDA only")
-    folder = _dim128_folder(tmp_path)
+    folder = _dim128_folder(tmp_path, monkeypatch)
     built: list[str] = []
 
     def before(*_: object, **kwargs: object) -> bool:
@@ -736,11 +743,14 @@ def test_a_load_builds_the_kernels_its_run_launches(tmp_path: Path) -> None:
         built.clear()
         _run_lengths(backend)
         assert built == [], built
+        asyncio.run(backend.aclose())
     finally:
         runtime.jit_cache_hook = None
 
 
-def test_a_build_process_fills_the_disk_cache_the_run_then_reads(tmp_path: Path) -> None:
+def test_a_build_process_fills_the_disk_cache_the_run_then_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`build_ahead` "process": a process of its own builds the run's kernels into Triton's disk
     cache (this process's, set in code); once it has ended, the same run as above compiles
     nothing itself: every build it loads is one the process wrote."""
@@ -752,7 +762,7 @@ def test_a_build_process_fills_the_disk_cache_the_run_then_reads(tmp_path: Path)
 
     if device() != "cuda":
         pytest.skip("the build ahead runs on CUDA only")
-    folder = _dim128_folder(tmp_path)
+    folder = _dim128_folder(tmp_path, monkeypatch)
     cache, kept = tmp_path / "triton-cache", triton.knobs.cache.dir
     triton.knobs.cache.dir = str(cache)
     try:
@@ -771,5 +781,6 @@ def test_a_build_process_fills_the_disk_cache_the_run_then_reads(tmp_path: Path)
         before = {str(p) for p in cache.rglob("*.cubin")}
         _run_lengths(backend)
         assert {str(p) for p in cache.rglob("*.cubin")} == before
+        asyncio.run(backend.aclose())
     finally:
         triton.knobs.cache.dir = kept

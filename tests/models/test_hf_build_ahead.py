@@ -104,8 +104,6 @@ def test_a_build_process_reads_its_order_and_runs_the_twin(tmp_path) -> None:  #
     import dataclasses
     import time
 
-    import torch
-
     from longscope.models.hf.kernels import ATTENTION
 
     config = transformers.Qwen2Config(
@@ -129,4 +127,17 @@ def test_a_build_process_reads_its_order_and_runs_the_twin(tmp_path) -> None:  #
         ahead.summary
     )
     ahead.stop()  # ended already: nothing to do
-    assert torch.get_default_dtype() == torch.float32
+
+
+def test_a_start_that_fails_says_so_and_lets_the_load_go_on() -> None:
+    """`start` is best effort: here CUDA is asked for where there is none."""
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("a CUDA device is here")
+    config = transformers.Qwen2Config(num_hidden_layers=2, hidden_size=64, num_attention_heads=4)
+    ahead = build_ahead.BuildAhead.start(
+        torch, transformers, config, torch.float32, torch.device("cuda", 0), KernelSwitches(),
+        4, "sdpa",
+    )  # fmt: skip
+    assert ahead.join().startswith("failed: "), ahead.summary

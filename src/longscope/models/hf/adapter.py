@@ -190,7 +190,7 @@ class HFBackend(Backend):
                         check_tokenizer(tokenizer, self.model_name, kind, self.prompt_mode)
                         dtype = _torch_dtype(torch, self.dtype_name)
                         attention = register_attention(self.attn_implementation)
-                        ahead = BuildAhead.start(
+                        self._ahead = ahead = BuildAhead.start(
                             torch, transformers, config, dtype, self._device(torch),
                             self.engine.kernels, self.engine.max_batch, attention,
                             decode=self.engine.cuda_graph,
@@ -200,6 +200,7 @@ class HFBackend(Backend):
                                 self.model_name, dtype=dtype, attn_implementation=attention
                             )
                         except BaseException:
+                            ahead.stop()
                             ahead.join()
                             raise
                 except OSError as exc:
@@ -208,7 +209,6 @@ class HFBackend(Backend):
                     self.weights_moved = move_to_device(torch, model, self._device(torch))
                 finally:
                     ahead.join()
-                    self._ahead = ahead
                 self._tok = tokenizer
                 self._prepare_model(model)
                 self._model = model

@@ -14,7 +14,8 @@ Measured on an H200 (call AX): every build inside the load and none in the run, 
 mostly inside Python's lock, so the load waited 4.0 s for them (7.9 s against 3.6) and RULER from
 nothing took 1.154x the engine's prefill against 1.156x without (AV). "process": a process of its
 own, with its own lock, fills Triton's disk cache, where this process's first launches find the
-builds; the load does not wait for it (not yet measured on a card).
+builds; the load does not wait for it, so its memory (`PROCESS_BYTES`) is in use while the run's
+first batches are planned (not yet measured on a card).
 
 A kernel's build depends on its constants and on which integer arguments are 1 or multiples of 16
 (Triton's specialisation), not on the values the twin computes: its uninitialised weights give
@@ -25,6 +26,7 @@ beside the model, or fails, the run builds its kernels at their first launch, as
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import dataclasses
 import gc
@@ -35,8 +37,6 @@ import subprocess
 import sys
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
-from functools import partial
 from typing import Any
 
 from longscope.models.hf.kernels import GRAPH_MODEL_TYPES, KernelSwitches, decode_kernels
@@ -51,13 +51,11 @@ TWIN_PROMPTS = (64, 33)
 integer argument Triton specialises on)."""
 MARGIN_BYTES = 2 << 30
 """Device memory the twin leaves free beside the model's weights."""
+PROCESS_BYTES = 1 << 30
+"""A build process's own CUDA context and buffers: in use while the run's first batches are
+planned (the process is not waited for), so counted here before it starts."""
 MODES = ("thread", "process")
 """Where `KernelSwitches.build_ahead` builds (`BuildAhead`); anything else: nowhere."""
-THREADS = 1
-"""Threads the launches run in, in order (the twin's steps first). Triton builds mostly inside
-Python's lock: in 8 threads a 7B's 19 builds took 17.3 s summed (4.8 s from first to last, six of
-them the same split stage built at once in six threads) and slowed the weights' load beside them
-from 3.6 to 6.1 s (H200, call AW)."""
 
 
 def twin_config(config: Any) -> Any | None:
@@ -134,62 +132,73 @@ class BuildAhead:
     ) -> BuildAhead:
         """Build the twin on the meta device here (the caller holds the lock transformers' model
         building needs) and start the thread that puts it on `device` and runs it; or start the
-        process that does the same."""
+        process that does the same. Never raises: what went wrong is in `summary`."""
         ahead = cls()
+        try:
+            ahead._start(torch, transformers, config, dtype, device, switches, max_batch,
+                         attn_implementation, decode)  # fmt: skip
+        except Exception as exc:
+            ahead.summary = f"failed: {_first_line(exc)}"
+        return ahead
+
+    def _start(
+        self, torch: Any, transformers: Any, config: Any, dtype: Any, device: Any,
+        switches: KernelSwitches, max_batch: int, attn_implementation: str, decode: bool,
+    ) -> None:  # fmt: skip
         mode = switches.build_ahead
         if device.type != "cuda" or mode not in MODES:
-            ahead.summary = f"device {device.type}" if device.type != "cuda" else "off"
-            return ahead
+            self.summary = f"device {device.type}" if device.type != "cuda" else "off"
+            return
         if device.index is None:  # the threads' current device is not the caller's
             device = torch.device("cuda", torch.cuda.current_device())
         twin_cfg = twin_config(config)
         if twin_cfg is None:
-            ahead.summary = f"not a Llama-family model ({getattr(config, 'model_type', '?')})"
-            return ahead
+            self.summary = f"not a Llama-family model ({getattr(config, 'model_type', '?')})"
+            return
         name = str(dtype).removeprefix("torch.")
         need = ModelShape.from_config(config.to_dict(), name).weight_bytes
         need += ModelShape.from_config(twin_cfg.to_dict(), name).weight_bytes + MARGIN_BYTES
+        need += PROCESS_BYTES if mode == "process" else 0
         free = torch.cuda.mem_get_info(device)[0]
         if free < need:
-            ahead.summary = f"skipped: {free / 2**30:.1f} GiB free, {need / 2**30:.1f} needed"
-            return ahead
+            self.summary = f"skipped: {free / 2**30:.1f} GiB free, {need / 2**30:.1f} needed"
+            return
         if mode == "process":
             order = {
                 "config": twin_cfg.to_dict(), "dtype": name, "device": device.index,
                 "switches": dataclasses.asdict(switches), "max_batch": max_batch,
                 "decode": decode, "attention": attn_implementation,
             }  # fmt: skip
-            ahead._spawn(order)
-            return ahead
-        try:
-            twin = _meta_twin(transformers, twin_cfg, dtype, attn_implementation)
-        except Exception as exc:  # a configuration transformers will not build with one layer
-            ahead.summary = f"skipped: {_first_line(exc)}"
-            return ahead
-        ahead.summary = "running"
+            self._spawn(order)
+            return
+        twin = _meta_twin(transformers, twin_cfg, dtype, attn_implementation)
+        self.summary = "running"
         args = (torch, [twin], device, copy.copy(switches), max_batch, decode)
-        ahead._thread = threading.Thread(
-            target=ahead._run, args=args, name="hf-build-ahead", daemon=True
+        self._thread = threading.Thread(
+            target=self._run, args=args, name="hf-build-ahead", daemon=True
         )
-        ahead._thread.start()
-        return ahead
+        self._thread.start()
 
     def _spawn(self, order: dict[str, Any]) -> None:
         import triton
 
         env = dict(os.environ)
-        # where this process looks for builds, which a caller may have set in code
+        # where this process looks for builds and finds its modules, either set in code
         env["TRITON_CACHE_DIR"] = str(triton.knobs.cache.dir)
-        command = [sys.executable, "-m", "longscope.models.hf.build_ahead"]
+        env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+        code = "from longscope.models.hf.build_ahead import main; raise SystemExit(main())"
+        text = json.dumps(order).encode()
+        self._process = subprocess.Popen(
+            [sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT, env=env,
+        )  # fmt: skip
         try:
-            self._process = subprocess.Popen(
-                command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT, env=env,
-            )  # fmt: skip
             assert self._process.stdin is not None
-            self._process.stdin.write(json.dumps(order).encode())
+            self._process.stdin.write(text)
             self._process.stdin.close()
-        except OSError as exc:
+        except OSError as exc:  # it ended before reading its order
+            self._process.kill()
+            self._process.wait()
             self.summary = f"failed: {_first_line(exc)}"
             return
         self.summary = f"in process {self._process.pid}"
@@ -232,42 +241,51 @@ def run_twin(
     max_batch: int,
     decode: bool,
 ) -> str:
-    """Put the twin (`held[0]`, on the meta device) on `device`, run its launches, free it;
-    return what it did."""
+    """Put the twin (`held[0]`, on the meta device) on `device`, prefill and decode it, then run
+    one decode attention per launch variant where its decode ran the Triton step; free it;
+    return what it did. One launch after another on a stream of its own: Triton builds mostly
+    inside Python's lock (call AW: in 8 threads 19 builds took 17.3 s summed, six of them the
+    same one built at once, and slowed the load beside them from 3.6 to 6.1 s)."""
     started = time.perf_counter()
-    jobs: list[Any] = []
     cuda = device.type == "cuda"
+    failed: list[str] = []  # first lines only: a kept exception would hold the twin's frames
+    launches = 0
     try:
         if cuda:
             torch.cuda.set_device(device)
-        held[0].to_empty(device=device)
-        jobs += _jobs(torch, held[0].eval(), device, switches, max_batch, decode and cuda)
-        if cuda:
             _own_caches(torch.cuda.current_device())
-            failed = _in_threads(torch, device, jobs)
-        else:
-            failed = [exc for exc in (_plain(job) for job in jobs) if exc is not None]
+        held[0].to_empty(device=device)
+        twin = held[0].eval()
+        stream = torch.cuda.Stream(device) if cuda else None
+        with torch.cuda.stream(stream) if cuda else contextlib.nullcontext():
+            with torch.inference_mode():  # as the engine thread runs
+                launches += 1
+                kernels = _guarded(failed, _twin_steps, torch, twin, switches, decode)
+                if kernels == "triton" and cuda:
+                    for shape in _attention_shapes(twin, max_batch, switches):
+                        launches += 1
+                        _guarded(failed, _attention, torch, switches, device, twin.dtype, shape)
+            if stream is not None:
+                stream.synchronize()
         took = time.perf_counter() - started
-        summary = f"{len(jobs) - len(failed)} of {len(jobs)} launches in {took:.1f} s"
-        if failed:
-            summary += f"; {len(failed)} failed: {_first_line(failed[0])}"
-        return summary
+        summary = f"{launches - len(failed)} of {launches} launches in {took:.1f} s"
+        return summary + (f"; {len(failed)} failed: {failed[0]}" if failed else "")
     except Exception as exc:  # out of memory, a twin that will not run: built where launched
         return f"failed: {_first_line(exc)}"
     finally:
-        jobs.clear()
         held.clear()  # the twin's memory back to the device before the engine measures it
         gc.collect()
         if cuda:
             torch.cuda.empty_cache()
 
 
-def _plain(job: Any) -> Exception | None:
+def _guarded(failed: list[str], call: Any, *args: Any) -> Any:
+    """Return `call(*args)`, or None with its error's first line added to `failed`."""
     try:
-        job()
+        return call(*args)
     except Exception as exc:
-        return exc
-    return None
+        failed.append(_first_line(exc))
+        return None
 
 
 def _meta_twin(transformers: Any, twin_cfg: Any, dtype: Any, attn_implementation: str) -> Any:
@@ -279,32 +297,23 @@ def _meta_twin(transformers: Any, twin_cfg: Any, dtype: Any, attn_implementation
         )
 
 
-def _jobs(
-    torch: Any, twin: Any, device: Any, switches: KernelSwitches, max_batch: int, decode: bool
-) -> list[Any]:
-    """Return the launches to run: the twin's steps, and one decode attention per variant."""
-    jobs: list[Any] = [partial(_twin_steps, torch, twin, switches, decode)]
-    if not decode:
-        return jobs
-    from longscope.models.hf import decode_ops
-
+def _attention_shapes(
+    twin: Any, max_batch: int, switches: KernelSwitches
+) -> list[tuple[int, int, int, int, int]]:
+    """(rows, heads, KV heads, dims, capacity) of each decode attention to run for the twin."""
     config = twin.config
     heads = int(config.num_attention_heads)
     kv_heads = int(getattr(config, "num_key_value_heads", None) or heads)
     first = twin.model.layers[0].self_attn
     dim = int(getattr(first, "head_dim", 0) or config.hidden_size // heads)
-    if not decode_ops.attention_fits(dim, heads // kv_heads, twin.dtype):
-        return jobs
     launches = attention_launches(max_batch, heads, kv_heads, dim, switches.decode_fused_merge)
-    for rows, capacity in launches:
-        shape = (rows, heads, kv_heads, dim, capacity)
-        jobs.append(partial(_attention, torch, decode_ops, switches, device, twin.dtype, shape))
-    return jobs
+    return [(rows, heads, kv_heads, dim, capacity) for rows, capacity in launches]
 
 
 def _own_caches(device: int) -> None:
-    """Make each of our kernels' build table for `device` here, once: threads making one at once
-    would each keep their own, and the builds of all but one would be lost to the run."""
+    """Make each of our kernels' build table for `device` here, in this thread: one made by two
+    threads at once (Triton's is a defaultdict) would keep one thread's builds and lose the
+    other's."""
     from longscope.models.hf import decode_ops, triton_ops
 
     for module in (decode_ops, triton_ops):
@@ -314,56 +323,47 @@ def _own_caches(device: int) -> None:
                 caches[device]
 
 
-def _in_threads(torch: Any, device: Any, jobs: list[Any]) -> list[Exception]:
-    """Run `jobs` in `THREADS` threads, each on a stream of its own on `device`; return the
-    errors."""
-
-    def one(job: Any) -> Exception | None:
-        torch.cuda.set_device(device)  # the current device is per thread
-        stream = torch.cuda.Stream(device)
-        try:
-            with torch.cuda.stream(stream):
-                job()
-            stream.synchronize()
-        except Exception as exc:
-            return exc
-        return None
-
-    with ThreadPoolExecutor(min(THREADS, len(jobs)), thread_name_prefix="hf-build") as pool:
-        return [exc for exc in pool.map(one, jobs) if exc is not None]
+def _no_tuning() -> None:
+    """The twin's step chooses no configuration: its weights are uninitialised, and what a
+    tuning chose (or failed on) would be kept for the real model's shapes."""
 
 
-def _twin_steps(torch: Any, twin: Any, switches: KernelSwitches, decode: bool) -> None:
-    """Prefill the twin as the engine prefills (`prefill_context`), then step its decode once per
-    prompt as a batch's first step runs before its capture (uncaptured, the same kernels)."""
+def _twin_steps(torch: Any, twin: Any, switches: KernelSwitches, decode: bool) -> str:
+    """Prefill the twin as the engine prefills (`prefill_context`), then run its decode step once
+    per prompt as a batch's first step runs before its capture, uncounted (the tunings' step
+    counts are the run's) and untuned; return the step's kernels ("triton", "torch"; "" where
+    the engine would decode eagerly)."""
     import inspect
 
     import transformers
 
-    from longscope.models.hf.decoder import StaticDecoder
+    from longscope.models.hf.decoder import StaticDecoder, graph_unsupported
     from longscope.models.hf.prefill import prefill_context
 
     params = inspect.signature(twin.forward).parameters
     cache_kw = "cache" if "cache" in params else "past_key_values"
+    kernels = ""
     for length in TWIN_PROMPTS:
         cache = transformers.DynamicCache(config=twin.config)
         ids = torch.arange(length, device=twin.device) % TWIN_VOCAB
-        with torch.no_grad(), prefill_context(twin, switches):
+        with prefill_context(twin, switches):
             twin(input_ids=ids[None], **{cache_kw: cache}, use_cache=True, logits_to_keep=1)
-        if not decode:
+        if not decode or graph_unsupported(twin):
             continue
         positions = torch.tensor([length], device=twin.device)
-        with torch.no_grad(), decode_kernels():
-            decoder = StaticDecoder(
-                torch, twin, cache, length, decode_capacity(length + 16), None, positions, switches
-            )
-            decoder.step(torch.zeros(1, dtype=torch.long, device=twin.device), capture=False)
+        with decode_kernels():
+            capacity = decode_capacity(length + 16)
+            decoder = StaticDecoder(torch, twin, cache, length, capacity, None, positions, switches)
+            decoder._prepare_kernels = _no_tuning  # type: ignore[method-assign]
+            decoder.tokens.zero_()
+            decoder._forward()  # what `step` launches, without its counting
+            kernels = decoder.kernels
             decoder.close()
+    return kernels
 
 
 def _attention(
     torch: Any,
-    decode_ops: Any,
     switches: KernelSwitches,
     device: Any,
     dtype: Any,
@@ -371,7 +371,7 @@ def _attention(
 ) -> None:
     """Run the decode attention once over a full cache of `shape` (rows, heads, KV heads, dims,
     capacity), launched as the step launches it (`StaticDecoder._launch`)."""
-    from longscope.models.hf import gemv
+    from longscope.models.hf import decode_ops, gemv
 
     rows, heads, kv_heads, dim, capacity = shape
     attention = decode_ops.DecodeAttention(rows, heads, kv_heads, dim, capacity, dtype, device)
@@ -410,7 +410,3 @@ def main() -> int:
     twin = _meta_twin(transformers, twin_cfg, dtype, attention)
     print(run_twin(torch, [twin], device, switches, order["max_batch"], order["decode"]))
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
