@@ -717,7 +717,7 @@ def test_a_load_builds_the_kernels_its_run_launches(
 ) -> None:
     """`hf/FOLDER` on CUDA builds the Triton kernels of its run while the weights load
     (`hf/build_ahead.py`, issue 46): with every kernel of ours forgotten before the load, a run
-    of prompts from 30 to 5,000 tokens, alone and three at a time, builds none after it."""
+    of prompts from 30 to 5,000 words, alone and three at a time, builds none after it."""
     import triton
 
     from longscope.models.hf import HFBackend
