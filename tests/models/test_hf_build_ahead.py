@@ -97,6 +97,7 @@ def test_off_the_gpu_or_switched_off_nothing_starts() -> None:
     assert cuda.join() == "off"
 
 
+@pytest.mark.slow  # 13 s on the VM: a new interpreter importing torch and transformers
 def test_a_build_process_reads_its_order_and_runs_the_twin(tmp_path) -> None:  # type: ignore[no-untyped-def]
     """The "process" mode's protocol, run on the CPU (its launches are Triton's on CUDA only):
     the twin's configuration and switches cross as JSON, our attention is registered there too,
