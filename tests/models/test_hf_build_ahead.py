@@ -142,3 +142,37 @@ def test_a_start_that_fails_says_so_and_lets_the_load_go_on() -> None:
         4, "sdpa",
     )  # fmt: skip
     assert ahead.join().startswith("failed: "), ahead.summary
+
+
+def test_the_twin_is_gone_when_its_memory_goes_back(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`run_twin` frees the twin before it empties torch's cache (which hands the memory back to
+    the device that the engine then measures), not when it returns."""
+    import gc
+    import types
+    import weakref
+
+    import torch
+
+    from longscope.models.hf.kernels import register_attention
+
+    config = transformers.Qwen2Config(
+        vocab_size=512, hidden_size=256, intermediate_size=768, num_hidden_layers=3,
+        num_attention_heads=2, num_key_value_heads=1,
+    )  # fmt: skip
+    twin = build_ahead._meta_twin(
+        transformers, build_ahead.twin_config(config), torch.float32, register_attention(None)
+    )
+    alive = weakref.ref(twin)
+    seen: list[bool] = []
+
+    def collect() -> int:
+        found = gc.collect()
+        seen.append(alive() is not None)
+        return found
+
+    monkeypatch.setattr(build_ahead, "gc", types.SimpleNamespace(collect=collect))
+    held = [twin]
+    del twin
+    summary = build_ahead.run_twin(torch, held, torch.device("cpu"), KernelSwitches(), 4, True)
+    assert summary.startswith("1 of 1 launches"), summary
+    assert seen == [False]

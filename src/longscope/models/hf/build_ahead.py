@@ -249,7 +249,7 @@ def run_twin(
     started = time.perf_counter()
     cuda = device.type == "cuda"
     failed: list[str] = []  # first lines only: a kept exception would hold the twin's frames
-    launches = 0
+    launches, twin = 0, None
     try:
         if cuda:
             torch.cuda.set_device(device)
@@ -273,6 +273,7 @@ def run_twin(
     except Exception as exc:  # out of memory, a twin that will not run: built where launched
         return f"failed: {_first_line(exc)}"
     finally:
+        twin = None
         held.clear()  # the twin's memory back to the device before the engine measures it
         gc.collect()
         if cuda:
