@@ -170,6 +170,12 @@ or with the GEMV and the attention's split stage tuned at their first step
 (`gemv.TUNE_AFTER_STEPS` 0, as before 2026-11-30); "no-ahead": as shipped but without the load's
 build of the run's Triton kernels (`KernelSwitches.build_ahead` "off": built at first launch);
 "ahead-process": with that build in a process of its own ("process")."""
+SWITCHED = {
+    "no-gemv": ("decode_gemv", False),
+    "no-ahead": ("build_ahead", "off"),
+    "ahead-process": ("build_ahead", "process"),
+}
+"""The variants that set one of the engine's `KernelSwitches`: (field, value)."""
 
 
 def run_cli(
@@ -213,16 +219,14 @@ def run_cli(
         sys.setswitchinterval(0.001)
     if variant == "tune-at-once":
         gemv.TUNE_AFTER_STEPS = 0
-    if variant in ("no-gemv", "no-ahead", "ahead-process"):
+    if variant in SWITCHED:
+        switch_name, switch_value = SWITCHED[variant]
 
-        def no_gemv(self: Any, *args: Any, **kwargs: Any) -> None:
+        def switched(self: Any, *args: Any, **kwargs: Any) -> None:
             init(self, *args, **kwargs)
-            if variant == "no-gemv":
-                self.kernels.decode_gemv = False
-            else:
-                self.kernels.build_ahead = "off" if variant == "no-ahead" else "process"
+            setattr(self.kernels, switch_name, switch_value)
 
-        Engine.__init__ = no_gemv
+        Engine.__init__ = switched
     seen: dict[str, Any] = {}
     execute, group = runner._execute, HFBackend.generate_group
 
@@ -237,16 +241,12 @@ def run_cli(
 
     runner._execute, HFBackend.generate_group = executed, first
     ahead_join = BuildAhead.join
-
-    aheads: list[Any] = []
+    joins: list[tuple[Any, dict[str, Any]]] = []  # a build process's summary comes when it ends
 
     def joined_ahead(self: Any) -> str:
         begun = time.perf_counter()
         summary = ahead_join(self)
-        aheads.append(self)  # a build process's own summary comes when it ends
-        seen.setdefault("built_ahead", []).append(
-            {"summary": summary, "join_s": round(time.perf_counter() - begun, 3)}
-        )
+        joins.append((self, {"summary": summary, "join_s": round(time.perf_counter() - begun, 3)}))
         return summary
 
     BuildAhead.join = joined_ahead
@@ -275,8 +275,7 @@ def run_cli(
         unit["at_s"] = round(unit.pop("begun") - started, 3)
     for event in builds.get("events", []):
         event[2] = round(event[2] - started, 3)
-    for ahead, row in zip(aheads, seen.get("built_ahead", []), strict=False):
-        row["summary_at_end"] = ahead.summary  # a process's: what it said when it ended
+    built_ahead = [{**row, "summary_at_end": ahead.summary} for ahead, row in joins]
     print(result.output[-3000:], flush=True)
     return {
         "variant": variant,
@@ -288,7 +287,7 @@ def run_cli(
         "calls": dict(phases.calls),
         "timing": seen.get("timing", {}),
         "triton_builds": dict(builds),
-        "built_ahead": seen.get("built_ahead", []),
+        "built_ahead": built_ahead,
         "units": units,
         "command": "longscope " + " ".join(args),
     }

@@ -40,6 +40,7 @@ import time
 from typing import Any
 
 from longscope.models.hf.kernels import GRAPH_MODEL_TYPES, KernelSwitches, decode_kernels
+from longscope.models.hf.loading import first_line
 from longscope.models.memory_plan import DECODE_BLOCK, ModelShape, decode_capacity
 
 _log = logging.getLogger(__name__)
@@ -135,49 +136,42 @@ class BuildAhead:
         process that does the same. Never raises: what went wrong is in `summary`."""
         ahead = cls()
         try:
-            ahead._start(torch, transformers, config, dtype, device, switches, max_batch,
-                         attn_implementation, decode)  # fmt: skip
+            mode = switches.build_ahead
+            if device.type != "cuda" or mode not in MODES:
+                ahead.summary = f"device {device.type}" if device.type != "cuda" else "off"
+                return ahead
+            if device.index is None:  # the threads' current device is not the caller's
+                device = torch.device("cuda", torch.cuda.current_device())
+            twin_cfg = twin_config(config)
+            if twin_cfg is None:
+                ahead.summary = f"not a Llama-family model ({getattr(config, 'model_type', '?')})"
+                return ahead
+            name = str(dtype).removeprefix("torch.")
+            need = ModelShape.from_config(config.to_dict(), name).weight_bytes
+            need += ModelShape.from_config(twin_cfg.to_dict(), name).weight_bytes + MARGIN_BYTES
+            need += PROCESS_BYTES if mode == "process" else 0
+            free = torch.cuda.mem_get_info(device)[0]
+            if free < need:
+                ahead.summary = f"skipped: {free / 2**30:.1f} GiB free, {need / 2**30:.1f} needed"
+                return ahead
+            if mode == "process":
+                order = {
+                    "config": twin_cfg.to_dict(), "dtype": name, "device": device.index,
+                    "switches": dataclasses.asdict(switches), "max_batch": max_batch,
+                    "decode": decode, "attention": attn_implementation,
+                }  # fmt: skip
+                ahead._spawn(order)
+                return ahead
+            twin = _meta_twin(transformers, twin_cfg, dtype, attn_implementation)
+            ahead.summary = "running"
+            args = (torch, [twin], device, copy.copy(switches), max_batch, decode)
+            ahead._thread = threading.Thread(
+                target=ahead._run, args=args, name="hf-build-ahead", daemon=True
+            )
+            ahead._thread.start()
         except Exception as exc:
-            ahead.summary = f"failed: {_first_line(exc)}"
+            ahead.summary = f"failed: {first_line(exc)}"
         return ahead
-
-    def _start(
-        self, torch: Any, transformers: Any, config: Any, dtype: Any, device: Any,
-        switches: KernelSwitches, max_batch: int, attn_implementation: str, decode: bool,
-    ) -> None:  # fmt: skip
-        mode = switches.build_ahead
-        if device.type != "cuda" or mode not in MODES:
-            self.summary = f"device {device.type}" if device.type != "cuda" else "off"
-            return
-        if device.index is None:  # the threads' current device is not the caller's
-            device = torch.device("cuda", torch.cuda.current_device())
-        twin_cfg = twin_config(config)
-        if twin_cfg is None:
-            self.summary = f"not a Llama-family model ({getattr(config, 'model_type', '?')})"
-            return
-        name = str(dtype).removeprefix("torch.")
-        need = ModelShape.from_config(config.to_dict(), name).weight_bytes
-        need += ModelShape.from_config(twin_cfg.to_dict(), name).weight_bytes + MARGIN_BYTES
-        need += PROCESS_BYTES if mode == "process" else 0
-        free = torch.cuda.mem_get_info(device)[0]
-        if free < need:
-            self.summary = f"skipped: {free / 2**30:.1f} GiB free, {need / 2**30:.1f} needed"
-            return
-        if mode == "process":
-            order = {
-                "config": twin_cfg.to_dict(), "dtype": name, "device": device.index,
-                "switches": dataclasses.asdict(switches), "max_batch": max_batch,
-                "decode": decode, "attention": attn_implementation,
-            }  # fmt: skip
-            self._spawn(order)
-            return
-        twin = _meta_twin(transformers, twin_cfg, dtype, attn_implementation)
-        self.summary = "running"
-        args = (torch, [twin], device, copy.copy(switches), max_batch, decode)
-        self._thread = threading.Thread(
-            target=self._run, args=args, name="hf-build-ahead", daemon=True
-        )
-        self._thread.start()
 
     def _spawn(self, order: dict[str, Any]) -> None:
         import triton
@@ -199,7 +193,7 @@ class BuildAhead:
         except OSError as exc:  # it ended before reading its order
             self._process.kill()
             self._process.wait()
-            self.summary = f"failed: {_first_line(exc)}"
+            self.summary = f"failed: {first_line(exc)}"
             return
         self.summary = f"in process {self._process.pid}"
         threading.Thread(target=self._reap, name="hf-build-ahead", daemon=True).start()
@@ -271,7 +265,7 @@ def run_twin(
         summary = f"{launches - len(failed)} of {launches} launches in {took:.1f} s"
         return summary + (f"; {len(failed)} failed: {failed[0]}" if failed else "")
     except Exception as exc:  # out of memory, a twin that will not run: built where launched
-        return f"failed: {_first_line(exc)}"
+        return f"failed: {first_line(exc)}"
     finally:
         twin = None
         held.clear()  # the twin's memory back to the device before the engine measures it
@@ -285,7 +279,7 @@ def _guarded(failed: list[str], call: Any, *args: Any) -> Any:
     try:
         return call(*args)
     except Exception as exc:
-        failed.append(_first_line(exc))
+        failed.append(first_line(exc))
         return None
 
 
@@ -382,11 +376,6 @@ def _attention(
     query = torch.zeros((rows, heads, dim), dtype=dtype, device=device)
     pdl = switches.decode_pdl and gemv.pdl_supported(device)
     attention(query, keys, keys, valid, lengths, dim**-0.5, pdl, switches.decode_fused_merge)
-
-
-def _first_line(exc: BaseException) -> str:
-    lines = str(exc).strip().splitlines()
-    return (lines[0][:200] if lines else "") or type(exc).__name__
 
 
 def main() -> int:

@@ -5,8 +5,9 @@ transformers maps a checkpoint's tensors from the file, so the move to the devic
 bytes are read. A pageable host-to-device copy goes through the driver's own staging, one copy at a
 time: 6.1-6.7 GB/s for a 7B (15.2 GB, bf16, from the page cache) on an H200's host, and threads with
 streams of their own gained nothing (6.4-6.6 GB/s). Each thread here copies into one pinned buffer
-while the other is sent: 9.7-9.9 GB/s with 4 and 8 threads, 1.53 s against 2.26-2.50 s
-(BENCHMARKS.md, issue 46 eleventh pass, call AR).
+while the other is sent: 9.7-9.9 GB/s with 4 and 8 threads, 1.53 s against 2.26-2.50 s in an
+ad hoc script (BENCHMARKS.md, issue 46 eleventh pass, call AR); this path, swapping the copies
+in, 1.93-2.05 s against `Module.to`'s 2.43-2.48 s, alternately (twelfth pass, call AT).
 """
 
 from __future__ import annotations
@@ -34,8 +35,7 @@ def move_to_device(torch: Any, model: Any, device: Any) -> str:
         try:
             move_staged(torch, model, device)
         except RuntimeError as exc:  # pinned memory refused (a memlock limit), out of memory
-            lines = str(exc).strip().splitlines()
-            why = lines[0][:200] if lines else type(exc).__name__
+            why = first_line(exc)
     # `Module.to` moves what is left: everything where the staged move did not run (it swaps
     # nothing in unless every tensor arrived), nothing after it.
     model.to(device)
@@ -111,6 +111,12 @@ def move_staged(
         for name, buffer in module._buffers.items():
             if buffer is not None and id(buffer) in copies:
                 module._buffers[name] = copies[id(buffer)]
+
+
+def first_line(exc: BaseException) -> str:
+    """Return the first line of `exc`'s message (200 characters at most), else its type's name."""
+    lines = str(exc).strip().splitlines()
+    return (lines[0][:200] if lines else "") or type(exc).__name__
 
 
 def _bytes(torch: Any, tensor: Any) -> Any:
