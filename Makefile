@@ -97,8 +97,8 @@ $(GPU_STAMP): $(STAMP)
 gpu-extra: $(GPU_STAMP)
 
 # pytest-xdist's workers, each given whole test files (a file's module-scoped server or run is
-# built once): on 2 cores two workers took the run from 953.6 to 744.9 s (BENCHMARKS.md), as many
-# tests wait on a child process, a server or a socket. TEST_WORKERS=0 runs every test in this
+# built once): on 2 cores two workers took the run from 953.6 to 744.9 s (BENCHMARKS.md); one
+# process kept 1.16 of the cores busy, two workers 1.84. TEST_WORKERS=0 runs every test in this
 # process; more workers on more cores are not measured (each may start its own llama.cpp server).
 TEST_WORKERS ?= 2
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -32,6 +33,6 @@ def test_make_test_runs_two_workers_unless_told_otherwise() -> None:
 
 
 def test_the_workers_come_with_the_test_tools() -> None:
-    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
-    dev = pyproject.split("\ndev = [", 1)[1].split("]\n", 1)[0]
-    assert '"pytest-xdist' in dev
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    dev = project["optional-dependencies"]["dev"]
+    assert any(requirement.startswith("pytest-xdist") for requirement in dev), dev

@@ -10,12 +10,13 @@ are the run's; then one decode attention per launch variant a batch of up to `ma
 take (`attention_launches`).
 
 Where (`KernelSwitches.build_ahead`): "thread", a thread of this process, joined by the load.
-Measured on an H200 (call AX): every build inside the load and none in the run, but Triton builds
-mostly inside Python's lock, so the load waited 4.0 s for them (7.9 s against 3.6) and RULER from
-nothing took 1.154x the engine's prefill against 1.156x without (AV). "process": a process of its
-own, with its own lock, fills Triton's disk cache, where this process's first launches find the
-builds; the load does not wait for it, so its memory (`PROCESS_BYTES`) is in use while the run's
-first batches are planned (not yet measured on a card).
+Measured on an H200 (calls AX, AZ, BA): every build inside the load and none in the run, but
+Triton builds mostly inside Python's lock, so the load waited 4.0-4.8 s for them, and RULER from
+nothing (a model that loads in 3-4 s) took 1.146x and 1.152x the engine's prefill against 1.139x
+and 1.148x without. "process": a process of its own, with its own lock, fills Triton's disk
+cache, where this process's first launches find the builds; the load does not wait for it, so its
+memory (`PROCESS_BYTES`) is in use while the run's first batches are planned. On that 3-4 s load
+it imported torch too slowly to get ahead of the run, which built every kernel itself (call AY).
 
 A kernel's build depends on its constants and on which integer arguments are 1 or multiples of 16
 (Triton's specialisation), not on the values the twin computes: its uninitialised weights give
