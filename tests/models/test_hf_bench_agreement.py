@@ -1,0 +1,53 @@
+"""`bench_hf_agreement.py` (issue 46.3): how it decides that a reference's `generate` equals the
+engine's answer, used for transformers' SDPA reference and for the `--baseline` one."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _bench():  # type: ignore[no-untyped-def]
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    path = ROOT / "benchmarks" / "bench_hf_agreement.py"
+    spec = importlib.util.spec_from_file_location("bench_hf_agreement", path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_an_answer_cut_by_length_equals_the_references_prefix() -> None:
+    bench = _bench()
+    assert bench._compared([5, 6, 7], [5, 6, 7]) == (True, None, [5, 6, 7])
+    # the reference generated further: only the engine's length is compared
+    assert bench._compared([5, 6], [5, 6, 9]) == (True, None, [5, 6])
+
+
+def test_the_first_difference_is_where_the_ids_part() -> None:
+    bench = _bench()
+    # call G6's shape: transformers' SDPA `generate` left the engine at the first token
+    assert bench._compared([11497, 2351, 506], [496, 4709, 53817])[:2] == (False, 0)
+    assert bench._compared([5, 6, 7], [5, 6, 8])[:2] == (False, 2)
+    # a reference that stopped earlier differs where it ended
+    assert bench._compared([5, 6, 7], [5, 6])[:2] == (False, 2)
+
+
+def test_an_answer_ended_by_eos_needs_the_reference_to_end_there_too() -> None:
+    bench = _bench()
+    eos = {1, 106}
+    assert bench._compared([5, 6], [5, 6, 106], eos) == (True, None, [5, 6, 106])
+    assert bench._compared([5, 6], [5, 6, 1, 9], eos) == (True, None, [5, 6, 1])
+    # the reference went on where the engine stopped (call R's fwe row: a newline, id 198)
+    assert bench._compared([5, 6], [5, 6, 198], eos)[:2] == (False, 2)
+    # ... or stopped where the engine did not
+    assert bench._compared([5, 6, 7], [5, 6, 1], eos)[:2] == (False, 2)
+    # ... or ran out of tokens where the engine stopped
+    assert bench._compared([5, 6], [5, 6], eos)[:2] == (False, 2)
