@@ -1,0 +1,54 @@
+"""The engine's masked attention on CUDA at Gemma 3 270M's shape (4 query heads over one KV head,
+head size 256, a 512-token sliding window) against a float64 reference, at key lengths 1 past a
+multiple of 32, where torch's memory-efficient SDPA kernel is silently wrong for keys broadcast
+across heads (pytorch/pytorch#191937; BENCHMARKS.md, issue 46's fourteenth pass), and beside them."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from tests.gpu.conftest import device
+
+pytestmark = pytest.mark.gpu
+
+
+def _reference(query, key, value, mask, scale):  # type: ignore[no-untyped-def]
+    groups = query.shape[1] // key.shape[1]
+    key = key.double().repeat_interleave(groups, 1)
+    value = value.double().repeat_interleave(groups, 1)
+    scores = (query.double() @ key.transpose(-1, -2)) * scale
+    scores = scores.masked_fill(~mask, float("-inf"))
+    return (scores.softmax(-1) @ value).transpose(1, 2)
+
+
+@pytest.mark.parametrize("dtype_name,tolerance", [("float32", 1e-4), ("bfloat16", 3e-2)])
+@pytest.mark.parametrize("kv_len", [545, 546, 7489, 8065])
+def test_masked_attention_matches_float64_at_gemma3s_shape(
+    kv_len: int, dtype_name: str, tolerance: float
+) -> None:
+    import torch
+
+    from longscope.models.hf.kernels import attention
+
+    where = device()
+    dtype = getattr(torch, dtype_name)
+    gen = torch.Generator(device=where).manual_seed(kv_len)
+    q_len = kv_len  # a whole prompt in one call, as transformers' `generate` prefills it
+
+    def draw(heads: int):  # type: ignore[no-untyped-def]
+        return torch.randn(1, heads, kv_len, 256, device=where, generator=gen).to(dtype)
+
+    query, key, value = draw(4), draw(1), draw(1)
+    rows = torch.arange(kv_len - q_len, kv_len, device=where)[:, None]
+    cols = torch.arange(kv_len, device=where)[None, :]
+    mask = ((cols <= rows) & (cols > rows - 512))[None, None]
+    module = SimpleNamespace(num_key_value_groups=4, is_causal=True, training=False)
+    scale = 256**-0.5
+    with torch.no_grad():
+        got, _ = attention(module, query, key, value, mask, scaling=scale)
+        want = _reference(query, key, value, mask, scale)
+    assert got.shape == want.shape == (1, q_len, 4, 256)
+    error = (got.double() - want).abs().max().item()
+    assert error < tolerance, f"{kv_len} keys in {dtype_name}: off by {error}"
