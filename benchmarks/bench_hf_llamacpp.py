@@ -69,13 +69,15 @@ from longscope.types import SCORABLE, Generation, Score, ScoredRow  # noqa: E402
 MODEL = "llamacpp/smollm2-135m"
 
 
-def run_cli(suite: str, args: list[str], model: str, out: Path) -> dict[str, Any]:
+def run_cli(
+    suite: str, args: list[str], model: str, out: Path, prompt_mode: str = "chat"
+) -> dict[str, Any]:
     """Run `longscope run SUITE` in this process (resuming `out`); return its command and time."""
     from typer.testing import CliRunner
 
     from longscope.cli import app
 
-    command = ["run", suite, "--model", model, "-M", "prompt_mode=chat", *args]
+    command = ["run", suite, "--model", model, "-M", f"prompt_mode={prompt_mode}", *args]
     command += ["-o", str(out), "-q"]
     started = time.perf_counter()
     result = CliRunner().invoke(app, command, catch_exceptions=False)
@@ -293,6 +295,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=None, help="the per-prompt jsonl")
     parser.add_argument("--model", default=MODEL)
     parser.add_argument("--hf-tokenizer", type=Path, default=None)
+    parser.add_argument(
+        "--prompt-mode", default="chat", help="as the engine ran: completion for a base model"
+    )
     parser.add_argument("--smoke", action="store_true")
     args = parser.parse_args()
     started = time.perf_counter()
@@ -322,7 +327,7 @@ def main() -> None:
                     ("hotpotqa", "hotpotqa.json"))]  # fmt: skip
             else:
                 options = ["-S", f"lengths={spelled}", "-S", "depths=0.1,0.5,0.9"]
-            command = run_cli(suite, options, args.model, work / suite)
+            command = run_cli(suite, options, args.model, work / suite, args.prompt_mode)
             run, made = stored_prompts(suite, work / suite, rows)
             runs.append({**command, **run})
             prompts += made
