@@ -3,25 +3,11 @@ engine's answer, used for transformers' SDPA reference and for the `--baseline` 
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
-import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.bench_helper import load_benchmark
 
 
 def _bench():  # type: ignore[no-untyped-def]
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    path = ROOT / "benchmarks" / "bench_hf_agreement.py"
-    spec = importlib.util.spec_from_file_location("bench_hf_agreement", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("bench_hf_agreement")
 
 
 def test_an_answer_cut_by_length_equals_the_references_prefix() -> None:

@@ -5,25 +5,13 @@ afresh."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.bench_helper import load_benchmark
 
 
 def _bench():  # type: ignore[no-untyped-def]
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    path = ROOT / "benchmarks" / "bench_ruler_gpu.py"
-    spec = importlib.util.spec_from_file_location("bench_ruler_gpu", path)
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("bench_ruler_gpu")
 
 
 def test_ratio_is_wall_over_the_sent_prompts_prefill_time() -> None:

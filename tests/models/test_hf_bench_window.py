@@ -4,25 +4,14 @@ side, and host events left out."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
 from pathlib import Path
 
-import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.bench_helper import load_benchmark
 
 
 def _bench_hf():  # type: ignore[no-untyped-def]
-    pytest.importorskip("torch")
-    pytest.importorskip("transformers")
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    spec = importlib.util.spec_from_file_location("bench_hf", ROOT / "benchmarks" / "bench_hf.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("bench_hf")
 
 
 def test_window_counts_overlaps_once_and_names_the_gaps(tmp_path: Path) -> None:
