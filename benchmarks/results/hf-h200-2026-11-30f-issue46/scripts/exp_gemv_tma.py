@@ -122,6 +122,9 @@ def main() -> None:
     parser.add_argument("--check-only", action="store_true")
     parser.add_argument("--shapes", default="o_proj,qkv,down,gate_up")
     parser.add_argument("--budget", type=float, default=240.0, help="seconds; then stop")
+    parser.add_argument(
+        "--plain-only", action="store_true", help="no warp specialization (BC0: one never returned)"
+    )
     args = parser.parse_args()
     device = "cpu" if args.check_only else "cuda"
     if not args.check_only:
@@ -142,6 +145,8 @@ def main() -> None:
     # 2026-11-30e's run printed nothing for 9 minutes after the read rate: now one line per
     # variant (with its seconds), warp-specialized variants last, and a time budget.
     variants = sorted(TMA_VARIANTS, key=lambda c: c[-1])
+    if args.plain_only:
+        variants = [c for c in variants if not c[-1]]
     for name in args.shapes.split(","):
         n, width = SHAPES[name]
         weights = [
