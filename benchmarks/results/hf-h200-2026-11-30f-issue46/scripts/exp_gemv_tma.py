@@ -10,7 +10,13 @@ no L2 reuse, `gemv._time`): torch's matmul; the engine's kernel over its `FEW_RO
 2 or 4 slices, with and without `warp_specialize`). One JSON line per shape and rows: the floor
 (bytes over the measured read rate) and the best of each, in us.
 
-    python3 exp_gemv_tma.py [--rows 64] [--check-only]
+2026-11-30f (after call BB, which ran the first version, commit 795c495, and printed nothing after
+the read rate in 560 s): one line per variant too, warp-specialized variants last, `--shapes`,
+a `--budget` in seconds after which no variant starts, `--plain-only` (call BC0: a warp-
+specialized variant never returned).
+
+    python3 exp_gemv_tma.py [--rows 64] [--shapes o_proj,qkv,down,gate_up] [--budget 240]
+        [--plain-only] [--check-only]
 
 `--check-only` with TRITON_INTERPRET=1 runs the TMA kernel's correctness checks on the CPU
 (float16; run so on the VM with Triton 3.8: the three checks pass, errors about 2e-5).
