@@ -444,33 +444,31 @@ def _padding_mask(*args: Any, **kwargs: Any) -> Any:
     return sdpa_mask(*args, **kwargs)
 
 
-# torch's memory-efficient SDPA kernel on CUDA returns silently wrong output for a masked call
-# whose key length is 1 more than a multiple of 32 when the keys are broadcast across query heads
-# (stride 0: transformers' `repeat_kv` of a model with one KV head, as Gemma 3 270M); one more
-# masked-out key is clean (pytorch/pytorch#191937). Seen on an H200 (BENCHMARKS.md, issue 46's
-# fourteenth pass): transformers' own SDPA `generate` for Gemma 3 left its eager one on exactly
-# the prompts of such lengths.
-BAD_KV_MODULUS = 32
+# torch's memory-efficient SDPA kernel on CUDA returns silently wrong output for masked calls
+# whose keys are broadcast across query heads with stride 0, which is what transformers'
+# `repeat_kv` leaves for a model with one KV head (Gemma 3 270M); on contiguous copies of the same
+# keys it is right (pytorch/pytorch#191937). Measured on an H200 (BENCHMARKS.md, issue 46's
+# fifteenth pass): off by 2.5 at 545 keys where contiguous keys are exact; padding the keys to
+# another length did not mend it. Transformers' own SDPA `generate` for Gemma 3 left its eager one
+# on exactly the prompts of 1 past a multiple of 32 tokens.
+def with_contiguous_shared_kv(module: Any, key: Any, value: Any) -> tuple[Any, Any, Any]:
+    """Return (module, key, value) for `sdpa_attention_forward`: where one KV head serves several
+    query heads, the keys and values copied out to every query head (contiguous) and a stand-in
+    module saying so, else the three as they are."""
+    from types import SimpleNamespace
 
-
-def pad_past_bad_kv_length(key: Any, value: Any, mask: Any) -> tuple[Any, Any, Any]:
-    """Return `key`, `value` and `mask` with one masked-out key appended when the key length is
-    1 more than a multiple of `BAD_KV_MODULUS`, else as they are. The added key is zeros and
-    its mask column False (or the dtype's lowest value for an additive mask), so no query reads
-    it: the attention's output is unchanged."""
-    import torch
-    import torch.nn.functional as F
-
-    kv_len = key.shape[-2]
-    if kv_len % BAD_KV_MODULUS != 1 or mask.shape[-1] < kv_len:
-        return key, value, mask
-    mask = mask[..., :kv_len]  # transformers may hand a longer mask and slice it to the keys
-    fill = False if mask.dtype == torch.bool else torch.finfo(mask.dtype).min
-    return (
-        F.pad(key, (0, 0, 0, 1)),
-        F.pad(value, (0, 0, 0, 1)),
-        F.pad(mask, (0, 1), value=fill),
+    groups = getattr(module, "num_key_value_groups", 1)
+    if groups <= 1 or key.shape[1] != 1:
+        return module, key, value  # several KV heads: `repeat_kv`'s reshape already copies
+    heads = groups * key.shape[1]
+    stand_in = SimpleNamespace(
+        num_key_value_groups=1,
+        is_causal=getattr(module, "is_causal", True),
+        training=getattr(module, "training", False),
     )
+    key = key.expand(-1, heads, -1, -1).contiguous()
+    value = value.expand(-1, heads, -1, -1).contiguous()
+    return stand_in, key, value
 
 
 def attention(
@@ -490,8 +488,8 @@ def attention(
     if attention_mask is not None:
         from transformers.integrations.sdpa_attention import sdpa_attention_forward
 
-        if query.is_cuda:
-            key, value, attention_mask = pad_past_bad_kv_length(key, value, attention_mask)
+        if query.is_cuda and query.shape[2] > 1:
+            module, key, value = with_contiguous_shared_kv(module, key, value)
         return sdpa_attention_forward(
             module, query, key, value, attention_mask, dropout=dropout, scaling=scaling, **kwargs
         )
