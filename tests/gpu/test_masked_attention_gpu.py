@@ -1,7 +1,10 @@
 """The engine's masked attention on CUDA at Gemma 3 270M's shape (4 query heads over one KV head,
-head size 256, a 512-token sliding window) against a float64 reference, at key lengths 1 past a
-multiple of 32, where torch's memory-efficient SDPA kernel is silently wrong for keys broadcast
-across heads (pytorch/pytorch#191937; BENCHMARKS.md, issue 46's fourteenth pass), and beside them."""
+head size 256, a 512-token sliding window) against a float64 reference, at whole-prompt calls of
+1 past a multiple of 32 tokens, where torch's memory-efficient SDPA kernel is silently wrong for
+keys broadcast across heads with stride 0 (pytorch/pytorch#191937; the query's length decides it:
+BENCHMARKS.md, issue 46's fifteenth pass), and beside them. On an H200 the 6 cases at 545, 7,489
+and 8,065 failed with the keys padded (eff1e86; 545 in float32 off by 2.91) and pass with them
+copied out (b578189)."""
 
 from __future__ import annotations
 

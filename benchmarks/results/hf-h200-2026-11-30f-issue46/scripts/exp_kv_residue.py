@@ -1,6 +1,8 @@
 """Issue 46, prepared 2026-11-30f for the next card: does torch's SDPA go wrong at key lengths 1
 past a multiple of 32 on real weights (pytorch/pytorch#191937), and does the engine's attention
-(`kernels.pad_past_bad_kv_length`) mend it?
+mend it? (Run 2026-11-30g: torch's SDPA is wrong there and the engine's padding as it was at
+eff1e86, `kernels.pad_past_bad_kv_length`, did not mend it; `kernels.with_contiguous_shared_kv`,
+which replaced it at b578189, does: hf-h200-2026-11-30g-issue46/callKR-*.)
 
     python3 exp_kv_residue.py --model /root/gemma3 [--lengths 8064,8065,8066,8097] [--dtype float32]
 
