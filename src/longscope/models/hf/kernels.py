@@ -446,11 +446,12 @@ def _padding_mask(*args: Any, **kwargs: Any) -> Any:
 
 # torch's memory-efficient SDPA kernel on CUDA returns silently wrong output for masked calls
 # whose keys are broadcast across query heads with stride 0, which is what transformers'
-# `repeat_kv` leaves for a model with one KV head (Gemma 3 270M); on contiguous copies of the same
-# keys it is right (pytorch/pytorch#191937). Measured on an H200 (BENCHMARKS.md, issue 46's
-# fifteenth pass): off by 2.5 at 545 keys where contiguous keys are exact; padding the keys to
-# another length did not mend it. Transformers' own SDPA `generate` for Gemma 3 left its eager one
-# on exactly the prompts of 1 past a multiple of 32 tokens.
+# `repeat_kv` leaves for a model with one KV head (Gemma 3 270M), when the queries number 1 past
+# a multiple of 32; on contiguous copies of the same keys it is right (pytorch/pytorch#191937).
+# Measured on an H200 (BENCHMARKS.md, issue 46's fifteenth pass): 545 queries off by 2.5, 544 or
+# 546 exact, whatever the key count; copied keys exact at every length. The copy is made at every
+# length, not only at the lengths seen to fail: it costs a temporary, and a wrong answer costs more.
+# Transformers' own SDPA `generate` for Gemma 3 left its eager one on exactly such prompts.
 def with_contiguous_shared_kv(module: Any, key: Any, value: Any) -> tuple[Any, Any, Any]:
     """Return (module, key, value) for `sdpa_attention_forward`: where one KV head serves several
     query heads, the keys and values copied out to every query head (contiguous) and a stand-in
