@@ -8,6 +8,7 @@
 #   LENGTHS=8k  carry [".gpu/gm5"]: bash benchmarks/results/hf-h200-2026-11-30f-issue46/scripts/callG7.sh
 #   LENGTHS=16k carry []:           the same command (the model is already in /root/gemma3)
 #   LENGTHS=32k carry []:           the same command
+# DTYPE=bfloat16 (added 2026-11-30g; not yet run) runs the same grid in bf16.
 # Only the comparison's rows come back ($OUT/<length>/agreement.jsonl, summary.json): the runs'
 # stores stay in /root (too many files for the way back).
 set -u; T0=$(date +%s); R=$PWD
@@ -21,7 +22,7 @@ fi
 { nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; python3 -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__)"; echo "code commit $(cat /root/g46/COMMIT)"; date -u; } | tee $OUT/card.txt
 for L in ${LENGTHS:-8k}; do
   left=$(( ${BUDGET:-570} - ($(date +%s) - T0) )); [ $left -lt 30 ] && { echo "no time for $L"; break; }
-  timeout $left python3 benchmarks/bench_hf_agreement.py --model /root/gemma3 --out /root/out7/$L --lengths $L --dtype float32 --prompt-mode completion --baseline eager > $OUT/agreement-$L.txt 2>&1
+  timeout $left python3 benchmarks/bench_hf_agreement.py --model /root/gemma3 --out /root/out7/$L --lengths $L --dtype ${DTYPE:-float32} --prompt-mode completion --baseline eager > $OUT/agreement-$L.txt 2>&1
   echo "$L rc $? at $(( $(date +%s) - T0 )) s"; tail -1 $OUT/agreement-$L.txt | cut -c1-700
   mkdir -p $OUT/$L && cp /root/out7/$L/agreement.jsonl /root/out7/$L/summary.json $OUT/$L/ 2>/dev/null
 done
