@@ -22,8 +22,8 @@ fi
 { nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader; python3 -c "import torch, transformers; print('torch', torch.__version__, 'transformers', transformers.__version__)"; echo "code commit $(cat /root/g46/COMMIT)"; date -u; } | tee $OUT/card.txt
 for L in ${LENGTHS:-8k}; do
   left=$(( ${BUDGET:-570} - ($(date +%s) - T0) )); [ $left -lt 30 ] && { echo "no time for $L"; break; }
-  timeout $left python3 benchmarks/bench_hf_agreement.py --model /root/gemma3 --out /root/out7/$L --lengths $L --dtype ${DTYPE:-float32} --prompt-mode completion --baseline eager > $OUT/agreement-$L.txt 2>&1
+  timeout $left python3 benchmarks/bench_hf_agreement.py --model /root/gemma3 --out /root/out7/${DTYPE:-float32}-$L --lengths $L --dtype ${DTYPE:-float32} --prompt-mode completion --baseline eager > $OUT/agreement-$L.txt 2>&1
   echo "$L rc $? at $(( $(date +%s) - T0 )) s"; tail -1 $OUT/agreement-$L.txt | cut -c1-700
-  mkdir -p $OUT/$L && cp /root/out7/$L/agreement.jsonl /root/out7/$L/summary.json $OUT/$L/ 2>/dev/null
+  mkdir -p $OUT/$L && cp /root/out7/${DTYPE:-float32}-$L/agreement.jsonl /root/out7/${DTYPE:-float32}-$L/summary.json $OUT/$L/ 2>/dev/null
 done
 echo "total $(( $(date +%s) - T0 )) s"
