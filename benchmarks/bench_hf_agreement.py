@@ -2,7 +2,7 @@
 token for token, on a RULER + LongCtx grid run through the CLI.
 
     PYTHONPATH=src python benchmarks/bench_hf_agreement.py --model DIR --out DIR \
-        [--lengths 4k,8k] [--prompt-mode chat] [--context-length N] [--smoke]
+        [--lengths 4k,8k] [--prompt-mode chat] [--context-length N] [--reference eager] [--smoke]
 
 `longscope run ruler` (13 tasks x `--lengths`, one sample each, the test fixtures' essays, SQuAD
 and HotpotQA) and `longscope run longctx` (`-S lengths=... -S depths=0.1,0.5,0.9`) run in this
@@ -26,6 +26,13 @@ runs (one prefill call of transformers' SDPA, no fused prefill ops, eager decode
 cuda_graph=false -M attn_implementation=sdpa -M prefill_chunk=262144`), which isolates what the
 engine's own kernels change. `--smoke`: a random-weight tiny model saved to DIR, 4K only, 2 tasks,
 with the eager baseline.
+
+`--reference eager`: the reference `generate` runs transformers' eager attention instead of its
+SDPA. On CUDA, torch's memory-efficient SDPA kernel is wrong for a model with one KV head when the
+prompt is 1 past a multiple of 32 tokens (pytorch/pytorch#191937; on an H200 it made transformers'
+SDPA `generate` for Gemma 3 270M leave its eager one on exactly those prompts, BENCHMARKS.md issue
+46's fourteenth and fifteenth passes). Each row says whether its prompt is such a one
+(`sdpa_suspect`) and the summary counts the differing ones.
 """
 
 from __future__ import annotations
@@ -53,10 +60,15 @@ class Compare:
     """Holds the reference model and the per-prompt rows; patches the backend to fill them."""
 
     def __init__(
-        self, model_dir: Path, dtype: Any, baseline: str = "", exact_path: bool = False
+        self,
+        model_dir: Path,
+        dtype: Any,
+        baseline: str = "",
+        exact_path: bool = False,
+        reference: str = "sdpa",
     ) -> None:
         self.model_dir, self.dtype = model_dir, dtype
-        self.baseline, self.exact_path = baseline, exact_path
+        self.baseline, self.exact_path, self.attention = baseline, exact_path, reference
         self.reference: Any = None
         self.second: Any = None
         self.rows: list[dict[str, Any]] = []
@@ -95,7 +107,7 @@ class Compare:
 
     def _model(self, device: Any) -> Any:
         if self.reference is None:
-            self.reference = self._load(device, "sdpa")
+            self.reference = self._load(device, self.attention)
         return self.reference
 
     def _generate(self, model: Any, ids: Any, new: int, eos: list[int]) -> Any:
@@ -167,6 +179,13 @@ class Compare:
             extra["engine_baseline_same"] = _compared(
                 engine, other_new, set(eos) if by_eos else None
             )[0]
+        config = model.config.get_text_config()
+        extra["sdpa_suspect"] = sdpa_suspect(
+            model.device.type,
+            getattr(config, "num_key_value_heads", None) or config.num_attention_heads,
+            config.num_attention_heads,
+            len(member.ids),
+        )
         return {
             **extra,
             "suite": self.suite,
@@ -206,6 +225,14 @@ def _compared(
     return same, first, reference
 
 
+def sdpa_suspect(device_type: str, kv_heads: int, heads: int, prompt_tokens: int) -> bool:
+    """Whether transformers' SDPA `generate` is known to go wrong on this prompt: on CUDA, a model
+    with one KV head (its keys broadcast across the query heads with stride 0), and a prompt 1 past
+    a multiple of 32 tokens, the query count torch's memory-efficient kernel gets wrong
+    (pytorch/pytorch#191937, measured on an H200: BENCHMARKS.md, issue 46's fifteenth pass)."""
+    return device_type == "cuda" and kv_heads == 1 < heads and prompt_tokens % 32 == 1
+
+
 def save_smoke_model(folder: Path) -> None:
     from tests.gpu.tiny import tiny_qwen2, tiny_tokenizer
 
@@ -242,6 +269,7 @@ def main() -> None:
     parser.add_argument("--context-length", type=int, default=0)
     parser.add_argument("--tasks", default="")
     parser.add_argument("--skip-longctx", action="store_true")
+    parser.add_argument("--reference", default="sdpa", choices=("sdpa", "eager"))
     parser.add_argument("--baseline", default="", help="also transformers with this attention")
     parser.add_argument("--exact-path", action="store_true", help="the engine run as transformers")
     parser.add_argument("--smoke", action="store_true")
@@ -259,7 +287,7 @@ def main() -> None:
     if args.model is None:
         parser.error("--model DIR is needed: a transformers model folder (real weights)")
     dtype = getattr(torch, args.dtype)
-    compare = Compare(args.model, dtype, args.baseline, args.exact_path)
+    compare = Compare(args.model, dtype, args.baseline, args.exact_path, args.reference)
     compare.patch()
     options = ["-M", f"prompt_mode={args.prompt_mode}", "-M", f"dtype={args.dtype}"]
     if args.exact_path:
@@ -293,6 +321,9 @@ def main() -> None:
         "same": same,
         "rate": round(same / len(rows), 4) if rows else None,
         "exact_path": args.exact_path,
+        "reference": args.reference,
+        # differing prompts where transformers' SDPA is known to be wrong (`sdpa_suspect`)
+        "differing_sdpa_suspect": sum(r["sdpa_suspect"] for r in rows if not r["same"]),
         # the engine's answer took, at every position, transformers' choice or a token within
         # two bf16 steps of it (teacher-forced)
         "within_two_bf16_steps": sum(r["largest_gap_steps"] <= 2 for r in rows),
@@ -320,6 +351,7 @@ def main() -> None:
                     "first_difference",
                     "margin_at_first_difference",
                     "largest_gap_steps",
+                    "sdpa_suspect",
                 )
             }
             | ({"engine_baseline_same": r["engine_baseline_same"]} if args.baseline else {})

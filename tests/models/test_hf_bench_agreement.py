@@ -37,3 +37,14 @@ def test_an_answer_ended_by_eos_needs_the_reference_to_end_there_too() -> None:
     assert bench._compared([5, 6, 7], [5, 6, 1], eos)[:2] == (False, 2)
     # ... or ran out of tokens where the engine stopped
     assert bench._compared([5, 6], [5, 6], eos)[:2] == (False, 2)
+
+
+def test_a_prompt_is_sdpa_suspect_only_where_torchs_kernel_was_measured_wrong() -> None:
+    suspect = _bench().sdpa_suspect
+    # Gemma 3 270M on the H200: one KV head under 4 query heads, prompts of 32k+1 tokens
+    assert [suspect("cuda", 1, 4, n) for n in (7488, 7489, 7490, 8065, 16257, 33)] == [
+        False, True, False, True, True, True,
+    ]  # fmt: skip
+    assert not suspect("cpu", 1, 4, 7489)  # torch's CPU kernels are right there
+    assert not suspect("cuda", 2, 4, 7489)  # `repeat_kv` copies several KV heads
+    assert not suspect("cuda", 1, 1, 7489)  # nothing to broadcast
