@@ -3,6 +3,8 @@ engine's answer, used for transformers' SDPA reference and for the `--baseline` 
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from tests.bench_helper import load_benchmark
 
 
@@ -48,3 +50,23 @@ def test_a_prompt_is_sdpa_suspect_only_where_torchs_kernel_was_measured_wrong() 
     assert not suspect("cpu", 1, 4, 7489)  # torch's CPU kernels are right there
     assert not suspect("cuda", 2, 4, 7489)  # `repeat_kv` copies several KV heads
     assert not suspect("cuda", 1, 1, 7489)  # nothing to broadcast
+
+
+def test_the_teacher_forced_gaps_at_32k_plus_1_tokens_are_those_of_the_plain_forward() -> None:
+    import torch
+
+    from tests.gpu.tiny import tiny_qwen2
+
+    bench = _bench()
+    torch.manual_seed(0)
+    model = tiny_qwen2(vocab_size=64, layers=2, hidden=64, heads=4, kv_heads=1).eval()
+    compare = bench.Compare(Path("unused"), torch.float32)
+    answer = [7, 3, 9, 1]
+    for prompt_len in (30, 31):  # forced lengths 33 (one token added, then dropped) and 34
+        prompt = [(5 * i) % 60 + 2 for i in range(prompt_len)]
+        with torch.inference_mode():
+            got = compare._gaps(model, prompt, answer)
+            logits = model(input_ids=torch.tensor([prompt + answer[:-1]])).logits[0, -4:]
+        best = logits.max(-1).values
+        gaps = best - logits.gather(1, torch.tensor(answer)[:, None])[:, 0]
+        assert got[0] == round(float(gaps.max()), 4) and got[0] > 0, (prompt_len, got)

@@ -16,6 +16,7 @@ pytest.importorskip("transformers")
 
 from transformers.integrations.sdpa_attention import sdpa_attention_forward  # noqa: E402
 
+from longscope.models.hf import kernels  # noqa: E402
 from longscope.models.hf.kernels import with_contiguous_shared_kv  # noqa: E402
 
 
@@ -52,7 +53,8 @@ def test_one_kv_head_is_copied_out_to_every_query_head_contiguous() -> None:
 )
 def test_no_sharing_leaves_everything_as_it_is(module: Any) -> None:
     _, _, key, value, _ = _inputs(kv_heads=1)
-    assert with_contiguous_shared_kv(module, key, value) == (module, key, value)
+    got = with_contiguous_shared_kv(module, key, value)
+    assert got[0] is module and got[1] is key and got[2] is value
 
 
 def test_several_kv_heads_are_left_to_repeat_kv_which_copies() -> None:
@@ -69,3 +71,27 @@ def test_the_attention_is_the_same_as_through_repeat_kv(q_len: int, kv_len: int)
     got, _ = sdpa_attention_forward(stand_in, query, wide_key, wide_value, mask, scaling=0.3)
     assert got.shape == want.shape == (1, q_len, 4, 8)
     assert (got - want).abs().max().item() < 1e-12
+
+
+@pytest.mark.parametrize(
+    "on_cuda,q_len,copied", [(True, 33, True), (True, 1, False), (False, 33, False)]
+)
+def test_the_masked_attention_copies_on_cuda_for_more_than_one_query(
+    monkeypatch: pytest.MonkeyPatch, on_cuda: bool, q_len: int, copied: bool
+) -> None:
+    """The wiring, where a CPU cannot run the CUDA path: `attention` hands the copied keys and the
+    stand-in module to transformers' SDPA forward on CUDA for q_len > 1, and nothing else."""
+    import transformers.integrations.sdpa_attention as sdpa
+
+    module, query, key, value, mask = _inputs(kv_heads=1, q_len=q_len, kv_len=33)
+    seen: dict[str, Any] = {}
+
+    def spy(got_module, got_query, got_key, got_value, got_mask, **kwargs):  # type: ignore[no-untyped-def]
+        seen.update(module=got_module, key=got_key)
+        return "output", None
+
+    monkeypatch.setattr(sdpa, "sdpa_attention_forward", spy)
+    shaped = SimpleNamespace(is_cuda=on_cuda, shape=query.shape)  # the device is all it reads
+    assert kernels.attention(module, shaped, key, value, mask, scaling=0.3) == ("output", None)
+    assert (seen["module"] is not module) is copied
+    assert seen["key"].shape[1] == (4 if copied else 1)
