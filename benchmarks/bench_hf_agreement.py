@@ -68,7 +68,8 @@ class Compare:
         reference: str = "sdpa",
     ) -> None:
         self.model_dir, self.dtype = model_dir, dtype
-        self.baseline, self.exact_path, self.attention = baseline, exact_path, reference
+        self.baseline, self.exact_path = baseline, exact_path
+        self.reference_attention = reference
         self.reference: Any = None
         self.second: Any = None
         self.rows: list[dict[str, Any]] = []
@@ -107,7 +108,7 @@ class Compare:
 
     def _model(self, device: Any) -> Any:
         if self.reference is None:
-            self.reference = self._load(device, self.attention)
+            self.reference = self._load(device, self.reference_attention)
         return self.reference
 
     def _generate(self, model: Any, ids: Any, new: int, eos: list[int]) -> Any:
@@ -128,7 +129,7 @@ class Compare:
             return 0.0, 0.0
         forced = prompt + answer[:-1]
         keep = len(answer)
-        if len(forced) % 32 == 1:
+        if _one_past_32(len(forced)):
             # torch's SDPA on CUDA is wrong at 32k+1 queries (`sdpa_suspect`): one token more
             # at the end, whose logits are dropped; under a causal mask it changes none before
             # it. (2026-11-30g: an 8K fwe row of 7,137 forced tokens had shown a 95.3-step gap.)
@@ -238,7 +239,12 @@ def sdpa_suspect(device_type: str, kv_heads: int, heads: int, prompt_tokens: int
     multiple of 32 tokens, the query count torch's memory-efficient kernel gets wrong when it is
     given a mask (pytorch/pytorch#191937, measured on an H200: BENCHMARKS.md, issue 46's
     fifteenth pass). A model whose prefill passes no mask may not meet it: "may"."""
-    return device_type == "cuda" and kv_heads == 1 < heads and prompt_tokens % 32 == 1
+    return device_type == "cuda" and kv_heads == 1 < heads and _one_past_32(prompt_tokens)
+
+
+def _one_past_32(queries: int) -> bool:
+    """The query counts torch's memory-efficient SDPA gets wrong over stride-0 keys."""
+    return queries % 32 == 1
 
 
 def save_smoke_model(folder: Path) -> None:

@@ -30,14 +30,20 @@ import torch
 ROOT = Path(__file__).resolve().parents[4]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT / "benchmarks")]
 
-from longscope.models.hf import decode_ops  # noqa: E402
+from longscope.models.hf import decode_ops, split_tuning  # noqa: E402
 
 HEADS, KV_HEADS, DIM = 28, 4, 128
+# the split stage's candidates as the engine's tuner has them: (keys per inner step, warps, stages)
+ENGINE = [(c.kwargs["BLOCK"], c.num_warps, c.num_stages) for c in split_tuning._split_configs()]
 WIDE = [
     (block, warps, stages)
     for block, warps, stages in itertools.product((32, 64, 128, 256), (2, 4, 8), (2, 3, 4, 5))
     if not (block == 256 and stages > 3)  # shared memory: 256 keys x 128 dims x 2 x stages
 ]
+
+
+def _label(block: int, warps: int, stages: int) -> str:
+    return f"{block}/w{warps}s{stages}"
 
 
 def _lengths(spec: str, rows: int, gen: torch.Generator) -> torch.Tensor:
@@ -102,7 +108,7 @@ def run_shape(rows: int, spec: str, target: int, reading: float, args: argparse.
     kv_bytes = int(lengths.sum()) * KV_HEADS * DIM * 2 * keys.element_size()
     floor_ms = kv_bytes / (reading * 1e9) * 1e3 if reading else None
     results, worst_error = [], 0.0
-    configs = [(64, 4, 2), (128, 4, 2), (64, 4, 3), (128, 8, 3), (32, 2, 3)]
+    configs = list(ENGINE)
     if not args.engine_only:
         configs += [c for c in WIDE if c not in configs]
     if args.check_only:
@@ -115,20 +121,18 @@ def run_shape(rows: int, spec: str, target: int, reading: float, args: argparse.
         try:
             ms = _time_ms(lambda: launch(block, warps, stages))  # noqa: B023
         except Exception as exc:  # a configuration the card cannot build (shared memory)
-            results.append({"config": f"{block}/w{warps}s{stages}", "error": str(exc)[:80]})
+            results.append({"config": _label(block, warps, stages), "error": str(exc)[:80]})
             continue
         got = out.view(rows, HEADS, DIM).float().cpu()
         error = (got - want).abs().max().item()
         worst_error = max(worst_error, error)
-        row = {"config": f"{block}/w{warps}s{stages}", "ms": round(ms, 4), "error": round(error, 4)}
+        row = {"config": _label(block, warps, stages), "ms": round(ms, 4), "error": round(error, 4)}
         if floor_ms:
             row["of_read"] = round(floor_ms / ms, 3)
         results.append(row)
     timed = [r for r in results if "ms" in r]
     best = min(timed, key=lambda r: r["ms"]) if timed else None
-    engine = [
-        r for r in timed if r["config"] in {"64/w4s2", "128/w4s2", "64/w4s3", "128/w8s3", "32/w2s3"}
-    ]
+    engine = [r for r in timed if r["config"] in {_label(*c) for c in ENGINE}]
     return {
         "kind": "decode_attention",
         "card": torch.cuda.get_device_name() if device == "cuda" else "cpu",
@@ -141,7 +145,7 @@ def run_shape(rows: int, spec: str, target: int, reading: float, args: argparse.
         "fused_merge": fused,
         "kv_mb": round(kv_bytes / 1e6, 1),
         "floor_ms": round(floor_ms, 4) if floor_ms else None,
-        "untuned_64w4s2": next((r for r in timed if r["config"] == "64/w4s2"), None),
+        "untuned": next((r for r in timed if r["config"] == _label(*split_tuning.UNTUNED)), None),
         "engine_best": min(engine, key=lambda r: r["ms"]) if engine else None,
         "best": best,
         "worst_error": round(worst_error, 4),

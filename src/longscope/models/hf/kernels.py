@@ -461,14 +461,13 @@ def with_contiguous_shared_kv(module: Any, key: Any, value: Any) -> tuple[Any, A
     groups = getattr(module, "num_key_value_groups", 1)
     if groups <= 1 or key.shape[1] != 1:
         return module, key, value  # several KV heads: `repeat_kv`'s reshape already copies
-    heads = groups * key.shape[1]
     stand_in = SimpleNamespace(
         num_key_value_groups=1,
         is_causal=getattr(module, "is_causal", True),
         training=getattr(module, "training", False),
     )
-    key = key.expand(-1, heads, -1, -1).contiguous()
-    value = value.expand(-1, heads, -1, -1).contiguous()
+    key = key.expand(-1, groups, -1, -1).contiguous()  # one KV head: as many heads as groups
+    value = value.expand(-1, groups, -1, -1).contiguous()
     return stand_in, key, value
 
 
