@@ -1173,6 +1173,11 @@ def main() -> None:
         "--split-targets", default="", help="batched: attention programs (default: the engine's)"
     )
     parser.add_argument(
+        "--split-min-keys",
+        default="",
+        help="batched: keys a balanced split reads at least, a list (default: the engine's)",
+    )
+    parser.add_argument(
         "--first-batch-threads", default="0,8", help="first: build threads compared (a list)"
     )
     parser.add_argument("--smoke", action="store_true", help="table and prefill at 2K only")
@@ -1353,9 +1358,11 @@ def main() -> None:
         if args.batched_window:
             step, path = args.batched_window.split(",", 1)
             window = (int(step), path)
-        for target in [int(x) for x in targets.split(",")]:
-            # programs the attention's split stage aims at (default: the engine's)
-            decode_ops.SPLIT_TARGET = target
+        default_min_keys = decode_ops.BALANCED_MIN_KEYS
+        min_keys = [int(x) for x in (args.split_min_keys or str(default_min_keys)).split(",")]
+        for target, least in itertools.product([int(x) for x in targets.split(",")], min_keys):
+            # programs the attention's split stage aims at, keys each reads at least
+            decode_ops.SPLIT_TARGET, decode_ops.BALANCED_MIN_KEYS = target, least
             for mode in args.batched_modes.split(","):
                 for balanced in args.balanced_splits.split(",") if args.balanced_splits else [""]:
                     decode_ops.BALANCED_SPLITS = balanced == "1" if balanced else default_balanced
@@ -1363,6 +1370,7 @@ def main() -> None:
                     record(
                         kind="split_target",
                         split_target=target,
+                        min_keys=least,
                         mode=mode,
                         balanced=decode_ops.BALANCED_SPLITS,
                     )
@@ -1373,6 +1381,7 @@ def main() -> None:
                     )  # fmt: skip
         decode_ops.SPLIT_TARGET = default_target
         decode_ops.BALANCED_SPLITS = default_balanced
+        decode_ops.BALANCED_MIN_KEYS = default_min_keys
         set_step_mode(backend, "triton")
     if "long" not in skip:
         long_output(backend, record, args.long_rows, args.long_answer)

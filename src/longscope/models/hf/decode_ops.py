@@ -57,6 +57,9 @@ BALANCED_SPLITS = True
 """Each row cuts its own keys into the splits, not the capacity (a row at a quarter of it kept a
 quarter of its programs busy). An H200, batched 8K answers, same process, issue 46: 64 rows
 7.873 -> 7.767 ms a step (captures aside), 32 rows 6.223 -> 6.199."""
+BALANCED_MIN_KEYS = 128
+"""Keys a balanced split reads at least (whole multiples of 128): a short row's keys go to its
+first splits, the rest of its programs read nothing."""
 NORM_WARPS = 16
 """Warps of the residual add + RMSNorm's one program per row (an H200, issue 46, 28 in a graph,
 3,584 wide: 8 rows of 4 slices 3.06 us at 4 warps, 2.06 at 16; 64 rows of 2 2.24 and 1.75)."""
@@ -78,6 +81,7 @@ def _attention_split_body(
     stride_qb, stride_kb, stride_kh, stride_vb, stride_vh, stride_mb, stride_ob,
     GROUPS: tl.constexpr, GROUP_PAD: tl.constexpr, DIM: tl.constexpr, BLOCK: tl.constexpr,
     IEEE: tl.constexpr, PDL: tl.constexpr, MERGE: tl.constexpr, BALANCED: tl.constexpr,
+    MIN_KEYS: tl.constexpr = 128,
 ):  # fmt: skip
     pdl_enter(PDL)
     batch = tl.program_id(0).to(tl.int64)
@@ -86,7 +90,7 @@ def _attention_split_body(
     heads = tl.num_programs(1)
     length = tl.load(len_ptr + batch)
     if BALANCED:  # the row's own keys over its splits, in whole BLOCK_N steps
-        split_size = tl.cdiv(tl.cdiv(length, splits), 128) * 128
+        split_size = tl.maximum(tl.cdiv(tl.cdiv(length, splits), 128) * 128, MIN_KEYS)
     start = split * split_size
     end = tl.minimum(start + split_size, length)
     groups = tl.arange(0, GROUP_PAD)
@@ -450,7 +454,8 @@ class DecodeAttention:
         )  # fmt: skip
         options = dict(
             GROUPS=self.groups, GROUP_PAD=self.group_pad, DIM=self.dim, IEEE=self.ieee,
-            PDL=pdl, MERGE=merge, BALANCED=BALANCED_SPLITS, **extra, **launch_options(pdl),
+            PDL=pdl, MERGE=merge, BALANCED=BALANCED_SPLITS, MIN_KEYS=BALANCED_MIN_KEYS,
+            **extra, **launch_options(pdl),
         )  # fmt: skip
         return grid, args, options
 
