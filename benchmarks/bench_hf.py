@@ -1175,7 +1175,7 @@ def main() -> None:
     parser.add_argument(
         "--split-min-keys",
         default="",
-        help="batched: keys a balanced split reads at least, a list (default: the engine's)",
+        help="batched: keys a balanced split reads at least, a list (auto: the engine's rule)",
     )
     parser.add_argument(
         "--first-batch-threads", default="0,8", help="first: build threads compared (a list)"
@@ -1359,7 +1359,9 @@ def main() -> None:
             step, path = args.batched_window.split(",", 1)
             window = (int(step), path)
         default_min_keys = decode_ops.BALANCED_MIN_KEYS
-        min_keys = [int(x) for x in (args.split_min_keys or str(default_min_keys)).split(",")]
+        min_keys = [
+            None if x == "auto" else int(x) for x in (args.split_min_keys or "auto").split(",")
+        ]
         for target, least in itertools.product([int(x) for x in targets.split(",")], min_keys):
             # programs the attention's split stage aims at, keys each reads at least
             decode_ops.SPLIT_TARGET, decode_ops.BALANCED_MIN_KEYS = target, least
@@ -1370,7 +1372,7 @@ def main() -> None:
                     record(
                         kind="split_target",
                         split_target=target,
-                        min_keys=least,
+                        min_keys="auto" if least is None else least,
                         mode=mode,
                         balanced=decode_ops.BALANCED_SPLITS,
                     )

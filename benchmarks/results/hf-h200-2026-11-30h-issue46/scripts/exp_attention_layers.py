@@ -29,6 +29,8 @@ import time
 from pathlib import Path
 
 import torch
+import triton
+import triton.language as tl
 
 ROOT = Path(__file__).resolve().parents[4]
 sys.path[:0] = [str(ROOT / "src"), str(ROOT / "benchmarks")]
@@ -43,6 +45,110 @@ WIDE = [
     for block, warps, stages in itertools.product((32, 64, 128, 256), (2, 4, 8), (2, 3, 4, 5))
     if not (block == 256 and stages > 3)  # shared memory: 256 keys x 128 dims x 2 x stages
 ]
+
+
+@triton.jit(do_not_specialize=["batch", "slots"])
+def _flat_body(
+    q_ptr, k_ptr, v_ptr, valid_ptr, len_ptr, part_ptr, lse_ptr, count_ptr, out_ptr,
+    scale, batch, slots,
+    stride_qb, stride_kb, stride_kh, stride_vb, stride_vh, stride_mb, stride_ob,
+    GROUPS: tl.constexpr, GROUP_PAD: tl.constexpr, DIM: tl.constexpr, BLOCK: tl.constexpr,
+    CHUNK: tl.constexpr, ROWS_PAD: tl.constexpr, IEEE: tl.constexpr,
+):  # fmt: skip
+    # Work of equal size: every row's keys in CHUNK-key pieces, numbered row after row; program
+    # `item` of KV head `head` takes piece `item` (past the last piece: nothing). The last of a
+    # row's pieces to finish merges them (an arrival counter), as the split stage's fused merge.
+    item = tl.program_id(0)
+    head = tl.program_id(1).to(tl.int64)
+    heads = tl.num_programs(1)
+    every = tl.arange(0, ROWS_PAD)
+    lens = tl.load(len_ptr + every, mask=every < batch, other=0)
+    pieces = tl.cdiv(lens, CHUNK)
+    ends = tl.cumsum(pieces, 0)
+    if item < tl.max(ends, 0):
+        batch_row = tl.sum((ends <= item).to(tl.int32), 0)
+        first_piece = tl.sum(tl.where(every < batch_row, pieces, 0), 0)
+        piece = item - first_piece
+        row = batch_row.to(tl.int64)
+        length = tl.load(len_ptr + row)
+        start = piece * CHUNK
+        end = tl.minimum(start + CHUNK, length)
+        groups = tl.arange(0, GROUP_PAD)
+        dims = tl.arange(0, DIM)
+        real = groups < GROUPS
+        q_rows = q_ptr + row * stride_qb + (head * GROUPS + groups)[:, None] * DIM + dims[None, :]
+        query = tl.load(q_rows, mask=real[:, None], other=0.0)
+        best = tl.full([GROUP_PAD], float("-inf"), tl.float32)
+        total = tl.zeros([GROUP_PAD], tl.float32)
+        acc = tl.zeros([GROUP_PAD, DIM], tl.float32)
+        keys = k_ptr + row * stride_kb + head * stride_kh
+        values = v_ptr + row * stride_vb + head * stride_vh
+        for first in range(start, end, BLOCK):
+            cols = first + tl.arange(0, BLOCK)
+            inside = cols < end
+            ok = tl.load(valid_ptr + row * stride_mb + cols, mask=inside, other=0) != 0
+            key = tl.load(
+                keys + cols[:, None] * DIM + dims[None, :], mask=inside[:, None], other=0.0
+            )
+            if IEEE:
+                scores = tl.dot(query, tl.trans(key), input_precision="ieee")
+            else:
+                scores = tl.dot(query, tl.trans(key))
+            scores = tl.where(ok[None, :], scores * scale, float("-inf"))
+            new_best = tl.maximum(best, tl.max(scores, 1))
+            shift = tl.where(new_best == float("-inf"), 0.0, new_best)
+            probs = tl.exp(scores - shift[:, None])
+            keep = tl.exp(best - shift)
+            total = total * keep + tl.sum(probs, 1)
+            value = tl.load(
+                values + cols[:, None] * DIM + dims[None, :], mask=inside[:, None], other=0.0
+            )
+            if IEEE:
+                acc = acc * keep[:, None] + tl.dot(probs, value, input_precision="ieee")
+            else:
+                acc = acc * keep[:, None] + tl.dot(probs.to(value.dtype), value)
+            best = new_best
+        empty = total == 0.0
+        lse = tl.where(empty, float("-inf"), best + tl.log(tl.where(empty, 1.0, total)))
+        out = acc / tl.where(empty, 1.0, total)[:, None]
+        slot = (row * heads + head) * slots + piece
+        tl.store(lse_ptr + slot * GROUP_PAD + groups, lse, mask=real)
+        tl.store(
+            part_ptr + (slot * GROUP_PAD + groups)[:, None] * DIM + dims[None, :],
+            out,
+            mask=real[:, None],
+        )
+        tl.debug_barrier()
+        arrived = tl.atomic_add(count_ptr + row * heads + head, 1, sem="acq_rel", scope="gpu")
+        mine = tl.cdiv(length, CHUNK)
+        if arrived == mine - 1:
+            base = (row * heads + head) * slots * GROUP_PAD + groups
+            lses, parts = lse_ptr + base, part_ptr + base[:, None] * DIM + dims[None, :]
+            top = tl.full([GROUP_PAD], float("-inf"), tl.float32)
+            for index in range(0, mine):
+                each = tl.load(
+                    lses + index * GROUP_PAD, mask=real, other=float("-inf"), cache_modifier=".cg"
+                )
+                top = tl.maximum(top, each)
+            shift = tl.where(top == float("-inf"), 0.0, top)
+            weight_sum = tl.zeros([GROUP_PAD], tl.float32)
+            merged = tl.zeros([GROUP_PAD, DIM], tl.float32)
+            for index in range(0, mine):
+                each = tl.load(
+                    lses + index * GROUP_PAD, mask=real, other=float("-inf"), cache_modifier=".cg"
+                )
+                weight = tl.exp(each - shift)
+                part = tl.load(
+                    parts + index * GROUP_PAD * DIM, mask=real[:, None], cache_modifier=".cg"
+                )
+                weight_sum += weight
+                merged += part * weight[:, None]
+            merged = merged / tl.where(weight_sum == 0.0, 1.0, weight_sum)[:, None]
+            dst = (
+                out_ptr + row * stride_ob + (head * GROUPS + groups)[:, None] * DIM + dims[None, :]
+            )
+            tl.store(dst, merged.to(out_ptr.dtype.element_ty), mask=real[:, None])
+            tl.atomic_xchg(count_ptr + row * heads + head, 0)
 
 
 def _label(block: int, warps: int, stages: int) -> str:
@@ -158,6 +264,49 @@ def run_shape(
         if floor_ms:
             row["of_read"] = round(floor_ms / ms, 3)
         results.append(row)
+    flat = {}
+    for chunk in [int(x) for x in args.flat.split(",") if x]:
+        slots = -(-capacity // chunk)
+        pad = max(16, triton.next_power_of_2(HEADS // KV_HEADS))
+        part = torch.empty((rows, KV_HEADS, slots, pad, DIM), dtype=torch.float32, device=device)
+        lse = torch.empty((rows, KV_HEADS, slots, pad), dtype=torch.float32, device=device)
+        count = torch.zeros(rows * KV_HEADS, dtype=torch.int32, device=device)
+
+        def flat_launch(block: int, warps: int, stages: int) -> None:
+            for layer_keys, layer_values in reversed(layers):
+                _flat_body[(rows * slots, KV_HEADS)](
+                    query, layer_keys, layer_values, valid.view(torch.uint8), lens, part, lse,
+                    count, out, scale, rows, slots,
+                    query.stride(0), layer_keys.stride(0), layer_keys.stride(1),
+                    layer_values.stride(0), layer_values.stride(1), valid.stride(0), out.stride(0),
+                    GROUPS=HEADS // KV_HEADS, GROUP_PAD=pad, DIM=DIM, BLOCK=min(block, chunk),
+                    CHUNK=chunk, ROWS_PAD=max(16, triton.next_power_of_2(rows)),
+                    IEEE=dtype == torch.float32, num_warps=warps, num_stages=stages,
+                )  # fmt: skip
+
+        rows_of = []
+        for block, warps, stages in configs:
+            out.fill_(float("nan"))
+            try:
+                ms = _time_ms(lambda: flat_launch(block, warps, stages), args.layers)  # noqa: B023
+            except Exception as exc:
+                rows_of.append({"config": _label(block, warps, stages), "error": str(exc)[:80]})
+                continue
+            error = (out.view(rows, HEADS, DIM).float().cpu() - want).abs().max().item()
+            worst_error = max(worst_error, error)
+            each = {
+                "config": _label(block, warps, stages),
+                "ms": round(ms, 4),
+                "error": round(error, 4),
+            }
+            if floor_ms:
+                each["of_read"] = round(floor_ms / ms, 3)
+            rows_of.append(each)
+        ok = [r for r in rows_of if "ms" in r]
+        flat[chunk] = {
+            "best": min(ok, key=lambda r: r["ms"]) if ok else None,
+            "configs": rows_of if args.all_rows else len(rows_of),
+        }
     timed = [r for r in results if "ms" in r]
     best = min(timed, key=lambda r: r["ms"]) if timed else None
     engine = [r for r in timed if r["config"] in {_label(*c) for c in ENGINE}]
@@ -178,6 +327,7 @@ def run_shape(
         "untuned": next((r for r in timed if r["config"] == _label(*split_tuning.UNTUNED)), None),
         "engine_best": min(engine, key=lambda r: r["ms"]) if engine else None,
         "best": best,
+        "flat": flat,
         "worst_error": round(worst_error, 4),
         "configs": results if args.all_rows else len(results),
     }
@@ -190,6 +340,7 @@ def main() -> None:
     parser.add_argument("--targets", default="1024,2048,4096")
     parser.add_argument("--min-keys", default="128", help="keys a balanced split reads at least")
     parser.add_argument("--layers", type=int, default=28, help="caches launched back to back")
+    parser.add_argument("--flat", default="", help="keys a piece of the flat variant, a list")
     parser.add_argument("--configs", default="", help="BLOCK/wWARPSsSTAGES,... (default: all)")
     parser.add_argument("--budget", type=float, default=60.0, help="seconds a shape's sweep")
     parser.add_argument("--engine-only", action="store_true", help="the engine's 5 configurations")

@@ -89,7 +89,7 @@ def tuned_kernel(kernel: Any) -> Any:
         extra["cache_results"] = True
     return triton.autotune(
         configs=_split_configs(),
-        key=["DIM", "GROUP_PAD", "load_class", "BALANCED", "MIN_KEYS"],
+        key=["DIM", "GROUP_PAD", "load_class", "BALANCED", "min_keys"],
         **extra,
     )(kernel)
 
