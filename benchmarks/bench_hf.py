@@ -1137,6 +1137,34 @@ def attention_checks(record: Any) -> None:
     torch.cuda.empty_cache()
 
 
+_ENGINE_SPLIT_CONFIGS: list[Any] = []
+
+
+def set_split_candidates(spec: str) -> None:
+    """Give the decode attention's split stage the candidates `spec` (BLOCK/wWARPSsSTAGES,...;
+    "engine": the engine's own) and forget its choices, so that each launch class tunes again."""
+    import triton
+
+    from longscope.models.hf import decode_ops, split_tuning
+
+    if not _ENGINE_SPLIT_CONFIGS:
+        _ENGINE_SPLIT_CONFIGS.extend(split_tuning._split_configs())
+    configs = list(_ENGINE_SPLIT_CONFIGS)
+    if spec != "engine":
+        configs = []
+        for label in spec.split(","):
+            block, rest = label.split("/w")
+            warps, stages = rest.split("s")
+            config = {"BLOCK": int(block)}
+            configs.append(triton.Config(config, num_warps=int(warps), num_stages=int(stages)))
+    # the autotuner's list, and the one `tune` builds at once before it times them
+    decode_ops._split_configs = split_tuning._split_configs = lambda: list(configs)
+    kernel = decode_ops._attention_split_kernel
+    if hasattr(kernel, "configs"):
+        kernel.configs = list(configs)
+        kernel.cache.clear()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lengths", default="8192,32768,131072")
@@ -1173,9 +1201,10 @@ def main() -> None:
         "--split-targets", default="", help="batched: attention programs (default: the engine's)"
     )
     parser.add_argument(
-        "--split-min-keys",
-        default="",
-        help="batched: keys a balanced split reads at least, a list (auto: the engine's rule)",
+        "--split-configs",
+        default="engine",
+        help="batched: the split stage's candidates, BLOCK/wWARPSsSTAGES,... variants "
+        "separated by ':' (engine: the engine's five)",
     )
     parser.add_argument(
         "--first-batch-threads", default="0,8", help="first: build threads compared (a list)"
@@ -1358,13 +1387,12 @@ def main() -> None:
         if args.batched_window:
             step, path = args.batched_window.split(",", 1)
             window = (int(step), path)
-        default_min_keys = decode_ops.BALANCED_MIN_KEYS
-        min_keys = [
-            None if x == "auto" else int(x) for x in (args.split_min_keys or "auto").split(",")
-        ]
-        for target, least in itertools.product([int(x) for x in targets.split(",")], min_keys):
-            # programs the attention's split stage aims at, keys each reads at least
-            decode_ops.SPLIT_TARGET, decode_ops.BALANCED_MIN_KEYS = target, least
+        for target, candidates in itertools.product(
+            [int(x) for x in targets.split(",")], args.split_configs.split(":")
+        ):
+            # programs the attention's split stage aims at (default: the engine's)
+            decode_ops.SPLIT_TARGET = target
+            set_split_candidates(candidates)
             for mode in args.batched_modes.split(","):
                 for balanced in args.balanced_splits.split(",") if args.balanced_splits else [""]:
                     decode_ops.BALANCED_SPLITS = balanced == "1" if balanced else default_balanced
@@ -1372,7 +1400,7 @@ def main() -> None:
                     record(
                         kind="split_target",
                         split_target=target,
-                        min_keys="auto" if least is None else least,
+                        candidates=candidates,
                         mode=mode,
                         balanced=decode_ops.BALANCED_SPLITS,
                     )
@@ -1383,7 +1411,7 @@ def main() -> None:
                     )  # fmt: skip
         decode_ops.SPLIT_TARGET = default_target
         decode_ops.BALANCED_SPLITS = default_balanced
-        decode_ops.BALANCED_MIN_KEYS = default_min_keys
+        set_split_candidates("engine")
         set_step_mode(backend, "triton")
     if "long" not in skip:
         long_output(backend, record, args.long_rows, args.long_answer)

@@ -89,7 +89,7 @@ def test_every_decode_kernel_builds_for_hopper_and_ampere(arch: int, pdl: bool) 
             {"q_ptr": BF16, "k_ptr": BF16, "v_ptr": BF16, "valid_ptr": "*u8", "len_ptr": "*i64",
              "part_ptr": F32, "lse_ptr": F32, "count_ptr": "*i32", "out_ptr": BF16,
              "scale": "fp32", "split_size": "i32", "splits": "i32", "load_class": "i32",
-             "min_keys": "i32", "stride_qb": "i32", "stride_kb": "i32", "stride_kh": "i32", "stride_vb": "i32",
+             "stride_qb": "i32", "stride_kb": "i32", "stride_kh": "i32", "stride_vb": "i32",
              "stride_vh": "i32", "stride_mb": "i32", "stride_ob": "i32"},
             {"GROUPS": 7, "GROUP_PAD": 16, "DIM": 128, "BLOCK": 64, "IEEE": False, "PDL": pdl,
              "MERGE": merge, "BALANCED": merge},

@@ -57,16 +57,6 @@ BALANCED_SPLITS = True
 """Each row cuts its own keys into the splits, not the capacity (a row at a quarter of it kept a
 quarter of its programs busy). An H200, batched 8K answers, same process, issue 46: 64 rows
 7.873 -> 7.767 ms a step (captures aside), 32 rows 6.223 -> 6.199."""
-MIN_KEYS_BY_PAIRS = ((128, 1024), (32, 512))
-"""(rows x KV heads at least, keys a balanced split reads at least): a short row's keys go to its
-first splits in pieces of that many, its other programs read nothing. A program's own cost (its
-pipeline's first loads, its partial's store and arrival) is paid per piece: at 64 rows of 1,024-
-9,216 keys (Qwen2.5-7B's attention, 28 layers' caches back to back, an H200, issue 46) pieces of
-1,024 ran at 0.888 of the read rate against 0.858 as the rows' keys split eight ways, at 32 rows
-0.817 against 0.766, at 8 rows pieces of 512 0.524 against 0.387. Fewer pairs keep 128: one row
-after 32K needs its 128 splits to fill the card."""
-BALANCED_MIN_KEYS: int | None = None
-"""Keys a balanced split reads at least for every launch (benchmarks); None: by the pairs."""
 NORM_WARPS = 16
 """Warps of the residual add + RMSNorm's one program per row (an H200, issue 46, 28 in a graph,
 3,584 wide: 8 rows of 4 slices 3.06 us at 4 warps, 2.06 at 16; 64 rows of 2 2.24 and 1.75)."""
@@ -81,10 +71,10 @@ on several devices launching the split stage at once would see each other's (iss
 # multiples of 16, the rest), each configuration could be built up to nine times on a card's
 # first run (issue 46, an H200's fresh machine: RULER through the CLI spent 9.5 s in captures and
 # 15.2 s in decode specialized, 1.1 s and 7.6 s not). Neither shapes an aligned address.
-@triton.jit(do_not_specialize=["splits", "load_class", "min_keys"])
+@triton.jit(do_not_specialize=["splits", "load_class"])
 def _attention_split_body(
     q_ptr, k_ptr, v_ptr, valid_ptr, len_ptr, part_ptr, lse_ptr, count_ptr, out_ptr,
-    scale, split_size, splits, load_class, min_keys,
+    scale, split_size, splits, load_class,
     stride_qb, stride_kb, stride_kh, stride_vb, stride_vh, stride_mb, stride_ob,
     GROUPS: tl.constexpr, GROUP_PAD: tl.constexpr, DIM: tl.constexpr, BLOCK: tl.constexpr,
     IEEE: tl.constexpr, PDL: tl.constexpr, MERGE: tl.constexpr, BALANCED: tl.constexpr,
@@ -95,8 +85,8 @@ def _attention_split_body(
     split = tl.program_id(2)
     heads = tl.num_programs(1)
     length = tl.load(len_ptr + batch)
-    if BALANCED:  # the row's own keys over its splits, in whole BLOCK_N steps, min_keys at least
-        split_size = tl.maximum(tl.cdiv(tl.cdiv(length, splits), 128) * 128, min_keys)
+    if BALANCED:  # the row's own keys over its splits, in whole BLOCK_N steps
+        split_size = tl.cdiv(tl.cdiv(length, splits), 128) * 128
     start = split * split_size
     end = tl.minimum(start + split_size, length)
     groups = tl.arange(0, GROUP_PAD)
@@ -342,14 +332,6 @@ def attention_fits(head_dim: int, groups: int, dtype: Any) -> bool:
     )
 
 
-def min_keys_for(batch: int, kv_heads: int) -> int:
-    """Return the keys a balanced split of `batch` rows over `kv_heads` reads at least."""
-    if BALANCED_MIN_KEYS is not None:
-        return BALANCED_MIN_KEYS
-    pairs = batch * kv_heads
-    return next((keys for least, keys in MIN_KEYS_BY_PAIRS if pairs >= least), BLOCK_N)
-
-
 def splits_for(batch: int, kv_heads: int, capacity: int) -> int:
     """Return how many splits the attention's first stage cuts each row's keys into: enough
     programs to fill the card (`SPLIT_TARGET`), each reading at least `MIN_SPLIT` keys."""
@@ -384,7 +366,6 @@ class DecodeAttention:
         self.lse = torch.empty(shape, dtype=torch.float32, device=device)
         self.ieee = dtype == torch.float32
         self.load_class = load_class(batch * kv_heads * self.splits, self.split_size)
-        self.min_keys = min_keys_for(batch, kv_heads)
         # arrivals per (row, KV head) for the split stage's own merge; its last program puts
         # the count back to zero, so a captured graph replays with it zero
         self.count = torch.zeros(batch * kv_heads, dtype=torch.int32, device=device)
@@ -403,10 +384,7 @@ class DecodeAttention:
         return split_tuning.due(self._launch_key())
 
     def _launch_key(self) -> tuple[Any, ...]:
-        return (
-            self.dim, self.group_pad, self.load_class, BALANCED_SPLITS, self.min_keys,
-            str(self.part.device),
-        )  # fmt: skip
+        return (self.dim, self.group_pad, self.load_class, BALANCED_SPLITS, str(self.part.device))
 
     def tune(
         self,
@@ -466,7 +444,7 @@ class DecodeAttention:
         args = (
             query, keys, values, valid.view(torch.uint8), lengths, self.part, self.lse,
             self.count, out if merge else self.part,
-            float(scale), self.split_size, self.splits, self.load_class, self.min_keys,
+            float(scale), self.split_size, self.splits, self.load_class,
             query.stride(0), keys.stride(0), keys.stride(1), values.stride(0), values.stride(1),
             valid.stride(0), out.stride(0) if merge else 0,
         )  # fmt: skip
