@@ -1138,6 +1138,7 @@ def attention_checks(record: Any) -> None:
 
 
 _ENGINE_SPLIT_CONFIGS: list[Any] = []
+"""The engine's own `split_tuning._split_configs`, kept while another list stands in."""
 
 
 def set_split_candidates(spec: str) -> None:
@@ -1148,8 +1149,8 @@ def set_split_candidates(spec: str) -> None:
     from longscope.models.hf import decode_ops, split_tuning
 
     if not _ENGINE_SPLIT_CONFIGS:
-        _ENGINE_SPLIT_CONFIGS.extend(split_tuning._split_configs())
-    configs = list(_ENGINE_SPLIT_CONFIGS)
+        _ENGINE_SPLIT_CONFIGS.append(split_tuning._split_configs)
+    given = _ENGINE_SPLIT_CONFIGS[0]
     if spec != "engine":
         configs = []
         for label in spec.split(","):
@@ -1157,11 +1158,15 @@ def set_split_candidates(spec: str) -> None:
             warps, stages = rest.split("s")
             config = {"BLOCK": int(block)}
             configs.append(triton.Config(config, num_warps=int(warps), num_stages=int(stages)))
+
+        def given() -> list[Any]:
+            return list(configs)
+
     # the autotuner's list, and the one `tune` builds at once before it times them
-    decode_ops._split_configs = split_tuning._split_configs = lambda: list(configs)
+    decode_ops._split_configs = split_tuning._split_configs = given
     kernel = decode_ops._attention_split_kernel
     if hasattr(kernel, "configs"):
-        kernel.configs = list(configs)
+        kernel.configs = given()
         kernel.cache.clear()
 
 

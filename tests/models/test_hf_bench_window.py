@@ -37,3 +37,30 @@ def test_window_counts_overlaps_once_and_names_the_gaps(tmp_path: Path) -> None:
     empty = tmp_path / "empty.json"
     empty.write_text(json.dumps({"traceEvents": [events[3]]}))
     assert bench_hf.window_summary(str(empty)) == {"events": 0}
+
+
+def test_split_candidates_are_swapped_and_put_back() -> None:
+    """`bench_hf.set_split_candidates` (issue 46 sixteenth pass, `--split-configs`): the split
+    stage's tuner and the list `tune` builds at once both take the given candidates, their choices
+    forgotten; "engine" puts the engine's five back."""
+    import pytest
+
+    pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    from longscope.models.hf import decode_ops, split_tuning
+
+    bench_hf = _bench_hf()
+    engine = [(c.kwargs["BLOCK"], c.num_warps, c.num_stages) for c in split_tuning._split_configs()]
+    try:
+        bench_hf.set_split_candidates("32/w2s2,128/w8s3")
+        for configs in (decode_ops._split_configs(), split_tuning._split_configs()):
+            got = [(c.kwargs["BLOCK"], c.num_warps, c.num_stages) for c in configs]
+            assert got == [(32, 2, 2), (128, 8, 3)]
+        kernel = decode_ops._attention_split_kernel
+        if hasattr(kernel, "configs"):  # the autotuner (not under Triton's interpreter)
+            assert [c.kwargs["BLOCK"] for c in kernel.configs] == [32, 128]
+    finally:
+        bench_hf.set_split_candidates("engine")
+    back = [(c.kwargs["BLOCK"], c.num_warps, c.num_stages) for c in decode_ops._split_configs()]
+    assert back == engine and len(engine) == 5
+    assert decode_ops._split_configs is split_tuning._split_configs

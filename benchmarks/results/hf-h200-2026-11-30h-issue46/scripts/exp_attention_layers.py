@@ -1,21 +1,19 @@
-"""Issue 46, sixteenth pass: the decode attention's split stage timed as a step runs it, against
-the read rate: `--layers` caches of their own launched back to back (no L2 flush between, no
-launch gap timed: the 2026-11-30g script's do_bench of one launch put 32 rows at 0.66-0.75 of the
-read rate, the flush's write-back and the launch inside its time), per keys a balanced split reads
-at least (`--min-keys`, `decode_ops.BALANCED_MIN_KEYS`). Otherwise as the 2026-11-30g script:
+"""Issue 46, sixteenth pass: the decode attention's split stage timed against the read rate with
+`--layers` caches of their own launched back to back (no L2 flush, no launch gap in the time: the
+2026-11-30g script's do_bench of one launch put 32 rows at 0.66-0.75 of the read rate), at
+Qwen2.5-7B's attention (28 query heads over 4 KV heads of 128, bf16), per split target, per keys a
+balanced split reads at least (`--min-keys`: only with e7b049c-49227c7's `BALANCED_MIN_KEYS`),
+and a flat variant (`--flat`: every row's keys in equal pieces, numbered row after row, the last
+piece of a row to finish merging them). One JSON line per (rows, lengths, target, least keys).
 
-The ninth pass put the 64-row step (7B shape, about 4K keys a row) at 1.282x its roofline on one
-machine, 0.20 ms over 1.25x; attention holds about half the step's bytes at about 88% of the read
-rate, the matmuls the rest (TMA loading would win back ~0.1 ms there: fifteenth pass). This times
-the split stage with its fused merge, as the step runs it, at Qwen2.5-7B's attention (28 query
-heads over 4 KV heads of 128, bf16) over rows of different lengths, for each configuration (keys
-per inner step, warps, stages) and each target count of programs (`SPLIT_TARGET`), against the
-bytes it must read (each row's keys and values up to its length) over the read rate measured in the
-same process. One JSON line per (rows, lengths, target): the engine's five configurations, then a
-wider sweep; the best of each and its share of the read rate.
+What it found did not carry over to the step (BENCHMARKS.md, sixteenth pass): pieces of 1,024
+keys ran here at 0.888 of the read rate against the split stage's 0.858 (64 rows of 1,024-9,216
+keys), but bench_hf.py's batched step with splits of at least 1,024 keys took 7.967 ms against
+7.898 without, in one process.
 
-    python3 exp_decode_attention.py [--rows 64,32] [--lengths 2048-8192,4096] [--targets 1024,2048,4096]
-    TRITON_INTERPRET=1 python3 exp_decode_attention.py --check-only   # the harness on a CPU
+    python3 exp_attention_layers.py --rows 64,32 --lengths 1024-9216,4096 --targets 2048 --flat 512,1024
+    TRITON_INTERPRET=1 python3 exp_attention_layers.py --rows 3 --lengths 300-1200 --targets 48 \
+        --layers 1 --configs 128/w4s2 --flat 256,512    # the harness on a CPU, float32
 """
 
 from __future__ import annotations
@@ -27,6 +25,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import torch
 import triton
@@ -208,6 +207,8 @@ def run_shape(
     valid = (cols < lengths[:, None]).to(device)
     lens = lengths.to(device=device, dtype=torch.int32)
     scale = DIM**-0.5
+    if least != 128 and not hasattr(decode_ops, "BALANCED_MIN_KEYS"):
+        sys.exit("--min-keys needs decode_ops.BALANCED_MIN_KEYS (commits e7b049c-49227c7 only)")
     decode_ops.SPLIT_TARGET, decode_ops.BALANCED_MIN_KEYS = target, least
     attention = decode_ops.DecodeAttention(rows, HEADS, KV_HEADS, DIM, capacity, dtype, device)
     attention.tuned = True  # each configuration below is launched as given, not autotuned
@@ -272,7 +273,10 @@ def run_shape(
         lse = torch.empty((rows, KV_HEADS, slots, pad), dtype=torch.float32, device=device)
         count = torch.zeros(rows * KV_HEADS, dtype=torch.int32, device=device)
 
-        def flat_launch(block: int, warps: int, stages: int) -> None:
+        def flat_launch(  # the loop's buffers bound as defaults
+            block: int, warps: int, stages: int, chunk: int = chunk, slots: int = slots,
+            pad: int = pad, part: Any = part, lse: Any = lse, count: Any = count,
+        ) -> None:  # fmt: skip
             for layer_keys, layer_values in reversed(layers):
                 _flat_body[(rows * slots, KV_HEADS)](
                     query, layer_keys, layer_values, valid.view(torch.uint8), lens, part, lse,
