@@ -739,6 +739,9 @@ def decode_batched(
             rebuild_host_ms=last.get("rebuild_ms"),
             joined=stats["joined"] - before["joined"],
             gemm=decode_ops_choices(),
+            # the split stage's choice per launch class as this run left it (a run with other
+            # candidates forgets them: `set_split_candidates`)
+            attention=attention_choices(),
         )
         torch.cuda.empty_cache()
     backend.engine.max_batch = 32
@@ -1151,6 +1154,8 @@ def set_split_candidates(spec: str) -> None:
     if not _ENGINE_SPLIT_CONFIGS:
         _ENGINE_SPLIT_CONFIGS.append(split_tuning._split_configs)
     given = _ENGINE_SPLIT_CONFIGS[0]
+    if spec == "engine" and split_tuning._split_configs is given:
+        return  # the engine's already: its choices so far stay
     if spec != "engine":
         configs = []
         for label in spec.split(","):

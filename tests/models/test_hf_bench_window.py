@@ -42,7 +42,8 @@ def test_window_counts_overlaps_once_and_names_the_gaps(tmp_path: Path) -> None:
 def test_split_candidates_are_swapped_and_put_back() -> None:
     """`bench_hf.set_split_candidates` (issue 46 sixteenth pass, `--split-configs`): the split
     stage's tuner and the list `tune` builds at once both take the given candidates, their choices
-    forgotten; "engine" puts the engine's five back."""
+    forgotten; "engine" puts the engine's five back, and where they stand already leaves the
+    tuner's choices as they are."""
     import pytest
 
     pytest.importorskip("torch")
@@ -64,3 +65,10 @@ def test_split_candidates_are_swapped_and_put_back() -> None:
     back = [(c.kwargs["BLOCK"], c.num_warps, c.num_stages) for c in decode_ops._split_configs()]
     assert back == engine and len(engine) == 5
     assert decode_ops._split_configs is split_tuning._split_configs
+    original = split_tuning._split_configs
+    kernel = decode_ops._attention_split_kernel
+    chosen = getattr(kernel, "cache", {})
+    chosen[("a", "launch", "class")] = "a choice"
+    bench_hf.set_split_candidates("engine")  # the engine's already: nothing swapped or forgotten
+    assert split_tuning._split_configs is original
+    assert chosen.pop(("a", "launch", "class")) == "a choice"

@@ -1,6 +1,6 @@
 """Issue 46, sixteenth pass: the decode attention's split stage timed against the read rate with
 `--layers` caches of their own launched back to back (no L2 flush, no launch gap in the time: the
-2026-11-30g script's do_bench of one launch put 32 rows at 0.66-0.75 of the read rate), at
+2026-11-30g script's do_bench of one launch put 32 rows at 0.69-0.75 of the read rate), at
 Qwen2.5-7B's attention (28 query heads over 4 KV heads of 128, bf16), per split target, per keys a
 balanced split reads at least (`--min-keys`: only with e7b049c-49227c7's `BALANCED_MIN_KEYS`),
 and a flat variant (`--flat`: every row's keys in equal pieces, numbered row after row, the last
@@ -8,8 +8,8 @@ piece of a row to finish merging them). One JSON line per (rows, lengths, target
 
 What it found did not carry over to the step (BENCHMARKS.md, sixteenth pass): pieces of 1,024
 keys ran here at 0.888 of the read rate against the split stage's 0.858 (64 rows of 1,024-9,216
-keys), but bench_hf.py's batched step with splits of at least 1,024 keys took 7.967 ms against
-7.898 without, in one process.
+keys). The engine's split stage was then given splits of at least 1,024 keys (not this kernel):
+bench_hf.py's batched 64-row step took 7.967 ms with them against 7.898 without, in one process.
 
     python3 exp_attention_layers.py --rows 64,32 --lengths 1024-9216,4096 --targets 2048 --flat 512,1024
     TRITON_INTERPRET=1 python3 exp_attention_layers.py --rows 3 --lengths 300-1200 --targets 48 \
@@ -207,9 +207,11 @@ def run_shape(
     valid = (cols < lengths[:, None]).to(device)
     lens = lengths.to(device=device, dtype=torch.int32)
     scale = DIM**-0.5
-    if least != 128 and not hasattr(decode_ops, "BALANCED_MIN_KEYS"):
-        sys.exit("--min-keys needs decode_ops.BALANCED_MIN_KEYS (commits e7b049c-49227c7 only)")
-    decode_ops.SPLIT_TARGET, decode_ops.BALANCED_MIN_KEYS = target, least
+    decode_ops.SPLIT_TARGET = target
+    if hasattr(decode_ops, "BALANCED_MIN_KEYS"):
+        decode_ops.BALANCED_MIN_KEYS = least
+    elif least != 128:
+        sys.exit("exp_attention_layers.py: --min-keys needs e7b049c's decode_ops.BALANCED_MIN_KEYS")
     attention = decode_ops.DecodeAttention(rows, HEADS, KV_HEADS, DIM, capacity, dtype, device)
     attention.tuned = True  # each configuration below is launched as given, not autotuned
     out = torch.empty((rows, HEADS * DIM), dtype=dtype, device=device)
