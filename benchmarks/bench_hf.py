@@ -1175,6 +1175,74 @@ def set_split_candidates(spec: str) -> None:
         kernel.cache.clear()
 
 
+ABLATABLE = ("norms", "rope", "attention", "silu")
+"""The step's kernels `ablated` can leave out: residual add + RMSNorm, rotary with the cache write,
+the attention (split stage and merge), the separate SiLU product."""
+
+
+def ablation_names(parts: str) -> set[str]:
+    """Return the kernels `parts` names (comma-separated; "none" or nothing: none); ValueError
+    naming any `ABLATABLE` does not have."""
+    names = {part.strip() for part in parts.split(",") if part.strip() not in ("", "none")}
+    unknown = sorted(names - set(ABLATABLE))
+    if unknown:
+        known = ", ".join(ABLATABLE)
+        raise ValueError(
+            f"--ablate: {', '.join(unknown)} is not a step kernel; use {known} or none"
+        )
+    return names
+
+
+@contextlib.contextmanager
+def ablated(parts: str) -> Any:
+    """Run the Triton decode step without the kernels named in `parts` (comma-separated, from
+    `ABLATABLE`; "none": all of them): each returns a buffer of its output's shape, left as it
+    was, and launches nothing, so the answers are garbage but the step's other kernels read what
+    they always read. What a step saves so is the most that fusing those kernels away could."""
+    from longscope.models.hf import decode_ops
+
+    names = ablation_names(parts)
+    buffers: dict[tuple[Any, ...], Any] = {}
+
+    def buffer(shape: tuple[int, ...], like: Any) -> Any:
+        key = (shape, like.dtype, str(like.device))
+        if key not in buffers:
+            buffers[key] = like.new_zeros(shape)
+        return buffers[key]
+
+    def add_rms_norm(residual: Any, x: Any, weight: Any, eps: float, pdl: bool = False) -> Any:
+        return buffer(tuple(residual.shape), residual)
+
+    def rope_store(qkv: Any, cos: Any, sin: Any, keys: Any, values: Any, slot: Any, heads: int,
+                   kv_heads: int, pdl: bool = False) -> Any:  # fmt: skip
+        return buffer((int(slot.shape[0]), heads, int(keys.shape[-1])), keys)
+
+    def attention(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        return buffer((int(query.shape[0]), self.heads * self.dim), query)
+
+    def silu_mul_packed(x: Any, pdl: bool = False) -> Any:  # x: a tensor or the GEMV's Parts
+        rows, width = x.shape
+        dtype_of = x if hasattr(x, "new_zeros") else x.part.new_empty(0, dtype=x.dtype)
+        return buffer((int(rows), int(width) // 2), dtype_of)
+
+    stand_ins = {
+        "norms": (decode_ops, "add_rms_norm", add_rms_norm),
+        "rope": (decode_ops, "rope_store", rope_store),
+        "attention": (decode_ops.DecodeAttention, "__call__", attention),
+        "silu": (decode_ops, "silu_mul_packed", silu_mul_packed),
+    }
+    saved = []
+    try:
+        for name in sorted(names):
+            owner, attribute, stand_in = stand_ins[name]
+            saved.append((owner, attribute, getattr(owner, attribute)))
+            setattr(owner, attribute, stand_in)
+        yield sorted(names)
+    finally:
+        for owner, attribute, original in reversed(saved):
+            setattr(owner, attribute, original)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--lengths", default="8192,32768,131072")
@@ -1211,6 +1279,12 @@ def main() -> None:
         "--split-targets", default="", help="batched: attention programs (default: the engine's)"
     )
     parser.add_argument(
+        "--ablate",
+        default="none",
+        help="batched: step variants without some kernels, separated by ':' (each a comma list "
+        "of norms, rope, attention, silu; none: the whole step), e.g. none:norms,rope:attention",
+    )
+    parser.add_argument(
         "--split-configs",
         default="engine",
         help="batched: the split stage's candidates, BLOCK/wWARPSsSTAGES,... variants "
@@ -1221,6 +1295,11 @@ def main() -> None:
     )
     parser.add_argument("--smoke", action="store_true", help="table and prefill at 2K only")
     args = parser.parse_args()
+    try:
+        for variant in args.ablate.split(":"):
+            ablation_names(variant)
+    except ValueError as error:
+        parser.error(str(error))
     if args.smoke:
         args.lengths = "2048"
         args.skip = (
@@ -1397,8 +1476,10 @@ def main() -> None:
         if args.batched_window:
             step, path = args.batched_window.split(",", 1)
             window = (int(step), path)
-        for target, candidates in itertools.product(
-            [int(x) for x in targets.split(",")], args.split_configs.split(":")
+        for target, candidates, left_out in itertools.product(
+            [int(x) for x in targets.split(",")],
+            args.split_configs.split(":"),
+            args.ablate.split(":"),
         ):
             # programs the attention's split stage aims at (default: the engine's)
             decode_ops.SPLIT_TARGET = target
@@ -1413,12 +1494,14 @@ def main() -> None:
                         candidates=candidates,
                         mode=mode,
                         balanced=decode_ops.BALANCED_SPLITS,
+                        ablated=left_out,
                     )
-                    decode_batched(
-                        backend, rows, record, step_weight_bytes, reading, peak,
-                        2 * (params - embed), longest=args.batched_longest, best_read=best_read,
-                        window=window,
-                    )  # fmt: skip
+                    with ablated(left_out):
+                        decode_batched(
+                            backend, rows, record, step_weight_bytes, reading, peak,
+                            2 * (params - embed), longest=args.batched_longest,
+                            best_read=best_read, window=window,
+                        )  # fmt: skip
         decode_ops.SPLIT_TARGET = default_target
         decode_ops.BALANCED_SPLITS = default_balanced
         set_split_candidates("engine")

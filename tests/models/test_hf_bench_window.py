@@ -72,3 +72,50 @@ def test_split_candidates_are_swapped_and_put_back() -> None:
     bench_hf.set_split_candidates("engine")  # the engine's already: nothing swapped or forgotten
     assert split_tuning._split_configs is original
     assert chosen.pop(("a", "launch", "class")) == "a choice"
+
+
+def test_ablated_step_kernels_launch_nothing_and_come_back() -> None:
+    """`bench_hf.ablated` (`--ablate`): the named step kernels give buffers of their outputs'
+    shapes and dtypes without touching their inputs (the residual stays as it was), and the
+    engine's functions are back afterwards; an unknown name is refused, naming it."""
+    import pytest
+
+    torch = pytest.importorskip("torch")
+    pytest.importorskip("triton")
+    from longscope.models.hf import decode_ops, gemv
+
+    bench_hf = _bench_hf()
+    engine = (
+        decode_ops.add_rms_norm,
+        decode_ops.rope_store,
+        decode_ops.DecodeAttention.__call__,
+        decode_ops.silu_mul_packed,
+    )
+    bf16 = torch.bfloat16
+    residual = torch.ones(3, 8, dtype=bf16)
+    keys = torch.zeros(3, 2, 16, 4, dtype=bf16)
+    with bench_hf.ablated("norms,rope,attention,silu") as names:
+        assert names == ["attention", "norms", "rope", "silu"]
+        normed = decode_ops.add_rms_norm(residual, torch.ones(3, 8, dtype=bf16), None, 1e-6)
+        assert normed.shape == (3, 8) and normed.dtype == bf16
+        assert torch.equal(residual, torch.ones(3, 8, dtype=bf16))
+        slot = torch.zeros(3, dtype=torch.long)
+        query = decode_ops.rope_store(torch.zeros(3, 32), None, None, keys, keys, slot, 4, 2)
+        assert query.shape == (3, 4, 4) and query.dtype == bf16
+        attention = decode_ops.DecodeAttention(3, 4, 2, 4, 16, bf16, "cpu")
+        assert attention(query, keys, keys, None, None, 1.0).shape == (3, 16)
+        assert decode_ops.silu_mul_packed(torch.zeros(3, 10, dtype=bf16)).shape == (3, 5)
+        parts = gemv.Parts(torch.zeros(2, 3, 10), None, bf16)  # the GEMV's unsummed slices
+        product = decode_ops.silu_mul_packed(parts)
+        assert product.shape == (3, 5) and product.dtype == bf16
+    back = (
+        decode_ops.add_rms_norm,
+        decode_ops.rope_store,
+        decode_ops.DecodeAttention.__call__,
+        decode_ops.silu_mul_packed,
+    )
+    assert back == engine
+    with bench_hf.ablated("none") as names:
+        assert names == [] and decode_ops.add_rms_norm is engine[0]
+    with pytest.raises(ValueError, match="bogus is not a step kernel"):
+        bench_hf.ablation_names("norms,bogus")
