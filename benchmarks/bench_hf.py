@@ -1196,7 +1196,7 @@ def ablation_names(parts: str) -> set[str]:
 @contextlib.contextmanager
 def ablated(parts: str) -> Any:
     """Run the Triton decode step without the kernels named in `parts` (comma-separated, from
-    `ABLATABLE`; "none": all of them): each returns a buffer of its output's shape, left as it
+    `ABLATABLE`; "none": the whole step): each returns a buffer of its output's shape, left as it
     was, and launches nothing, so the answers are garbage but the step's other kernels read what
     they always read. What a step saves so is the most that fusing those kernels away could."""
     from longscope.models.hf import decode_ops
@@ -1204,26 +1204,27 @@ def ablated(parts: str) -> Any:
     names = ablation_names(parts)
     buffers: dict[tuple[Any, ...], Any] = {}
 
-    def buffer(shape: tuple[int, ...], like: Any) -> Any:
-        key = (shape, like.dtype, str(like.device))
+    def buffer(shape: tuple[int, ...], like: Any) -> Any:  # like: a tensor or the GEMV's Parts
+        import torch
+
+        key = (tuple(int(n) for n in shape), like.dtype, str(like.device))
         if key not in buffers:
-            buffers[key] = like.new_zeros(shape)
+            buffers[key] = torch.zeros(key[0], dtype=like.dtype, device=like.device)
         return buffers[key]
 
     def add_rms_norm(residual: Any, x: Any, weight: Any, eps: float, pdl: bool = False) -> Any:
-        return buffer(tuple(residual.shape), residual)
+        return buffer(residual.shape, residual)
 
     def rope_store(qkv: Any, cos: Any, sin: Any, keys: Any, values: Any, slot: Any, heads: int,
                    kv_heads: int, pdl: bool = False) -> Any:  # fmt: skip
-        return buffer((int(slot.shape[0]), heads, int(keys.shape[-1])), keys)
+        return buffer((slot.shape[0], heads, keys.shape[-1]), keys)
 
     def attention(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
-        return buffer((int(query.shape[0]), self.heads * self.dim), query)
+        return buffer((query.shape[0], self.heads * self.dim), query)
 
-    def silu_mul_packed(x: Any, pdl: bool = False) -> Any:  # x: a tensor or the GEMV's Parts
+    def silu_mul_packed(x: Any, pdl: bool = False) -> Any:
         rows, width = x.shape
-        dtype_of = x if hasattr(x, "new_zeros") else x.part.new_empty(0, dtype=x.dtype)
-        return buffer((int(rows), int(width) // 2), dtype_of)
+        return buffer((rows, width // 2), x)
 
     stand_ins = {
         "norms": (decode_ops, "add_rms_norm", add_rms_norm),

@@ -4,8 +4,8 @@ head size 256, a 512-token sliding window) against a float64 reference, at whole
 keys broadcast across heads with stride 0 (pytorch/pytorch#191937; the query's length decides it:
 BENCHMARKS.md, issue 46's fifteenth pass), and beside them. On an H200 the 6 whole-prompt cases at 545,
 7,489 and 8,065 failed with the keys padded (eff1e86; 545 in float32 off by 2.91) and the 8 then
-written passed with them copied out (b578189); the two chunk-shaped pairs and the forced kernel
-came after, not yet run on a card."""
+written passed with them copied out (b578189); all 12, the chunk-shaped pairs and the forced
+kernel among them, passed on 9eaab12 (sixteenth pass, call L1)."""
 
 from __future__ import annotations
 
@@ -31,8 +31,7 @@ def _reference(query, key, value, mask, scale):  # type: ignore[no-untyped-def]
 @pytest.mark.parametrize(
     "q_len,kv_len",
     # whole prompts in one call, as transformers' `generate` prefills them, then queries 1 past a
-    # multiple of 32 over one key more, as a chunk of a longer prompt meets them (added after the
-    # card's run of b578189: the engine was measured exact there by exp_sdpa_residue.py)
+    # multiple of 32 over one key more, as a chunk of a longer prompt meets them
     [(545, 545), (546, 546), (7489, 7489), (8065, 8065), (545, 546), (7489, 7490)],
 )
 def test_masked_attention_matches_float64_at_gemma3s_shape(
