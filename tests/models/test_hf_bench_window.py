@@ -50,20 +50,21 @@ def test_split_candidates_are_swapped_and_put_back() -> None:
     pytest.importorskip("triton")
     from longscope.models.hf import decode_ops, split_tuning
 
+    def described(configs: list) -> list[tuple[int, int, int]]:
+        return [(c.kwargs["BLOCK"], c.num_warps, c.num_stages) for c in configs]
+
     bench_hf = _bench_hf()
-    engine = [(c.kwargs["BLOCK"], c.num_warps, c.num_stages) for c in split_tuning._split_configs()]
+    engine = described(split_tuning._split_configs())
     try:
         bench_hf.set_split_candidates("32/w2s2,128/w8s3")
         for configs in (decode_ops._split_configs(), split_tuning._split_configs()):
-            got = [(c.kwargs["BLOCK"], c.num_warps, c.num_stages) for c in configs]
-            assert got == [(32, 2, 2), (128, 8, 3)]
+            assert described(configs) == [(32, 2, 2), (128, 8, 3)]
         kernel = decode_ops._attention_split_kernel
         if hasattr(kernel, "configs"):  # the autotuner (not under Triton's interpreter)
             assert [c.kwargs["BLOCK"] for c in kernel.configs] == [32, 128]
     finally:
         bench_hf.set_split_candidates("engine")
-    back = [(c.kwargs["BLOCK"], c.num_warps, c.num_stages) for c in decode_ops._split_configs()]
-    assert back == engine and len(engine) == 5
+    assert described(decode_ops._split_configs()) == engine and len(engine) == 5
     assert decode_ops._split_configs is split_tuning._split_configs
     original = split_tuning._split_configs
     kernel = decode_ops._attention_split_kernel
@@ -84,13 +85,16 @@ def test_ablated_step_kernels_launch_nothing_and_come_back() -> None:
     pytest.importorskip("triton")
     from longscope.models.hf import decode_ops, gemv
 
+    def step_functions() -> tuple:
+        return (
+            decode_ops.add_rms_norm,
+            decode_ops.rope_store,
+            decode_ops.DecodeAttention.__call__,
+            decode_ops.silu_mul_packed,
+        )
+
     bench_hf = _bench_hf()
-    engine = (
-        decode_ops.add_rms_norm,
-        decode_ops.rope_store,
-        decode_ops.DecodeAttention.__call__,
-        decode_ops.silu_mul_packed,
-    )
+    engine = step_functions()
     bf16 = torch.bfloat16
     residual = torch.ones(3, 8, dtype=bf16)
     keys = torch.zeros(3, 2, 16, 4, dtype=bf16)
@@ -108,13 +112,7 @@ def test_ablated_step_kernels_launch_nothing_and_come_back() -> None:
         parts = gemv.Parts(torch.zeros(2, 3, 10), None, bf16)  # the GEMV's unsummed slices
         product = decode_ops.silu_mul_packed(parts)
         assert product.shape == (3, 5) and product.dtype == bf16
-    back = (
-        decode_ops.add_rms_norm,
-        decode_ops.rope_store,
-        decode_ops.DecodeAttention.__call__,
-        decode_ops.silu_mul_packed,
-    )
-    assert back == engine
+    assert step_functions() == engine
     with bench_hf.ablated("none") as names:
         assert names == [] and decode_ops.add_rms_norm is engine[0]
     with pytest.raises(ValueError, match="bogus is not a step kernel"):
