@@ -39,7 +39,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import json
+import shutil
 import sys
 import tempfile
 import threading
@@ -292,6 +294,7 @@ def main() -> None:
         parser.error("--out DIR is needed (the runs, agreement.jsonl and summary.json go there)")
     if args.out is None:
         args.out = Path(tempfile.mkdtemp(prefix="agreement-"))
+        atexit.register(shutil.rmtree, args.out, True)  # a smoke scratch nobody reads after
     args.out.mkdir(parents=True, exist_ok=True)
     if args.smoke:
         args.model = args.out / "model"

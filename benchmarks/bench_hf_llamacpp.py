@@ -170,9 +170,13 @@ def hf_tokenizer(folder: Path) -> HFTokenizer:
     plain = folder / "tokenizer.json"
     if plain.is_file():
         return HFTokenizer(plain)
-    scratch = Path(tempfile.mkdtemp(prefix="tok-")) / "tokenizer.json"
-    scratch.write_bytes(gzip.decompress((folder / "tokenizer.json.gz").read_bytes()))
-    return HFTokenizer(scratch)
+    packed = folder / "tokenizer.json.gz"
+    with tempfile.TemporaryDirectory(prefix="tok-") as scratch:  # read whole when made
+        plain = Path(scratch) / "tokenizer.json"
+        plain.write_bytes(gzip.decompress(packed.read_bytes()))
+        tokenizer = HFTokenizer(plain)
+    tokenizer.name = str(packed)
+    return tokenizer
 
 
 def stored_prompts(

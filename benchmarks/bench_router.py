@@ -34,11 +34,13 @@ each strategy's score with its calls and prompt tokens per sample; `--json FILE`
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
 import multiprocessing
 import os
 import platform
 import re
+import shutil
 import tempfile
 import time
 from collections import defaultdict
@@ -321,6 +323,7 @@ def main() -> None:
         specs = ["longctx"]
         args.profile, args.length, args.limit, args.max_tokens = None, 256, 1, 16
         args.out = tempfile.mkdtemp(prefix="router-smoke-")
+        atexit.register(shutil.rmtree, args.out, True)  # a smoke scratch nobody reads after
     print(
         f"# {platform.node()} {platform.machine()}, {os.cpu_count()} cores, {time.strftime('%Y-%m-%d')}"
     )

@@ -26,7 +26,9 @@ backend's own prompt tokenization, prefill, decode, the engine waiting for work,
 from __future__ import annotations
 
 import argparse
+import atexit
 import json
+import shutil
 import sqlite3
 import sys
 import tempfile
@@ -411,6 +413,7 @@ def main() -> None:
         if not args.smoke:
             parser.error("give --out DIR (only --smoke works in a scratch directory)")
         args.out = Path(tempfile.mkdtemp(prefix="ruler-gpu-smoke-"))
+        atexit.register(shutil.rmtree, args.out, True)  # a smoke scratch nobody reads after
     folder = args.out / "model"
     folder.mkdir(parents=True, exist_ok=True)
     made: dict[str, Any] = {"card": card, "smoke": args.smoke}

@@ -22,7 +22,9 @@ the one-budget run stores none and its answers are all empty: the thinking never
 from __future__ import annotations
 
 import argparse
+import atexit
 import platform
+import shutil
 import tempfile
 import time
 from pathlib import Path
@@ -121,7 +123,10 @@ def main() -> None:
     else:
         options = [f"lengths={args.lengths}"] if args.lengths else ["tiers=1"]
         thinking, answer = args.thinking, args.answer
-    out = args.out or Path(tempfile.mkdtemp(prefix="bench-thinking-"))
+    out = args.out
+    if out is None:  # a scratch nobody reads after: the figures are printed
+        out = Path(tempfile.mkdtemp(prefix="bench-thinking-"))
+        atexit.register(shutil.rmtree, out, True)
     one = variant("one-budget", out, options, args.deadline, max_tokens=thinking + answer)
     two = variant(
         "two-budgets", out, options, args.deadline, max_tokens=answer, thinking_budget=thinking

@@ -9,6 +9,7 @@ where torch or a CUDA device is missing; `make test-gpu`'s machine runs them.
 from __future__ import annotations
 
 import importlib.util
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -35,6 +36,8 @@ SMOKED_ELSEWHERE = {
     "bench_install.py": ROOT / "tests" / "test_install.py",
 }
 SMOKED_HERE = [s for s in run_all.SCRIPTS if s.name not in SMOKED_ELSEWHERE]
+# Caches other libraries keep in the temporary directory on purpose, for the next process.
+THIRD_PARTY_CACHES = ("torchinductor_",)
 
 
 def test_every_script_is_listed() -> None:
@@ -59,9 +62,12 @@ def test_smoke(script, tmp_path: Path) -> None:
     args, why = run_all.arguments(script, smoke=True)
     if why:
         pytest.skip(f"{script.name}: {why}")
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
     done = subprocess.run(
         run_all.command(script, args),
         cwd=tmp_path,  # scripts that store runs write them here, not into the checkout
+        env={**os.environ, "TMPDIR": str(scratch)},
         capture_output=True,
         text=True,
         timeout=SMOKE_TIMEOUT_S,
@@ -71,6 +77,10 @@ def test_smoke(script, tmp_path: Path) -> None:
         f"{script.name} --smoke: exit {done.returncode}\n{done.stderr[-3000:]}"
     )
     assert done.stdout.strip(), f"{script.name} --smoke printed nothing"
+    # A scratch folder the user did not name is gone when the script ends: `make test` and
+    # `make bench` run these again and again on a user's machine.
+    left = sorted(p.name for p in scratch.iterdir() if not p.name.startswith(THIRD_PARTY_CACHES))
+    assert not left, f"{script.name} --smoke left {left} in the temporary directory"
 
 
 def test_make_bench_names_the_failing_script(tmp_path: Path) -> None:

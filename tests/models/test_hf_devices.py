@@ -11,9 +11,11 @@ import asyncio
 import functools
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -289,7 +291,10 @@ time.sleep(600)
 def test_workers_end_when_their_parent_is_killed(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     pytest.importorskip("torch")
     tag = f"LONGSCOPE_TEST_TAG=killed-{os.getpid()}-{time.time_ns()}"
-    env = {**os.environ, tag.split("=")[0]: tag.split("=")[1]}
+    # A killed parent cannot remove its fork server's socket folder: it goes to a scratch of
+    # this test's (short: a socket's path holds at most 107 bytes), not the user's temp dir.
+    scratch = tempfile.mkdtemp(prefix="ls-")
+    env = {**os.environ, tag.split("=")[0]: tag.split("=")[1], "TMPDIR": scratch}
     parent = subprocess.Popen(
         [sys.executable, "-c", KILLED_PARENT, str(ROOT)],
         stdout=subprocess.PIPE,
@@ -309,6 +314,7 @@ def test_workers_end_when_their_parent_is_killed(tmp_path, monkeypatch) -> None:
     finally:
         if parent.poll() is None:
             parent.kill()
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def test_devices_through_the_cli(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -10,6 +10,7 @@ that logs when it wrote each answer; an answer written well before the kill must
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,13 +18,16 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def test_answers_received_before_a_kill_are_stored() -> None:
+def test_answers_received_before_a_kill_are_stored(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "bench_kill_loss.py"), "--smoke",
          "--early", "0.5"],
         capture_output=True, text=True, timeout=300, cwd=ROOT,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-2000:]
+    # The killed runs' folders are the script's scratch, gone when it ends (as in test_benchmarks).
+    assert list(tmp_path.iterdir()) == []
     made = json.loads(done.stdout.splitlines()[-1])
     assert made["kills"] >= 3, made  # the kills landed while the runs were sending
     assert made["answered_before_kills"] > 0
