@@ -209,7 +209,9 @@ def measure(
     finally:
         server.kill()
         server.wait()
-        shutil.rmtree(work, ignore_errors=True)  # the counts are returned; the runs are not read again
+        shutil.rmtree(
+            work, ignore_errors=True
+        )  # the counts are returned; the runs are not read again
     import longscope
 
     return {
