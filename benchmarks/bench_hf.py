@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import contextlib
 import itertools
 import json
+import shutil
 import time
 from functools import partial
 from pathlib import Path
@@ -220,6 +222,7 @@ def forget_kernels(keep_disk: bool = False) -> int:
         table.clear()
     if not keep_disk:
         triton.knobs.cache.dir = tempfile.mkdtemp(prefix="triton-fresh-")
+        atexit.register(shutil.rmtree, triton.knobs.cache.dir, True)  # nobody reads it after
     return dropped
 
 
