@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import httpx
+
+from longscope.cpu_check import usable_cpus
 
 from .conftest import free_port
 
@@ -23,7 +24,7 @@ def start_server(
             [
                 sys.executable, "-m", "llama_cpp.server", "--model", str(model_path),
                 "--host", "127.0.0.1", "--port", str(port), "--n_ctx", str(n_ctx),
-                "--flash_attn", "true", "--n_threads", str(threads or os.cpu_count() or 1),
+                "--flash_attn", "true", "--n_threads", str(threads or usable_cpus()),
                 "--model_alias", alias,
             ],
             stdout=log,

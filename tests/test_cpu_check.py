@@ -139,3 +139,81 @@ def test_cli_run_exits_2_with_one_line_before_the_model_generates(tmp_path: Path
     said = [line for line in done.stderr.splitlines() if line.strip()]
     assert len(said) == 1, done.stderr
     assert "SIGILL (Illegal instruction)" in said[0] and "make install" in said[0]
+
+
+# -- the threads llama.cpp gets: the CPUs this process may use, not the host's -----------------
+
+
+def _cgroups(tmp_path: Path, membership: str, files: dict[str, str]) -> tuple[Path, Path]:
+    proc = tmp_path / "proc-self-cgroup"
+    proc.write_text(membership)
+    root = tmp_path / "sys-fs-cgroup"
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return proc, root
+
+
+def _affinity() -> int:
+    return len(os.sched_getaffinity(0))
+
+
+@pytest.mark.parametrize(
+    ("membership", "files", "quota_cpus"),
+    [
+        # cgroup v2 in a container (its own namespace): `docker run --cpus 1.5` writes this
+        ("0::/\n", {"cpu.max": "150000 100000\n"}, 2),
+        ("0::/\n", {"cpu.max": "100000 100000\n"}, 1),
+        # v2 on a host: the process's own cgroup has none, its parent (a pod, a slice) has one
+        ("0::/kubepods/pod1/ctr\n", {"kubepods/pod1/ctr/cpu.max": "max 100000\n",
+                                     "kubepods/pod1/cpu.max": "100000 100000\n"}, 1),
+        # v1, the cpu controller mounted with cpuacct
+        ("4:memory:/x\n3:cpu,cpuacct:/docker/abc\n0::/\n",
+         {"cpu,cpuacct/docker/abc/cpu.cfs_quota_us": "100000\n",
+          "cpu,cpuacct/docker/abc/cpu.cfs_period_us": "100000\n"}, 1),
+    ],
+)  # fmt: skip
+def test_usable_cpus_is_capped_by_a_cgroup_quota(tmp_path, membership, files, quota_cpus) -> None:  # type: ignore[no-untyped-def]
+    proc, root = _cgroups(tmp_path, membership, files)
+    assert cpu_check.usable_cpus(proc, root) == min(_affinity(), quota_cpus)
+
+
+@pytest.mark.parametrize(
+    ("membership", "files"),
+    [
+        ("0::/\n", {"cpu.max": "max 100000\n"}),  # no quota
+        ("0::/\n", {}),  # no cpu controller there
+        ("1:cpu:/\n", {"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}),
+        ("garbage\n", {"cpu.max": "50 oops\n"}),
+    ],
+)
+def test_usable_cpus_without_a_quota_is_the_affinity_mask(tmp_path, membership, files) -> None:  # type: ignore[no-untyped-def]
+    proc, root = _cgroups(tmp_path, membership, files)
+    assert cpu_check.usable_cpus(proc, root) == _affinity()
+    assert cpu_check.usable_cpus(tmp_path / "absent", root) == _affinity()
+
+
+def test_usable_cpus_follows_the_affinity_mask_a_taskset_sets() -> None:
+    # In a child, so the test process keeps its CPUs: pinned to one CPU, one thread.
+    code = (
+        "import os; from pathlib import Path; from longscope.cpu_check import usable_cpus; "
+        "os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
+        "print(usable_cpus(Path('/absent'), Path('/absent')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "1"
+
+
+def test_the_embedded_backend_threads_default_to_the_usable_cpus(model_path: Path) -> None:
+    # Pinned to one CPU in a child (as `taskset -c 0` would): one thread each, not the host's count.
+    code = (
+        "import os, sys; from pathlib import Path; "
+        "from longscope.models.llamacpp import LlamaCppBackend; "
+        "os.sched_setaffinity(0, {min(os.sched_getaffinity(0))}); "
+        "b = LlamaCppBackend(Path(sys.argv[1]), name='gemma3-270m', prompt_mode='completion'); "
+        "print(b.engine_options['n_threads'], b.engine_options['n_threads_batch'])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(model_path)], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["1", "1"]

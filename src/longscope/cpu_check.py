@@ -202,6 +202,56 @@ def engine_log() -> Iterator[IO[str]]:
             log.seek(0)
 
 
+def usable_cpus(
+    proc_cgroup: Path = Path("/proc/self/cgroup"), root: Path = Path("/sys/fs/cgroup")
+) -> int:
+    """Return how many CPUs this process may keep busy: its affinity mask (a `taskset` or a
+    container's cpuset), capped by a CPU quota of its cgroup or an ancestor's (a container's
+    `--cpus`, a pod's limit), rounded up. `os.cpu_count()` counts the host's CPUs: llama.cpp given
+    that many threads under a 2-CPU quota spins them against each other."""
+    try:
+        count = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        count = os.cpu_count() or 1
+    quota = _cgroup_quota(proc_cgroup, root)
+    if quota is not None:
+        count = min(count, -(-quota[0] // quota[1]))  # ceil: 1.5 CPUs keep 2 threads busy
+    return max(1, count)
+
+
+def _cgroup_quota(proc_cgroup: Path, root: Path) -> tuple[int, int] | None:
+    """Return the smallest (quota, period) of the process's cgroup and its ancestors, cgroup v2's
+    `cpu.max` or v1's `cpu.cfs_quota_us` and `cpu.cfs_period_us`; None where none is set."""
+    try:
+        lines = proc_cgroup.read_text().splitlines()
+    except OSError:
+        return None
+    found: list[tuple[int, int]] = []
+    for line in lines:
+        _, controllers, path = [*line.split(":", 2), "", ""][:3]
+        names = controllers.split(",")
+        if controllers == "":  # v2: one hierarchy
+            base, files = root, ("cpu.max",)
+        elif "cpu" in names:  # v1: the cpu controller's own mount (cpu or cpu,cpuacct)
+            base = next((root / n for n in (controllers, "cpu") if (root / n).is_dir()), None)
+            if base is None:
+                continue
+            files = ("cpu.cfs_quota_us", "cpu.cfs_period_us")
+        else:
+            continue
+        parts = [part for part in path.split("/") if part]
+        for depth in range(len(parts), -1, -1):  # the cgroup itself, then each ancestor
+            folder = base.joinpath(*parts[:depth])
+            try:
+                text = " ".join((folder / name).read_text() for name in files).split()
+                quota, period = int(text[0]), int(text[1])
+            except (OSError, ValueError, IndexError):  # "max" (no quota), or not there
+                continue
+            if quota > 0 and period > 0:
+                found.append((quota, period))
+    return min(found, key=lambda qp: qp[0] / qp[1]) if found else None
+
+
 def main() -> None:
     """Check the library now (no cache) and exit 2 with one line if it would crash."""
     verdict = probe(_embedded_model())

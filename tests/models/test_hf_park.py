@@ -5,6 +5,7 @@ no new graph capture either), and a request arriving later joins with the parked
 from __future__ import annotations
 
 import asyncio
+import time
 import weakref
 
 import pytest
@@ -118,8 +119,14 @@ def late_join(backend, late: list[Request]) -> tuple[list, list, dict]:  # type:
 
         def parked(decoder, rows):  # type: ignore[no-untyped-def]
             park(decoder, rows)
-            if not arrived:  # queued before the next step
+            if not arrived:
+                queued = len(backend.engine._jobs)  # only `submit` changes it while this runs
                 arrived.append(asyncio.run_coroutine_threadsafe(backend.generate_group(late), loop))
+                # Queued before the next step, however slow the loop thread is to hand it over
+                # (it was ~1 ms against the batch's ~11 ms left, a race a loaded machine can lose).
+                deadline = time.monotonic() + 30
+                while len(backend.engine._jobs) == queued and time.monotonic() < deadline:
+                    time.sleep(0.001)
 
         StaticDecoder.park = parked
         try:

@@ -121,7 +121,9 @@ def test_hung_server_costs_the_request_timeout_not_the_suite_limit(tmp_path: Pat
         elapsed = time.perf_counter() - started
     rows = _rows(tmp_path)
     assert all(status == "ok" for status, *_ in rows.values())
-    assert REQUEST_TIMEOUT_S <= elapsed < REQUEST_TIMEOUT_S + 4.0, elapsed
+    # The run (suite, tokenizer, store, scoring) took 1.5 s on a 2-core VM; a hang waited out
+    # would take 30 s. The bound sits between, with room for a slow or loaded machine.
+    assert REQUEST_TIMEOUT_S <= elapsed < 15.0, elapsed
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import os
 import threading
 import time
 from dataclasses import dataclass, replace
@@ -12,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from longscope.catalogue import KNOWN_MODELS, resolve_model_path
-from longscope.cpu_check import check_library, engine_log
+from longscope.cpu_check import check_library, engine_log, usable_cpus
 from longscope.errors import UsageError
 from longscope.models.base import (
     CHAT_PROBE,
@@ -71,8 +70,8 @@ LLAMACPP_OPTIONS = (
     THINKING_OPTION,
     option("ram_gib", "float", None, "free host memory to plan against; unset: measured",
            low=0),
-    option("n_threads", "int", None, "threads for decode; unset: all cores", low=1),
-    option("n_threads_batch", "int", None, "threads for prefill; unset: all cores", low=1),
+    option("n_threads", "int", None, "threads for decode; unset: every usable CPU", low=1),
+    option("n_threads_batch", "int", None, "threads for prefill; unset: every usable CPU", low=1),
     option("n_batch", "tokens", None, "llama.cpp's logical batch", low=1),
     option("n_ubatch", "tokens", None, "llama.cpp's physical batch", low=1),
     option("n_gpu_layers", "int", None, "layers offloaded to a GPU (-1: all)", low=-1),
@@ -109,8 +108,9 @@ class LlamaCppBackend(Backend):
         self.chat_template = chat_template
         """A Jinja chat template (its text) used instead of the GGUF's."""
         self.thinking: ThinkingFormat = thinking_format(thinking)
-        # llama-cpp-python defaults to half the cores; prefill is compute-bound, so use them all.
-        cores = os.cpu_count() or 1
+        # llama-cpp-python defaults to half the cores; prefill is compute-bound, so use them all:
+        # those this process may run on, not the host's (a container's quota, a taskset).
+        cores = usable_cpus()
         self.engine_options = {
             "flash_attn": True,
             "n_threads": cores,
