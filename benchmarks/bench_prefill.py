@@ -1,8 +1,8 @@
 """Embedded backend prefill tokens/s against bare llama-cpp-python on the same prompts.
 
-Both load the same GGUF with the same engine settings (n_ctx 32768, flash attention, all cores) and
-generate one token; each trial starts with a unique word so no KV prefix is reused. Variants
-alternate per trial so drift on this shared machine hits both alike.
+Both load the same GGUF with the same engine settings (n_ctx 32768, flash attention, every usable
+CPU) and generate one token; each trial starts with a unique word so no KV prefix is reused.
+Variants alternate per trial so drift on this shared machine hits both alike.
 
     .venv/bin/python benchmarks/bench_prefill.py [--lengths 4k,16k,32k] [--trials 5,3,1] [--smoke]
 
@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import platform
 import statistics
 import time
 
 from llama_cpp import Llama
 
+from longscope.cpu_check import usable_cpus
 from longscope.models.llamacpp import LlamaCppBackend
 from longscope.models.registry import resolve_model_path
 from longscope.text.haystack import FillerPool, build_haystack
@@ -55,7 +55,7 @@ def main() -> None:
     trials = [int(x) for x in args.trials.split(",")]
     trials += [trials[-1]] * (len(lengths) - len(trials))
     path = resolve_model_path("gemma3-270m")
-    cores = os.cpu_count() or 1
+    cores = usable_cpus()  # what the embedded backend gives itself
     settings = {"n_ctx": n_ctx, "flash_attn": True, "n_threads": cores, "n_threads_batch": cores}
     bare = Llama(model_path=str(path), verbose=False, **settings)
     ours = LlamaCppBackend(path, name="gemma3-270m", prompt_mode="completion", n_ctx=n_ctx)
