@@ -100,6 +100,7 @@ gpu-extra: $(GPU_STAMP)
 # built once): on 2 cores two workers took the run from 953.6 to 744.9 s (BENCHMARKS.md); one
 # process kept 1.16 of the cores busy, two workers 1.84. TEST_WORKERS=0 runs every test in this
 # process; more workers on more cores are not measured (each may start its own llama.cpp server).
+# Each worker keeps to its share of the CPUs (tests/conftest.py), llama.cpp's threads with it.
 TEST_WORKERS ?= 2
 
 # Then the tests marked cpu_sensitive a second time, as if on another CPU (numpy's SIMD targets

@@ -36,3 +36,18 @@ def test_the_workers_come_with_the_test_tools() -> None:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     dev = project["optional-dependencies"]["dev"]
     assert any(requirement.startswith("pytest-xdist") for requirement in dev), dev
+
+
+def test_each_worker_keeps_to_its_own_cpus() -> None:
+    from tests.conftest import worker_cpus
+
+    assert worker_cpus({0, 1}, "gw0", 2) == {0} and worker_cpus({0, 1}, "gw1", 2) == {1}
+    assert worker_cpus({0, 1, 2, 3, 4}, "gw1", 2) == {1, 3}
+    assert worker_cpus({4, 6, 9}, "gw2", 3) == {9}
+    assert worker_cpus({0}, "gw0", 2) is None  # fewer CPUs than workers: left as they are
+    worker, count = (
+        os.environ.get("PYTEST_XDIST_WORKER"),
+        os.environ.get("PYTEST_XDIST_WORKER_COUNT"),
+    )
+    if worker and count and len(os.sched_getaffinity(0)) > 1:  # this session: pinned already
+        assert len(os.sched_getaffinity(0)) <= -(-os.cpu_count() // int(count))  # type: ignore[operator]
