@@ -209,9 +209,8 @@ def measure(
     finally:
         server.kill()
         server.wait()
-        shutil.rmtree(
-            work, ignore_errors=True
-        )  # the counts are returned; the runs are not read again
+    # The counts are returned and the runs not read again; a failure above leaves them to look at.
+    shutil.rmtree(work, ignore_errors=True)
     import longscope
 
     return {

@@ -13,26 +13,36 @@ import pytest
 _PYCACHE: list[str] = []
 
 
+ORIGINAL_CPUS: list[set[int]] = []
+"""The CPUs this process had before a pytest-xdist worker kept to its share (empty: not pinned)."""
+
+
 def worker_cpus(cpus: set[int], worker: str, workers: int) -> set[int] | None:
     """Return the CPUs pytest-xdist's worker `worker` ("gw1") of `workers` keeps to: every
-    `workers`-th of `cpus` from its index on; None where there are fewer CPUs than workers."""
-    ordered, index = sorted(cpus), int(worker.removeprefix("gw"))
-    return set(ordered[index::workers]) if len(ordered) >= workers else None
+    `workers`-th of `cpus` from its index on (a worker restarted after a crash gets the next id:
+    gw2 of 2 takes gw0's share); None where there are fewer CPUs than workers or the id is not
+    xdist's."""
+    number = worker.removeprefix("gw")
+    if not number.isdigit() or workers < 1 or len(cpus) < workers:
+        return None
+    return set(sorted(cpus)[int(number) % workers :: workers])
 
 
 def _pin_xdist_worker() -> None:
     # Each worker and the processes its tests start (llama.cpp servers, the CLI) keep to their
     # own CPUs, and llama.cpp sizes its threads to them (`usable_cpus`): two workers on 2 cores
-    # ran 2 + 2 spinning threads before. The model-heavy files took 178-188 s so against 200-212 s.
+    # ran 2 + 2 spinning threads before. make test took 585.7 s so against 696.0 s (BENCHMARKS.md).
     worker, count = (
         os.environ.get("PYTEST_XDIST_WORKER"),
         os.environ.get("PYTEST_XDIST_WORKER_COUNT"),
     )
-    if not (worker and count and hasattr(os, "sched_setaffinity")):
+    if not (worker and count and count.isdigit() and hasattr(os, "sched_setaffinity")):
         return
-    mine = worker_cpus(os.sched_getaffinity(0), worker, int(count))
+    before = os.sched_getaffinity(0)
+    mine = worker_cpus(before, worker, int(count))
     if mine:
         os.sched_setaffinity(0, mine)
+        ORIGINAL_CPUS.append(before)
 
 
 def pytest_configure(config: pytest.Config) -> None:

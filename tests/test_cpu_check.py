@@ -154,8 +154,13 @@ def _cgroups(tmp_path: Path, membership: str, files: dict[str, str]) -> tuple[Pa
     return proc, root
 
 
-def _affinity() -> int:
-    return len(os.sched_getaffinity(0))
+HOST_CPUS = 64
+
+
+@pytest.fixture
+def many_cpus(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A 64-CPU mask, so that a quota's cap shows (make test's workers are pinned to one CPU each).
+    monkeypatch.setattr(os, "sched_getaffinity", lambda _pid: set(range(HOST_CPUS)), raising=False)
 
 
 @pytest.mark.parametrize(
@@ -163,19 +168,26 @@ def _affinity() -> int:
     [
         # cgroup v2 in a container (its own namespace): `docker run --cpus 1.5` writes this
         ("0::/\n", {"cpu.max": "150000 100000\n"}, 2),
-        ("0::/\n", {"cpu.max": "100000 100000\n"}, 1),
+        ("0::/\n", {"cpu.max": "400000 100000\n"}, 4),
+        ("0::/\n", {"cpu.max": "50000 100000\n"}, 1),  # half a CPU: still one thread
         # v2 on a host: the process's own cgroup has none, its parent (a pod, a slice) has one
         ("0::/kubepods/pod1/ctr\n", {"kubepods/pod1/ctr/cpu.max": "max 100000\n",
-                                     "kubepods/pod1/cpu.max": "100000 100000\n"}, 1),
-        # v1, the cpu controller mounted with cpuacct
+                                     "kubepods/pod1/cpu.max": "300000 100000\n"}, 3),
+        # v1 (a hybrid host: the v2 line finds no cpu.max), cpu mounted with cpuacct
         ("4:memory:/x\n3:cpu,cpuacct:/docker/abc\n0::/\n",
-         {"cpu,cpuacct/docker/abc/cpu.cfs_quota_us": "100000\n",
-          "cpu,cpuacct/docker/abc/cpu.cfs_period_us": "100000\n"}, 1),
+         {"cpu,cpuacct/docker/abc/cpu.cfs_quota_us": "200000\n",
+          "cpu,cpuacct/docker/abc/cpu.cfs_period_us": "100000\n"}, 2),
+        # v1 in a container without its own namespace: the host's path is not under the mount,
+        # whose root is the container's own cgroup
+        ("3:cpu,cpuacct:/docker/abc\n",
+         {"cpu/cpu.cfs_quota_us": "600000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 6),
     ],
 )  # fmt: skip
-def test_usable_cpus_is_capped_by_a_cgroup_quota(tmp_path, membership, files, quota_cpus) -> None:  # type: ignore[no-untyped-def]
+def test_usable_cpus_is_capped_by_a_cgroup_quota(
+    tmp_path, many_cpus, membership, files, quota_cpus
+) -> None:  # type: ignore[no-untyped-def]
     proc, root = _cgroups(tmp_path, membership, files)
-    assert cpu_check.usable_cpus(proc, root) == min(_affinity(), quota_cpus)
+    assert cpu_check.usable_cpus(proc, root) == quota_cpus
 
 
 @pytest.mark.parametrize(
@@ -185,12 +197,21 @@ def test_usable_cpus_is_capped_by_a_cgroup_quota(tmp_path, membership, files, qu
         ("0::/\n", {}),  # no cpu controller there
         ("1:cpu:/\n", {"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}),
         ("garbage\n", {"cpu.max": "50 oops\n"}),
+        ("0::/../outside\n", {"cpu.max": "max 100000\n"}),  # outside this namespace's root
     ],
 )
-def test_usable_cpus_without_a_quota_is_the_affinity_mask(tmp_path, membership, files) -> None:  # type: ignore[no-untyped-def]
+def test_usable_cpus_without_a_quota_is_the_affinity_mask(
+    tmp_path, many_cpus, membership, files
+) -> None:  # type: ignore[no-untyped-def]
     proc, root = _cgroups(tmp_path, membership, files)
-    assert cpu_check.usable_cpus(proc, root) == _affinity()
-    assert cpu_check.usable_cpus(tmp_path / "absent", root) == _affinity()
+    assert cpu_check.usable_cpus(proc, root) == HOST_CPUS
+    assert cpu_check.usable_cpus(tmp_path / "absent", root) == HOST_CPUS
+
+
+def test_usable_cpus_reads_an_undecodable_cgroup_name_as_no_quota(tmp_path, many_cpus) -> None:  # type: ignore[no-untyped-def]
+    proc = tmp_path / "proc-self-cgroup"
+    proc.write_bytes(b"0::/\xff\xfe\n")  # cgroup names are bytes
+    assert cpu_check.usable_cpus(proc, tmp_path) == HOST_CPUS
 
 
 def test_usable_cpus_follows_the_affinity_mask_a_taskset_sets() -> None:

@@ -39,15 +39,18 @@ def test_the_workers_come_with_the_test_tools() -> None:
 
 
 def test_each_worker_keeps_to_its_own_cpus() -> None:
-    from tests.conftest import worker_cpus
+    from tests.conftest import ORIGINAL_CPUS, worker_cpus
 
     assert worker_cpus({0, 1}, "gw0", 2) == {0} and worker_cpus({0, 1}, "gw1", 2) == {1}
     assert worker_cpus({0, 1, 2, 3, 4}, "gw1", 2) == {1, 3}
     assert worker_cpus({4, 6, 9}, "gw2", 3) == {9}
+    assert worker_cpus({0, 1, 2, 3}, "gw2", 2) == {0, 2}  # restarted: takes up gw0's share
     assert worker_cpus({0}, "gw0", 2) is None  # fewer CPUs than workers: left as they are
+    assert worker_cpus({0, 1}, "main", 2) is None
     worker, count = (
         os.environ.get("PYTEST_XDIST_WORKER"),
         os.environ.get("PYTEST_XDIST_WORKER_COUNT"),
     )
-    if worker and count and len(os.sched_getaffinity(0)) > 1:  # this session: pinned already
-        assert len(os.sched_getaffinity(0)) <= -(-os.cpu_count() // int(count))  # type: ignore[operator]
+    if ORIGINAL_CPUS and worker and count:  # this session's worker: pinned to its share
+        assert os.sched_getaffinity(0) == worker_cpus(ORIGINAL_CPUS[0], worker, int(count))
+        assert os.sched_getaffinity(0) < ORIGINAL_CPUS[0]

@@ -213,7 +213,10 @@ def usable_cpus(
         count = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):  # not Linux
         count = os.cpu_count() or 1
-    quota = _cgroup_quota(proc_cgroup, root)
+    try:
+        quota = _cgroup_quota(proc_cgroup, root)
+    except (OSError, ValueError):  # an unreadable or undecodable cgroup file: no quota known
+        quota = None
     if quota is not None:
         count = min(count, -(-quota[0] // quota[1]))  # ceil: 1.5 CPUs keep 2 threads busy
     return max(1, count)
@@ -221,11 +224,9 @@ def usable_cpus(
 
 def _cgroup_quota(proc_cgroup: Path, root: Path) -> tuple[int, int] | None:
     """Return the smallest (quota, period) of the process's cgroup and its ancestors, cgroup v2's
-    `cpu.max` or v1's `cpu.cfs_quota_us` and `cpu.cfs_period_us`; None where none is set."""
-    try:
-        lines = proc_cgroup.read_text().splitlines()
-    except OSError:
-        return None
+    `cpu.max` or v1's `cpu.cfs_quota_us` and `cpu.cfs_period_us`; None where none is set. Raises
+    OSError or ValueError where `/proc/self/cgroup` cannot be read or decoded."""
+    lines = proc_cgroup.read_text().splitlines()
     found: list[tuple[int, int]] = []
     for line in lines:
         _, controllers, path = [*line.split(":", 2), "", ""][:3]
@@ -240,6 +241,8 @@ def _cgroup_quota(proc_cgroup: Path, root: Path) -> tuple[int, int] | None:
         else:
             continue
         parts = [part for part in path.split("/") if part]
+        if ".." in parts:  # a cgroup outside this namespace's root: not under the mount
+            continue
         for depth in range(len(parts), -1, -1):  # the cgroup itself, then each ancestor
             folder = base.joinpath(*parts[:depth])
             try:

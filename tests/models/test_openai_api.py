@@ -91,16 +91,17 @@ async def test_trickling_answer_is_cut_at_the_request_timeout() -> None:
 
 async def test_suite_limit_bounds_the_whole_request_with_its_retries() -> None:
     with FaultServer() as server:
-        server.script.extend([("sleep", 30.0)] * 6)
+        server.script.extend([("sleep", 30.0)] * 21)
         started = time.perf_counter()
-        gen = await _backend(server, request_timeout_s=5.0, max_retries=5).generate(
+        gen = await _backend(server, request_timeout_s=0.3, max_retries=20).generate(
             _request(timeout_s=0.8)
         )
         elapsed = time.perf_counter() - started
     assert gen.status == "timeout" and "task limit of 0.8s reached" in gen.error
-    # Without the limit the first attempt alone would take its 5 s; the 0.8 s limit ends the
-    # request, with slack for a slow or loaded machine.
+    # 21 attempts of 0.3 s would take 6.3 s and more; the 0.8 s limit ends the request across
+    # its retries, with slack for a slow or loaded machine.
     assert 0.8 <= elapsed < 4.0, elapsed
+    assert len(server.requests) >= 2  # it did retry within the limit
 
 
 @pytest.mark.parametrize("kind", MALFORMED)
