@@ -155,6 +155,9 @@ def _cgroups(tmp_path: Path, membership: str, files: dict[str, str]) -> tuple[Pa
 
 
 HOST_CPUS = 64
+NEEDS_AFFINITY = pytest.mark.skipif(
+    not hasattr(os, "sched_setaffinity"), reason="pins a child to one CPU (Linux)"
+)
 
 
 @pytest.fixture
@@ -214,6 +217,7 @@ def test_usable_cpus_reads_an_undecodable_cgroup_name_as_no_quota(tmp_path, many
     assert cpu_check.usable_cpus(proc, tmp_path) == HOST_CPUS
 
 
+@NEEDS_AFFINITY
 def test_usable_cpus_follows_the_affinity_mask_a_taskset_sets() -> None:
     # In a child, so the test process keeps its CPUs: pinned to one CPU, one thread.
     code = (
@@ -225,6 +229,7 @@ def test_usable_cpus_follows_the_affinity_mask_a_taskset_sets() -> None:
     assert done.stdout.strip() == "1"
 
 
+@NEEDS_AFFINITY
 def test_the_embedded_backend_threads_default_to_the_usable_cpus(model_path: Path) -> None:
     # Pinned to one CPU in a child (as `taskset -c 0` would): one thread each, not the host's count.
     code = (
