@@ -172,9 +172,9 @@ def hf_tokenizer(folder: Path) -> HFTokenizer:
         return HFTokenizer(plain)
     packed = folder / "tokenizer.json.gz"
     with tempfile.TemporaryDirectory(prefix="tok-") as scratch:  # read whole when made
-        plain = Path(scratch) / "tokenizer.json"
-        plain.write_bytes(gzip.decompress(packed.read_bytes()))
-        tokenizer = HFTokenizer(plain)
+        unpacked = Path(scratch) / "tokenizer.json"
+        unpacked.write_bytes(gzip.decompress(packed.read_bytes()))
+        tokenizer = HFTokenizer(unpacked)
     tokenizer.name = str(packed)
     return tokenizer
 

@@ -123,7 +123,7 @@ def late_join(backend, late: list[Request]) -> tuple[list, list, dict]:  # type:
                 queued = len(backend.engine._jobs)  # only `submit` changes it while this runs
                 arrived.append(asyncio.run_coroutine_threadsafe(backend.generate_group(late), loop))
                 # Queued before the next step, however slow the loop thread is to hand it over
-                # (it was ~1 ms against the batch's ~11 ms left, a race a loaded machine can lose).
+                # (a race: with the loop thread 0.1 s slower, the late job missed the batch).
                 deadline = time.monotonic() + 30
                 while len(backend.engine._jobs) == queued and time.monotonic() < deadline:
                     time.sleep(0.001)
